@@ -1,0 +1,117 @@
+"""StepRecord: what one engine step decided and did. Simulation and replay both produce these.
+
+Block tables travel as deltas: `new_blocks` lists the blocks appended to each table this step
+(prefix-cache hits included), and a table is dropped when its request is preempted or finishes.
+`BlockTables` folds a record stream back into full tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+
+class ScheduledEntry(NamedTuple):
+    """One request's share of a step: `n` tokens starting at position `start`."""
+
+    id: str
+    n: int
+    start: int  # num_computed_tokens before the step
+    sampled: bool  # the step emits a token for this request
+    prefill: bool  # the tokens are prompt (or recomputed) tokens, not one decode token
+
+
+class BlockEvent(NamedTuple):
+    """A prefix-cache event: kind is 'stored' (blocks got a hash) or 'removed' (evicted)."""
+
+    kind: str
+    block_ids: tuple[int, ...]
+    request_id: str | None = None
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    step: int  # step clock: the loop counter that arrival_step refers to
+    iter: int  # index of this record in the run
+    time_s: float  # time clock at the start of the step
+    step_time_ms: float
+    arrivals: tuple[str, ...]
+    scheduled: tuple[ScheduledEntry, ...]  # in scheduling order
+    new: tuple[str, ...]
+    resumed: tuple[str, ...]
+    preempted: tuple[str, ...]
+    finished: tuple[str, ...]
+    rejected: tuple[tuple[str, str], ...]  # (id, reason)
+    new_blocks: dict[str, tuple[int, ...]]
+    freed_blocks: tuple[int, ...]
+    block_events: tuple[BlockEvent, ...]
+    num_cached_tokens: dict[str, int]  # prefix-cache hit of each new or resumed request
+    running: tuple[str, ...]  # after scheduling
+    waiting: tuple[str, ...]  # after scheduling
+    num_free_blocks: int  # after the step's update
+    num_usable_blocks: int
+    token_budget: int
+    max_num_seqs: int
+    kv_waste: dict[str, int] = field(default_factory=dict)  # token slots by Fig. 2 category
+
+    @property
+    def num_scheduled_tokens(self) -> int:
+        return sum(e.n for e in self.scheduled)
+
+    @property
+    def kv_usage(self) -> float:
+        return 1.0 - self.num_free_blocks / self.num_usable_blocks
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data with the reference traces' field names, for JSONL and the wire."""
+        return {
+            "step": self.step,
+            "iter": self.iter,
+            "time_s": round(self.time_s, 9),
+            "step_time_ms": round(self.step_time_ms, 6),
+            "arrivals": list(self.arrivals),
+            "scheduled": [
+                {"id": e.id, "n": e.n, "start": e.start, "sampled": e.sampled,
+                 "kind": "prefill" if e.prefill else "decode"}
+                for e in self.scheduled
+            ],
+            "new": list(self.new),
+            "resumed": list(self.resumed),
+            "preempted": list(self.preempted),
+            "finished": list(self.finished),
+            "rejected": [{"id": i, "reason": r} for i, r in self.rejected],
+            "new_blocks": {k: list(v) for k, v in self.new_blocks.items()},
+            "freed_blocks": list(self.freed_blocks),
+            "kv_events": [
+                {"type": "BlockStored" if ev.kind == "stored" else "BlockRemoved",
+                 "block_ids": list(ev.block_ids), "req": ev.request_id}
+                for ev in self.block_events
+            ],
+            "num_cached_tokens": dict(self.num_cached_tokens),
+            "running": list(self.running),
+            "waiting": list(self.waiting),
+            "num_free_blocks": self.num_free_blocks,
+            "num_usable_blocks": self.num_usable_blocks,
+            "kv_usage": round(self.kv_usage, 6),
+            "token_budget": self.token_budget,
+            "max_num_seqs": self.max_num_seqs,
+            "kv_waste": dict(self.kv_waste),
+        }
+
+
+class BlockTables:
+    """Folds records into the block tables of running requests (after each step's schedule)."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, list[int]] = {}
+
+    def apply(self, record: StepRecord) -> dict[str, list[int]]:
+        for rid in record.preempted:
+            self.tables.pop(rid, None)
+        for rid, blocks in record.new_blocks.items():
+            self.tables.setdefault(rid, []).extend(blocks)
+        return self.tables
+
+    def after_update(self, record: StepRecord) -> None:
+        for rid in record.finished:
+            self.tables.pop(rid, None)
