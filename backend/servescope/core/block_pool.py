@@ -1,0 +1,97 @@
+"""The physical KV block pool: free queue, ref counts, prefix-cache map and the events they raise.
+
+Free queue (block 0 is the null block and is never in it):
+
+    head -> [freed unhashed blocks, newest first] [initial order 1..N-1] [hashed, LRU] <- tail
+
+Allocation pops the head, so freed blocks without a hash are reused first (LIFO); blocks with a
+hash go to the tail and are evicted last (LRU). A cached block loses its hash only when it is
+handed out again.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+
+from servescope.core.records import BlockEvent
+
+NULL_BLOCK = 0
+
+
+class BlockPool:
+    def __init__(self, num_gpu_blocks: int, enable_caching: bool) -> None:
+        self.num_gpu_blocks = num_gpu_blocks
+        self.enable_caching = enable_caching
+        self.ref_cnt = [0] * num_gpu_blocks
+        self.block_hash: list[int | None] = [None] * num_gpu_blocks
+        self.free_queue: OrderedDict[int, None] = OrderedDict.fromkeys(range(1, num_gpu_blocks))
+        self.cached: dict[int, dict[int, None]] = {}  # hash -> block ids, first copy first
+        self.events: list[BlockEvent] = []
+        self.freed: list[int] = []
+
+    @property
+    def num_usable_blocks(self) -> int:
+        return self.num_gpu_blocks - 1
+
+    @property
+    def num_free_blocks(self) -> int:
+        return len(self.free_queue)
+
+    def get_new_blocks(self, n: int) -> list[int]:
+        assert n <= len(self.free_queue), "caller must check num_free_blocks first"
+        blocks = []
+        for _ in range(n):
+            block, _ = self.free_queue.popitem(last=False)
+            self._evict(block)
+            self.ref_cnt[block] = 1
+            blocks.append(block)
+        return blocks
+
+    def touch(self, blocks: Iterable[int]) -> None:
+        """Take a reference on prefix-cache hits, pulling free ones out of the free queue."""
+        for block in blocks:
+            if self.ref_cnt[block] == 0:
+                del self.free_queue[block]
+            self.ref_cnt[block] += 1
+
+    def free_blocks(self, ordered: list[int]) -> None:
+        """Drop one reference from each block; `ordered` is a block table reversed (tail first)."""
+        ref_cnt = self.ref_cnt
+        for block in ordered:
+            ref_cnt[block] -= 1
+        released = [b for b in ordered if ref_cnt[b] == 0 and b != NULL_BLOCK]
+        self.freed.extend(released)
+        unhashed = [b for b in released if self.block_hash[b] is None]
+        for block in reversed(unhashed):
+            self.free_queue[block] = None
+            self.free_queue.move_to_end(block, last=False)
+        for block in released:
+            if self.block_hash[block] is not None:
+                self.free_queue[block] = None
+
+    def cache_blocks(self, blocks: list[int], hashes: list[int], request_id: str) -> None:
+        for block, block_hash in zip(blocks, hashes, strict=True):
+            self.block_hash[block] = block_hash
+            self.cached.setdefault(block_hash, {})[block] = None
+        self.events.append(BlockEvent("stored", tuple(blocks), request_id))
+
+    def lookup(self, block_hash: int) -> int | None:
+        copies = self.cached.get(block_hash)
+        return next(iter(copies)) if copies else None
+
+    def drain(self) -> tuple[list[BlockEvent], list[int]]:
+        events, freed = self.events, self.freed
+        self.events, self.freed = [], []
+        return events, freed
+
+    def _evict(self, block: int) -> None:
+        block_hash = self.block_hash[block]
+        if block_hash is None:
+            return
+        copies = self.cached[block_hash]
+        del copies[block]
+        if not copies:
+            del self.cached[block_hash]
+        self.block_hash[block] = None
+        self.events.append(BlockEvent("removed", (block,)))

@@ -1,0 +1,163 @@
+"""The engine loop: decide (schedule), price (step time), apply (update, clock); one record a step.
+
+Two clocks run together. The step clock counts loop steps and is what `arrival_step` refers to;
+the time clock advances by each step's priced time and is what `arrival_s` refers to. When
+nothing is runnable the clock the workload uses jumps to the next arrival.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from servescope.core import metrics
+from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.kv_cache_manager import PagedKVCacheManager, cdiv
+from servescope.core.records import StepRecord
+from servescope.core.request import Request, RequestSpec, RequestStatus
+from servescope.core.scheduler.base import Scheduler, SchedulerOutput
+from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
+from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
+
+
+def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
+    kv = PagedKVCacheManager(num_gpu_blocks, config.block_size, config.enable_prefix_caching,
+                             config.watermark)
+    return VllmV1Scheduler(config, kv)
+
+
+class Engine:
+    def __init__(self, config: EngineConfig, requests: Sequence[RequestSpec],
+                 step_time: StepTimeFn | None = None) -> None:
+        if config.num_gpu_blocks is None:
+            raise ConfigError("num_gpu_blocks", "required when no model and GPU size the cache")
+        self.config = config
+        self.scheduler = make_scheduler(config, config.num_gpu_blocks)
+        self.step_time = step_time or placeholder_step_time_ms
+        self.step_clock = all(s.arrival_step is not None for s in requests)
+        key = (lambda s: s.arrival_step) if self.step_clock else (lambda s: s.arrival_s or 0.0)
+        self._pending = deque(sorted(requests, key=key))
+        self._arrival_key = key
+        self.step_no = 0
+        self.time_s = 0.0
+        self.iter = 0
+        self.done_requests: list[Request] = []
+        self.rejected: list[tuple[str, str]] = []
+        self._num_arrived = 0
+
+    @property
+    def kv(self) -> PagedKVCacheManager:
+        return self.scheduler.kv
+
+    @property
+    def done(self) -> bool:
+        return not self._pending and not self.scheduler.has_unfinished
+
+    def run(self) -> Iterator[StepRecord]:
+        while (record := self.step()) is not None:
+            yield record
+
+    def step(self) -> StepRecord | None:
+        if self.done:
+            return None
+        if not self.scheduler.has_unfinished:
+            self._jump_to_next_arrival()
+        arrivals, rejected = self._add_arrivals()
+        output = self.scheduler.schedule()
+        running = tuple(r.id for r in self.scheduler.running)
+        waiting = tuple(r.id for r in self.scheduler.waiting)
+        step_time_ms = self._price(output)
+        finished = self._apply(output, step_time_ms)
+        record = self._record(output, arrivals, rejected, finished, running, waiting, step_time_ms)
+        self.step_no += 1
+        self.iter += 1
+        self.time_s += step_time_ms / 1000.0
+        return record
+
+    def summary(self) -> dict[str, Any]:
+        return metrics.summarize(self.done_requests, self.time_s, self.rejected)
+
+    def request_metrics(self) -> list[dict[str, Any]]:
+        return [metrics.request_metrics(r) for r in self.done_requests]
+
+    def _jump_to_next_arrival(self) -> None:
+        spec = self._pending[0]
+        if self.step_clock:
+            self.step_no = max(self.step_no, spec.arrival_step or 0)
+        else:
+            self.time_s = max(self.time_s, spec.arrival_s or 0.0)
+
+    def _add_arrivals(self) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        now = self.step_no if self.step_clock else self.time_s
+        arrivals, rejected = [], []
+        while self._pending and (self._arrival_key(self._pending[0]) or 0) <= now:
+            spec = self._pending.popleft()
+            arrivals.append(spec.id)
+            reason = self._rejection(spec)
+            if reason:
+                rejected.append((spec.id, reason))
+                continue
+            arrival_time = self.time_s if self.step_clock else (spec.arrival_s or 0.0)
+            self.scheduler.add_request(Request(spec, self._num_arrived, arrival_time))
+            self._num_arrived += 1
+        self.rejected.extend(rejected)
+        return tuple(arrivals), tuple(rejected)
+
+    def _rejection(self, spec: RequestSpec) -> str | None:
+        if spec.prompt_len < 1 or spec.output_len < 1:
+            return "prompt_len and output_len must be at least 1"
+        total = spec.prompt_len + spec.output_len
+        if self.config.max_model_len is not None and total > self.config.max_model_len:
+            return f"prompt + output = {total} tokens exceeds max_model_len {self.config.max_model_len}"
+        if spec.id in self.scheduler.requests:
+            return "duplicate request id"
+        blocks = cdiv(total - 1, self.config.block_size)
+        usable = self.kv.pool.num_usable_blocks
+        if blocks > usable:
+            return f"needs {blocks} KV blocks but the cache has only {usable}"
+        return None
+
+    def _price(self, output: SchedulerOutput) -> float:
+        if not output.entries:
+            return 0.0
+        num_scheduled = np.fromiter((e.n for e in output.entries), np.int64, len(output.entries))
+        num_context = np.fromiter((e.start for e in output.entries), np.int64, len(output.entries))
+        return float(self.step_time(num_scheduled, num_context))
+
+    def _apply(self, output: SchedulerOutput, step_time_ms: float) -> tuple[str, ...]:
+        requests = self.scheduler.requests
+        end_s = self.time_s + step_time_ms / 1000.0
+        for entry in output.entries:
+            request = requests[entry.id]
+            if request.first_scheduled_time is None:
+                request.first_scheduled_time = self.time_s
+            if entry.sampled:
+                request.token_times.append(end_s)
+        snapshot = {rid: requests[rid] for rid in (e.id for e in output.entries)}
+        finished = self.scheduler.update_from_output(output)
+        for rid in finished:
+            request = snapshot[rid]
+            request.finish_time = end_s
+            request.status = RequestStatus.FINISHED
+            self.done_requests.append(request)
+        return tuple(finished)
+
+    def _record(self, output: SchedulerOutput, arrivals: tuple[str, ...],
+                rejected: tuple[tuple[str, str], ...], finished: tuple[str, ...],
+                running: tuple[str, ...], waiting: tuple[str, ...],
+                step_time_ms: float) -> StepRecord:
+        events, freed = self.kv.pool.drain()
+        return StepRecord(
+            step=self.step_no, iter=self.iter, time_s=self.time_s, step_time_ms=step_time_ms,
+            arrivals=arrivals, scheduled=tuple(output.entries), new=tuple(output.new),
+            resumed=tuple(output.resumed), preempted=tuple(output.preempted), finished=finished,
+            rejected=rejected, new_blocks=output.new_blocks, freed_blocks=tuple(freed),
+            block_events=tuple(events), num_cached_tokens=output.num_cached_tokens,
+            running=running, waiting=waiting, num_free_blocks=self.kv.num_free_blocks,
+            num_usable_blocks=self.kv.pool.num_usable_blocks,
+            token_budget=self.config.max_num_batched_tokens,
+            max_num_seqs=self.config.max_num_seqs,
+        )

@@ -1,0 +1,47 @@
+"""Invariants that must hold after every engine step; tests call check_invariants each step."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from servescope.core.block_pool import NULL_BLOCK
+from servescope.core.records import StepRecord
+from servescope.core.scheduler.base import Scheduler
+
+
+class InvariantError(AssertionError):
+    pass
+
+
+def check_invariants(scheduler: Scheduler, record: StepRecord) -> None:
+    kv = scheduler.kv
+    pool = kv.pool
+    references: Counter[int] = Counter()
+    for table in kv.tables.values():
+        references.update(table)
+    free = set(pool.free_queue)
+    _expect(NULL_BLOCK not in free and NULL_BLOCK not in references, "null block handed out")
+    _expect(len(free) == len(pool.free_queue), "a block is twice in the free queue")
+    used = {b for b in range(1, pool.num_gpu_blocks) if pool.ref_cnt[b] > 0}
+    _expect(len(free) + len(used) == pool.num_usable_blocks,
+            f"free {len(free)} + used {len(used)} != usable {pool.num_usable_blocks}")
+    _expect(not free & set(references), "a free block is referenced by a block table")
+    for block in range(1, pool.num_gpu_blocks):
+        _expect(pool.ref_cnt[block] == references[block],
+                f"block {block}: ref count {pool.ref_cnt[block]} != {references[block]} references")
+    _expect(record.num_scheduled_tokens <= record.token_budget, "token budget exceeded")
+    _expect(len(record.running) <= record.max_num_seqs, "max_num_seqs exceeded")
+    for request in scheduler.requests.values():
+        _expect(request.num_computed_tokens <= request.num_tokens,
+                f"{request.id}: num_computed_tokens > num_tokens")
+        held = len(kv.tables.get(request.id, []))
+        _expect(held * kv.block_size >= request.num_computed_tokens,
+                f"{request.id}: computed tokens without KV blocks")
+    for block_hash, copies in pool.cached.items():
+        for block in copies:
+            _expect(pool.block_hash[block] == block_hash, f"cache map stale for block {block}")
+
+
+def _expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise InvariantError(message)

@@ -1,0 +1,94 @@
+"""Paged KV cache manager: per-request block tables over the block pool, as vLLM V1 allocates.
+
+A request holds ceil((num_computed_tokens + n) / block_size) blocks after being scheduled for n
+tokens; blocks are taken on demand, with no lookahead.
+"""
+
+from __future__ import annotations
+
+from servescope.core.block_pool import BlockPool
+from servescope.core.prefix import BlockHasher
+from servescope.core.request import Request
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class PagedKVCacheManager:
+    def __init__(self, num_gpu_blocks: int, block_size: int, enable_caching: bool,
+                 watermark: float = 0.0) -> None:
+        self.block_size = block_size
+        self.enable_caching = enable_caching
+        self.pool = BlockPool(num_gpu_blocks, enable_caching)
+        self.hasher = BlockHasher(block_size)
+        self.tables: dict[str, list[int]] = {}
+        self.num_cached_blocks: dict[str, int] = {}
+        self.watermark_blocks = int(watermark * self.pool.num_usable_blocks)
+
+    @property
+    def num_free_blocks(self) -> int:
+        return self.pool.num_free_blocks
+
+    def blocks_needed(self, num_tokens: int) -> int:
+        return cdiv(num_tokens, self.block_size)
+
+    def get_computed_blocks(self, request: Request) -> list[int]:
+        """The longest run of cached full blocks from block 0, never covering the last token."""
+        if not self.enable_caching:
+            return []
+        max_blocks = (request.num_tokens - 1) // self.block_size
+        hits: list[int] = []
+        for block_hash in self.hasher.hashes(request, max_blocks):
+            block = self.pool.lookup(block_hash)
+            if block is None:
+                break
+            hits.append(block)
+        return hits
+
+    def allocate_slots(self, request: Request, num_new_tokens: int,
+                       computed: list[int] | None = None, admission: bool = False,
+                       something_running: bool = False) -> list[int] | None:
+        """Blocks appended to the request's table (hits first), or None when they do not fit."""
+        computed = computed or []
+        table = self.tables.setdefault(request.id, [])
+        num_computed = request.num_computed_tokens + len(computed) * self.block_size
+        num_new_blocks = self.blocks_needed(num_computed + num_new_tokens) - len(table) - len(computed)
+        num_new_blocks = max(num_new_blocks, 0)
+        ref_cnt = self.pool.ref_cnt
+        num_evictable = sum(1 for b in computed if ref_cnt[b] == 0)
+        needed = num_new_blocks + num_evictable
+        if admission:
+            full = self.blocks_needed(request.num_tokens) - len(table) - len(computed)
+            needed = max(needed, max(full, 0) + num_evictable)
+            if something_running:
+                needed += self.watermark_blocks
+        if needed > self.pool.num_free_blocks:
+            if not table:
+                del self.tables[request.id]
+            return None
+        self.pool.touch(computed)
+        table.extend(computed)
+        if computed:
+            self.num_cached_blocks[request.id] = len(computed)
+        new_blocks = self.pool.get_new_blocks(num_new_blocks)
+        table.extend(new_blocks)
+        if self.enable_caching:
+            self._cache_full_blocks(request, min(num_computed + num_new_tokens, request.num_tokens))
+        return computed + new_blocks
+
+    def free(self, request: Request) -> None:
+        table = self.tables.pop(request.id, None)
+        self.num_cached_blocks.pop(request.id, None)
+        if table:
+            self.pool.free_blocks(table[::-1])
+
+    def _cache_full_blocks(self, request: Request, num_tokens: int) -> None:
+        table = self.tables[request.id]
+        done = self.num_cached_blocks.get(request.id, 0)
+        num_full = num_tokens // self.block_size
+        if num_full <= done:
+            return
+        hashes = self.hasher.hashes(request, num_full)
+        self.pool.cache_blocks(table[done:num_full], hashes[done:num_full], request.id)
+        self.num_cached_blocks[request.id] = num_full

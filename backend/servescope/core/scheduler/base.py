@@ -1,0 +1,86 @@
+"""What every policy shares: the plan a step produces and the update that applies its outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from servescope.core.config import EngineConfig
+from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.records import ScheduledEntry
+from servescope.core.request import Request, RequestStatus
+
+
+@dataclass
+class SchedulerOutput:
+    """One step's decision: who runs how many tokens, in scheduling order."""
+
+    entries: list[ScheduledEntry] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)
+    preempted: list[str] = field(default_factory=list)
+    new_blocks: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    num_cached_tokens: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(e.n for e in self.entries)
+
+
+class Scheduler:
+    """Shared state of a policy: queues, the KV cache manager and the sampling update."""
+
+    def __init__(self, config: EngineConfig, kv: PagedKVCacheManager) -> None:
+        self.config = config
+        self.kv = kv
+        self.running: list[Request] = []
+        self.waiting: list[Request] = []
+        self.requests: dict[str, Request] = {}
+
+    def add_request(self, request: Request) -> None:
+        self.requests[request.id] = request
+        self.waiting.append(request)
+
+    @property
+    def has_unfinished(self) -> bool:
+        return bool(self.running or self.waiting)
+
+    def schedule(self) -> SchedulerOutput:
+        raise NotImplementedError
+
+    def update_from_output(self, output: SchedulerOutput) -> list[str]:
+        """Advance computed tokens, sample where a step reached the end, free the finished."""
+        finished: list[str] = []
+        requests = self.requests
+        for entry in output.entries:
+            request = requests[entry.id]
+            if not entry.sampled:
+                continue
+            request.num_output_tokens += 1
+            if request.is_finished:
+                finished.append(request.id)
+        if finished:
+            done = set(finished)
+            for rid in finished:
+                request = requests.pop(rid)
+                request.status = RequestStatus.FINISHED
+                self.kv.free(request)
+            self.running = [r for r in self.running if r.id not in done]
+        return finished
+
+    def _record(self, output: SchedulerOutput, request: Request, n: int, blocks: list[int]) -> None:
+        start = request.num_computed_tokens
+        sampled = start + n >= request.num_tokens
+        prefill = n > 1 or start < request.num_tokens - 1
+        output.entries.append(ScheduledEntry(request.id, n, start, sampled, prefill))
+        if blocks:
+            output.new_blocks[request.id] = tuple(blocks)
+        request.num_computed_tokens = start + n
+
+    def _preempt(self, request: Request, output: SchedulerOutput) -> None:
+        """Recompute preemption: drop every block, start over, go to the front of the queue."""
+        self.kv.free(request)
+        request.status = RequestStatus.PREEMPTED
+        request.num_computed_tokens = 0
+        request.num_preemptions += 1
+        self.waiting.insert(0, request)
+        output.preempted.append(request.id)

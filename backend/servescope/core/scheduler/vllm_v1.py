@@ -1,0 +1,112 @@
+"""vLLM V1's scheduler as 0.33 runs it: one token budget, running requests first, then FCFS
+(or priority) admission with head-of-line blocking, chunked prefill and recompute preemption.
+
+    token budget (max_num_batched_tokens)
+    |r0 1|r1 1|r2 1|r3 chunk 200 ...|r9 new, first chunk ......|  unused  |
+     running list, admission order   waiting queue, head first
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from servescope.core.request import Request, RequestStatus
+from servescope.core.scheduler.base import Scheduler, SchedulerOutput
+
+
+class VllmV1Scheduler(Scheduler):
+    def add_request(self, request: Request) -> None:
+        self.requests[request.id] = request
+        self._enqueue(request, front=False)
+
+    def schedule(self) -> SchedulerOutput:
+        output = SchedulerOutput()
+        self._limit_chunks = len(self.running) + len(self.waiting) > 1
+        budget = self._schedule_running(output, self.config.max_num_batched_tokens)
+        if not output.preempted:
+            self._schedule_waiting(output, budget)
+        return output
+
+    def _chunk(self, num_new_tokens: int) -> int:
+        threshold = self.config.long_prefill_token_threshold
+        if self._limit_chunks and 0 < threshold < num_new_tokens:
+            return threshold
+        return num_new_tokens
+
+    def _schedule_running(self, output: SchedulerOutput, budget: int) -> int:
+        index = 0
+        while index < len(self.running) and budget > 0:
+            request = self.running[index]
+            n = min(self._chunk(request.num_tokens - request.num_computed_tokens), budget)
+            blocks = self.kv.allocate_slots(request, n)
+            while blocks is None:
+                victim = self._pick_victim()
+                budget += self._unschedule(victim, output)
+                self._preempt(victim, output)
+                if victim is request:
+                    break
+                blocks = self.kv.allocate_slots(request, n)
+            if blocks is None:
+                break
+            self._record(output, request, n, blocks)
+            budget -= n
+            index += 1
+        return budget
+
+    def _schedule_waiting(self, output: SchedulerOutput, budget: int) -> None:
+        config = self.config
+        while self.waiting and budget > 0 and len(self.running) < config.max_num_seqs:
+            request = self.waiting[0]
+            computed = self.kv.get_computed_blocks(request)
+            num_computed = len(computed) * self.kv.block_size
+            n = self._chunk(request.num_tokens - num_computed)
+            if not config.enable_chunked_prefill and n > budget:
+                break
+            n = min(n, budget)
+            blocks = self.kv.allocate_slots(request, n, computed, admission=True,
+                                            something_running=bool(self.running))
+            if blocks is None:
+                break
+            self.waiting.pop(0)
+            (output.resumed if request.status is RequestStatus.PREEMPTED else output.new).append(
+                request.id)
+            request.status = RequestStatus.RUNNING
+            self.running.append(request)
+            request.num_computed_tokens = num_computed
+            output.num_cached_tokens[request.id] = num_computed
+            if request.num_cached_tokens < 0:
+                request.num_cached_tokens = num_computed
+            self._record(output, request, n, blocks)
+            budget -= n
+
+    def _pick_victim(self) -> Request:
+        if self.config.scheduling_policy == "priority":
+            victim = max(self.running, key=lambda r: (r.priority, r.arrival_index))
+            self.running.remove(victim)
+            return victim
+        return self.running.pop()
+
+    def _unschedule(self, victim: Request, output: SchedulerOutput) -> int:
+        """Under priority a victim may already hold a slot this step: give its tokens back."""
+        for i, entry in enumerate(output.entries):
+            if entry.id == victim.id:
+                del output.entries[i]
+                output.new_blocks.pop(victim.id, None)
+                return entry.n
+        return 0
+
+    def _preempt(self, request: Request, output: SchedulerOutput) -> None:
+        super()._preempt(request, output)
+        self.waiting.pop(0)
+        self._enqueue(request, front=True)
+
+    def _enqueue(self, request: Request, front: bool) -> None:
+        if self.config.scheduling_policy == "priority":
+            keys = [(r.priority, r.arrival_index) for r in self.waiting]
+            self.waiting.insert(bisect.bisect(keys, (request.priority, request.arrival_index)),
+                                request)
+        elif front:
+            self.waiting.insert(0, request)
+        else:
+            self.waiting.append(request)
+

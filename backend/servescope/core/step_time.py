@@ -1,0 +1,21 @@
+"""A placeholder step time for runs without a model and GPU: NOT a cost model.
+
+It only gives the time clock a plausible shape (a fixed cost per step plus a cost per token);
+runs that name a model and a GPU are priced by the roofline cost model instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+StepTimeFn = Callable[[np.ndarray, np.ndarray], float]
+
+PLACEHOLDER_BASE_MS = 10.0  # the time model the shared vLLM reference recordings used
+PLACEHOLDER_PER_TOKEN_MS = 0.02
+
+
+def placeholder_step_time_ms(num_scheduled: np.ndarray, num_context: np.ndarray) -> float:
+    """Placeholder: 10 ms a step plus 0.02 ms per scheduled token; ignores the context."""
+    return PLACEHOLDER_BASE_MS + PLACEHOLDER_PER_TOKEN_MS * float(num_scheduled.sum())

@@ -1,0 +1,86 @@
+"""Loading vLLM reference recordings (workload, config, trace) and diffing a run against one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from servescope.core.config import EngineConfig
+from servescope.core.engine import Engine
+from servescope.core.records import BlockTables
+from servescope.core.request import RequestSpec
+
+
+def load_workload(path: Path) -> list[RequestSpec]:
+    specs = []
+    for row in json.loads(path.read_text()):
+        shared = row.get("shared_prefix")
+        prefix = ((shared["id"], shared["len"]),) if shared else ()
+        specs.append(RequestSpec(row["id"], row["prompt_len"], row["output_len"],
+                                 arrival_step=row.get("arrival_step"), prefix=prefix))
+    return specs
+
+
+def run_case(directory: Path, name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(ours, theirs): per-step comparable views of our run and of vLLM's trace."""
+    config = EngineConfig.from_dict(json.loads((directory / f"{name}.config.json").read_text()))
+    engine = Engine(config, load_workload(directory / f"{name}.workload.json"))
+    tables = BlockTables()
+    ours = []
+    for record in engine.run():
+        view = {
+            "step": record.step,
+            "scheduled": [(e.id, e.n) for e in record.scheduled],
+            "preempted": list(record.preempted),
+            "finished": sorted(record.finished),
+            "block_tables": {k: list(v) for k, v in tables.apply(record).items()},
+            "num_free_blocks": record.num_free_blocks,
+            "running": list(record.running),
+            "waiting": list(record.waiting),
+            "admitted": [(e.id, e.id in record.resumed, record.num_cached_tokens[e.id])
+                         for e in record.scheduled if e.id in record.num_cached_tokens],
+            "stored": [list(ev.block_ids) for ev in record.block_events if ev.kind == "stored"],
+            "removed": sum(len(ev.block_ids) for ev in record.block_events
+                           if ev.kind == "removed"),
+        }
+        tables.after_update(record)
+        ours.append(view)
+    theirs = []
+    for line in (directory / f"{name}.trace.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        theirs.append({
+            "step": row["step"],
+            "scheduled": [(s["id"], s["n"]) for s in row["scheduled"]],
+            "preempted": row["preempted"],
+            "finished": sorted(row["finished"]),
+            "block_tables": row["block_tables"],
+            "num_free_blocks": row["num_free_blocks"],
+            "running": row["running"],
+            "waiting": row["waiting"],
+            "admitted": [(s["id"], bool(s.get("resumed")), s.get("num_cached_tokens", 0))
+                         for s in row["scheduled"] if s.get("new") or s.get("resumed")],
+            **_events(row),
+        })
+    return ours, theirs
+
+
+def _events(row: dict[str, Any]) -> dict[str, Any]:
+    if "kv_events" not in row:
+        return {}
+    events = row["kv_events"]
+    return {
+        "stored": [e["block_ids"] for e in events if e["type"] == "BlockStored"],
+        "removed": sum(len(e.get("block_ids") or [0]) for e in events
+                       if e["type"] == "BlockRemoved"),
+    }
+
+
+def first_difference(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> str | None:
+    for i, (a, b) in enumerate(zip(ours, theirs, strict=False)):
+        for key in b:
+            if a[key] != b[key]:
+                return f"step index {i} (step {b['step']}), field {key}: ours {a[key]} vLLM {b[key]}"
+    if len(ours) != len(theirs):
+        return f"ours has {len(ours)} steps, vLLM {len(theirs)}"
+    return None
