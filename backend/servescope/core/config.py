@@ -71,7 +71,8 @@ class EngineConfig:
     def validate(self) -> None:
         _check_types(self)
         if self.block_size < 1 or self.block_size & (self.block_size - 1):
-            raise ConfigError("block_size", f"must be a positive power of two, got {self.block_size}")
+            raise ConfigError("block_size",
+                              f"must be a positive power of two, got {self.block_size}")
         if self.num_gpu_blocks is not None and self.num_gpu_blocks < 2:
             raise ConfigError("num_gpu_blocks", "must be at least 2 (block 0 is reserved)")
         _at_least(self, "max_num_seqs", 1)

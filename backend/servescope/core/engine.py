@@ -38,15 +38,16 @@ class Engine:
         self.scheduler = make_scheduler(config, config.num_gpu_blocks)
         self.step_time = step_time or placeholder_step_time_ms
         self.step_clock = all(s.arrival_step is not None for s in requests)
-        key = (lambda s: s.arrival_step) if self.step_clock else (lambda s: s.arrival_s or 0.0)
-        self._pending = deque(sorted(requests, key=key))
-        self._arrival_key = key
+        self._pending = deque(sorted(requests, key=self._arrival_key))
         self.step_no = 0
         self.time_s = 0.0
         self.iter = 0
         self.done_requests: list[Request] = []
         self.rejected: list[tuple[str, str]] = []
         self._num_arrived = 0
+
+    def _arrival_key(self, spec: RequestSpec) -> float:
+        return float(spec.arrival_step or 0) if self.step_clock else (spec.arrival_s or 0.0)
 
     @property
     def kv(self) -> PagedKVCacheManager:
@@ -93,7 +94,7 @@ class Engine:
     def _add_arrivals(self) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         now = self.step_no if self.step_clock else self.time_s
         arrivals, rejected = [], []
-        while self._pending and (self._arrival_key(self._pending[0]) or 0) <= now:
+        while self._pending and self._arrival_key(self._pending[0]) <= now:
             spec = self._pending.popleft()
             arrivals.append(spec.id)
             reason = self._rejection(spec)
@@ -111,7 +112,8 @@ class Engine:
             return "prompt_len and output_len must be at least 1"
         total = spec.prompt_len + spec.output_len
         if self.config.max_model_len is not None and total > self.config.max_model_len:
-            return f"prompt + output = {total} tokens exceeds max_model_len {self.config.max_model_len}"
+            limit = self.config.max_model_len
+            return f"prompt + output = {total} tokens exceeds max_model_len {limit}"
         if spec.id in self.scheduler.requests:
             return "duplicate request id"
         blocks = cdiv(total - 1, self.config.block_size)

@@ -47,22 +47,26 @@ class PagedKVCacheManager:
         return hits
 
     def allocate_slots(self, request: Request, num_new_tokens: int,
-                       computed: list[int] | None = None, admission: bool = False,
-                       something_running: bool = False) -> list[int] | None:
-        """Blocks appended to the request's table (hits first), or None when they do not fit."""
+                       computed: list[int] | None = None, reserve_full: bool = False,
+                       watermark: bool = False) -> list[int] | None:
+        """Blocks appended to the request's table (hits first), or None when they do not fit.
+
+        `reserve_full` requires room for the whole current sequence, not just this chunk
+        (vLLM's scheduler_reserve_full_isl); `watermark` keeps the watermark blocks free.
+        """
         computed = computed or []
         table = self.tables.setdefault(request.id, [])
         num_computed = request.num_computed_tokens + len(computed) * self.block_size
-        num_new_blocks = self.blocks_needed(num_computed + num_new_tokens) - len(table) - len(computed)
-        num_new_blocks = max(num_new_blocks, 0)
+        num_held = len(table) + len(computed)
+        num_new_blocks = max(self.blocks_needed(num_computed + num_new_tokens) - num_held, 0)
         ref_cnt = self.pool.ref_cnt
         num_evictable = sum(1 for b in computed if ref_cnt[b] == 0)
         needed = num_new_blocks + num_evictable
-        if admission:
+        if reserve_full:
             full = self.blocks_needed(request.num_tokens) - len(table) - len(computed)
             needed = max(needed, max(full, 0) + num_evictable)
-            if something_running:
-                needed += self.watermark_blocks
+        if watermark:
+            needed += self.watermark_blocks
         if needed > self.pool.num_free_blocks:
             if not table:
                 del self.tables[request.id]

@@ -63,8 +63,9 @@ class VllmV1Scheduler(Scheduler):
             if not config.enable_chunked_prefill and n > budget:
                 break
             n = min(n, budget)
-            blocks = self.kv.allocate_slots(request, n, computed, admission=True,
-                                            something_running=bool(self.running))
+            blocks = self.kv.allocate_slots(request, n, computed,
+                                            reserve_full=config.scheduler_reserve_full_isl,
+                                            watermark=bool(self.running))
             if blocks is None:
                 break
             self.waiting.pop(0)

@@ -80,7 +80,8 @@ def first_difference(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -
     for i, (a, b) in enumerate(zip(ours, theirs, strict=False)):
         for key in b:
             if a[key] != b[key]:
-                return f"step index {i} (step {b['step']}), field {key}: ours {a[key]} vLLM {b[key]}"
+                return (f"step index {i} (step {b['step']}), field {key}: "
+                        f"ours {a[key]} vLLM {b[key]}")
     if len(ours) != len(theirs):
         return f"ours has {len(ours)} steps, vLLM {len(theirs)}"
     return None

@@ -1,0 +1,7 @@
+"""`python -m servescope.cli` runs the CLI."""
+
+import sys
+
+from servescope.cli import main
+
+sys.exit(main())

@@ -1,0 +1,35 @@
+"""Small factories for core tests: a few requests, 16 blocks of 4 tokens unless told otherwise."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from servescope.core.config import EngineConfig
+from servescope.core.engine import Engine
+from servescope.core.invariants import check_invariants
+from servescope.core.records import StepRecord
+from servescope.core.request import RequestSpec
+
+
+def make_config(**overrides: object) -> EngineConfig:
+    base: dict[str, object] = dict(block_size=4, num_gpu_blocks=16, max_num_seqs=8,
+                                   max_num_batched_tokens=32, enable_prefix_caching=False)
+    base.update(overrides)
+    return EngineConfig.from_dict(base)
+
+
+def make_requests(*lengths: tuple[int, int], arrival_step: int = 0) -> list[RequestSpec]:
+    return [RequestSpec(f"r{i}", p, o, arrival_step=arrival_step)
+            for i, (p, o) in enumerate(lengths)]
+
+
+def run_checked(config: EngineConfig, specs: Sequence[RequestSpec],
+                max_steps: int = 100_000) -> list[StepRecord]:
+    """Run to the end, checking every invariant after every step."""
+    engine = Engine(config, specs)
+    records = []
+    for record in engine.run():
+        check_invariants(engine.scheduler, record)
+        records.append(record)
+        assert len(records) < max_steps, "engine did not terminate"
+    return records
