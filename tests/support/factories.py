@@ -32,4 +32,6 @@ def run_checked(config: EngineConfig, specs: Sequence[RequestSpec],
         check_invariants(engine.scheduler, record)
         records.append(record)
         assert len(records) < max_steps, "engine did not terminate"
+    assert not engine.scheduler.running and not engine.scheduler.waiting
+    assert not engine.kv.tables
     return records

@@ -15,18 +15,32 @@ import numpy as np
 
 from servescope.core import metrics
 from servescope.core.config import ConfigError, EngineConfig
-from servescope.core.kv_cache_manager import PagedKVCacheManager, cdiv
+from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager, cdiv
+from servescope.core.kv_contiguous import ContiguousKVCacheManager
 from servescope.core.records import StepRecord
 from servescope.core.request import Request, RequestSpec, RequestStatus
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
+from servescope.core.scheduler.naive import NaiveScheduler
+from servescope.core.scheduler.static import StaticScheduler
+from servescope.core.scheduler.vllm_v0 import VllmV0Scheduler
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
 
+POLICY_CLASSES: dict[str, type[Scheduler]] = {
+    "vllm-v1": VllmV1Scheduler, "vllm-v0": VllmV0Scheduler,
+    "static": StaticScheduler, "naive": NaiveScheduler,
+}
+
 
 def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
-    kv = PagedKVCacheManager(num_gpu_blocks, config.block_size, config.enable_prefix_caching,
-                             config.watermark)
-    return VllmV1Scheduler(config, kv)
+    kv: KVCacheManager
+    if config.allocator == "paged":
+        kv = PagedKVCacheManager(num_gpu_blocks, config.block_size, config.enable_prefix_caching,
+                                 config.watermark)
+    else:
+        kv = ContiguousKVCacheManager(num_gpu_blocks, config.block_size, config.allocator,
+                                      config.max_model_len)
+    return POLICY_CLASSES[config.policy](config, kv)
 
 
 class Engine:
@@ -50,7 +64,7 @@ class Engine:
         return float(spec.arrival_step or 0) if self.step_clock else (spec.arrival_s or 0.0)
 
     @property
-    def kv(self) -> PagedKVCacheManager:
+    def kv(self) -> KVCacheManager:
         return self.scheduler.kv
 
     @property
@@ -64,15 +78,27 @@ class Engine:
     def step(self) -> StepRecord | None:
         if self.done:
             return None
-        if not self.scheduler.has_unfinished:
-            self._jump_to_next_arrival()
-        arrivals, rejected = self._add_arrivals()
-        output = self.scheduler.schedule()
+        arrivals: list[str] = []
+        rejected: list[tuple[str, str]] = []
+        while True:
+            if not self.scheduler.has_unfinished:
+                self._jump_to_next_arrival()
+            self._add_arrivals(arrivals, rejected)
+            self.scheduler.more_arrivals = bool(self._pending)
+            self.scheduler.now_s = self.time_s
+            output = self.scheduler.schedule()
+            if output.entries or output.preempted or not self.scheduler.has_unfinished:
+                break
+            if not self._pending:
+                self._reject_stuck(rejected)
+                break
+            self._jump_to_next_arrival(force=True)
         running = tuple(r.id for r in self.scheduler.running)
         waiting = tuple(r.id for r in self.scheduler.waiting)
         step_time_ms = self._price(output)
         finished = self._apply(output, step_time_ms)
-        record = self._record(output, arrivals, rejected, finished, running, waiting, step_time_ms)
+        record = self._record(output, tuple(arrivals), tuple(rejected), finished, running,
+                              waiting, step_time_ms)
         self.step_no += 1
         self.iter += 1
         self.time_s += step_time_ms / 1000.0
@@ -84,28 +110,40 @@ class Engine:
     def request_metrics(self) -> list[dict[str, Any]]:
         return [metrics.request_metrics(r) for r in self.done_requests]
 
-    def _jump_to_next_arrival(self) -> None:
+    def _jump_to_next_arrival(self, force: bool = False) -> None:
+        """Move the workload's clock to the next arrival (when forced, at least one step on)."""
         spec = self._pending[0]
+        if force and self.step_clock:
+            self.step_no = max(self.step_no + 1, spec.arrival_step or 0)
+            return
         if self.step_clock:
             self.step_no = max(self.step_no, spec.arrival_step or 0)
         else:
             self.time_s = max(self.time_s, spec.arrival_s or 0.0)
 
-    def _add_arrivals(self) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    def _add_arrivals(self, arrivals: list[str], rejected: list[tuple[str, str]]) -> None:
         now = self.step_no if self.step_clock else self.time_s
-        arrivals, rejected = [], []
         while self._pending and self._arrival_key(self._pending[0]) <= now:
             spec = self._pending.popleft()
             arrivals.append(spec.id)
             reason = self._rejection(spec)
             if reason:
                 rejected.append((spec.id, reason))
+                self.rejected.append((spec.id, reason))
                 continue
             arrival_time = self.time_s if self.step_clock else (spec.arrival_s or 0.0)
             self.scheduler.add_request(Request(spec, self._num_arrived, arrival_time))
             self._num_arrived += 1
-        self.rejected.extend(rejected)
-        return tuple(arrivals), tuple(rejected)
+
+    def _reject_stuck(self, rejected: list[tuple[str, str]]) -> None:
+        """Waiting requests that no future step can admit: refuse them instead of looping."""
+        for request in list(self.scheduler.waiting):
+            reason = "can never be scheduled under this policy and cache size"
+            self.scheduler.waiting.remove(request)
+            del self.scheduler.requests[request.id]
+            request.status = RequestStatus.REJECTED
+            rejected.append((request.id, reason))
+            self.rejected.append((request.id, reason))
 
     def _rejection(self, spec: RequestSpec) -> str | None:
         if spec.prompt_len < 1 or spec.output_len < 1:
@@ -116,7 +154,8 @@ class Engine:
             return f"prompt + output = {total} tokens exceeds max_model_len {limit}"
         if spec.id in self.scheduler.requests:
             return "duplicate request id"
-        blocks = cdiv(total - 1, self.config.block_size)
+        reservation = self.kv.reservation_tokens(spec.prompt_len, spec.output_len)
+        blocks = cdiv(reservation, self.config.block_size)
         usable = self.kv.pool.num_usable_blocks
         if blocks > usable:
             return f"needs {blocks} KV blocks but the cache has only {usable}"
@@ -160,6 +199,7 @@ class Engine:
             block_events=tuple(events), num_cached_tokens=output.num_cached_tokens,
             running=running, waiting=waiting, num_free_blocks=self.kv.num_free_blocks,
             num_usable_blocks=self.kv.pool.num_usable_blocks,
-            token_budget=self.config.max_num_batched_tokens,
+            token_budget=self.scheduler.step_token_budget(output),
             max_num_seqs=self.config.max_num_seqs,
+            kv_waste=self.kv.waste(self.scheduler.running),
         )

@@ -6,6 +6,8 @@ tokens; blocks are taken on demand, with no lookahead.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from servescope.core.block_pool import BlockPool
 from servescope.core.prefix import BlockHasher
 from servescope.core.request import Request
@@ -13,6 +15,31 @@ from servescope.core.request import Request
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
+
+
+class KVCacheManager(Protocol):
+    """What schedulers need from a KV allocator, paged or contiguous."""
+
+    block_size: int
+    pool: BlockPool
+    tables: dict[str, list[int]]
+
+    @property
+    def num_free_blocks(self) -> int: ...
+
+    def reservation_tokens(self, prompt_len: int, output_len: int) -> int: ...
+
+    def get_computed_blocks(self, request: Request) -> list[int]: ...
+
+    def allocate_slots(self, request: Request, num_new_tokens: int,
+                       computed: list[int] | None = None, reserve_full: bool = False,
+                       watermark: bool = False) -> list[int] | None: ...
+
+    def reserve(self, request: Request, num_tokens: int) -> list[int] | None: ...
+
+    def free(self, request: Request) -> None: ...
+
+    def waste(self, running: list[Request]) -> dict[str, int]: ...
 
 
 class PagedKVCacheManager:
@@ -32,6 +59,9 @@ class PagedKVCacheManager:
 
     def blocks_needed(self, num_tokens: int) -> int:
         return cdiv(num_tokens, self.block_size)
+
+    def reservation_tokens(self, prompt_len: int, output_len: int) -> int:
+        return prompt_len + output_len
 
     def get_computed_blocks(self, request: Request) -> list[int]:
         """The longest run of cached full blocks from block 0, never covering the last token."""
@@ -96,3 +126,23 @@ class PagedKVCacheManager:
         hashes = self.hasher.hashes(request, num_full)
         self.pool.cache_blocks(table[done:num_full], hashes[done:num_full], request.id)
         self.num_cached_blocks[request.id] = num_full
+
+    def reserve(self, request: Request, num_tokens: int) -> list[int] | None:
+        """Blocks for `num_tokens` up front (static batching's padded shape)."""
+        needed = self.blocks_needed(num_tokens)
+        if needed > self.pool.num_free_blocks:
+            return None
+        blocks = self.pool.get_new_blocks(needed)
+        self.tables[request.id] = blocks
+        return blocks
+
+    def waste(self, running: list[Request]) -> dict[str, int]:
+        """Token slots by PagedAttention Fig. 2 category: only partial last blocks are wasted."""
+        internal = 0
+        for request in running:
+            table = self.tables.get(request.id)
+            if table:
+                internal += len(table) * self.block_size - request.num_computed_tokens
+        used = self.pool.num_usable_blocks - self.pool.num_free_blocks
+        return {"token_states": used * self.block_size - internal, "reserved": 0,
+                "internal_fragmentation": internal, "external_fragmentation": 0}

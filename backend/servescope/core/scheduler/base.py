@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from servescope.core.config import EngineConfig
-from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.records import ScheduledEntry
 from servescope.core.request import Request, RequestStatus
 
@@ -29,12 +29,14 @@ class SchedulerOutput:
 class Scheduler:
     """Shared state of a policy: queues, the KV cache manager and the sampling update."""
 
-    def __init__(self, config: EngineConfig, kv: PagedKVCacheManager) -> None:
+    def __init__(self, config: EngineConfig, kv: KVCacheManager) -> None:
         self.config = config
         self.kv = kv
         self.running: list[Request] = []
         self.waiting: list[Request] = []
         self.requests: dict[str, Request] = {}
+        self.more_arrivals = True  # set by the engine; a policy that waits to fill a batch reads it
+        self.now_s = 0.0  # the time clock, set by the engine before each schedule()
 
     def add_request(self, request: Request) -> None:
         self.requests[request.id] = request
@@ -46,6 +48,10 @@ class Scheduler:
 
     def schedule(self) -> SchedulerOutput:
         raise NotImplementedError
+
+    def step_token_budget(self, output: SchedulerOutput) -> int:
+        """The budget this step ran under (policies without one report what they used)."""
+        return self.config.max_num_batched_tokens
 
     def update_from_output(self, output: SchedulerOutput) -> list[str]:
         """Advance computed tokens, sample where a step reached the end, free the finished."""

@@ -1,0 +1,84 @@
+"""Static batching: batches of B in arrival order, padded, run to the longest member's end.
+
+A batch forms when B requests wait, when the window since its first member's arrival has
+passed, or when no more requests will arrive. Every member prefills the longest prompt
+(padding), decodes until the longest output is done (finished members decode padding), and
+holds KV for the padded shape until the whole batch ends. Nobody joins mid-batch.
+"""
+
+from __future__ import annotations
+
+from servescope.core.records import ScheduledEntry
+from servescope.core.request import Request, RequestStatus
+from servescope.core.scheduler.base import Scheduler, SchedulerOutput
+
+
+class StaticScheduler(Scheduler):
+    def schedule(self) -> SchedulerOutput:
+        output = SchedulerOutput()
+        if self.running:
+            self._decode(output)
+        elif self._batch_ready():
+            self._start_batch(output)
+        return output
+
+    def step_token_budget(self, output: SchedulerOutput) -> int:
+        return max(self.config.max_num_batched_tokens, output.total_tokens)
+
+    def _batch_ready(self) -> bool:
+        size = min(self.config.static_batch_size, self.config.max_num_seqs)
+        window = self.config.static_window_s
+        if len(self.waiting) >= size or (self.waiting and not self.more_arrivals):
+            return True
+        return bool(self.waiting and window is not None
+                    and self.now_s - self.waiting[0].arrival_time >= window)
+
+    def _start_batch(self, output: SchedulerOutput) -> None:
+        batch = self.waiting[: min(self.config.static_batch_size, self.config.max_num_seqs)]
+        while batch:
+            padded = max(r.prompt_len for r in batch) + max(r.output_len for r in batch)
+            if self._reserve_all(batch, padded):
+                break
+            batch = batch[:-1]  # the padded batch does not fit: form a smaller one
+        prompt = max(r.prompt_len for r in batch)
+        for request in batch:
+            self.waiting.remove(request)
+            request.status = RequestStatus.RUNNING
+            self.running.append(request)
+            output.new.append(request.id)
+            output.num_cached_tokens[request.id] = 0
+            output.new_blocks[request.id] = tuple(self.kv.tables[request.id])
+            output.entries.append(ScheduledEntry(request.id, prompt, 0, True, True))
+            request.num_computed_tokens = request.prompt_len
+
+    def _reserve_all(self, batch: list[Request], padded: int) -> bool:
+        for index, request in enumerate(batch):
+            if self.kv.reserve(request, padded) is None:
+                for done in batch[:index]:
+                    self.kv.free(done)
+                return False
+        return True
+
+    def _decode(self, output: SchedulerOutput) -> None:
+        for request in self.running:
+            live = not request.is_finished
+            start = request.num_computed_tokens
+            output.entries.append(ScheduledEntry(request.id, 1, start, live, False))
+            if live:
+                request.num_computed_tokens = start + 1
+
+    def update_from_output(self, output: SchedulerOutput) -> list[str]:
+        finished = []
+        for entry in output.entries:
+            request = self.requests[entry.id]
+            if entry.sampled:
+                request.num_output_tokens += 1
+                if request.is_finished:
+                    finished.append(request.id)
+        if all(r.is_finished for r in self.running):
+            for request in self.running:
+                request.status = RequestStatus.FINISHED
+                self.kv.free(request)
+                del self.requests[request.id]
+            self.running = []
+        return finished

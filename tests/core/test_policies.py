@@ -1,0 +1,78 @@
+"""The contrast policies the lesson teaches: V0-style, static and naive batching."""
+
+from __future__ import annotations
+
+from servescope.core.engine import Engine
+from servescope.core.request import RequestSpec
+from support.factories import make_config, run_checked
+
+
+def _specs(*rows: tuple[int, int, int]) -> list[RequestSpec]:
+    return [RequestSpec(f"r{i}", p, o, arrival_step=a) for i, (p, o, a) in enumerate(rows)]
+
+
+def test_v0_admission_is_a_prefill_only_step_that_stalls_decodes() -> None:
+    config = make_config(policy="vllm-v0", num_gpu_blocks=64, max_num_batched_tokens=64)
+    records = run_checked(config, _specs((8, 6, 0), (30, 3, 2)))
+    admit = next(r for r in records if "r1" in r.new)
+    assert [(e.id, e.n) for e in admit.scheduled] == [("r1", 30)]  # r0's decode waits
+    assert all(not e.prefill for r in records if r is not admit and r.step > 0
+               for e in r.scheduled)
+
+
+def test_v1_mixes_the_same_admission_with_decodes() -> None:
+    config = make_config(num_gpu_blocks=64, max_num_batched_tokens=64)
+    records = run_checked(config, _specs((8, 6, 0), (30, 3, 2)))
+    admit = next(r for r in records if "r1" in r.new)
+    assert [(e.id, e.n) for e in admit.scheduled] == [("r0", 1), ("r1", 30)]
+
+
+def test_static_batches_pad_and_nobody_joins_mid_batch() -> None:
+    config = make_config(policy="static", static_batch_size=2, num_gpu_blocks=64)
+    records = run_checked(config, _specs((5, 2, 0), (9, 6, 0), (4, 1, 1)))
+    first = records[0]
+    assert [(e.id, e.n) for e in first.scheduled] == [("r0", 9), ("r1", 9)]  # padded
+    assert first.new_blocks["r0"] == (1, 2, 3, 4)  # KV for padded 9 + 6 tokens
+    batch_one = [r for r in records if "r2" not in r.running]
+    assert len(batch_one) == 6  # the longest output decides the batch length
+    assert all({e.id for e in r.scheduled} == {"r0", "r1"} for r in batch_one)
+    r0_done = next(r.iter for r in records if "r0" in r.finished)
+    assert r0_done == 1 and not any("r2" in r.scheduled for r in records[:6])
+
+
+def test_naive_runs_one_request_at_a_time() -> None:
+    records = run_checked(make_config(policy="naive"), _specs((12, 3, 0), (6, 2, 0)))
+    assert all(len(r.scheduled) == 1 for r in records)
+    assert [(r.scheduled[0].id, r.scheduled[0].n) for r in records] == [
+        ("r0", 12), ("r0", 1), ("r0", 1), ("r1", 6), ("r1", 1)]
+
+
+def test_contiguous_reservations_and_waste_categories() -> None:
+    for allocator, slots in (("max", 64), ("pow2", 16), ("oracle", 12)):
+        config = make_config(allocator=allocator, max_model_len=64, block_size=4,
+                             num_gpu_blocks=40)
+        engine = Engine(config, _specs((10, 2, 0)))
+        record = engine.step()
+        assert record is not None
+        assert len(record.new_blocks["r0"]) * 4 == slots
+        waste = record.kv_waste
+        assert waste["token_states"] == 10
+        assert waste["reserved"] == 2  # the rest of the real length, 12 tokens
+        assert waste["internal_fragmentation"] == slots - 12
+
+
+def test_contiguous_first_fit_leaves_external_fragmentation() -> None:
+    config = make_config(allocator="oracle", block_size=1, num_gpu_blocks=60,
+                         max_num_batched_tokens=64)
+    engine = Engine(config, _specs((8, 2, 0), (8, 20, 0), (8, 2, 0)))
+    records = [engine.step() for _ in range(3)]
+    assert records[1].finished == ("r0", "r2")
+    waste = records[2].kv_waste
+    assert waste["external_fragmentation"] == 10  # r0's freed run below r1's reservation
+
+
+def test_paged_waste_is_only_the_partial_last_block() -> None:
+    engine = Engine(make_config(block_size=4), _specs((10, 3, 0)))
+    waste = engine.step().kv_waste
+    assert waste == {"token_states": 10, "reserved": 0, "internal_fragmentation": 2,
+                     "external_fragmentation": 0}
