@@ -169,22 +169,12 @@ class Engine:
         return float(self.step_time(num_scheduled, num_context))
 
     def _apply(self, output: SchedulerOutput, step_time_ms: float) -> tuple[str, ...]:
-        requests = self.scheduler.requests
         end_s = self.time_s + step_time_ms / 1000.0
-        for entry in output.entries:
-            request = requests[entry.id]
-            if request.first_scheduled_time is None:
-                request.first_scheduled_time = self.time_s
-            if entry.sampled:
-                request.token_times.append(end_s)
-        snapshot = {rid: requests[rid] for rid in (e.id for e in output.entries)}
-        finished = self.scheduler.update_from_output(output)
-        for rid in finished:
-            request = snapshot[rid]
+        finished = self.scheduler.update_from_output(output, end_s)
+        for request in finished:
             request.finish_time = end_s
-            request.status = RequestStatus.FINISHED
-            self.done_requests.append(request)
-        return tuple(finished)
+        self.done_requests.extend(finished)
+        return tuple(r.id for r in finished)
 
     def _record(self, output: SchedulerOutput, arrivals: tuple[str, ...],
                 rejected: tuple[tuple[str, str], ...], finished: tuple[str, ...],

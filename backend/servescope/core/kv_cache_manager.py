@@ -51,6 +51,7 @@ class PagedKVCacheManager:
         self.hasher = BlockHasher(block_size)
         self.tables: dict[str, list[int]] = {}
         self.num_cached_blocks: dict[str, int] = {}
+        self.num_table_blocks = 0  # sum of block-table lengths (a shared block counts per table)
         self.watermark_blocks = int(watermark * self.pool.num_usable_blocks)
 
     @property
@@ -107,17 +108,19 @@ class PagedKVCacheManager:
             self.num_cached_blocks[request.id] = len(computed)
         new_blocks = self.pool.get_new_blocks(num_new_blocks)
         table.extend(new_blocks)
+        self.num_table_blocks += len(computed) + len(new_blocks)
         if self.enable_caching:
-            self._cache_full_blocks(request, min(num_computed + num_new_tokens, request.num_tokens))
+            self.cache_full_blocks(request, min(num_computed + num_new_tokens, request.num_tokens))
         return computed + new_blocks
 
     def free(self, request: Request) -> None:
         table = self.tables.pop(request.id, None)
         self.num_cached_blocks.pop(request.id, None)
         if table:
+            self.num_table_blocks -= len(table)
             self.pool.free_blocks(table[::-1])
 
-    def _cache_full_blocks(self, request: Request, num_tokens: int) -> None:
+    def cache_full_blocks(self, request: Request, num_tokens: int) -> None:
         table = self.tables[request.id]
         done = self.num_cached_blocks.get(request.id, 0)
         num_full = num_tokens // self.block_size
@@ -134,15 +137,13 @@ class PagedKVCacheManager:
             return None
         blocks = self.pool.get_new_blocks(needed)
         self.tables[request.id] = blocks
+        self.num_table_blocks += len(blocks)
         return blocks
 
     def waste(self, running: list[Request]) -> dict[str, int]:
         """Token slots by PagedAttention Fig. 2 category: only partial last blocks are wasted."""
-        internal = 0
-        for request in running:
-            table = self.tables.get(request.id)
-            if table:
-                internal += len(table) * self.block_size - request.num_computed_tokens
+        internal = self.num_table_blocks * self.block_size - sum(
+            r.num_computed_tokens for r in running if r.id in self.tables)
         used = self.pool.num_usable_blocks - self.pool.num_free_blocks
         return {"token_states": used * self.block_size - internal, "reserved": 0,
                 "internal_fragmentation": internal, "external_fragmentation": 0}

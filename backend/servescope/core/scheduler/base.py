@@ -53,24 +53,29 @@ class Scheduler:
         """The budget this step ran under (policies without one report what they used)."""
         return self.config.max_num_batched_tokens
 
-    def update_from_output(self, output: SchedulerOutput) -> list[str]:
-        """Advance computed tokens, sample where a step reached the end, free the finished."""
-        finished: list[str] = []
-        requests = self.requests
-        for entry in output.entries:
-            request = requests[entry.id]
-            if not entry.sampled:
-                continue
-            request.num_output_tokens += 1
-            if request.is_finished:
-                finished.append(request.id)
+    def update_from_output(self, output: SchedulerOutput, end_s: float) -> list[Request]:
+        """Sample where a step reached the end of a sequence (at `end_s`), free the finished."""
+        finished = self._sample(output, end_s)
         if finished:
-            done = set(finished)
-            for rid in finished:
-                request = requests.pop(rid)
+            requests = self.requests
+            for request in finished:
+                del requests[request.id]
                 request.status = RequestStatus.FINISHED
                 self.kv.free(request)
+            done = {r.id for r in finished}
             self.running = [r for r in self.running if r.id not in done]
+        return finished
+
+    def _sample(self, output: SchedulerOutput, end_s: float) -> list[Request]:
+        finished: list[Request] = []
+        requests = self.requests
+        for entry in output.entries:
+            if entry.sampled:
+                request = requests[entry.id]
+                request.token_times.append(end_s)
+                request.num_output_tokens += 1
+                if request.num_output_tokens >= request.output_len:
+                    finished.append(request)
         return finished
 
     def _record(self, output: SchedulerOutput, request: Request, n: int, blocks: list[int]) -> None:
@@ -78,6 +83,8 @@ class Scheduler:
         sampled = start + n >= request.num_tokens
         prefill = n > 1 or start < request.num_tokens - 1
         output.entries.append(ScheduledEntry(request.id, n, start, sampled, prefill))
+        if request.first_scheduled_time is None:
+            request.first_scheduled_time = self.now_s
         if blocks:
             output.new_blocks[request.id] = tuple(blocks)
         request.num_computed_tokens = start + n

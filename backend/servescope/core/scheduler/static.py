@@ -49,6 +49,7 @@ class StaticScheduler(Scheduler):
             output.num_cached_tokens[request.id] = 0
             output.new_blocks[request.id] = tuple(self.kv.tables[request.id])
             output.entries.append(ScheduledEntry(request.id, prompt, 0, True, True))
+            request.first_scheduled_time = self.now_s
             request.num_computed_tokens = request.prompt_len
 
     def _reserve_all(self, batch: list[Request], padded: int) -> bool:
@@ -67,14 +68,8 @@ class StaticScheduler(Scheduler):
             if live:
                 request.num_computed_tokens = start + 1
 
-    def update_from_output(self, output: SchedulerOutput) -> list[str]:
-        finished = []
-        for entry in output.entries:
-            request = self.requests[entry.id]
-            if entry.sampled:
-                request.num_output_tokens += 1
-                if request.is_finished:
-                    finished.append(request.id)
+    def update_from_output(self, output: SchedulerOutput, end_s: float) -> list[Request]:
+        finished = self._sample(output, end_s)
         if all(r.is_finished for r in self.running):
             for request in self.running:
                 request.status = RequestStatus.FINISHED

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 
+from servescope.core.records import ScheduledEntry
 from servescope.core.request import Request, RequestStatus
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 
@@ -35,8 +36,23 @@ class VllmV1Scheduler(Scheduler):
 
     def _schedule_running(self, output: SchedulerOutput, budget: int) -> int:
         index = 0
-        while index < len(self.running) and budget > 0:
-            request = self.running[index]
+        running, entries = self.running, output.entries
+        tables = self.kv.tables
+        block_size = self.kv.block_size
+        caching = self.kv.enable_caching
+        while index < len(running) and budget > 0:
+            request = running[index]
+            start = request.num_computed_tokens
+            if (request.prompt_len + request.num_output_tokens - start == 1
+                    and len(tables[request.id]) * block_size > start):
+                # Hot path: a decode whose token fits in the last block it already holds.
+                entries.append(ScheduledEntry(request.id, 1, start, True, False))
+                request.num_computed_tokens = start + 1
+                if caching and (start + 1) % block_size == 0:
+                    self.kv.cache_full_blocks(request, start + 1)
+                budget -= 1
+                index += 1
+                continue
             n = min(self._chunk(request.num_tokens - request.num_computed_tokens), budget)
             blocks = self.kv.allocate_slots(request, n)
             while blocks is None:
