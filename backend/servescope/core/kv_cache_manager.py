@@ -21,6 +21,7 @@ class KVCacheManager(Protocol):
     """What schedulers need from a KV allocator, paged or contiguous."""
 
     block_size: int
+    enable_caching: bool
     pool: BlockPool
     tables: dict[str, list[int]]
 
@@ -38,6 +39,8 @@ class KVCacheManager(Protocol):
     def reserve(self, request: Request, num_tokens: int) -> list[int] | None: ...
 
     def free(self, request: Request) -> None: ...
+
+    def cache_full_blocks(self, request: Request, num_tokens: int) -> None: ...
 
     def waste(self, running: list[Request]) -> dict[str, int]: ...
 

@@ -46,6 +46,9 @@ class ContiguousKVCacheManager:
     def get_computed_blocks(self, request: Request) -> list[int]:
         return []
 
+    def cache_full_blocks(self, request: Request, num_tokens: int) -> None:
+        """Contiguous reservations are never shared, so nothing is cached."""
+
     def allocate_slots(self, request: Request, num_new_tokens: int,
                        computed: list[int] | None = None, reserve_full: bool = False,
                        watermark: bool = False) -> list[int] | None:
