@@ -59,6 +59,7 @@ class Engine:
         self.done_requests: list[Request] = []
         self.rejected: list[tuple[str, str]] = []
         self._num_arrived = 0
+        self.waste_totals: dict[str, int] = {}
 
     def _arrival_key(self, spec: RequestSpec) -> float:
         return float(spec.arrival_step or 0) if self.step_clock else (spec.arrival_s or 0.0)
@@ -105,7 +106,8 @@ class Engine:
         return record
 
     def summary(self) -> dict[str, Any]:
-        return metrics.summarize(self.done_requests, self.time_s, self.rejected)
+        return metrics.summarize(self.done_requests, self.time_s, self.rejected,
+                                 self.waste_totals)
 
     def request_metrics(self) -> list[dict[str, Any]]:
         return [metrics.request_metrics(r) for r in self.done_requests]
@@ -181,6 +183,10 @@ class Engine:
                 running: tuple[str, ...], waiting: tuple[str, ...],
                 step_time_ms: float) -> StepRecord:
         events, freed = self.kv.pool.drain()
+        waste = self.kv.waste(self.scheduler.running)
+        totals = self.waste_totals
+        for key, value in waste.items():
+            totals[key] = totals.get(key, 0) + value
         return StepRecord(
             step=self.step_no, iter=self.iter, time_s=self.time_s, step_time_ms=step_time_ms,
             arrivals=arrivals, scheduled=tuple(output.entries), new=tuple(output.new),
@@ -191,5 +197,5 @@ class Engine:
             num_usable_blocks=self.kv.pool.num_usable_blocks,
             token_budget=self.scheduler.step_token_budget(output),
             max_num_seqs=self.config.max_num_seqs,
-            kv_waste=self.kv.waste(self.scheduler.running),
+            kv_waste=waste,
         )

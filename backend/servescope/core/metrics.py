@@ -43,8 +43,14 @@ def _stats(prefix: str, values: list[float]) -> dict[str, float]:
     }
 
 
-def summarize(done: list[Request], duration_s: float,
-              rejected: list[tuple[str, str]]) -> dict[str, Any]:
+def waste_shares(totals: dict[str, int]) -> dict[str, float]:
+    """Each Fig. 2 category's share of the KV memory in use, averaged over the run's steps."""
+    in_use = sum(totals.values())
+    return {f"kv_{k}_share": (v / in_use if in_use else 0.0) for k, v in totals.items()}
+
+
+def summarize(done: list[Request], duration_s: float, rejected: list[tuple[str, str]],
+              waste_totals: dict[str, int]) -> dict[str, Any]:
     rows = [request_metrics(r) for r in done]
     input_tokens = sum(r.prompt_len for r in done)
     output_tokens = sum(len(r.token_times) for r in done)
@@ -64,4 +70,5 @@ def summarize(done: list[Request], duration_s: float,
     summary.update(_stats("itl", [x for r in rows for x in r["itl_ms"]]))
     summary.update(_stats("e2el", [r["e2el_ms"] for r in rows if r["e2el_ms"] is not None]))
     summary["num_preemptions"] = sum(r.num_preemptions for r in done)
+    summary.update(waste_shares(waste_totals))
     return summary
