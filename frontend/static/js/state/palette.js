@@ -1,0 +1,45 @@
+// Stable, colour-blind-safe colours per request: a request's colour follows its index in the
+// workload, so every view (and every compare pane on the same workload) paints it alike.
+
+// Paul Tol's "muted" scheme plus three Okabe-Ito hues; distinguishable under common CVD types.
+export const BASE_COLOURS = [
+  "#cc6677", "#332288", "#ddcc77", "#117733", "#88ccee", "#882255",
+  "#44aa99", "#999933", "#aa4499", "#e69f00", "#0072b2", "#d55e00",
+];
+
+// Beyond twelve requests the hues repeat in a lighter, then a darker tier.
+const TIERS = [0, 0.45, -0.35];
+
+export function hexToRgb(hex) {
+  const v = parseInt(hex.slice(1), 16);
+  return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
+}
+
+function shade([r, g, b], amount) {
+  const mix = (c) => amount >= 0 ? c + (255 - c) * amount : c * (1 + amount);
+  return [r, g, b].map((c) => Math.round(mix(c)));
+}
+
+/** RGB triple for a request index (a non-negative integer). */
+export function rgbFor(index) {
+  const n = BASE_COLOURS.length;
+  const base = hexToRgb(BASE_COLOURS[index % n]);
+  return shade(base, TIERS[Math.floor(index / n) % TIERS.length]);
+}
+
+export function cssFor(index) {
+  const [r, g, b] = rgbFor(index);
+  return `rgb(${r}, ${g}, ${b})`;
+}
+
+/** Packed 0xAABBGGRR for writing straight into a little-endian ImageData Uint32Array. */
+export function packedFor(index, alpha = 255) {
+  const [r, g, b] = rgbFor(index);
+  return ((alpha << 24) | (b << 16) | (g << 8) | r) >>> 0;
+}
+
+/** Black or white text, whichever reads better on the request's colour. */
+export function inkFor(index) {
+  const [r, g, b] = rgbFor(index);
+  return 0.299 * r + 0.587 * g + 0.114 * b > 150 ? "#000" : "#fff";
+}

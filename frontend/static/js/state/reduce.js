@@ -1,0 +1,192 @@
+// Folds step records (StepRecord.to_dict() shape) into the live state at the cursor: who owns
+// each physical KV block, ref counts, fill levels, prefix-cache marks, block tables and lanes.
+//
+//   block table of r7 (block_size 4):   logical 0   1   2        physical pool
+//                                        [ 9 | 3 | 12 ]  --->  ..|3|..|9|..|12|..
+//   ref[b] = number of tables holding b; owner[b] = the first live holder (-1 when free).
+
+export const NO_OWNER = -1;
+
+/** A fresh run from the server's init message. */
+export function createRun(init) {
+  const numBlocks = init.num_gpu_blocks ?? init.num_blocks;
+  const run = {
+    numBlocks,
+    blockSize: init.block_size,
+    config: init.config ?? {},
+    source: init.source ?? "simulated",
+    ids: [],
+    index: new Map(),
+    reqs: [],
+    owner: new Int32Array(numBlocks).fill(NO_OWNER),
+    lastOwner: new Int32Array(numBlocks).fill(NO_OWNER),
+    ref: new Uint16Array(numBlocks),
+    fill: new Uint8Array(numBlocks),
+    cached: new Uint8Array(numBlocks),
+    changed: new Uint8Array(numBlocks),
+    changedList: [],
+    tables: new Map(),
+    running: [],
+    waiting: [],
+    record: null,
+    cursor: -1,
+  };
+  for (const spec of init.requests ?? []) requestIndex(run, spec.id, spec);
+  return run;
+}
+
+/** The request's stable index (its colour), registering unseen ids. */
+export function requestIndex(run, id, spec = null) {
+  let i = run.index.get(id);
+  if (i !== undefined) return i;
+  i = run.ids.length;
+  run.ids.push(id);
+  run.index.set(id, i);
+  run.reqs.push({
+    id, spec, status: "pending", num_computed_tokens: 0, num_output_tokens: 0,
+    num_cached_tokens: 0, num_preemptions: 0,
+  });
+  return i;
+}
+
+function touch(run, b) {
+  if (!run.changed[b]) {
+    run.changed[b] = 1;
+    run.changedList.push(b);
+  }
+}
+
+/** Blocks changed since the renderer last drained them. */
+export function drainChanged(run) {
+  const list = run.changedList;
+  for (const b of list) run.changed[b] = 0;
+  run.changedList = [];
+  return list;
+}
+
+function release(run, id, reassign) {
+  const table = run.tables.get(id);
+  if (!table) return;
+  const idx = run.index.get(id);
+  for (const b of table) {
+    if (run.ref[b] > 0) run.ref[b] -= 1;
+    if (run.ref[b] === 0) {
+      run.owner[b] = NO_OWNER;
+      if (!run.cached[b]) run.fill[b] = 0;
+    } else if (run.owner[b] === idx) {
+      reassign.add(b);
+    }
+    touch(run, b);
+  }
+  run.tables.delete(id);
+}
+
+function allocate(run, id, blocks) {
+  const idx = requestIndex(run, id);
+  const table = run.tables.get(id) ?? [];
+  const first = table.length;
+  for (const b of blocks) {
+    if (run.ref[b] === 0) {
+      run.owner[b] = idx;
+      run.lastOwner[b] = idx;
+      if (!run.cached[b]) run.fill[b] = 0;
+    }
+    run.ref[b] += 1;
+    table.push(b);
+    touch(run, b);
+  }
+  run.tables.set(id, table);
+  return first;
+}
+
+function refill(run, id, fromPos) {
+  const table = run.tables.get(id);
+  if (!table) return;
+  const bs = run.blockSize;
+  const computed = run.reqs[run.index.get(id)].num_computed_tokens;
+  for (let p = Math.max(0, fromPos); p < table.length; p++) {
+    const b = table[p];
+    const f = Math.max(0, Math.min(bs, computed - p * bs));
+    if (f > run.fill[b] || run.owner[b] === run.index.get(id)) {
+      run.fill[b] = Math.max(run.fill[b], f);
+      touch(run, b);
+    }
+  }
+}
+
+function reassignOwners(run, blocks) {
+  if (blocks.size === 0) return;
+  for (const [id, table] of run.tables) {
+    for (const b of table) {
+      if (blocks.has(b)) {
+        run.owner[b] = run.index.get(id);
+        blocks.delete(b);
+      }
+    }
+    if (blocks.size === 0) return;
+  }
+}
+
+function applyCacheEvents(run, events) {
+  for (const ev of events ?? []) {
+    const stored = ev.type === "BlockStored";
+    for (const b of ev.block_ids) {
+      run.cached[b] = stored ? 1 : 0;
+      if (!stored && run.ref[b] === 0) run.fill[b] = 0;
+      touch(run, b);
+    }
+  }
+}
+
+function applySchedule(run, rec, firstNew) {
+  for (const e of rec.scheduled) {
+    const r = run.reqs[requestIndex(run, e.id)];
+    r.num_computed_tokens = e.start + e.n;
+    if (e.sampled) r.num_output_tokens += 1;
+    r.status = "running";
+    const from = Math.floor(e.start / run.blockSize);
+    refill(run, e.id, Math.min(from, firstNew.get(e.id) ?? from));
+  }
+}
+
+function applyStatuses(run, rec) {
+  for (const id of rec.arrivals) run.reqs[requestIndex(run, id)].status = "waiting";
+  for (const id of rec.preempted) {
+    const r = run.reqs[requestIndex(run, id)];
+    r.status = "preempted";
+    r.num_computed_tokens = 0;
+    r.num_preemptions += 1;
+  }
+  for (const [id, n] of Object.entries(rec.num_cached_tokens ?? {})) {
+    run.reqs[requestIndex(run, id)].num_cached_tokens = n;
+  }
+  for (const { id } of rec.rejected ?? []) run.reqs[requestIndex(run, id)].status = "rejected";
+  for (const id of rec.finished) run.reqs[requestIndex(run, id)].status = "finished";
+}
+
+/** Apply one record to the live state; the cursor moves to its step. */
+export function applyRecord(run, rec) {
+  const reassign = new Set();
+  for (const id of rec.preempted) release(run, id, reassign);
+  const firstNew = new Map();
+  for (const [id, blocks] of Object.entries(rec.new_blocks)) {
+    firstNew.set(id, allocate(run, id, blocks));
+  }
+  applyCacheEvents(run, rec.kv_events);
+  applySchedule(run, rec, firstNew);
+  applyStatuses(run, rec);
+  for (const id of rec.finished) release(run, id, reassign);
+  for (const b of rec.freed_blocks) {
+    if (run.ref[b] !== 0) reassign.delete(b);
+    run.ref[b] = 0;
+    run.owner[b] = NO_OWNER;
+    if (!run.cached[b]) run.fill[b] = 0;
+    touch(run, b);
+  }
+  reassignOwners(run, reassign);
+  const finished = new Set(rec.finished);
+  run.running = rec.running.filter((id) => !finished.has(id));
+  run.waiting = rec.waiting.slice();
+  run.record = rec;
+  run.cursor = rec.step;
+}

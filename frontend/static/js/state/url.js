@@ -1,0 +1,68 @@
+// The scenario in the URL, so a link reproduces the view: preset, config overrides (vLLM flag
+// names), view mode, compare configs, speed and step. Pure string <-> object functions.
+
+export const VIEWS = ["explore", "compare", "projection"];
+
+const NUMERIC = /^-?\d+(\.\d+)?$/;
+
+function parseValue(raw) {
+  if (raw === "true") return true;
+  if (raw === "false") return false;
+  if (raw === "null") return null;
+  if (NUMERIC.test(raw)) return Number(raw);
+  return raw;
+}
+
+/** {preset, view, speed, step, config: {...}, compare: [{...}, ...]} from a query string. */
+export function parseScenario(search) {
+  const params = new URLSearchParams(search);
+  const scenario = { preset: null, view: "explore", speed: 1, step: null, config: {}, compare: [] };
+  for (const [key, raw] of params) {
+    if (key === "preset") scenario.preset = raw;
+    else if (key === "view") scenario.view = VIEWS.includes(raw) ? raw : "explore";
+    else if (key === "speed") scenario.speed = clampSpeed(Number(raw));
+    else if (key === "step") scenario.step = Number.isInteger(Number(raw)) ? Number(raw) : null;
+    else if (key === "compare") scenario.compare = parseCompare(raw);
+    else scenario.config[key] = parseValue(raw);
+  }
+  return scenario;
+}
+
+function parseCompare(raw) {
+  try {
+    const list = JSON.parse(raw);
+    if (!Array.isArray(list)) return [];
+    return list.filter((c) => c && typeof c === "object" && !Array.isArray(c)).slice(0, 4);
+  } catch {
+    return [];
+  }
+}
+
+/** The query string (with "?") for a scenario; defaults are left out. */
+export function formatScenario(scenario) {
+  const params = new URLSearchParams();
+  if (scenario.preset) params.set("preset", scenario.preset);
+  if (scenario.view && scenario.view !== "explore") params.set("view", scenario.view);
+  if (scenario.speed && scenario.speed !== 1) params.set("speed", String(scenario.speed));
+  if (Number.isInteger(scenario.step)) params.set("step", String(scenario.step));
+  for (const [k, v] of Object.entries(scenario.config ?? {})) params.set(k, String(v));
+  if (scenario.compare?.length) params.set("compare", JSON.stringify(scenario.compare));
+  const s = params.toString();
+  return s ? `?${s}` : "";
+}
+
+export const MIN_SPEED = 0.1;
+export const MAX_SPEED = 100;
+// Speeds the +/- keys move between.
+export const SPEEDS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100];
+
+export function clampSpeed(x) {
+  if (!Number.isFinite(x)) return 1;
+  return Math.min(MAX_SPEED, Math.max(MIN_SPEED, x));
+}
+
+/** The next speed up (dir > 0) or down from `speed` on the SPEEDS ladder. */
+export function nextSpeed(speed, dir) {
+  if (dir > 0) return SPEEDS.find((s) => s > speed + 1e-9) ?? MAX_SPEED;
+  return [...SPEEDS].reverse().find((s) => s < speed - 1e-9) ?? MIN_SPEED;
+}

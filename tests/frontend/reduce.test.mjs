@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import test from "node:test";
+
+import {
+  NO_OWNER, applyRecord, createRun, drainChanged, requestIndex,
+} from "../../frontend/static/js/state/reduce.js";
+import { INIT, RECORDS } from "./scenario.mjs";
+
+function runTo(n) {
+  const run = createRun(INIT);
+  for (const r of RECORDS.slice(0, n)) applyRecord(run, r);
+  return run;
+}
+
+test("request indices follow the workload order and are stable", () => {
+  const run = createRun(INIT);
+  assert.equal(requestIndex(run, "a"), 0);
+  assert.equal(requestIndex(run, "b"), 1);
+  assert.equal(requestIndex(run, "late"), 2);
+  assert.equal(requestIndex(run, "a"), 0);
+});
+
+test("a first chunk owns its blocks and fills them up to the computed tokens", () => {
+  const run = runTo(1);
+  assert.equal(run.owner[1], 0);
+  assert.equal(run.owner[2], 0);
+  assert.equal(run.owner[3], NO_OWNER);
+  assert.deepEqual([run.fill[1], run.fill[2]], [4, 4]);
+  assert.deepEqual([run.cached[1], run.cached[2]], [1, 1]);
+  assert.deepEqual(run.tables.get("a"), [1, 2]);
+  assert.deepEqual(run.waiting, ["b"]);
+});
+
+test("a prefix hit shares the physical block: ref count two, owner unchanged", () => {
+  const run = runTo(2);
+  assert.equal(run.ref[1], 2);
+  assert.equal(run.owner[1], 0);
+  assert.equal(run.owner[4], 1);
+  assert.deepEqual(run.tables.get("b"), [1, 4]);
+  assert.equal(run.fill[3], 2); // a: 10 tokens -> blocks of 4, 4, 2
+  assert.equal(run.fill[4], 2); // b: 6 tokens, 4 of them cached in block 1
+  assert.equal(run.reqs[1].num_cached_tokens, 4);
+});
+
+test("decode tokens fill the last block one by one", () => {
+  const run = runTo(3);
+  assert.equal(run.fill[3], 3);
+  assert.equal(run.fill[4], 3);
+  assert.equal(run.reqs[0].num_output_tokens, 2);
+});
+
+test("a finished request frees its own blocks; a shared block passes to the sharer", () => {
+  const run = runTo(4);
+  assert.equal(run.tables.has("a"), false);
+  assert.equal(run.ref[1], 1);
+  assert.equal(run.owner[1], 1);
+  assert.equal(run.ref[2], 0);
+  assert.equal(run.owner[2], NO_OWNER);
+  assert.equal(run.owner[3], NO_OWNER);
+  assert.equal(run.fill[3], 0); // not cached: a freed partial block holds nothing
+  assert.equal(run.fill[2], 4); // cached: the free block keeps its tokens for later hits
+  assert.equal(run.lastOwner[2], 0);
+  assert.deepEqual(run.running, ["b"]);
+  assert.equal(run.reqs[0].status, "finished");
+});
+
+test("preemption drops the table and resets the request's computed tokens", () => {
+  const run = runTo(5);
+  assert.equal(run.tables.size, 0);
+  for (let b = 0; b < 16; b++) assert.equal(run.ref[b], 0, `block ${b}`);
+  assert.equal(run.reqs[1].status, "preempted");
+  assert.equal(run.reqs[1].num_computed_tokens, 0);
+  assert.equal(run.reqs[1].num_preemptions, 1);
+  assert.equal(run.cursor, 4);
+});
+
+test("changed blocks are reported once and then cleared", () => {
+  const run = runTo(1);
+  assert.deepEqual(drainChanged(run).sort(), [1, 2]);
+  assert.deepEqual(drainChanged(run), []);
+});
+
+test("an eviction clears the cached mark of a free block", () => {
+  const run = runTo(4);
+  applyRecord(run, {
+    ...RECORDS[4], step: 5, iter: 5, preempted: [], new_blocks: { b: [2] },
+    kv_events: [{ type: "BlockRemoved", block_ids: [2], req: null }], freed_blocks: [],
+    running: ["b"], waiting: [],
+  });
+  assert.equal(run.cached[2], 0);
+  assert.equal(run.owner[2], 1);
+});
+
+test("hostile ids are kept verbatim as data", () => {
+  const evil = "<img src=x onerror=alert(1)>";
+  const run = createRun({ num_gpu_blocks: 4, block_size: 4, requests: [{ id: evil }] });
+  assert.equal(run.ids[0], evil);
+  assert.equal(run.index.get(evil), 0);
+});

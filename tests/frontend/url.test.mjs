@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import test from "node:test";
+
+import {
+  clampSpeed, formatScenario, nextSpeed, parseScenario,
+} from "../../frontend/static/js/state/url.js";
+
+test("a scenario survives the round trip through the query string", () => {
+  const s = {
+    preset: "chunked", view: "compare", speed: 2.5, step: 40,
+    config: { max_num_batched_tokens: 512, enable_prefix_caching: false, model: "llama-3.1-8b" },
+    compare: [{ policy: "vllm-v1" }, { policy: "vllm-v0" }],
+  };
+  assert.deepEqual(parseScenario(formatScenario(s)), s);
+});
+
+test("defaults stay out of the URL", () => {
+  assert.equal(formatScenario({ view: "explore", speed: 1, config: {}, compare: [] }), "");
+});
+
+test("bad values fall back to safe defaults", () => {
+  const s = parseScenario("?view=<script>&speed=9999&step=1.5&compare=not-json");
+  assert.equal(s.view, "explore");
+  assert.equal(s.speed, 100);
+  assert.equal(s.step, null);
+  assert.deepEqual(s.compare, []);
+});
+
+test("compare keeps at most four object configs", () => {
+  const list = JSON.stringify([{}, 1, { a: 1 }, {}, {}, {}, {}]);
+  assert.equal(parseScenario(`?compare=${encodeURIComponent(list)}`).compare.length, 4);
+});
+
+test("speeds clamp to 0.1x-100x and step along the ladder", () => {
+  assert.equal(clampSpeed(0), 0.1);
+  assert.equal(clampSpeed(NaN), 1);
+  assert.equal(nextSpeed(1, 1), 2);
+  assert.equal(nextSpeed(1, -1), 0.5);
+  assert.equal(nextSpeed(100, 1), 100);
+  assert.equal(nextSpeed(0.1, -1), 0.1);
+  assert.equal(nextSpeed(3, -1), 2);
+});
