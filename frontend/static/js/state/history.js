@@ -130,15 +130,16 @@ export function appendRecord(h, rec, run = null) {
   const row = {
     t_s: t1, step: rec.step, num_scheduled_tokens: rec.scheduled.reduce((a, e) => a + e.n, 0),
     output_tokens_per_s: rollingRate(h, rec, t1, tokens),
-    ttft_p50_ms: ttft50, ttft_p99_ms: ttft99, itl_p50_ms: itl50, itl_p99_ms: itl99,
+    ttft_p50_ms: orNull(ttft50), ttft_p99_ms: orNull(ttft99),
+    itl_p50_ms: orNull(itl50), itl_p99_ms: orNull(itl99),
     kv_usage_pct: rec.kv_usage * 100,
     num_running: rec.running.length - rec.finished.length,
     num_waiting: rec.waiting.length - countIn(rec.waiting, h.preempted),
     num_preempted: countIn(rec.waiting, h.preempted),
     num_preemptions_total: tot.preemptions,
     throughput_tok_per_s: elapsed > 0 ? tot.tokens / elapsed : 0,
-    mean_ttft_ms: tot.ttft_count ? tot.ttft_sum_ms / tot.ttft_count : NaN,
-    p99_itl_ms: h.itlAll.percentile(99),
+    mean_ttft_ms: tot.ttft_count ? tot.ttft_sum_ms / tot.ttft_count : null,
+    p99_itl_ms: orNull(h.itlAll.percentile(99)),
     kv_waste_pct: tot.slots > 0 ? (100 * tot.waste) / tot.slots : 0,
   };
   for (const c of COLUMNS) h.cols[c].push(row[c]);
@@ -152,4 +153,9 @@ function countIn(list, set) {
   let n = 0;
   for (const id of list) if (set.has(id)) n += 1;
   return n;
+}
+
+// Charts read null as a gap; NaN would poison their scales.
+function orNull(v) {
+  return Number.isNaN(v) ? null : v;
 }

@@ -1,0 +1,78 @@
+// Time series over simulated time with uPlot: output tokens/s, TTFT and ITL p50/p99 (rolling),
+// KV usage, queue depths and preemptions. Units on every axis; a line marks the cursor.
+// uPlot is passed in (the page imports it from the npm package the app serves).
+
+export const CHART_SPECS = [
+  { key: "throughput", title: "Output tokens/s (rolling)", unit: "tokens/s",
+    series: [["output_tokens_per_s", "output tokens/s", "#0072b2"]] },
+  { key: "ttft", title: "TTFT p50 / p99 (rolling)", unit: "ms",
+    series: [["ttft_p50_ms", "TTFT p50", "#117733"], ["ttft_p99_ms", "TTFT p99", "#882255"]] },
+  { key: "itl", title: "ITL p50 / p99 (rolling)", unit: "ms",
+    series: [["itl_p50_ms", "ITL p50", "#44aa99"], ["itl_p99_ms", "ITL p99", "#cc6677"]] },
+  { key: "kv", title: "KV cache usage", unit: "% of blocks", range: [0, 100],
+    series: [["kv_usage_pct", "KV usage", "#332288"]] },
+  { key: "queues", title: "Queues and preemptions", unit: "requests",
+    series: [["num_running", "running", "#0072b2"], ["num_waiting", "waiting", "#e69f00"],
+      ["num_preempted", "preempted", "#d55e00"], ["num_preemptions_total", "preemptions (total)",
+        "#999933"]] },
+];
+
+function options(spec, width, height, theme) {
+  const axis = { stroke: theme.ink, grid: { stroke: theme.grid }, ticks: { stroke: theme.grid } };
+  return {
+    width, height,
+    title: spec.title,
+    scales: { x: { time: false }, y: spec.range ? { range: spec.range } : {} },
+    axes: [
+      { ...axis, label: "simulated time (s)" },
+      { ...axis, label: spec.unit, size: 56 },
+    ],
+    series: [
+      { label: "t (s)", value: (u, v) => (v == null ? "-" : v.toFixed(3)) },
+      ...spec.series.map(([, label, stroke]) => ({
+        label, stroke, width: 2, spanGaps: true,
+        value: (u, v) => (v == null ? "-" : v.toFixed(1)),
+      })),
+    ],
+    legend: { show: true },
+  };
+}
+
+/** One uPlot per spec inside `container`; returns {update(history, cursor_s), resize(w), charts}. */
+export function createCharts(uPlot, container, theme, specs = CHART_SPECS, width = 420) {
+  const charts = specs.map((spec) => {
+    const el = container.ownerDocument.createElement("div");
+    el.className = "chart";
+    el.dataset.chart = spec.key;
+    container.appendChild(el);
+    const data = [[], ...spec.series.map(() => [])];
+    const u = new uPlot(options(spec, width, 170, theme), data, el);
+    const marker = container.ownerDocument.createElement("div");
+    marker.className = "chart-cursor";
+    u.over.appendChild(marker);
+    return { spec, u, marker, el, length: -1 };
+  });
+  return {
+    charts,
+    update: (history, cursor_s) => updateCharts(charts, history, cursor_s),
+    resize: (w) => charts.forEach((c) => c.u.setSize({ width: w, height: 170 })),
+    destroy: () => charts.forEach((c) => { c.u.destroy(); c.el.remove(); }),
+  };
+}
+
+function updateCharts(charts, history, cursor_s) {
+  for (const c of charts) {
+    if (c.length !== history.length) {
+      c.length = history.length;
+      c.u.setData([history.cols.t_s, ...c.spec.series.map(([col]) => history.cols[col])]);
+    }
+    const x = cursor_s == null ? NaN : c.u.valToPos(cursor_s, "x");
+    c.marker.style.display = Number.isFinite(x) ? "block" : "none";
+    if (Number.isFinite(x)) c.marker.style.left = `${x}px`;
+  }
+}
+
+/** The number of points a chart holds, for tests: page state, not pixels. */
+export function chartPoints(c) {
+  return c.u.data[0].length;
+}

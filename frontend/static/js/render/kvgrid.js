@@ -1,0 +1,177 @@
+// The block pool on a canvas: one cell per physical KV block, coloured by owning request, filled
+// from the bottom by how many of its token slots hold state, with marks for shared (ref > 1)
+// and prefix-cached blocks and the null block. Only changed cells are repainted.
+//
+//   cell:  +------+  top-left dot: shared (ref count > 1)
+//          |.    ^|  top-right notch: holds a prefix-cache hash
+//          |######|  solid part: filled token slots; pale part: empty slots
+//          +------+  free cached block: pale tint of its last owner
+
+import { blockAt, cellOrigin, gridLayout } from "./layout.js";
+import { packedFor, rgbFor } from "../state/palette.js";
+
+const FLASH_MS = 450;
+
+function pack(r, g, b, a = 255) {
+  return ((a << 24) | (b << 16) | (g << 8) | r) >>> 0;
+}
+
+function tint([r, g, b], k) {
+  return pack(...[r, g, b].map((c) => Math.round(c + (255 - c) * k)));
+}
+
+/** Colours for one theme; projection mode passes a dark one. */
+export function gridTheme(dark = false) {
+  return dark
+    ? { free: pack(38, 42, 48), nul: pack(90, 90, 90), mark: pack(255, 255, 255),
+      flash: pack(255, 255, 255), bg: pack(0, 0, 0), emptyTint: 0.55 }
+    : { free: pack(230, 233, 237), nul: pack(110, 110, 110), mark: pack(0, 0, 0),
+      flash: pack(0, 0, 0), bg: pack(255, 255, 255), emptyTint: 0.7 };
+}
+
+export class KvGrid {
+  constructor(canvas) {
+    this.canvas = canvas;
+    this.ctx = canvas.getContext("2d");
+    this.layout = null;
+    this.image = null;
+    this.pixels = null;
+    this.theme = gridTheme(false);
+    this.colourCache = new Map();
+    this.flashUntil = null;
+    this.flashing = new Set();
+    this.numBlocks = 0;
+  }
+
+  /** Size the canvas for `numBlocks`; returns the layout. */
+  resize(numBlocks, width, maxHeight) {
+    this.numBlocks = numBlocks;
+    this.layout = gridLayout(numBlocks, width, maxHeight);
+    this.canvas.width = this.layout.width;
+    this.canvas.height = this.layout.height;
+    this.image = this.ctx.createImageData(this.layout.width, this.layout.height);
+    this.pixels = new Uint32Array(this.image.data.buffer);
+    this.pixels.fill(this.theme.bg);
+    this.flashUntil = new Float64Array(numBlocks);
+    this.flashing.clear();
+    return this.layout;
+  }
+
+  setTheme(dark) {
+    this.theme = gridTheme(dark);
+    this.colourCache.clear();
+  }
+
+  colours(index) {
+    let c = this.colourCache.get(index);
+    if (!c) {
+      const rgb = rgbFor(index);
+      c = { solid: packedFor(index), empty: tint(rgb, this.theme.emptyTint), cachedFree: tint(rgb, 0.82) };
+      this.colourCache.set(index, c);
+    }
+    return c;
+  }
+
+  /** Repaint all cells (after a resize, a theme change or a keyframe). */
+  drawAll(run, now = 0) {
+    this.pixels.fill(this.theme.bg);
+    for (let b = 0; b < run.numBlocks; b++) this.paintCell(run, b, false);
+    this.ctx.putImageData(this.image, 0, 0);
+  }
+
+  /** Repaint the given cells and any whose flash is running; true while flashes remain. */
+  drawChanged(run, blocks, now, animate = true) {
+    if (animate) for (const b of blocks) this.flashUntil[b] = now + FLASH_MS;
+    for (const b of blocks) {
+      this.paintCell(run, b, animate);
+      if (animate) this.flashing.add(b);
+    }
+    for (const b of this.flashing) {
+      const on = this.flashUntil[b] > now;
+      this.paintCell(run, b, on);
+      if (!on) this.flashing.delete(b);
+    }
+    if (blocks.length || this.flashing.size || this.flashWasOn) this.ctx.putImageData(this.image, 0, 0);
+    this.flashWasOn = this.flashing.size > 0;
+    return this.flashing.size > 0;
+  }
+
+  paintCell(run, b, flash) {
+    const { cell, cols, pitch } = this.layout;
+    const w = this.layout.width;
+    const x0 = (b % cols) * pitch;
+    const y0 = Math.floor(b / cols) * pitch;
+    const px = this.pixels;
+    const owner = run.owner[b];
+    let top, bottom;
+    const filledRows = owner >= 0 ? Math.round((run.fill[b] / run.blockSize) * cell) : 0;
+    if (b === 0) top = bottom = this.theme.nul;
+    else if (owner >= 0) ({ empty: top, solid: bottom } = this.colours(owner));
+    else if (run.cached[b] && run.lastOwner[b] >= 0) top = bottom = this.colours(run.lastOwner[b]).cachedFree;
+    else top = bottom = this.theme.free;
+    for (let y = 0; y < cell; y++) {
+      const colour = y >= cell - filledRows ? bottom : top;
+      const row = (y0 + y) * w + x0;
+      for (let x = 0; x < cell; x++) px[row + x] = colour;
+    }
+    this.paintMarks(run, b, x0, y0, flash);
+  }
+
+  paintMarks(run, b, x0, y0, flash) {
+    const { cell } = this.layout;
+    const w = this.layout.width;
+    const px = this.pixels;
+    const mark = this.theme.mark;
+    if (b === 0) {
+      for (let i = 0; i < cell; i++) px[(y0 + i) * w + x0 + i] = this.theme.bg; // null: a slash
+    }
+    const dot = Math.max(1, Math.floor(cell / 4));
+    if (run.ref[b] > 1) {
+      for (let y = 0; y < dot; y++) for (let x = 0; x < dot; x++) px[(y0 + y) * w + x0 + x] = mark;
+    }
+    if (run.cached[b] && cell >= 3) {
+      for (let y = 0; y < dot; y++) {
+        for (let x = cell - dot + y; x < cell; x++) px[(y0 + y) * w + x0 + x] = mark;
+      }
+    }
+    if (flash && cell >= 4) {
+      for (let i = 0; i < cell; i++) {
+        px[y0 * w + x0 + i] = this.theme.flash;
+        px[(y0 + cell - 1) * w + x0 + i] = this.theme.flash;
+        px[(y0 + i) * w + x0] = this.theme.flash;
+        px[(y0 + i) * w + x0 + cell - 1] = this.theme.flash;
+      }
+    }
+  }
+
+  blockAt(x, y) {
+    return this.layout ? blockAt(this.layout, this.numBlocks, x, y) : -1;
+  }
+
+  cellOrigin(b) {
+    return cellOrigin(this.layout, b);
+  }
+}
+
+/** Outline the blocks of one request's table on the overlay canvas, numbered by logical index. */
+export function drawHighlight(overlay, grid, table, ink = "#000") {
+  const ctx = overlay.getContext("2d");
+  overlay.width = grid.canvas.width;
+  overlay.height = grid.canvas.height;
+  ctx.clearRect(0, 0, overlay.width, overlay.height);
+  if (!table) return;
+  const { cell } = grid.layout;
+  ctx.lineWidth = Math.max(1, Math.min(3, cell / 5));
+  ctx.strokeStyle = ink;
+  ctx.font = `${Math.max(8, Math.floor(cell * 0.55))}px sans-serif`;
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  for (const { logical, block } of table) {
+    const [x, y] = grid.cellOrigin(block);
+    ctx.strokeRect(x + 0.5, y + 0.5, cell - 1, cell - 1);
+    if (cell >= 14) {
+      ctx.fillStyle = ink;
+      ctx.fillText(String(logical), x + cell / 2, y + cell / 2);
+    }
+  }
+}
