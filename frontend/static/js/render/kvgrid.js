@@ -53,6 +53,8 @@ export class KvGrid {
     this.pixels = new Uint32Array(this.image.data.buffer);
     this.pixels.fill(this.theme.bg);
     this.flashUntil = new Float64Array(numBlocks);
+    this.shownOwner = new Int32Array(numBlocks).fill(-1);
+    this.shownCached = new Uint8Array(numBlocks);
     this.flashing.clear();
     return this.layout;
   }
@@ -73,18 +75,25 @@ export class KvGrid {
   }
 
   /** Repaint all cells (after a resize, a theme change or a keyframe). */
-  drawAll(run, now = 0) {
+  drawAll(run) {
     this.pixels.fill(this.theme.bg);
+    this.shownOwner.set(run.owner);
+    this.shownCached.set(run.cached);
     for (let b = 0; b < run.numBlocks; b++) this.paintCell(run, b, false);
     this.ctx.putImageData(this.image, 0, 0);
   }
 
-  /** Repaint the given cells and any whose flash is running; true while flashes remain. */
+  /** Repaint the given cells and any whose flash is running; true while flashes remain.
+   * A cell flashes when its owner changed (allocated, freed, evicted), not when it fills. */
   drawChanged(run, blocks, now, animate = true) {
-    if (animate) for (const b of blocks) this.flashUntil[b] = now + FLASH_MS;
     for (const b of blocks) {
-      this.paintCell(run, b, animate);
-      if (animate) this.flashing.add(b);
+      const flash = animate && (this.shownOwner[b] !== run.owner[b] || this.cachedShown(run, b));
+      this.shownOwner[b] = run.owner[b];
+      if (flash) {
+        this.flashUntil[b] = now + FLASH_MS;
+        this.flashing.add(b);
+      }
+      this.paintCell(run, b, flash);
     }
     for (const b of this.flashing) {
       const on = this.flashUntil[b] > now;
@@ -94,6 +103,12 @@ export class KvGrid {
     if (blocks.length || this.flashing.size || this.flashWasOn) this.ctx.putImageData(this.image, 0, 0);
     this.flashWasOn = this.flashing.size > 0;
     return this.flashing.size > 0;
+  }
+
+  cachedShown(run, b) {
+    const was = this.shownCached[b];
+    this.shownCached[b] = run.cached[b];
+    return was === 1 && run.cached[b] === 0; // an eviction
   }
 
   paintCell(run, b, flash) {

@@ -1,0 +1,314 @@
+// Entry module: reads the boot data, opens one session per pane, and wires transport, state,
+// rendering and input together. Everything else is a module that does one of those.
+
+import { openLink } from "./ui/link.js";
+import { ExploreView } from "./ui/explore.js";
+import { CompareView } from "./ui/compare.js";
+import { actionForKey, sliderToSpeed, speedToSlider } from "./ui/keys.js";
+import { buildForm, collect, fillPresets, CONFIG_FIELDS, SYNTHETIC_FIELDS } from "./ui/panels.js";
+import { caption } from "./state/caption.js";
+import { historyIndexAt } from "./state/select.js";
+import { applyRecords, createPane, createStore, markDirty, onFrame, resetPane } from "./state/store.js";
+import { clampSpeed, formatScenario, nextSpeed, parseScenario } from "./state/url.js";
+
+const doc = document;
+const $ = (id) => doc.getElementById(id);
+const boot = JSON.parse($("boot").textContent);
+const scenario = parseScenario(location.search);
+if (!scenario.preset) scenario.preset = boot.preset ?? boot.presets?.[0]?.name ?? "demo";
+const store = createStore((cb) => requestAnimationFrame(cb));
+const links = [];
+let uPlot = null;
+let explore = null;
+let compare = null;
+
+function setText(id, text) {
+  const el = $(id);
+  if (el && el.textContent !== text) el.textContent = text;
+}
+
+function showError(message) {
+  const el = $("error");
+  el.hidden = !message;
+  el.textContent = message ?? "";
+}
+
+function paneConfigs() {
+  if (scenario.view !== "compare") return [scenario.config];
+  const list = scenario.compare.length >= 2 ? scenario.compare
+    : [{ policy: "vllm-v1" }, { policy: "vllm-v0" }];
+  return list.map((c) => ({ ...scenario.config, ...c }));
+}
+
+function labelFor(config) {
+  const parts = Object.entries(config).map(([k, v]) => `${k}=${v}`);
+  return parts.length ? parts.join(", ") : "defaults";
+}
+
+function handle(i, msg) {
+  if (msg.type === "init") {
+    const pane = resetPane(store, i, msg);
+    pane.label = labelFor(paneConfigs()[i] ?? {});
+    pane.status = "ready";
+    showError(null);
+    if (i === 0 && Number.isInteger(scenario.step) && scenario.step > 0) send(i, { type: "seek", step: scenario.step });
+  } else if (msg.type === "step") {
+    applyRecords(store, i, msg.records ?? (msg.record ? [msg.record] : []));
+  } else if (msg.type === "keyframe") {
+    applyKeyframeMsg(i, msg);
+  } else if (msg.type === "done") {
+    const pane = store.panes[i];
+    if (pane) Object.assign(pane, { status: "done", summary: msg.summary ?? null, playing: false });
+    markDirty(store, "controls");
+  } else if (msg.type === "error") {
+    const pane = store.panes[i];
+    if (pane) pane.error = msg.message;
+    showError(msg.message);
+  }
+}
+
+async function applyKeyframeMsg(i, msg) {
+  const { applyKeyframe } = await import("./state/keyframe.js");
+  const pane = store.panes[i];
+  if (pane) applyKeyframe(pane.run, msg);
+  markDirty(store, "all");
+}
+
+function send(i, msg) {
+  links[i]?.send(msg);
+}
+
+function sendAll(msg) {
+  links.forEach((l) => l.send(msg));
+}
+
+function connect() {
+  links.splice(0).forEach((l) => l.close());
+  store.panes = [];
+  paneConfigs().forEach((config, i) => {
+    store.panes.push(createPane({ num_gpu_blocks: 1, block_size: 16, requests: [] }, labelFor(config)));
+    links.push(openLink(boot, {
+      onOpen: () => {
+        setText("conn", "connected");
+        send(i, { type: "configure", config, workload: workloadSpec() });
+      },
+      onMessage: (msg) => handle(i, msg),
+      onClose: () => setText("conn", "disconnected"),
+    }));
+  });
+}
+
+function workloadSpec() {
+  if (scenario.preset === "synthetic") return { synthetic: scenario.synthetic ?? {} };
+  if (scenario.trace) return { trace: scenario.trace };
+  return { preset: scenario.preset };
+}
+
+// --- playback -------------------------------------------------------------------------------
+
+function lead() {
+  return store.panes[0];
+}
+
+function play() {
+  store.panes.forEach((p) => { p.playing = true; });
+  sendAll({ type: "play", speed: scenario.speed });
+  markDirty(store, "controls");
+}
+
+function pause() {
+  store.panes.forEach((p) => { p.playing = false; });
+  sendAll({ type: "pause" });
+  markDirty(store, "controls");
+}
+
+function stepBy(n) {
+  pause();
+  if (n > 0) return sendAll({ type: "step", n });
+  store.panes.forEach((p, i) => {
+    const idx = historyIndexAt(p.history, p.run.cursor);
+    const target = p.history.cols.step[Math.max(0, idx + n)] ?? 0;
+    send(i, { type: "seek", step: target });
+  });
+}
+
+function seekIndex(index) {
+  const p = lead();
+  if (!p) return;
+  const step = p.history.cols.step[Math.min(index, p.history.length - 1)] ?? index;
+  if (scenario.view === "compare") return seekTime(p.history.cols.t_s[index] ?? 0);
+  send(0, { type: "seek", step });
+  scenario.step = step;
+  updateUrl();
+}
+
+// Compare panes run on different clocks; a scrub moves each to the same simulated time.
+function seekTime(t) {
+  store.panes.forEach((p, i) => {
+    const ts = p.history.cols.t_s;
+    let j = 0;
+    while (j + 1 < ts.length && ts[j + 1] <= t) j += 1;
+    send(i, { type: "seek", step: p.history.cols.step[j] ?? 0 });
+  });
+}
+
+function setSpeed(x) {
+  scenario.speed = clampSpeed(x);
+  if (store.panes.some((p) => p.playing)) sendAll({ type: "play", speed: scenario.speed });
+  updateUrl();
+  markDirty(store, "controls");
+}
+
+function updateUrl() {
+  const url = formatScenario(scenario);
+  if (url !== location.search) history.replaceState(null, "", location.pathname + url);
+}
+
+export const api = { play, pause, stepBy, seekIndex, setSpeed, send, sendAll, store, scenario };
+
+// --- views and input ------------------------------------------------------------------------
+
+function setView(view) {
+  const old = scenario.view;
+  scenario.view = view;
+  doc.body.classList.toggle("projection", view === "projection");
+  $("explore").hidden = view === "compare";
+  $("compare").hidden = view !== "compare";
+  $("keys").hidden = view !== "projection";
+  for (const b of doc.querySelectorAll("[data-view]")) b.setAttribute("aria-pressed", String(b.dataset.view === view));
+  explore?.setDark(view === "projection");
+  updateUrl();
+  if ((old === "compare") !== (view === "compare")) connect();
+  markDirty(store, "all");
+}
+
+function onKey(ev) {
+  if (ev.target.closest?.("input[type=text], select, textarea")) return;
+  const a = actionForKey(ev);
+  if (!a) return;
+  ev.preventDefault();
+  if (a.type === "toggle") (store.panes.some((p) => p.playing) ? pause : play)();
+  else if (a.type === "step") stepBy(a.n);
+  else if (a.type === "seek") seekIndex(0);
+  else if (a.type === "seek_end") seekIndex((lead()?.history.length ?? 1) - 1);
+  else if (a.type === "speed") setSpeed(nextSpeed(scenario.speed, a.dir));
+  else if (a.type === "view") setView(a.toggle && scenario.view === a.view ? "explore" : a.view);
+  else if (a.type === "lesson") applyConfig({ ...scenario.config, ...a.mode.config });
+}
+
+function applyConfig(config) {
+  scenario.config = config;
+  scenario.step = null;
+  updateUrl();
+  store.panes.forEach((p, i) => send(i, { type: "configure", config: { ...config, ...(paneConfigs()[i] ?? {}) }, workload: workloadSpec() }));
+}
+
+function bindControls() {
+  $("btn-play").addEventListener("click", () => (store.panes.some((p) => p.playing) ? pause : play)());
+  $("btn-fwd").addEventListener("click", () => stepBy(1));
+  $("btn-back").addEventListener("click", () => stepBy(-1));
+  $("speed").addEventListener("input", (ev) => setSpeed(sliderToSpeed(ev.target.value)));
+  $("scrub").addEventListener("change", (ev) => seekIndex(Number(ev.target.value)));
+  for (const b of doc.querySelectorAll("[data-view]")) b.addEventListener("click", () => setView(b.dataset.view));
+  doc.addEventListener("keydown", onKey);
+  bindPanels();
+}
+
+function bindPanels() {
+  buildForm($("config-form"), CONFIG_FIELDS, { ...(boot.config ?? {}), ...scenario.config });
+  buildForm($("synthetic"), SYNTHETIC_FIELDS, boot.synthetic_defaults ?? {});
+  fillPresets($("preset"), boot.presets ?? [], scenario.preset);
+  $("preset").addEventListener("change", (ev) => {
+    const p = (boot.presets ?? []).find((x) => x.name === ev.target.value);
+    setText("preset-about", p?.description ?? "");
+  });
+  $("apply").addEventListener("click", (ev) => {
+    ev.preventDefault();
+    const { config, synthetic, errors } = collect($("config-form"), $("workload-form"));
+    const messages = Object.values(errors);
+    $("form-errors").hidden = messages.length === 0;
+    $("form-errors").textContent = messages.join("\n");
+    if (messages.length) return;
+    scenario.preset = $("preset").value;
+    scenario.synthetic = synthetic;
+    applyConfig(config);
+  });
+  $("upload").addEventListener("change", (ev) => upload(ev.target.files[0]));
+}
+
+async function upload(file) {
+  if (!file) return;
+  setText("upload-status", `uploading ${file.name}…`);
+  const body = new FormData();
+  body.append("file", file);
+  try {
+    const res = await fetch(boot.upload_url ?? "/api/traces", { method: "POST", body });
+    const data = await res.json().catch(() => ({}));
+    if (!res.ok) throw new Error(data.detail?.message ?? data.detail ?? data.message ?? `HTTP ${res.status}`);
+    setText("upload-status", `${file.name}: ${data.num_requests ?? "?"} requests`);
+    scenario.trace = data.trace_id ?? data.id;
+    applyConfig(scenario.config);
+  } catch (err) {
+    setText("upload-status", "");
+    showError(`Upload failed: ${typeof err.message === "string" ? err.message : JSON.stringify(err.message)}`);
+  }
+}
+
+// --- drawing --------------------------------------------------------------------------------
+
+function drawControls() {
+  const p = lead();
+  const playing = store.panes.some((x) => x.playing);
+  setText("btn-play", playing ? "\u275a\u275a Pause" : "\u25b6 Play");
+  setText("speed-out", `${scenario.speed}x`);
+  const slider = $("speed");
+  if (doc.activeElement !== slider) slider.value = String(speedToSlider(scenario.speed));
+  if (!p) return;
+  const rec = p.run.record;
+  const idx = historyIndexAt(p.history, p.run.cursor);
+  const scrub = $("scrub");
+  scrub.max = String(Math.max(0, p.history.length - 1, (p.init.num_records ?? 0) - 1));
+  if (doc.activeElement !== scrub) scrub.value = String(Math.max(0, idx));
+  setText("step-out", rec ? `${rec.step}` : "-");
+  setText("clock", rec ? `t = ${(rec.time_s + rec.step_time_ms / 1000).toFixed(3)} s` : "t = 0.000 s");
+  const source = p.run.source;
+  setText("source-label", source);
+  $("source-label").dataset.source = source;
+  setText("scenario-name", `${scenario.preset}${p.status === "done" ? " · run complete" : ""}`);
+  setText("caption", caption(p.run, rec));
+}
+
+function draw(dirty) {
+  const now = performance.now();
+  drawControls();
+  let again = false;
+  if (scenario.view === "compare") compare?.draw(dirty, store.panes, now);
+  else if (lead()) again = explore.draw(dirty, lead(), now);
+  if (again) markDirty(store, "anim");
+}
+
+function onSelect(sel) {
+  if (sel.request !== undefined) explore.selected = sel.request;
+  if (sel.fromBlock !== undefined && lead()) {
+    const owner = lead().run.owner[sel.fromBlock];
+    explore.selected = owner >= 0 ? lead().run.ids[owner] : null;
+  }
+  markDirty(store, sel.block !== undefined ? "hover" : "select");
+}
+
+async function start() {
+  try {
+    uPlot = (await import("uplot")).default;
+  } catch (err) {
+    showError(`Charts unavailable: ${err.message}`);
+  }
+  explore = new ExploreView(doc, uPlot, onSelect);
+  compare = new CompareView($("compare"), uPlot);
+  onFrame(store, draw);
+  bindControls();
+  setView(scenario.view);
+  connect();
+  window.__servescope = { store, api, explore: () => explore, compare: () => compare };
+}
+
+start();

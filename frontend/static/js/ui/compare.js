@@ -1,0 +1,94 @@
+// Compare mode: 2-4 configs on one workload side by side, each with its pool and batch, and the
+// lesson's table (throughput, mean TTFT, P99 ITL, KV waste) updating live at each cursor.
+
+import { drawBatchBar } from "../render/batch.js";
+import { createCharts } from "../render/charts.js";
+import { KvGrid } from "../render/kvgrid.js";
+import { drainChanged } from "../state/reduce.js";
+import { batchView, lanes, lessonRow } from "../state/select.js";
+import { themeColours } from "./explore.js";
+
+const fmt = (v, digits = 1) => (v == null || Number.isNaN(v) ? "-" : v.toFixed(digits));
+
+const THROUGHPUT_CHART = [{ key: "throughput", title: "Output tokens/s", unit: "tokens/s",
+  series: [["output_tokens_per_s", "output tokens/s", "#0072b2"]] }];
+
+export class CompareView {
+  constructor(root, uPlot) {
+    this.root = root;
+    this.doc = root.ownerDocument;
+    this.uPlot = uPlot;
+    this.panes = [];
+    this.theme = themeColours(false);
+  }
+
+  build(panes) {
+    const box = this.root.querySelector("#compare-panes");
+    for (const p of this.panes) p.charts?.destroy();
+    box.replaceChildren();
+    this.panes = panes.map((pane, i) => {
+      const el = this.doc.createElement("section");
+      el.className = "pane panel";
+      el.dataset.pane = String(i);
+      const title = this.doc.createElement("h3");
+      const kv = this.doc.createElement("canvas");
+      kv.className = "kv";
+      const bar = this.doc.createElement("canvas");
+      bar.className = "batch-bar";
+      const info = this.doc.createElement("p");
+      info.className = "info";
+      const charts = this.doc.createElement("div");
+      el.append(title, kv, bar, info, charts);
+      box.appendChild(el);
+      const c = this.uPlot ? createCharts(this.uPlot, charts, this.theme, THROUGHPUT_CHART, 300) : null;
+      return { el, title, kv, bar, info, grid: new KvGrid(kv), charts: c, sized: null };
+    });
+  }
+
+  draw(dirty, panes, now) {
+    if (this.panes.length !== panes.length || dirty.has("all")) this.build(panes);
+    panes.forEach((pane, i) => this.drawPane(this.panes[i], pane, now));
+    this.drawTable(panes);
+  }
+
+  drawPane(view, pane, now) {
+    const { run, history } = pane;
+    const width = Math.max(200, view.el.clientWidth - 24);
+    const key = `${run.numBlocks}:${width}`;
+    view.title.textContent = pane.label;
+    if (view.sized !== key) {
+      view.sized = key;
+      view.grid.resize(run.numBlocks, width, 260);
+      drainChanged(run);
+      view.grid.drawAll(run, now);
+    } else {
+      view.grid.drawChanged(run, drainChanged(run), now, false);
+    }
+    const batch = batchView(run);
+    drawBatchBar(view.bar, batch, this.theme);
+    const l = lanes(run);
+    const rec = run.record;
+    view.info.textContent = rec
+      ? `step ${rec.step} · t = ${(rec.time_s + rec.step_time_ms / 1000).toFixed(3)} s · ` +
+        `running ${l.running.length} · waiting ${l.waiting.length} · preempted ${l.preempted.length}` +
+        (pane.status === "done" ? " · done" : "")
+      : "waiting for the server…";
+    view.charts?.update(history, rec ? rec.time_s + rec.step_time_ms / 1000 : undefined);
+  }
+
+  drawTable(panes) {
+    const body = this.root.querySelector("#lesson tbody");
+    const rows = panes.map((pane) => {
+      const row = lessonRow(pane.run, pane.history);
+      const tr = this.doc.createElement("tr");
+      for (const text of [pane.label, fmt(row.output_throughput, 0), fmt(row.mean_ttft_ms),
+        fmt(row.p99_itl_ms), fmt(row.kv_waste_pct)]) {
+        const td = this.doc.createElement("td");
+        td.textContent = text;
+        tr.appendChild(td);
+      }
+      return tr;
+    });
+    body.replaceChildren(...rows);
+  }
+}

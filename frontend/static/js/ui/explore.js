@@ -1,0 +1,166 @@
+// The explore view: wires one pane's state to the pool grid, block table, batch bar and strip,
+// lanes, timeline and charts, and draws only the parts a frame's dirty keys touched.
+
+import { drawBatchBar, drawStrip, STRIP_LENGTH } from "../render/batch.js";
+import { createCharts } from "../render/charts.js";
+import { drawHighlight, KvGrid } from "../render/kvgrid.js";
+import { drawQueues } from "../render/queues.js";
+import { drawTimeline, rowAt } from "../render/timeline.js";
+import { drainChanged } from "../state/reduce.js";
+import { batchView, blockInfo, blockTable, lanes, pastBatches, requestInfo } from "../state/select.js";
+
+const $ = (doc, id) => doc.getElementById(id);
+
+export function themeColours(dark) {
+  return dark
+    ? { ink: "#fff", muted: "#ccc", bg: "#000", track: "#222", grid: "#333", waiting: "#666",
+      stalled: "#444", preempted: "#ff6b5e", selected: "#333", cursor: "#ffd000", chunkEdge: "#fff" }
+    : { ink: "#1b1f24", muted: "#5b6470", bg: "#f7f8fa", track: "#e3e7eb", grid: "#e3e7eb",
+      waiting: "#b8bec6", stalled: "#dde1e6", preempted: "#d55e00", selected: "#e8eef7",
+      cursor: "#b3261e", chunkEdge: "#1b1f24" };
+}
+
+export class ExploreView {
+  constructor(doc, uPlot, onSelect) {
+    this.doc = doc;
+    this.el = {
+      grid: $(doc, "kv-grid"), overlay: $(doc, "kv-overlay"), poolInfo: $(doc, "pool-info"),
+      blockInfo: $(doc, "block-info"), blockTable: $(doc, "block-table"),
+      bar: $(doc, "batch-bar"), strip: $(doc, "batch-strip"), batchInfo: $(doc, "batch-info"),
+      timeline: $(doc, "timeline"), charts: $(doc, "charts"),
+      lanes: {
+        waiting: $(doc, "lane-waiting"), running: $(doc, "lane-running"),
+        preempted: $(doc, "lane-preempted"), waitingCount: $(doc, "waiting-count"),
+        runningCount: $(doc, "running-count"), preemptedCount: $(doc, "preempted-count"),
+      },
+    };
+    this.grid = new KvGrid(this.el.grid);
+    this.dark = false;
+    this.theme = themeColours(false);
+    this.uPlot = uPlot;
+    this.charts = uPlot ? createCharts(uPlot, this.el.charts, this.theme) : null;
+    this.selected = null;
+    this.hoverBlock = -1;
+    this.timelineLayout = null;
+    this.sized = null;
+    this.onSelect = onSelect;
+    this.bindPointer();
+  }
+
+  bindPointer() {
+    const { grid, timeline, lanes: l } = this.el;
+    grid.addEventListener("mousemove", (ev) => {
+      this.hoverBlock = this.grid.blockAt(ev.offsetX * (grid.width / grid.clientWidth),
+        ev.offsetY * (grid.height / grid.clientHeight));
+      this.onSelect({ block: this.hoverBlock });
+    });
+    grid.addEventListener("click", () => this.onSelect({ fromBlock: this.hoverBlock }));
+    timeline.addEventListener("click", (ev) => this.onSelect({ request: rowAt(this.timelineLayout, ev.offsetY) }));
+    for (const lane of [l.waiting, l.running, l.preempted]) {
+      lane.addEventListener("click", (ev) => {
+        const id = ev.target?.dataset?.request;
+        if (id !== undefined) this.onSelect({ request: id });
+      });
+    }
+  }
+
+  setDark(dark) {
+    this.dark = dark;
+    this.theme = themeColours(dark);
+    this.grid.setTheme(dark);
+    this.sized = null;
+    if (this.charts) {
+      this.charts.destroy();
+      this.charts = createCharts(this.uPlot, this.el.charts, this.theme, undefined, this.chartWidth());
+    }
+  }
+
+  chartWidth() {
+    return Math.max(260, Math.min(520, (this.el.charts.clientWidth || 520) - 8));
+  }
+
+  ensureSize(run) {
+    const width = Math.max(200, this.el.grid.parentElement.parentElement.clientWidth - 24);
+    const key = `${run.numBlocks}:${width}:${this.dark}`;
+    if (this.sized === key) return false;
+    this.sized = key;
+    this.grid.resize(run.numBlocks, width, this.dark ? 520 : 420);
+    return true;
+  }
+
+  /** Draw what `dirty` names for `pane`; returns true when an animation wants another frame. */
+  draw(dirty, pane, now) {
+    const { run, history } = pane;
+    const resized = this.ensureSize(run);
+    const all = dirty.has("all") || resized;
+    const step = all || dirty.has("step");
+    let animating = false;
+    if (all) {
+      drainChanged(run);
+      this.grid.drawAll(run, now);
+    } else {
+      animating = this.grid.drawChanged(run, step ? drainChanged(run) : [], now, pane.playing);
+    }
+    if (step || dirty.has("select") || dirty.has("hover")) this.drawSelection(run);
+    if (step) this.drawStep(pane);
+    return animating;
+  }
+
+  drawStep(pane) {
+    const { run, history } = pane;
+    const view = batchView(run);
+    drawBatchBar(this.el.bar, view, this.theme);
+    const past = pastBatches(run, history, STRIP_LENGTH);
+    drawStrip(this.el.strip, past, view.budget || run.record?.token_budget || 1, this.theme, run);
+    this.el.batchInfo.textContent = `${view.used} of ${view.budget} tokens · ` +
+      `${view.num_prefill_tokens ?? 0} prefill, ${view.num_decode_tokens ?? 0} decode · ` +
+      `${view.num_seqs} of ${view.max_num_seqs} seqs`;
+    const rec = run.record;
+    const used = rec ? rec.num_usable_blocks - rec.num_free_blocks : 0;
+    this.el.poolInfo.textContent = `${run.numBlocks} blocks of ${run.blockSize} tokens · ` +
+      `${used} in use` + (rec ? ` (${(rec.kv_usage * 100).toFixed(1)}%)` : "");
+    drawQueues(this.el.lanes, lanes(run), run);
+    const last = history.length - 1;
+    const cursorS = rec ? rec.time_s + rec.step_time_ms / 1000 : undefined;
+    this.timelineLayout = drawTimeline(this.el.timeline, run, history, {
+      t_end_s: last >= 0 ? history.cols.t_s[last] : undefined, cursor_s: cursorS,
+      selected: this.selected, theme: this.theme, maxHeight: 340,
+    });
+    if (this.charts) this.charts.update(history, cursorS);
+  }
+
+  drawSelection(run) {
+    const info = this.hoverBlock >= 0 ? blockInfo(run, this.hoverBlock) : null;
+    this.el.blockInfo.textContent = info ? describeBlock(info) : "Hover a block, click a request.";
+    const table = this.selected ? blockTable(run, this.selected) : null;
+    drawHighlight(this.el.overlay, this.grid, table, this.theme.ink);
+    this.drawTable(run, table);
+  }
+
+  drawTable(run, table) {
+    const box = this.el.blockTable;
+    box.replaceChildren();
+    if (!this.selected) return;
+    const r = requestInfo(run, this.selected);
+    const head = this.doc.createElement("div");
+    head.className = "slot";
+    head.textContent = r
+      ? `${r.id}: ${r.status}, ${r.num_computed_tokens} computed, ${r.num_output_tokens} out, ` +
+        `${r.num_cached_tokens} cached, block table:`
+      : `${this.selected}: unknown`;
+    box.appendChild(head);
+    for (const s of table ?? []) {
+      const el = this.doc.createElement("span");
+      el.className = "slot";
+      el.textContent = `${s.logical}\u2192${s.block}${s.ref > 1 ? ` \u00d7${s.ref}` : ""} (${s.fill})`;
+      box.appendChild(el);
+    }
+  }
+}
+
+function describeBlock(i) {
+  if (i.is_null) return `block 0: the null block, reserved by vLLM; never allocated`;
+  const who = i.owner !== null ? `owned by ${i.owner}` : "free";
+  const cache = i.cached ? `, prefix-cached${i.owner === null && i.last_owner ? ` (last held by ${i.last_owner})` : ""}` : "";
+  return `block ${i.block}: ${who}, ${i.fill}/${i.block_size} slots filled, ref count ${i.ref_count}${cache}`;
+}

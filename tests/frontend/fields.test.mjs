@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import test from "node:test";
+
+import { CONFIG_FIELDS, SYNTHETIC_FIELDS, parseField, validateForm } from "../../frontend/static/js/state/fields.js";
+
+const field = (name) => CONFIG_FIELDS.find((f) => f.name === name);
+
+test("block_size must be a power of two", () => {
+  assert.equal(parseField(field("block_size"), "16"), 16);
+  assert.throws(() => parseField(field("block_size"), "24"), /power of two, got 24/);
+  assert.throws(() => parseField(field("block_size"), "0"), /at least 1/);
+});
+
+test("numbers are checked for type and range with the value in the message", () => {
+  assert.throws(() => parseField(field("max_num_seqs"), "abc"), /expected a number, got "abc"/);
+  assert.throws(() => parseField(field("max_num_seqs"), "2.5"), /whole number, got 2.5/);
+  assert.throws(() => parseField(field("gpu_memory_utilization"), "0"), /greater than 0/);
+  assert.throws(() => parseField(field("gpu_memory_utilization"), "1.5"), /at most 1/);
+  assert.equal(parseField(field("gpu_memory_utilization"), "0.9"), 0.9);
+});
+
+test("nullable fields accept empty, others do not", () => {
+  assert.equal(parseField(field("num_gpu_blocks"), ""), null);
+  assert.throws(() => parseField(field("max_num_batched_tokens"), " "), /required/);
+});
+
+test("choices and booleans", () => {
+  assert.equal(parseField(field("policy"), "vllm-v0"), "vllm-v0");
+  assert.throws(() => parseField(field("policy"), "sglang"), /one of vllm-v1, vllm-v0/);
+  assert.equal(parseField(field("enable_prefix_caching"), false), false);
+  assert.equal(parseField(field("enable_prefix_caching"), "on"), true);
+});
+
+test("a form reports every bad field by its flag name", () => {
+  const { values, errors } = validateForm(CONFIG_FIELDS, {
+    block_size: "12", max_num_seqs: "8", allocator: "max", policy: "vllm-v1",
+    enable_prefix_caching: true,
+  });
+  assert.equal(values.max_num_seqs, 8);
+  assert.match(errors.block_size, /^block_size: must be a power of two/);
+  assert.match(errors.allocator, /cannot share prefix blocks/);
+});
+
+test("synthetic length ranges must be ordered", () => {
+  const { errors } = validateForm(SYNTHETIC_FIELDS, { prompt_len_min: "500", prompt_len_max: "100" });
+  assert.match(errors.prompt_len_max, /at least prompt_len_min \(500\)/);
+});
