@@ -1,0 +1,336 @@
+"""Import a `vllm serve` command line or engine-args JSON into an EngineConfig, resolving the
+defaults as vLLM 0.33 does (by GPU memory class), and list what was ignored and why."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from servescope import feature_matrix
+from servescope.core.config import EngineConfig
+
+BIG_GPU_GIB = 70  # vLLM's threshold for the larger batch defaults (A100s excluded)
+# (max_num_batched_tokens for the API server, for the LLM class, max_num_seqs)
+BIG_DEFAULTS = (8192, 16384, 1024)
+SMALL_DEFAULTS = (2048, 8192, 256)
+# Memory the device reports (GiB), by name fragment; the most specific fragment first.
+GPU_MEMORY_GIB = (("a100-40", 39.4), ("a100", 79.2), ("h100", 79.2), ("h200", 139.8),
+                  ("b200", 178.4), ("l40s", 44.4), ("l40", 44.4), ("l4", 22.0), ("a10", 22.0),
+                  ("mi300x", 191.5), ("mi325x", 255.5), ("t4", 14.6))
+
+SCHEDULING = {  # vLLM engine arg -> (EngineConfig field, type)
+    "max_num_seqs": ("max_num_seqs", "int"),
+    "max_num_batched_tokens": ("max_num_batched_tokens", "int"),
+    "block_size": ("block_size", "int"),
+    "enable_chunked_prefill": ("enable_chunked_prefill", "bool"),
+    "enable_prefix_caching": ("enable_prefix_caching", "bool"),
+    "long_prefill_token_threshold": ("long_prefill_token_threshold", "int"),
+    "max_model_len": ("max_model_len", "int"),
+    "num_gpu_blocks_override": ("num_gpu_blocks", "int"),
+    "gpu_memory_utilization": ("gpu_memory_utilization", "float"),
+    "tensor_parallel_size": ("tensor_parallel_size", "int"),
+    "dtype": ("dtype", "str"),
+    "quantization": ("quantization", "str"),
+    "kv_cache_dtype": ("kv_cache_dtype", "str"),
+    "scheduling_policy": ("scheduling_policy", "str"),
+    "model": ("model", "str"),
+}
+NOT_MODELLED = {  # flags that change scheduling or memory in ways the simulator does not model
+    "pipeline_parallel_size": "pipeline_parallel", "data_parallel_size": None,
+    "speculative_config": "speculative_decoding", "speculative_model": "speculative_decoding",
+    "num_speculative_tokens": "speculative_decoding", "enable_lora": "lora", "max_loras": "lora",
+    "max_lora_rank": "lora", "max_cpu_loras": "lora", "max_num_partial_prefills": None,
+    "max_long_partial_prefills": None, "cpu_offload_gb": "cpu_offload", "swap_space": "cpu_offload",
+    "kv_transfer_config": None, "async_scheduling": "async_scheduling", "preemption_mode": None,
+    "num_scheduler_steps": "multi_step", "scheduler_cls": None, "kv_cache_memory_bytes": None,
+    "enable_expert_parallel": None, "limit_mm_per_prompt": "multimodal", "task": "pooling",
+    "runner": "pooling", "enable_prompt_embeds": "prompt_embeds", "scheduler_delay_factor": None,
+    "disable_hybrid_kv_cache_manager": None, "max_num_encoder_input_tokens": None,
+}
+NO_EFFECT = {  # flags known to have no effect on scheduling decisions
+    "host", "port", "api_key", "served_model_name", "trust_remote_code", "download_dir",
+    "tokenizer", "tokenizer_mode", "revision", "code_revision", "tokenizer_revision", "seed",
+    "disable_log_requests", "enable_log_requests", "disable_log_stats", "uvicorn_log_level",
+    "chat_template", "enable_auto_tool_choice", "tool_call_parser", "reasoning_parser",
+    "load_format", "enforce_eager", "max_logprobs", "disable_frontend_multiprocessing",
+    "allowed_origins", "allowed_methods", "allowed_headers", "ssl_keyfile", "ssl_certfile",
+    "root_path", "middleware", "response_role", "guided_decoding_backend",
+    "structured_outputs_config", "distributed_executor_backend", "hf_token", "generation_config",
+    "override_generation_config", "max_parallel_loading_workers", "compilation_config",
+    "hf_overrides", "config_format", "worker_cls", "disable_custom_all_reduce",
+    "otlp_traces_endpoint", "collect_detailed_traces", "enable_chunked_prefill_warning",
+    "cuda_graph_sizes", "calculate_kv_scales", "hf_config_path", "chat_template_content_format",
+}
+BOOLEAN = {"enable_chunked_prefill", "enable_prefix_caching", "trust_remote_code", "enforce_eager",
+           "enable_lora", "async_scheduling", "disable_log_requests", "disable_log_stats",
+           "enable_log_requests", "enable_auto_tool_choice", "disable_frontend_multiprocessing",
+           "enable_expert_parallel", "enable_prompt_embeds", "disable_custom_all_reduce",
+           "calculate_kv_scales", "disable_hybrid_kv_cache_manager"}
+ALIASES = {"tp": "tensor_parallel_size", "pp": "pipeline_parallel_size", "q": "quantization",
+           "dp": "data_parallel_size", "O": "compilation_config"}
+
+
+class VllmArgsError(ValueError):
+    """The input is not a command line or engine-args JSON that can be read at all."""
+
+
+@dataclass
+class ImportResult:
+    config: EngineConfig
+    resolved: dict[str, dict[str, Any]] = field(default_factory=dict)  # field -> value, source
+    ignored: list[dict[str, Any]] = field(default_factory=list)  # flag, value, reason, note
+    features: list[str] = field(default_factory=list)
+    compatibility: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"config": self.config.to_dict(), "resolved": self.resolved,
+                "ignored": self.ignored, "features": self.features,
+                "compatibility": self.compatibility, "warnings": self.warnings}
+
+
+def parse_command_line(text: str) -> dict[str, Any]:
+    """`vllm serve MODEL --flag value ...` (or `python -m vllm.entrypoints.openai.api_server`)
+    -> {engine arg name: raw value}; a bare boolean flag gives True, `--no-X` gives X False."""
+    try:
+        tokens = shlex.split(text.replace("\\\n", " "), comments=True)
+    except ValueError as err:
+        raise VllmArgsError(f"cannot split the command line: {err}") from err
+    tokens = _strip_launcher(tokens)
+    args: dict[str, Any] = {}
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        index += 1
+        if not token.startswith("-") or token == "-":
+            if "model" in args:
+                raise VllmArgsError(f"unexpected positional argument {token!r}")
+            args["model"] = token
+            continue
+        name, eq, value = token.lstrip("-").partition("=")
+        name = ALIASES.get(name, name.replace("-", "_"))
+        if name.startswith("no_") and name[3:] in BOOLEAN:
+            args[name[3:]] = False
+            continue
+        if not eq and (name in BOOLEAN or index >= len(tokens) or _is_flag(tokens[index])):
+            args[name] = True
+            continue
+        if not eq:
+            value = tokens[index]
+            index += 1
+        args[name] = value
+    return args
+
+
+def _is_flag(token: str) -> bool:
+    return token.startswith("-") and not _looks_numeric(token)
+
+
+def _looks_numeric(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _strip_launcher(tokens: list[str]) -> list[str]:
+    """Drop env assignments and the program: everything up to `serve` or the api_server module."""
+    for index, token in enumerate(tokens):
+        if token == "serve" or token.endswith("api_server"):
+            return tokens[index + 1:]
+    while tokens and "=" in tokens[0] and not tokens[0].startswith("-"):
+        tokens = tokens[1:]
+    return tokens
+
+
+def parse_engine_args_json(text: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise VllmArgsError(f"engine-args JSON: line {err.lineno}: {err.msg}") from err
+    if not isinstance(data, dict):
+        raise VllmArgsError("engine-args JSON must be an object of engine argument names")
+    return {ALIASES.get(k, k.replace("-", "_")): v for k, v in data.items()}
+
+
+def gpu_memory_gib(gpu: str | None) -> float | None:
+    if not gpu:
+        return None
+    name = gpu.lower().replace(" ", "-").replace("_", "-")
+    for fragment, gib in GPU_MEMORY_GIB:
+        if fragment in name:
+            return gib
+    return None
+
+
+def batch_defaults(gpu: str | None, usage_context: str = "api_server") -> tuple[int, int, str]:
+    """(max_num_batched_tokens, max_num_seqs, why), as vLLM's arg_utils picks them."""
+    memory = gpu_memory_gib(gpu)
+    big = memory is not None and memory >= BIG_GPU_GIB and "a100" not in (gpu or "").lower()
+    api, llm, seqs = BIG_DEFAULTS if big else SMALL_DEFAULTS
+    tokens = llm if usage_context == "llm_class" else api
+    if memory is None:
+        why = f"GPU {'unknown' if gpu else 'not given'}: assumed the < {BIG_GPU_GIB} GiB class"
+    elif big:
+        why = f"{gpu}: {memory:g} GiB >= {BIG_GPU_GIB} GiB and not an A100"
+    else:
+        why = f"{gpu}: {memory:g} GiB" + (" (A100s keep the smaller defaults)"
+                                          if memory >= BIG_GPU_GIB else f" < {BIG_GPU_GIB} GiB")
+    return tokens, seqs, f"{why}; {usage_context} defaults"
+
+
+def import_text(text: str, gpu: str | None = None, usage_context: str | None = None,
+                version: str = feature_matrix.DEFAULT_VERSION) -> ImportResult:
+    """A pasted command line or engine-args JSON object -> ImportResult."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        return import_args(parse_engine_args_json(stripped), gpu, usage_context or "llm_class",
+                           version)
+    return import_args(parse_command_line(stripped), gpu, usage_context or "api_server", version)
+
+
+def import_args(args: dict[str, Any], gpu: str | None = None,
+                usage_context: str = "api_server",
+                version: str = feature_matrix.DEFAULT_VERSION) -> ImportResult:
+    values: dict[str, Any] = {"gpu": gpu}
+    resolved: dict[str, dict[str, Any]] = {}
+    ignored: list[dict[str, Any]] = []
+    features: set[str] = set()
+    for name, raw in args.items():
+        if name in SCHEDULING:
+            target, kind = SCHEDULING[name]
+            values[target] = _convert(name, raw, kind)
+            negated = "no-" if kind == "bool" and values[target] is False else ""
+            resolved[target] = {"value": values[target], "source": f"--{negated}{_flag(name)}"}
+        elif name in NOT_MODELLED:
+            feature = NOT_MODELLED[name]
+            if feature and _enabled(raw):
+                features.add(feature)
+            ignored.append(_ignored(name, raw, "not_modelled",
+                                    "changes scheduling or memory; not simulated"))
+        elif name in NO_EFFECT:
+            ignored.append(_ignored(name, raw, "no_effect", "does not affect scheduling"))
+        else:
+            ignored.append(_ignored(name, raw, "unknown", "not a vLLM 0.33 flag ServeScope knows"))
+    warnings = _resolve_defaults(values, resolved, args, gpu, usage_context)
+    config = EngineConfig.from_dict(values)
+    features |= _config_features(config, args)
+    return ImportResult(config, resolved, ignored, sorted(features),
+                        feature_matrix.check(features, version), warnings)
+
+
+def _resolve_defaults(values: dict[str, Any], resolved: dict[str, dict[str, Any]],
+                      args: dict[str, Any], gpu: str | None, usage_context: str) -> list[str]:
+    warnings: list[str] = []
+    tokens, seqs, why = batch_defaults(gpu, usage_context)
+    chunked = values.setdefault("enable_chunked_prefill", True)
+    max_len = values.get("max_model_len")
+    if not chunked and max_len:
+        tokens = max(tokens, max_len)
+        why += "; chunked prefill off: at least max_model_len"
+    defaults = {
+        "block_size": (16, "vLLM default on CUDA"),
+        "max_num_batched_tokens": (tokens, why),
+        "max_num_seqs": (seqs, why),
+        "enable_chunked_prefill": (True, "always on in the V1 scheduler"),
+        "enable_prefix_caching": (True, "on by default in vLLM V1"),
+        "long_prefill_token_threshold": _threshold_default(args, max_len),
+        "gpu_memory_utilization": (0.9, "vLLM default"),
+    }
+    for name, (value, reason) in defaults.items():
+        if name not in values:
+            values[name] = value
+            resolved[name] = {"value": value, "source": f"default: {reason}"}
+    if max_len is None:
+        warnings.append("max_model_len not given: vLLM takes it from the model's config; "
+                        "requests are not length-checked here")
+    elif not chunked and values["max_num_batched_tokens"] < max_len:
+        warnings.append(f"max_num_batched_tokens {values['max_num_batched_tokens']} < "
+                        f"max_model_len {max_len} with chunked prefill off: vLLM refuses this")
+    if values.get("num_gpu_blocks") is None:
+        warnings.append("num_gpu_blocks: derived from model, GPU and gpu_memory_utilization "
+                        "by the cost model (or pass --num-gpu-blocks-override)")
+    return warnings
+
+
+def _threshold_default(args: dict[str, Any], max_len: int | None) -> tuple[int, str]:
+    partial = int(args.get("max_num_partial_prefills", 1) or 1)
+    if partial > 1 and max_len:
+        return int(max_len * 0.04), "4% of max_model_len when max_num_partial_prefills > 1"
+    return 0, "vLLM default (no per-request chunk cap)"
+
+
+def _config_features(config: EngineConfig, args: dict[str, Any]) -> set[str]:
+    features = set()
+    if config.enable_chunked_prefill:
+        features.add("chunked_prefill")
+    if config.enable_prefix_caching:
+        features.add("prefix_caching")
+    if args.get("enforce_eager") is not True:
+        features.add("cuda_graph")
+    return features
+
+
+def _enabled(raw: Any) -> bool:
+    """Whether a not-modelled flag turns its feature on (`--pipeline-parallel-size 1` does not)."""
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("", "false", "0", "1", "none", "null", "{}", "generate"):
+        return False
+    return True
+
+
+def _ignored(name: str, raw: Any, reason: str, note: str) -> dict[str, Any]:
+    return {"flag": f"--{_flag(name)}", "value": raw, "reason": reason, "note": note}
+
+
+def _flag(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def _convert(name: str, raw: Any, kind: str) -> Any:
+    if raw is None:
+        return None
+    try:
+        if kind == "bool":
+            return raw if isinstance(raw, bool) else str(raw).lower() in ("1", "true", "yes")
+        if kind == "int":
+            return _human_int(raw)
+        if kind == "float":
+            return float(raw)
+    except ValueError as err:
+        raise VllmArgsError(f"--{_flag(name)}: expected {kind}, got {raw!r}") from err
+    text = str(raw)
+    return None if text.lower() == "none" else text
+
+
+def _human_int(raw: Any) -> int:
+    """vLLM's human-readable ints: 8k = 8000, 8K = 8192, 1m = 10**6, 1M = 2**20."""
+    if isinstance(raw, bool):
+        raise ValueError(raw)
+    if isinstance(raw, int):
+        return raw
+    text = str(raw).strip()
+    scale = {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
+    if text and text[-1] in scale:
+        return int(float(text[:-1]) * scale[text[-1]])
+    return int(text)
+
+
+def to_vllm_serve(config: EngineConfig) -> str:
+    """The `vllm serve` line that reproduces `config`'s scheduling (every flag explicit)."""
+    parts = ["vllm", "serve", shlex.quote(config.model or "MODEL")]
+    data = config.to_dict()
+    for name, (target, kind) in SCHEDULING.items():
+        value = data[target]
+        if name == "model" or value is None:
+            continue
+        if kind == "bool":
+            parts.append(f"--{'' if value else 'no-'}{_flag(name)}")
+        else:
+            parts.append(f"--{_flag(name)} {shlex.quote(str(value))}")
+    return " ".join(parts)

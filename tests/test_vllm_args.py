@@ -1,0 +1,132 @@
+"""`vllm serve` import: flag parsing, vLLM 0.33 defaults by GPU memory class, round trip."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from servescope import feature_matrix
+from servescope.vllm_args import (
+    VllmArgsError,
+    batch_defaults,
+    import_text,
+    parse_command_line,
+    to_vllm_serve,
+)
+
+PASTED = """CUDA_VISIBLE_DEVICES=0,1 vllm serve meta-llama/Llama-3.3-70B-Instruct \\
+    --tensor-parallel-size 2 --max-model-len 32K --max-num-seqs=64 \\
+    --no-enable-prefix-caching --long-prefill-token-threshold 1024 \\
+    --gpu-memory-utilization 0.92 --port 8001 --served-model-name llama --frobnicate 3
+"""
+
+
+def test_pasted_line_sets_the_flags_it_names():
+    result = import_text(PASTED, gpu="H100")
+    config = result.config
+    assert config.model == "meta-llama/Llama-3.3-70B-Instruct"
+    assert config.tensor_parallel_size == 2
+    assert config.max_model_len == 32 * 1024  # uppercase K is binary in vLLM
+    assert config.max_num_seqs == 64
+    assert config.enable_prefix_caching is False
+    assert config.long_prefill_token_threshold == 1024
+    assert config.gpu_memory_utilization == 0.92
+    assert result.resolved["enable_prefix_caching"]["source"] == "--no-enable-prefix-caching"
+
+
+def test_unset_flags_take_the_big_gpu_defaults_on_an_h100():
+    config = import_text("vllm serve m", gpu="H100").config
+    assert (config.max_num_batched_tokens, config.max_num_seqs) == (8192, 1024)
+    assert config.block_size == 16 and config.enable_chunked_prefill
+    assert config.enable_prefix_caching and config.gpu_memory_utilization == 0.9
+
+
+@pytest.mark.parametrize("gpu, expected", [
+    ("H200", (8192, 1024)), ("A100-80GB", (2048, 256)), ("L4", (2048, 256)), (None, (2048, 256)),
+])
+def test_defaults_by_memory_class_and_the_a100_exception(gpu, expected):
+    tokens, seqs, why = batch_defaults(gpu)
+    assert (tokens, seqs) == expected
+    assert why
+
+
+def test_the_llm_class_gets_the_larger_token_budget():
+    assert batch_defaults("H100", "llm_class")[0] == 16384
+    assert batch_defaults("L4", "llm_class")[0] == 8192
+    config = import_text(json.dumps({"model": "m", "max_num_seqs": 8}), gpu="H100").config
+    assert config.max_num_batched_tokens == 16384 and config.max_num_seqs == 8
+
+
+def test_ignored_flags_are_listed_with_their_reason():
+    ignored = {i["flag"]: i["reason"] for i in import_text(PASTED, gpu="H100").ignored}
+    assert ignored == {"--port": "no_effect", "--served-model-name": "no_effect",
+                       "--frobnicate": "unknown"}
+
+
+def test_round_trip_through_vllm_serve():
+    first = import_text(PASTED, gpu="H100").config
+    line = to_vllm_serve(first)
+    again = import_text(line, gpu="H100")
+    assert again.config == first
+    assert not [i for i in again.ignored if i["reason"] == "unknown"]
+
+
+def test_round_trip_of_a_chunking_off_config():
+    first = import_text("vllm serve m --no-enable-chunked-prefill --max-model-len 4096",
+                        gpu="L4").config
+    assert first.enable_chunked_prefill is False
+    assert first.max_num_batched_tokens == 4096  # at least max_model_len when chunking is off
+    assert import_text(to_vllm_serve(first), gpu="L4").config == first
+
+
+def test_python_module_launcher_and_equals_form():
+    args = parse_command_line("python -m vllm.entrypoints.openai.api_server --model=x "
+                              "--max-num-batched-tokens=4k --enforce-eager")
+    assert args == {"model": "x", "max_num_batched_tokens": "4k", "enforce_eager": True}
+    assert import_text("python -m vllm.entrypoints.openai.api_server --model x "
+                       "--max-num-batched-tokens 4k").config.max_num_batched_tokens == 4000
+
+
+def test_engine_args_json_and_bad_input():
+    result = import_text('{"model": "m", "enable_chunked_prefill": false, "max_model_len": 2048}')
+    assert result.config.enable_chunked_prefill is False
+    with pytest.raises(VllmArgsError):
+        import_text("vllm serve m --max-num-seqs lots")
+    with pytest.raises(VllmArgsError):
+        import_text("{not json")
+
+
+def test_speculative_decoding_with_lora_is_flagged_with_sources():
+    result = import_text("vllm serve m --enable-lora --speculative-config "
+                         "'{\"method\": \"ngram\", \"num_speculative_tokens\": 4}'")
+    assert {"lora", "speculative_decoding", "chunked_prefill"} <= set(result.features)
+    issues = [i for i in result.compatibility if i["kind"] == "compatibility"]
+    assert [sorted(i["features"]) for i in issues] == [["lora", "speculative_decoding"]]
+    assert all(src.startswith("https://docs.vllm.ai/") for src in issues[0]["sources"])
+    not_modelled = {i["features"][0] for i in result.compatibility if i["kind"] == "not_modelled"}
+    assert not_modelled == {"lora", "speculative_decoding"}
+
+
+def test_chunked_prefill_and_speculative_decoding_by_version():
+    # The lesson says they are mutually exclusive; the current matrix says compatible.
+    assert feature_matrix.pair_status("chunked_prefill", "speculative_decoding") == "compatible"
+    assert feature_matrix.pair_status("chunked_prefill", "speculative_decoding",
+                                      "0.6.4") == "incompatible"
+    issues = feature_matrix.check({"chunked_prefill", "speculative_decoding"}, "0.33.0")
+    assert [i["kind"] for i in issues] == ["not_modelled"]
+    old = feature_matrix.check({"chunked_prefill", "speculative_decoding"}, "0.6.4")
+    assert [i["kind"] for i in old] == ["compatibility", "not_modelled"]
+
+
+def test_pipeline_parallel_size_one_is_not_pipeline_parallelism():
+    assert "pipeline_parallel" not in import_text("vllm serve m -pp 1").features
+    assert "pipeline_parallel" in import_text("vllm serve m -pp 2").features
+
+
+def test_the_matrix_file_is_versioned_and_consistent():
+    matrix = feature_matrix.load_matrix()
+    assert matrix["version"] >= 1 and matrix["vllm_version"]
+    for entry in matrix["pairs"]:
+        assert set(entry["features"]) <= set(matrix["features"])
+        assert entry["documented_in"] and set(entry["documented_in"]) <= set(matrix["sources"])
+        assert entry["status"] in ("compatible", "partial", "incompatible")
