@@ -10,12 +10,10 @@ from pathlib import Path
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
-from starlette.requests import Request
-
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
-from servescope.core.records import BlockTables
 from servescope.core.request import RequestSpec
+from starlette.requests import Request
 
 ROOT = Path(__file__).resolve().parents[2]
 UPLOT = ROOT / "node_modules" / "uplot" / "dist"
@@ -45,7 +43,10 @@ def keyframe(records: list[dict], upto: int) -> dict:
         for rid, blocks in rec["new_blocks"].items():
             tables.setdefault(rid, []).extend(blocks)
         for ev in rec["kv_events"]:
-            (cached.update if ev["type"] == "BlockStored" else cached.difference_update)(ev["block_ids"])
+            if ev["type"] == "BlockStored":
+                cached.update(ev["block_ids"])
+            else:
+                cached.difference_update(ev["block_ids"])
         for e in rec["scheduled"]:
             c = counters.setdefault(e["id"], {"num_output_tokens": 0})
             c["num_computed_tokens"] = e["start"] + e["n"]
@@ -115,7 +116,8 @@ class Session:
             self.cursor = -1
             self.playing = False
             await self.send({"type": "init", "v": 1, "config": config.to_dict(),
-                             "num_gpu_blocks": config.num_gpu_blocks, "block_size": config.block_size,
+                             "num_gpu_blocks": config.num_gpu_blocks,
+                             "block_size": config.block_size,
                              "requests": [{"id": s.id, "prompt_len": s.prompt_len,
                                            "output_len": s.output_len, "arrival_s": s.arrival_s}
                                           for s in specs],
@@ -149,6 +151,7 @@ class Session:
                 continue
             now = self.records[max(0, self.cursor)]["time_s"] + tick * self.speed
             n = 0
-            while self.cursor + 1 + n < len(self.records) and self.records[self.cursor + 1 + n]["time_s"] <= now:
+            ahead = self.records[self.cursor + 1:]
+            while n < len(ahead) and ahead[n]["time_s"] <= now:
                 n += 1
             await self.advance(max(1, n))

@@ -45,7 +45,8 @@ def pane(page, i=0):
 
 def wait_ready(page, i=0, timeout_ms=15000):
     page.wait_for_function(
-        "(i) => { const p = window.__servescope?.store?.panes[i]; return p && p.run.numBlocks > 1; }",
+        "(i) => { const p = window.__servescope?.store?.panes[i];"
+        " return p && p.run.numBlocks > 1; }",
         arg=i, timeout=timeout_ms)
 
 

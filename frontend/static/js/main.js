@@ -6,6 +6,7 @@ import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
 import { actionForKey, sliderToSpeed, speedToSlider } from "./ui/keys.js";
 import { buildForm, collect, fillPresets, CONFIG_FIELDS, SYNTHETIC_FIELDS } from "./ui/panels.js";
+import { forgetSizes } from "./render/size.js";
 import { caption } from "./state/caption.js";
 import { historyIndexAt } from "./state/select.js";
 import { applyRecords, createPane, createStore, markDirty, onFrame, resetPane } from "./state/store.js";
@@ -211,6 +212,10 @@ function bindControls() {
   $("scrub").addEventListener("change", (ev) => seekIndex(Number(ev.target.value)));
   for (const b of doc.querySelectorAll("[data-view]")) b.addEventListener("click", () => setView(b.dataset.view));
   doc.addEventListener("keydown", onKey);
+  window.addEventListener("resize", () => {
+    forgetSizes();
+    markDirty(store, "all");
+  });
   bindPanels();
 }
 

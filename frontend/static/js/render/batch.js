@@ -1,60 +1,65 @@
 // The running batch: this step's token budget as a bar split into each request's scheduled
 // tokens (prefill chunks striped, decodes solid), the budget and max_num_seqs marked, and a
-// strip of past steps beneath, newest on the right.
+// strip of past steps beneath, newest on the right. Both paint pixels straight into ImageData:
+// a 512-request batch is 512 segments narrower than a pixel, so each pixel takes the colour of
+// the request whose tokens cover it.
 //
 //   |r7 prefill 496 ////////////|d|d|d|d|...|      |   <- budget (max_num_batched_tokens)
 //   0                                 ^max_num_seqs    (a batch of decodes alone stops there)
 
-import { cssFor } from "../state/palette.js";
+import { packedFor } from "../state/palette.js";
+import { fitCanvas } from "./size.js";
 
 const STRIP_STEPS = 120;
+const LABEL_H = 18;
 
-function stripes(ctx, x, y, w, h) {
-  ctx.save();
-  ctx.beginPath();
-  ctx.rect(x, y, w, h);
-  ctx.clip();
-  ctx.strokeStyle = "rgba(255,255,255,0.55)";
-  ctx.lineWidth = 2;
-  for (let i = -h; i < w; i += 6) {
-    ctx.moveTo(x + i, y + h);
-    ctx.lineTo(x + i + h, y);
+
+function packCss(css) {
+  const m = css.match(/^#(..)(..)(..)$/);
+  const [r, g, b] = m ? m.slice(1).map((x) => parseInt(x, 16)) : [200, 200, 200];
+  return ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
+}
+
+/** For each of `pixels` slots across `scale` tokens, the segment covering its centre (or -1). */
+export function sampleSegments(segments, scale, pixels) {
+  const out = new Int32Array(pixels).fill(-1);
+  let s = 0;
+  for (let p = 0; p < pixels; p++) {
+    const token = ((p + 0.5) / pixels) * scale;
+    while (s < segments.length && segments[s].offset + segments[s].n <= token) s++;
+    if (s >= segments.length) break;
+    if (segments[s].offset <= token) out[p] = s;
   }
-  ctx.stroke();
-  ctx.restore();
+  return out;
 }
 
-function fitCanvas(canvas) {
-  const w = Math.max(100, Math.floor(canvas.clientWidth || canvas.width));
-  const h = Math.max(20, Math.floor(canvas.clientHeight || canvas.height));
-  if (canvas.width !== w) canvas.width = w;
-  if (canvas.height !== h) canvas.height = h;
-  return [w, h];
-}
-
-/** Draw the bar; `theme` gives {ink, muted, bg}. */
+/** Draw the bar; `theme` gives {ink, muted, bg, track}. */
 export function drawBatchBar(canvas, view, theme) {
   const ctx = canvas.getContext("2d");
   const [w, h] = fitCanvas(canvas);
-  ctx.clearRect(0, 0, w, h);
+  const barH = h - LABEL_H;
   const scale = Math.max(view.budget, view.used, 1);
-  const barH = h - 18;
-  ctx.fillStyle = theme.track;
-  ctx.fillRect(0, 0, (view.budget / scale) * w, barH);
-  ctx.font = "12px sans-serif";
-  ctx.textBaseline = "middle";
-  for (const s of view.segments) {
-    const x = (s.offset / scale) * w;
-    const sw = Math.max(1, (s.n / scale) * w);
-    ctx.fillStyle = cssFor(s.index);
-    ctx.fillRect(x, 0, sw, barH);
-    if (s.kind === "prefill") stripes(ctx, x, 0, sw, barH);
-    if (sw > 4) {
-      ctx.fillStyle = theme.bg;
-      ctx.fillRect(x + sw - 1, 0, 1, barH);
+  const budgetX = Math.round((view.budget / scale) * w);
+  const img = ctx.createImageData(w, barH);
+  const px = new Uint32Array(img.data.buffer);
+  const track = packCss(theme.track);
+  const colours = view.segments.map((s) => packedFor(s.index ?? 0));
+  const at = sampleSegments(view.segments, scale, w);
+  for (let x = 0; x < w; x++) {
+    const s = at[x];
+    const edge = s >= 0 && x + 1 < w && at[x + 1] !== s && w / scale * view.segments[s].n > 4;
+    for (let y = 0; y < barH; y++) {
+      let c = s < 0 ? (x < budgetX ? track : 0) : colours[s];
+      if (s >= 0 && view.segments[s].kind === "prefill" && (x + y) % 6 < 2) c = 0xb0ffffff;
+      if (edge) c = 0xffffffff;
+      px[y * w + x] = c;
     }
   }
-  mark(ctx, (view.budget / scale) * w - 1, barH, theme.ink, `budget ${view.budget}`, "right");
+  ctx.clearRect(0, 0, w, h);
+  ctx.putImageData(img, 0, 0);
+  ctx.font = "12px sans-serif";
+  ctx.textBaseline = "middle";
+  mark(ctx, budgetX - 1, barH, theme.ink, `budget ${view.budget}`, "right");
   if (view.max_num_seqs < view.budget) {
     const x = (view.max_num_seqs / scale) * w;
     mark(ctx, x, barH, theme.muted, `max_num_seqs ${view.max_num_seqs}`, x < w / 2 ? "left" : "right");
@@ -68,23 +73,49 @@ function mark(ctx, x, barH, colour, label, align) {
   ctx.fillText(label, align === "right" ? x - 3 : x + 3, barH + 10);
 }
 
-/** Past steps as columns: each column's height is the share of the budget each request used. */
+/** One past step as a column of packed colours, bottom first, cached per step and height. */
+function stripColumn(cache, step, scheduled, budget, h, run) {
+  const key = `${step}:${h}:${budget}`;
+  let col = cache.get(key);
+  if (col) return col;
+  let offset = 0;
+  const segs = scheduled.map((e) => {
+    const seg = { offset, n: e.n, colour: packedFor(run.index.get(e.id) ?? 0) };
+    offset += e.n;
+    return seg;
+  });
+  const at = sampleSegments(segs, Math.max(1, budget), h);
+  col = new Uint32Array(h);
+  for (let y = 0; y < h; y++) col[y] = at[y] < 0 ? 0 : segs[at[y]].colour;
+  cache.set(key, col);
+  if (cache.size > 4 * STRIP_STEPS) cache.delete(cache.keys().next().value);
+  return col;
+}
+
+const stripCaches = new WeakMap();
+
+/** Past steps as columns: from the bottom, each request's share of the budget. */
 export function drawStrip(canvas, past, budget, theme, run) {
   const ctx = canvas.getContext("2d");
   const [w, h] = fitCanvas(canvas);
-  ctx.clearRect(0, 0, w, h);
+  let cache = stripCaches.get(run);
+  if (!cache) stripCaches.set(run, (cache = new Map()));
+  const img = ctx.createImageData(w, h);
+  const px = new Uint32Array(img.data.buffer);
   const colW = w / STRIP_STEPS;
   const x0 = w - past.length * colW;
-  const scale = Math.max(1, budget);
   past.forEach((p, i) => {
-    let y = h;
-    for (const e of p.scheduled) {
-      const eh = Math.max(1, (e.n / scale) * h);
-      ctx.fillStyle = cssFor(run.index.get(e.id) ?? 0);
-      ctx.fillRect(x0 + i * colW, y - eh, Math.max(1, colW - 1), eh);
-      y -= eh;
+    const col = stripColumn(cache, p.step, p.scheduled, budget, h, run);
+    const left = Math.floor(x0 + i * colW);
+    const right = Math.max(left + 1, Math.floor(x0 + (i + 1) * colW) - (colW >= 3 ? 1 : 0));
+    for (let y = 0; y < h; y++) {
+      const c = col[y];
+      if (c === 0) continue;
+      const row = (h - 1 - y) * w;
+      for (let x = left; x < right; x++) px[row + x] = c;
     }
   });
+  ctx.putImageData(img, 0, 0);
   ctx.fillStyle = theme.muted;
   ctx.fillRect(0, 0, w, 1);
 }

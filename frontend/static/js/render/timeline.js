@@ -3,9 +3,11 @@
 // cursor. Labels are drawn as canvas text, so request ids never become markup.
 
 import { cssFor } from "../state/palette.js";
+import { widthOf } from "./size.js";
 
 export const SPAN_KINDS = ["waiting", "prefill", "decode", "stalled", "preempted"];
 const LABEL_W = 64;
+export const MAX_ROWS = 200; // beyond this, the latest arrivals up to the cursor
 
 /** Row height for `n` rows in `maxHeight`, between 2 and 16 px. */
 export function rowHeight(n, maxHeight) {
@@ -21,9 +23,10 @@ function spanStyle(ctx, kind, index, theme) {
 
 /** Draw every request row; `opts` = {t_end_s, cursor_s, selected, theme, maxHeight}. */
 export function drawTimeline(canvas, run, history, opts) {
-  const ids = run.ids.filter((id) => history.spans.has(id));
+  const all = run.ids.filter((id) => history.spans.has(id));
+  const ids = all.length > MAX_ROWS ? all.slice(all.length - MAX_ROWS) : all;
   const rowH = rowHeight(ids.length, opts.maxHeight);
-  const w = Math.max(200, Math.floor(canvas.clientWidth || canvas.width));
+  const w = Math.max(200, Math.floor(widthOf(canvas) || canvas.width));
   const h = Math.max(rowH, ids.length * rowH);
   if (canvas.width !== w) canvas.width = w;
   if (canvas.height !== h) canvas.height = h;
@@ -51,7 +54,7 @@ export function drawTimeline(canvas, run, history, opts) {
     ctx.fillStyle = opts.theme.cursor;
     ctx.fillRect(Math.round(xOf(opts.cursor_s)) - 1, 0, 2, h);
   }
-  return { rowH, ids, xOf, labelW: LABEL_W };
+  return { rowH, ids, xOf, labelW: LABEL_W, hidden: all.length - ids.length };
 }
 
 function drawSpan(ctx, s, index, xOf, y, rowH, theme) {

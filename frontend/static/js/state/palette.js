@@ -27,15 +27,27 @@ export function rgbFor(index) {
   return shade(base, TIERS[Math.floor(index / n) % TIERS.length]);
 }
 
+const cssCache = [];
+
 export function cssFor(index) {
-  const [r, g, b] = rgbFor(index);
-  return `rgb(${r}, ${g}, ${b})`;
+  let css = cssCache[index];
+  if (css === undefined) {
+    const [r, g, b] = rgbFor(index);
+    css = cssCache[index] = `rgb(${r}, ${g}, ${b})`;
+  }
+  return css;
 }
 
 /** Packed 0xAABBGGRR for writing straight into a little-endian ImageData Uint32Array. */
-export function packedFor(index, alpha = 255) {
-  const [r, g, b] = rgbFor(index);
-  return ((alpha << 24) | (b << 16) | (g << 8) | r) >>> 0;
+const packedCache = [];
+
+export function packedFor(index) {
+  let v = packedCache[index];
+  if (v === undefined) {
+    const [r, g, b] = rgbFor(index);
+    v = packedCache[index] = ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
+  }
+  return v;
 }
 
 /** Black or white text, whichever reads better on the request's colour. */

@@ -4,6 +4,7 @@
 import { drawBatchBar } from "../render/batch.js";
 import { createCharts } from "../render/charts.js";
 import { KvGrid } from "../render/kvgrid.js";
+import { widthOf } from "../render/size.js";
 import { drainChanged } from "../state/reduce.js";
 import { batchView, lanes, lessonRow } from "../state/select.js";
 import { themeColours } from "./explore.js";
@@ -53,7 +54,7 @@ export class CompareView {
 
   drawPane(view, pane, now) {
     const { run, history } = pane;
-    const width = Math.max(200, view.el.clientWidth - 24);
+    const width = Math.max(200, widthOf(view.el) - 24);
     const key = `${run.numBlocks}:${width}`;
     view.title.textContent = pane.label;
     if (view.sized !== key) {

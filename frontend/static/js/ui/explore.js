@@ -5,6 +5,7 @@ import { drawBatchBar, drawStrip, STRIP_LENGTH } from "../render/batch.js";
 import { createCharts } from "../render/charts.js";
 import { drawHighlight, KvGrid } from "../render/kvgrid.js";
 import { drawQueues } from "../render/queues.js";
+import { forgetSizes, widthOf } from "../render/size.js";
 import { drawTimeline, rowAt } from "../render/timeline.js";
 import { drainChanged } from "../state/reduce.js";
 import { batchView, blockInfo, blockTable, lanes, pastBatches, requestInfo } from "../state/select.js";
@@ -65,6 +66,7 @@ export class ExploreView {
   }
 
   setDark(dark) {
+    forgetSizes();
     this.dark = dark;
     this.theme = themeColours(dark);
     this.grid.setTheme(dark);
@@ -80,7 +82,7 @@ export class ExploreView {
   }
 
   ensureSize(run) {
-    const width = Math.max(200, this.el.grid.parentElement.parentElement.clientWidth - 24);
+    const width = Math.max(200, widthOf(this.el.grid.parentElement.parentElement) - 24);
     const key = `${run.numBlocks}:${width}:${this.dark}`;
     if (this.sized === key) return false;
     this.sized = key;
@@ -99,19 +101,29 @@ export class ExploreView {
       drainChanged(run);
       this.grid.drawAll(run, now);
     } else {
-      animating = this.grid.drawChanged(run, step ? drainChanged(run) : [], now, pane.playing);
+      animating = this.timed("grid", () =>
+        this.grid.drawChanged(run, step ? drainChanged(run) : [], now, pane.playing));
     }
-    if (step || dirty.has("select") || dirty.has("hover")) this.drawSelection(run);
+    if (step || dirty.has("select") || dirty.has("hover")) this.timed("selection", () => this.drawSelection(run));
     if (step) this.drawStep(pane);
     return animating;
+  }
+
+  // Time each part when `this.profile` is an object (bench/render.py reads it).
+  timed(name, fn) {
+    if (!this.profile) return fn();
+    const t0 = performance.now();
+    const out = fn();
+    this.profile[name] = (this.profile[name] ?? 0) + performance.now() - t0;
+    return out;
   }
 
   drawStep(pane) {
     const { run, history } = pane;
     const view = batchView(run);
-    drawBatchBar(this.el.bar, view, this.theme);
+    this.timed("batch", () => drawBatchBar(this.el.bar, view, this.theme));
     const past = pastBatches(run, history, STRIP_LENGTH);
-    drawStrip(this.el.strip, past, view.budget || run.record?.token_budget || 1, this.theme, run);
+    this.timed("strip", () => drawStrip(this.el.strip, past, view.budget || run.record?.token_budget || 1, this.theme, run));
     this.el.batchInfo.textContent = `${view.used} of ${view.budget} tokens · ` +
       `${view.num_prefill_tokens ?? 0} prefill, ${view.num_decode_tokens ?? 0} decode · ` +
       `${view.num_seqs} of ${view.max_num_seqs} seqs`;
@@ -119,14 +131,14 @@ export class ExploreView {
     const used = rec ? rec.num_usable_blocks - rec.num_free_blocks : 0;
     this.el.poolInfo.textContent = `${run.numBlocks} blocks of ${run.blockSize} tokens · ` +
       `${used} in use` + (rec ? ` (${(rec.kv_usage * 100).toFixed(1)}%)` : "");
-    drawQueues(this.el.lanes, lanes(run), run);
+    this.timed("queues", () => drawQueues(this.el.lanes, lanes(run), run));
     const last = history.length - 1;
     const cursorS = rec ? rec.time_s + rec.step_time_ms / 1000 : undefined;
-    this.timelineLayout = drawTimeline(this.el.timeline, run, history, {
+    this.timelineLayout = this.timed("timeline", () => drawTimeline(this.el.timeline, run, history, {
       t_end_s: last >= 0 ? history.cols.t_s[last] : undefined, cursor_s: cursorS,
       selected: this.selected, theme: this.theme, maxHeight: 340,
-    });
-    if (this.charts) this.charts.update(history, cursorS);
+    }));
+    if (this.charts) this.timed("charts", () => this.charts.update(history, cursorS));
   }
 
   drawSelection(run) {

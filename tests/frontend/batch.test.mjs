@@ -1,0 +1,20 @@
+import assert from "node:assert/strict";
+import test from "node:test";
+
+import { sampleSegments } from "../../frontend/static/js/render/batch.js";
+
+const segs = [{ offset: 0, n: 6 }, { offset: 6, n: 1 }, { offset: 7, n: 1 }];
+
+test("each pixel takes the segment covering its centre", () => {
+  // 10 tokens over 10 pixels: one token each; tokens 8 and 9 are unused budget
+  assert.deepEqual([...sampleSegments(segs, 10, 10)], [0, 0, 0, 0, 0, 0, 1, 2, -1, -1]);
+});
+
+test("segments narrower than a pixel are sampled, not stacked", () => {
+  const many = Array.from({ length: 512 }, (_, i) => ({ offset: i, n: 1 }));
+  const at = sampleSegments(many, 8192, 64);
+  assert.equal(at.length, 64);
+  assert.equal(at[0], 64); // pixel 0 centre = token 64
+  assert.equal(at[3], 448); // pixel 3 centre = token 448
+  assert.equal(at[4], -1); // beyond the 512 scheduled tokens
+});
