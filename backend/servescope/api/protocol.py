@@ -1,0 +1,211 @@
+"""Wire protocol v1 as pydantic models: every server and client message (see docs/protocol.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+VERSION = 1
+Index = int | str  # a request index into init.requests, or the id when it is not in that list
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    v: Literal[1] = 1
+
+
+# --- server to client -----------------------------------------------------------------------
+
+
+class RequestInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    prompt_len: int
+    output_len: int
+    arrival_s: float | None = None
+    arrival_step: int | None = None
+
+
+class EngineInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    label: str
+    config: dict[str, Any]
+    num_gpu_blocks: int
+    block_size: int
+    num_usable_blocks: int
+
+
+class Init(Message):
+    type: Literal["init"] = "init"
+    session_id: str
+    role: Literal["driver", "follower"]
+    source: Literal["simulated", "replayed"]
+    preset: str | None
+    config: dict[str, Any]
+    num_gpu_blocks: int
+    block_size: int
+    engines: list[EngineInfo] = Field(min_length=1, max_length=4)
+    requests: list[RequestInfo]
+    num_records: int | None
+    keyframe_interval: int
+    max_fps: int
+    playing: bool
+    speed: float
+
+
+class PackedRecord(BaseModel):
+    """One StepRecord packed against the stream state; absent keys are predicted."""
+
+    model_config = ConfigDict(extra="forbid")
+    i: int  # iter
+    t: float  # time_s
+    ms: float  # step_time_ms
+    nf: int  # num_free_blocks
+    s: int | None = None  # step
+    a: list[Index] | None = None  # arrivals
+    nw: list[Index] | None = None  # new
+    rs: list[Index] | None = None  # resumed
+    pr: list[Index] | None = None  # preempted
+    f: list[Index] | None = None  # finished
+    rj: list[tuple[Index, str]] | None = None  # rejected
+    sc: list[Index] | None = None  # scheduled ids
+    sn: list[int] | None = None  # [pos, n, ...] exceptions
+    ss: list[int] | None = None  # [pos, start, ...] exceptions
+    sm: list[int] | None = None  # positions whose `sampled` flips the prediction
+    sk: list[int] | None = None  # positions whose `kind` flips the prediction
+    nb: list[Index] | None = None  # new_blocks, flat [index, count, block...]
+    fb: list[int] | None = None  # freed_blocks
+    ke: list[tuple[Literal[0, 1], list[int], Index | None]] | None = None  # kv_events
+    ct: list[Index] | None = None  # num_cached_tokens, flat [index, n, ...]
+    rn: list[Index] | None = None  # running
+    wt: list[Index] | None = None  # waiting
+    nu: int | None = None  # num_usable_blocks
+    ku: float | None = None  # kv_usage
+    tb: int | None = None  # token_budget
+    mx: int | None = None  # max_num_seqs
+    kw: dict[str, int] | None = None  # kv_waste
+
+
+class Step(Message):
+    type: Literal["step"] = "step"
+    engine: int = Field(ge=0, le=3)
+    records: list[PackedRecord] = Field(min_length=1)
+
+
+class Keyframe(Message):
+    type: Literal["keyframe"] = "keyframe"
+    engine: int = Field(ge=0, le=3)
+    iter: int = Field(ge=-1)
+    step: int
+    time_s: float
+    status: list[int]
+    num_computed_tokens: list[int]
+    num_output_tokens: list[int]
+    num_cached_tokens: list[int]
+    num_preemptions: list[int]
+    tables: list[tuple[Index, list[int]]]
+    block_owner: list[Index | None]
+    block_ref_count: list[int]
+    cached_blocks: list[int]
+    running: list[Index]
+    waiting: list[Index]
+    record: dict[str, Any] | None
+
+
+class Status(Message):
+    type: Literal["status"] = "status"
+    playing: bool
+    speed: float
+    iters: list[int]
+    time_s: float
+    done: bool
+
+
+class Done(Message):
+    type: Literal["done"] = "done"
+    engine: int = Field(ge=0, le=3)
+    summary: dict[str, Any]
+    num_records: int
+
+
+ErrorCode = Literal["bad_message", "config", "workload", "read_only", "limit", "not_found", "idle"]
+
+
+class Error(Message):
+    type: Literal["error"] = "error"
+    message: str
+    field: str | None = None
+    code: ErrorCode = "bad_message"
+
+
+ServerMessage = Annotated[Init | Keyframe | Step | Status | Done | Error,
+                          Field(discriminator="type")]
+SERVER = TypeAdapter(ServerMessage)
+
+# --- client to server -----------------------------------------------------------------------
+
+
+class Workload(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    preset: str | None = Field(default=None, max_length=100)
+    trace: str | None = Field(default=None, max_length=100)
+    synthetic: dict[str, Any] | None = None
+    requests: list[dict[str, Any]] | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Workload:
+        given = [k for k in ("preset", "trace", "synthetic", "requests") if getattr(self, k)
+                 is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of preset, trace, synthetic, requests")
+        return self
+
+
+class Configure(Message):
+    type: Literal["configure"]
+    config: dict[str, Any] | None = None
+    configs: list[dict[str, Any]] | None = Field(default=None, min_length=2, max_length=4)
+    workload: Workload | None = None
+
+    @model_validator(mode="after")
+    def _not_both(self) -> Configure:
+        if self.config is not None and self.configs is not None:
+            raise ValueError("give config or configs, not both")
+        return self
+
+
+class Play(Message):
+    type: Literal["play"]
+    speed: float = Field(default=1.0, ge=0.01, le=1000.0)
+
+
+class Pause(Message):
+    type: Literal["pause"]
+
+
+class StepCmd(Message):
+    type: Literal["step"]
+    n: int = Field(default=1, ge=1, le=100_000)
+
+
+class Seek(Message):
+    type: Literal["seek"]
+    step: int | None = Field(default=None, ge=0)
+    iter: int | None = Field(default=None, ge=-1)
+    time_s: float | None = Field(default=None, ge=0.0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Seek:
+        if sum(x is not None for x in (self.step, self.iter, self.time_s)) != 1:
+            raise ValueError("give exactly one of step, iter, time_s")
+        return self
+
+
+class Reset(Message):
+    type: Literal["reset"]
+
+
+ClientMessage = Annotated[Configure | Play | Pause | StepCmd | Seek | Reset,
+                          Field(discriminator="type")]
+CLIENT = TypeAdapter(ClientMessage)
