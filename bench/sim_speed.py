@@ -14,10 +14,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from workloads import POISSON, decode_config, decode_requests, poisson_requests  # noqa: E402
+
 from servescope.core.config import EngineConfig  # noqa: E402
 from servescope.core.engine import Engine  # noqa: E402
 from servescope.core.request import RequestSpec  # noqa: E402
-from workloads import POISSON, decode_config, decode_requests, poisson_requests  # noqa: E402
 
 
 def run_ours(config: dict, requests: list[dict], skip_steps: int = 0) -> dict:
@@ -26,16 +27,14 @@ def run_ours(config: dict, requests: list[dict], skip_steps: int = 0) -> dict:
     engine = Engine(EngineConfig.from_dict(config), specs)
     for _ in range(skip_steps):
         engine.step()
-    request_steps = steps = 0
-    decisions = []
     start = time.perf_counter()
-    for record in engine.run():
-        request_steps += len(record.scheduled)
-        steps += 1
-        decisions.append([[e.id, e.n] for e in record.scheduled])
+    records = list(engine.run())
     elapsed = time.perf_counter() - start
-    return {"request_steps": request_steps, "steps": steps, "seconds": elapsed,
-            "digest": hash(json.dumps(decisions))}
+    request_steps = sum(len(r.columns.ids) for r in records)
+    decisions = [[[i, n] for i, n in zip(r.columns.ids, r.columns.n.tolist(), strict=True)]
+                 for r in records]
+    return {"request_steps": request_steps, "steps": len(records), "seconds": elapsed,
+            "decisions": decisions}
 
 
 def cases(num_steps: int) -> list[tuple[str, dict, list[dict], int]]:
@@ -71,18 +70,11 @@ def main() -> None:
         theirs = run_vllm(python, config, requests, skip) if python else None
         if theirs:
             vrate = theirs["request_steps"] / theirs["seconds"]
-            same = "yes" if theirs["decisions"] == _decisions(config, requests, skip) else "NO"
+            same = "yes" if theirs["decisions"] == ours["decisions"] else "NO"
             print(f"{name:<24}{ours['steps']:>7}{rate:>14,.0f}{vrate:>18,.0f}"
                   f"{rate / vrate:>7.1f}x{same:>16}")
         else:
             print(f"{name:<24}{ours['steps']:>7}{rate:>14,.0f}{'(no vLLM)':>18}")
-
-
-def _decisions(config: dict, requests: list[dict], skip: int) -> list:
-    specs = [RequestSpec(r["id"], r["prompt_len"], r["output_len"], arrival_step=r["arrival_step"])
-             for r in requests]
-    engine = Engine(EngineConfig.from_dict(config), specs)
-    return [[[e.id, e.n] for e in rec.scheduled] for rec in engine.run()][skip:]
 
 
 def _own_python_if_vllm() -> str | None:

@@ -1,4 +1,4 @@
-"""The core is a pure function of (config, requests, seed): it imports no web, I/O or clock module."""
+"""The core is a pure function of (config, requests, seed): no web, I/O or clock imports."""
 
 from __future__ import annotations
 

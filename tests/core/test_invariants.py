@@ -6,11 +6,12 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.factories import run_checked
+
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.invariants import InvariantError, check_invariants
 from servescope.core.request import RequestSpec
-from support.factories import run_checked
 
 request_st = st.tuples(st.integers(1, 120), st.integers(1, 40), st.integers(0, 30),
                        st.sampled_from([(), (("sys", 24),), (("sys", 40),), (("doc", 9),)]))

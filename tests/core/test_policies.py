@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from support.factories import make_config, run_checked
+
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from support.factories import make_config, run_checked
 
 
 def _specs(*rows: tuple[int, int, int]) -> list[RequestSpec]:

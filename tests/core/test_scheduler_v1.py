@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from support.factories import make_config, make_requests
+
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from support.factories import make_config, make_requests
 
 
 def _plan(record) -> list[tuple[str, int]]:

@@ -16,7 +16,7 @@ from servescope.core.scheduler import vector_decode
 
 rows_st = st.lists(st.tuples(st.integers(1, 90), st.integers(1, 60), st.integers(0, 40),
                              st.sampled_from([(), (("sys", 32),), (("sys", 20),)])),
-                   min_size=1, max_size=40)
+                   min_size=1, max_size=24)
 config_st = st.fixed_dictionaries({
     "block_size": st.sampled_from([1, 4, 16]),
     "num_gpu_blocks": st.integers(8, 400),
@@ -39,7 +39,7 @@ def _serialized(config: EngineConfig, specs: list[RequestSpec], min_rows: int,
     return "\n".join(lines) + summary
 
 
-@settings(max_examples=60, deadline=None,
+@settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(config=config_st, rows=rows_st)
 def test_vector_and_per_request_paths_agree(config: dict, rows: list,

@@ -11,8 +11,6 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
 from servescope.core import metrics
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager, cdiv
@@ -60,6 +58,7 @@ class Engine:
         self.rejected: list[tuple[str, str]] = []
         self._num_arrived = 0
         self.waste_totals: dict[str, int] = {}
+        self.step_end_s: list[float] = []  # end of each engine iteration, for token times
 
     def _arrival_key(self, spec: RequestSpec) -> float:
         return float(spec.arrival_step or 0) if self.step_clock else (spec.arrival_s or 0.0)
@@ -94,7 +93,7 @@ class Engine:
                 self._reject_stuck(rejected)
                 break
             self._jump_to_next_arrival(force=True)
-        running = tuple(r.id for r in self.scheduler.running)
+        running = tuple(self.scheduler.running.ids)
         waiting = tuple(r.id for r in self.scheduler.waiting)
         step_time_ms = self._price(output)
         finished = self._apply(output, step_time_ms)
@@ -134,7 +133,8 @@ class Engine:
                 self.rejected.append((spec.id, reason))
                 continue
             arrival_time = self.time_s if self.step_clock else (spec.arrival_s or 0.0)
-            self.scheduler.add_request(Request(spec, self._num_arrived, arrival_time))
+            self.scheduler.add_request(Request(spec, self._num_arrived, arrival_time,
+                                               self.step_end_s))
             self._num_arrived += 1
 
     def _reject_stuck(self, rejected: list[tuple[str, str]]) -> None:
@@ -166,13 +166,13 @@ class Engine:
     def _price(self, output: SchedulerOutput) -> float:
         if not output.entries:
             return 0.0
-        num_scheduled = np.fromiter((e.n for e in output.entries), np.int64, len(output.entries))
-        num_context = np.fromiter((e.start for e in output.entries), np.int64, len(output.entries))
-        return float(self.step_time(num_scheduled, num_context))
+        columns = output.columns()
+        return float(self.step_time(columns.n, columns.start))
 
     def _apply(self, output: SchedulerOutput, step_time_ms: float) -> tuple[str, ...]:
         end_s = self.time_s + step_time_ms / 1000.0
-        finished = self.scheduler.update_from_output(output, end_s)
+        self.step_end_s.append(end_s)
+        finished = self.scheduler.update_from_output(output, self.iter)
         for request in finished:
             request.finish_time = end_s
         self.done_requests.extend(finished)
@@ -189,7 +189,7 @@ class Engine:
             totals[key] = totals.get(key, 0) + value
         return StepRecord(
             step=self.step_no, iter=self.iter, time_s=self.time_s, step_time_ms=step_time_ms,
-            arrivals=arrivals, scheduled=tuple(output.entries), new=tuple(output.new),
+            arrivals=arrivals, columns=output.columns(), new=tuple(output.new),
             resumed=tuple(output.resumed), preempted=tuple(output.preempted), finished=finished,
             rejected=rejected, new_blocks=output.new_blocks, freed_blocks=tuple(freed),
             block_events=tuple(events), num_cached_tokens=output.num_cached_tokens,

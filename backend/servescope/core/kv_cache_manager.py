@@ -11,6 +11,7 @@ from typing import Protocol
 from servescope.core.block_pool import BlockPool
 from servescope.core.prefix import BlockHasher
 from servescope.core.request import Request
+from servescope.core.running_batch import RunningBatch
 
 
 def cdiv(a: int, b: int) -> int:
@@ -42,7 +43,7 @@ class KVCacheManager(Protocol):
 
     def cache_full_blocks(self, request: Request, num_tokens: int) -> None: ...
 
-    def waste(self, running: list[Request]) -> dict[str, int]: ...
+    def waste(self, running: RunningBatch) -> dict[str, int]: ...
 
 
 class PagedKVCacheManager:
@@ -143,10 +144,9 @@ class PagedKVCacheManager:
         self.num_table_blocks += len(blocks)
         return blocks
 
-    def waste(self, running: list[Request]) -> dict[str, int]:
+    def waste(self, running: RunningBatch) -> dict[str, int]:
         """Token slots by PagedAttention Fig. 2 category: only partial last blocks are wasted."""
-        internal = self.num_table_blocks * self.block_size - sum(
-            r.num_computed_tokens for r in running if r.id in self.tables)
+        internal = self.num_table_blocks * self.block_size - running.total_computed()
         used = self.pool.num_usable_blocks - self.pool.num_free_blocks
         return {"token_states": used * self.block_size - internal, "reserved": 0,
                 "internal_fragmentation": internal, "external_fragmentation": 0}

@@ -15,6 +15,7 @@ import bisect
 
 from servescope.core.block_pool import BlockPool
 from servescope.core.request import Request
+from servescope.core.running_batch import RunningBatch
 
 DEFAULT_MAX_LEN = 2048  # Orca (Max) in PagedAttention's Fig. 2 reserves 2048 tokens
 
@@ -92,7 +93,7 @@ class ContiguousKVCacheManager:
                 merged.append((start, length))
         self.extents[max(index - 1, 0):index + 2] = merged
 
-    def waste(self, running: list[Request]) -> dict[str, int]:
+    def waste(self, running: RunningBatch) -> dict[str, int]:
         """Token slots by PagedAttention Fig. 2 category, over the memory in use."""
         states = reserved = internal = 0
         top = 0

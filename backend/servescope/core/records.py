@@ -7,8 +7,12 @@ Block tables travel as deltas: `new_blocks` lists the blocks appended to each ta
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, NamedTuple
+
+import numpy as np
 
 
 class ScheduledEntry(NamedTuple):
@@ -21,6 +25,53 @@ class ScheduledEntry(NamedTuple):
     prefill: bool  # the tokens are prompt (or recomputed) tokens, not one decode token
 
 
+@dataclass(frozen=True, eq=False)
+class ScheduledColumns:
+    """A step's plan as columns (one row per scheduled request, in scheduling order)."""
+
+    ids: list[str]
+    n: np.ndarray
+    start: np.ndarray
+    sampled: np.ndarray
+    prefill: np.ndarray
+
+    @classmethod
+    def join(cls, parts: Sequence[ScheduledEntry | tuple[list[str], np.ndarray]],
+             ) -> ScheduledColumns:
+        """Single entries and decode chunks ((ids, start): one token each) in order."""
+        ids: list[str] = []
+        cols: list[list[np.ndarray]] = [[], [], [], []]
+        singles: list[ScheduledEntry] = []
+
+        def flush() -> None:
+            if singles:
+                rows = np.array([e[1:] for e in singles], np.int64).reshape(-1, 4)
+                for col, row in zip(cols, rows.T, strict=True):
+                    col.append(row)
+                singles.clear()
+
+        for part in parts:
+            if isinstance(part, ScheduledEntry):
+                ids.append(part.id)
+                singles.append(part)
+                continue
+            flush()
+            chunk_ids, start = part
+            ids.extend(chunk_ids)
+            ones = np.ones(len(chunk_ids), np.int64)
+            for col, row in zip(cols, (ones, start, ones, ones * 0), strict=True):
+                col.append(row)
+        flush()
+        n, start, sampled, prefill = (np.concatenate(c) if c else np.zeros(0, np.int64)
+                                      for c in cols)
+        return cls(ids, n, start, sampled.astype(bool), prefill.astype(bool))
+
+    def entries(self) -> tuple[ScheduledEntry, ...]:
+        return tuple(ScheduledEntry(*row) for row in zip(
+            self.ids, self.n.tolist(), self.start.tolist(), self.sampled.tolist(),
+            self.prefill.tolist(), strict=True))
+
+
 class BlockEvent(NamedTuple):
     """A prefix-cache event: kind is 'stored' (blocks got a hash) or 'removed' (evicted)."""
 
@@ -29,14 +80,14 @@ class BlockEvent(NamedTuple):
     request_id: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StepRecord:
     step: int  # step clock: the loop counter that arrival_step refers to
     iter: int  # index of this record in the run
     time_s: float  # time clock at the start of the step
     step_time_ms: float
     arrivals: tuple[str, ...]
-    scheduled: tuple[ScheduledEntry, ...]  # in scheduling order
+    columns: ScheduledColumns  # the plan, in scheduling order
     new: tuple[str, ...]
     resumed: tuple[str, ...]
     preempted: tuple[str, ...]
@@ -54,9 +105,13 @@ class StepRecord:
     max_num_seqs: int
     kv_waste: dict[str, int] = field(default_factory=dict)  # token slots by Fig. 2 category
 
+    @cached_property
+    def scheduled(self) -> tuple[ScheduledEntry, ...]:
+        return self.columns.entries()
+
     @property
     def num_scheduled_tokens(self) -> int:
-        return sum(e.n for e in self.scheduled)
+        return int(self.columns.n.sum())
 
     @property
     def kv_usage(self) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -35,15 +36,21 @@ class RequestStatus(enum.Enum):
 
 
 class Request:
-    """A request inside the engine: `num_computed_tokens` chases `num_tokens`."""
+    """A request inside the engine: `num_computed_tokens` chases `num_tokens`.
+
+    While running, its counters live in the scheduler's RunningBatch columns (`_batch`,
+    `_slot`); the properties below read and write through to them.
+    """
 
     __slots__ = (
-        "spec", "id", "prompt_len", "output_len", "priority", "status", "num_computed_tokens",
-        "num_output_tokens", "num_cached_tokens", "num_preemptions", "arrival_index",
-        "block_hashes", "arrival_time", "first_scheduled_time", "token_times", "finish_time",
+        "spec", "id", "prompt_len", "output_len", "priority", "status", "_num_computed",
+        "_num_output", "num_cached_tokens", "num_preemptions", "arrival_index", "block_hashes",
+        "arrival_time", "first_scheduled_time", "token_runs", "step_end_s", "finish_time",
+        "_batch", "_slot",
     )
 
-    def __init__(self, spec: RequestSpec, arrival_index: int, arrival_time: float) -> None:
+    def __init__(self, spec: RequestSpec, arrival_index: int, arrival_time: float,
+                 step_end_s: list[float] | None = None) -> None:
         self.spec = spec
         self.id = spec.id
         self.prompt_len = spec.prompt_len
@@ -51,15 +58,35 @@ class Request:
         self.priority = spec.priority
         self.arrival_index = arrival_index
         self.status = RequestStatus.WAITING
-        self.num_computed_tokens = 0
-        self.num_output_tokens = 0
+        self._num_computed = 0
+        self._num_output = 0
+        self._batch: Any = None
+        self._slot = -1
         self.num_cached_tokens = -1  # prefix-cache hit found at first admission; -1 until then
         self.num_preemptions = 0
         self.block_hashes: list[int] = []
         self.arrival_time = arrival_time
         self.first_scheduled_time: float | None = None
-        self.token_times: list[float] = []
+        self.token_runs: list[tuple[int, int]] = []  # (first engine iteration, count)
+        self.step_end_s = step_end_s if step_end_s is not None else []  # engine's, by iteration
         self.finish_time: float | None = None
+
+    @property
+    def num_computed_tokens(self) -> int:
+        batch = self._batch
+        return self._num_computed if batch is None else int(batch.num_computed[self._slot])
+
+    @num_computed_tokens.setter
+    def num_computed_tokens(self, value: int) -> None:
+        if self._batch is None:
+            self._num_computed = value
+        else:
+            self._batch.num_computed[self._slot] = value
+
+    @property
+    def num_output_tokens(self) -> int:
+        batch = self._batch
+        return self._num_output if batch is None else int(batch.num_output[self._slot])
 
     @property
     def num_tokens(self) -> int:
@@ -68,6 +95,28 @@ class Request:
     @property
     def is_finished(self) -> bool:
         return self.num_output_tokens >= self.output_len
+
+    @property
+    def token_times(self) -> list[float]:
+        """When each output token was sampled (end of its step), from the token runs."""
+        runs = list(self.token_runs)
+        batch = self._batch
+        if batch is not None and batch.run_len[self._slot]:
+            runs.append((int(batch.run_start[self._slot]), int(batch.run_len[self._slot])))
+        ends = self.step_end_s
+        return [ends[i] for first, count in runs for i in range(first, first + count)]
+
+    def add_token(self, iteration: int) -> None:
+        """One sampled token at engine iteration `iteration` (for requests outside a batch)."""
+        if self._batch is not None:
+            self._batch.sample(self._slot, iteration)
+            return
+        if self.token_runs and sum(self.token_runs[-1]) == iteration:
+            first, count = self.token_runs[-1]
+            self.token_runs[-1] = (first, count + 1)
+        else:
+            self.token_runs.append((iteration, 1))
+        self._num_output += 1
 
     def __repr__(self) -> str:
         return f"Request({self.id}, {self.num_computed_tokens}/{self.num_tokens}, {self.status})"

@@ -4,26 +4,48 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from servescope.core.config import EngineConfig
 from servescope.core.kv_cache_manager import KVCacheManager
-from servescope.core.records import ScheduledEntry
+from servescope.core.records import ScheduledColumns, ScheduledEntry
 from servescope.core.request import Request, RequestStatus
+from servescope.core.running_batch import RunningBatch
+
+
+@dataclass
+class DecodeChunk:
+    """Running-batch slots lo..hi-1, each scheduled for one decode token (the vector path)."""
+
+    lo: int
+    hi: int
+    ids: list[str]
+    start: np.ndarray
 
 
 @dataclass
 class SchedulerOutput:
     """One step's decision: who runs how many tokens, in scheduling order."""
 
-    entries: list[ScheduledEntry] = field(default_factory=list)
+    entries: list[ScheduledEntry | DecodeChunk] = field(default_factory=list)
     new: list[str] = field(default_factory=list)
     resumed: list[str] = field(default_factory=list)
     preempted: list[str] = field(default_factory=list)
     new_blocks: dict[str, tuple[int, ...]] = field(default_factory=dict)
     num_cached_tokens: dict[str, int] = field(default_factory=dict)
 
+    _columns: ScheduledColumns | None = None
+
     @property
     def total_tokens(self) -> int:
-        return sum(e.n for e in self.entries)
+        return int(self.columns().n.sum())
+
+    def columns(self) -> ScheduledColumns:
+        """The plan as columns, chunks and single entries joined in scheduling order."""
+        if self._columns is None:
+            self._columns = ScheduledColumns.join(
+                [(e.ids, e.start) if isinstance(e, DecodeChunk) else e for e in self.entries])
+        return self._columns
 
 
 class Scheduler:
@@ -32,7 +54,7 @@ class Scheduler:
     def __init__(self, config: EngineConfig, kv: KVCacheManager) -> None:
         self.config = config
         self.kv = kv
-        self.running: list[Request] = []
+        self.running = RunningBatch()
         self.waiting: list[Request] = []
         self.requests: dict[str, Request] = {}
         self.more_arrivals = True  # set by the engine; a policy that waits to fill a batch reads it
@@ -53,27 +75,28 @@ class Scheduler:
         """The budget this step ran under (policies without one report what they used)."""
         return self.config.max_num_batched_tokens
 
-    def update_from_output(self, output: SchedulerOutput, end_s: float) -> list[Request]:
-        """Sample where a step reached the end of a sequence (at `end_s`), free the finished."""
-        finished = self._sample(output, end_s)
+    def update_from_output(self, output: SchedulerOutput, iteration: int) -> list[Request]:
+        """Sample where a step reached the end of a sequence, free the finished requests."""
+        finished = self._sample(output, iteration)
         if finished:
             requests = self.requests
             for request in finished:
                 del requests[request.id]
                 request.status = RequestStatus.FINISHED
                 self.kv.free(request)
-            done = {r.id for r in finished}
-            self.running = [r for r in self.running if r.id not in done]
+            self.running.remove_many(finished)
         return finished
 
-    def _sample(self, output: SchedulerOutput, end_s: float) -> list[Request]:
+    def _sample(self, output: SchedulerOutput, iteration: int) -> list[Request]:
+        """One token for every sampled entry at this engine iteration; the finished, in order."""
         finished: list[Request] = []
         requests = self.requests
         for entry in output.entries:
-            if entry.sampled:
+            if isinstance(entry, DecodeChunk):
+                finished += self.running.sample_chunk(entry.lo, entry.hi, iteration)
+            elif entry.sampled:
                 request = requests[entry.id]
-                request.token_times.append(end_s)
-                request.num_output_tokens += 1
+                request.add_token(iteration)
                 if request.num_output_tokens >= request.output_len:
                     finished.append(request)
         return finished

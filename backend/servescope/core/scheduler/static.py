@@ -68,12 +68,13 @@ class StaticScheduler(Scheduler):
             if live:
                 request.num_computed_tokens = start + 1
 
-    def update_from_output(self, output: SchedulerOutput, end_s: float) -> list[Request]:
-        finished = self._sample(output, end_s)
+    def update_from_output(self, output: SchedulerOutput, iteration: int) -> list[Request]:
+        finished = self._sample(output, iteration)
         if all(r.is_finished for r in self.running):
-            for request in self.running:
+            members = list(self.running)
+            for request in members:
                 request.status = RequestStatus.FINISHED
                 self.kv.free(request)
                 del self.requests[request.id]
-            self.running = []
+            self.running.remove_many(members)
         return finished

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import bisect
 
+import numpy as np
+
+from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.records import ScheduledEntry
 from servescope.core.request import Request, RequestStatus
+from servescope.core.scheduler import vector_decode
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
-
-
-new_tuple = tuple.__new__  # builds a ScheduledEntry without NamedTuple's slow Python __new__
 
 
 class VllmV1Scheduler(Scheduler):
@@ -39,23 +40,18 @@ class VllmV1Scheduler(Scheduler):
 
     def _schedule_running(self, output: SchedulerOutput, budget: int) -> int:
         index = 0
-        running, entries = self.running, output.entries
-        tables = self.kv.tables
-        block_size = self.kv.block_size
-        caching = self.kv.enable_caching
+        running = self.running
+        mask = self._vector_mask()
         while index < len(running) and budget > 0:
+            if mask is not None and mask[index]:
+                assert isinstance(self.kv, PagedKVCacheManager)
+                taken = vector_decode.schedule_chunk(self.kv, output, running, mask, index,
+                                                     budget)
+                if taken:
+                    budget -= taken
+                    index += taken
+                    continue
             request = running[index]
-            start = request.num_computed_tokens
-            if (request.prompt_len + request.num_output_tokens - start == 1
-                    and len(tables[request.id]) * block_size > start):
-                # Hot path: a decode whose token fits in the last block it already holds.
-                entries.append(new_tuple(ScheduledEntry, (request.id, 1, start, True, False)))
-                request.num_computed_tokens = start + 1
-                if caching and (start + 1) % block_size == 0:
-                    self.kv.cache_full_blocks(request, start + 1)
-                budget -= 1
-                index += 1
-                continue
             n = min(self._chunk(request.num_tokens - request.num_computed_tokens), budget)
             blocks = self.kv.allocate_slots(request, n)
             while blocks is None:
@@ -99,6 +95,15 @@ class VllmV1Scheduler(Scheduler):
             self._record(output, request, n, blocks)
             budget -= n
 
+    def _vector_mask(self) -> np.ndarray | None:
+        """Plain-decode rows, when this step can take the vector path at all."""
+        batch = self.running
+        if (len(batch) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs"
+                or not isinstance(self.kv, PagedKVCacheManager)):
+            return None
+        return vector_decode.plain_decode_mask(len(batch), batch.prompt_len, batch.num_output,
+                                               batch.num_computed)
+
     def _pick_victim(self) -> Request:
         if self.config.scheduling_policy == "priority":
             victim = max(self.running, key=lambda r: (r.priority, r.arrival_index))
@@ -108,8 +113,10 @@ class VllmV1Scheduler(Scheduler):
 
     def _unschedule(self, victim: Request, output: SchedulerOutput) -> int:
         """Under priority a victim may already hold a slot this step: give its tokens back."""
+        if self.config.scheduling_policy != "priority":
+            return 0  # FCFS victims come from the tail, past every request scheduled so far
         for i, entry in enumerate(output.entries):
-            if entry.id == victim.id:
+            if isinstance(entry, ScheduledEntry) and entry.id == victim.id:
                 del output.entries[i]
                 output.new_blocks.pop(victim.id, None)
                 return entry.n

@@ -1,0 +1,129 @@
+"""The running list as columns, so a step of plain decodes is a few numpy operations.
+
+Slot i holds running[i] (admission order). While a request is in the batch its counters live
+here and its Request attributes read through to these arrays. Token times are kept as runs of
+consecutive engine iterations: a decode step only lengthens each open run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from servescope.core.request import Request
+
+
+class RunningBatch:
+    def __init__(self, capacity: int = 64) -> None:
+        self.requests: list[Request] = []
+        self.ids: list[str] = []
+        self._alloc(capacity)
+
+    def _alloc(self, capacity: int) -> None:
+        def grow(old: np.ndarray | None) -> np.ndarray:
+            new = np.zeros(capacity, np.int64)
+            if old is not None:
+                new[: len(old)] = old
+            return new
+
+        old = getattr(self, "num_computed", None)
+        self.num_computed = grow(old)
+        self.num_output = grow(getattr(self, "num_output", None))
+        self.prompt_len = grow(getattr(self, "prompt_len", None))
+        self.output_len = grow(getattr(self, "output_len", None))
+        self.run_start = grow(getattr(self, "run_start", None))
+        self.run_len = grow(getattr(self, "run_len", None))
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def __bool__(self) -> bool:
+        return bool(self.requests)
+
+    def __iter__(self) -> Iterator[Request]:
+        return iter(self.requests)
+
+    def __getitem__(self, index: int) -> Request:
+        return self.requests[index]
+
+    def append(self, request: Request) -> None:
+        slot = len(self.requests)
+        if slot == len(self.num_computed):
+            self._alloc(2 * slot)
+        self.num_computed[slot] = request._num_computed
+        self.num_output[slot] = request._num_output
+        self.prompt_len[slot] = request.prompt_len
+        self.output_len[slot] = request.output_len
+        self.run_start[slot] = -1
+        self.run_len[slot] = 0
+        self.requests.append(request)
+        self.ids.append(request.id)
+        request._batch = self
+        request._slot = slot
+
+    def pop(self) -> Request:
+        request = self.requests[-1]
+        self._detach(request)
+        self.requests.pop()
+        self.ids.pop()
+        return request
+
+    def remove_many(self, leaving: list[Request]) -> None:
+        """Take requests out, keeping the others' order and closing their columns up."""
+        keep = np.ones(len(self.requests), bool)
+        keep[[r._slot for r in leaving]] = False
+        for request in leaving:
+            self._detach(request)
+        count = int(keep.sum())
+        for name in ("num_computed", "num_output", "prompt_len", "output_len", "run_start",
+                     "run_len"):
+            column = getattr(self, name)
+            column[:count] = column[: len(keep)][keep]
+        self.requests = [r for r, k in zip(self.requests, keep, strict=True) if k]
+        self.ids = [r.id for r in self.requests]
+        for slot, request in enumerate(self.requests):
+            request._slot = slot
+
+    def remove(self, request: Request) -> None:
+        self.remove_many([request])
+
+    def sample(self, slot: int, iteration: int) -> None:
+        """One token for the request in `slot` at engine iteration `iteration`."""
+        if self.run_start[slot] + self.run_len[slot] == iteration:
+            self.run_len[slot] += 1
+        else:
+            self._close_run(slot)
+            self.run_start[slot] = iteration
+            self.run_len[slot] = 1
+        self.num_output[slot] += 1
+
+    def _close_run(self, slot: int) -> None:
+        if self.run_len[slot]:
+            request = self.requests[slot]
+            request.token_runs.append((int(self.run_start[slot]), int(self.run_len[slot])))
+            self.run_len[slot] = 0
+
+    def _detach(self, request: Request) -> None:
+        slot = request._slot
+        self._close_run(slot)
+        request._num_computed = int(self.num_computed[slot])
+        request._num_output = int(self.num_output[slot])
+        request._batch = None
+        request._slot = -1
+
+    def sample_chunk(self, lo: int, hi: int, iteration: int) -> list[Request]:
+        """One token for every slot in lo..hi-1; the requests that reached their output length."""
+        run_start, run_len = self.run_start[lo:hi], self.run_len[lo:hi]
+        broken = np.flatnonzero(run_start + run_len != iteration)
+        for slot in (broken + lo).tolist():
+            self._close_run(slot)
+            self.run_start[slot] = iteration
+        run_len += 1
+        num_output = self.num_output[lo:hi]
+        num_output += 1
+        done = np.flatnonzero(num_output >= self.output_len[lo:hi])
+        return [self.requests[lo + i] for i in done.tolist()]
+
+    def total_computed(self) -> int:
+        return int(self.num_computed[: len(self.requests)].sum())
