@@ -25,7 +25,11 @@ SCREENSHOTS = ROOT / "docs" / "screenshots"
 
 def _app_target() -> tuple[str, list[str]]:
     """The real app factory when the server package has one, else the stand-in harness."""
-    if importlib.util.find_spec("servescope.api.app") is not None:
+    try:
+        found = importlib.util.find_spec("servescope.api.app") is not None
+    except ModuleNotFoundError:
+        found = False
+    if found:
         return "servescope.api.app:create_app", []
     return "harness:create_app", ["--app-dir", str(Path(__file__).parent)]
 

@@ -8,12 +8,14 @@ import json
 from pathlib import Path
 
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.requests import Request
+
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from starlette.requests import Request
 
 ROOT = Path(__file__).resolve().parents[2]
 UPLOT = ROOT / "node_modules" / "uplot" / "dist"
@@ -73,6 +75,19 @@ def create_app() -> FastAPI:
     def index(request: Request):
         boot = {"presets": [{"name": "demo", "title": "demo (36 requests)"}], "config": BASE}
         return templates.TemplateResponse(request, "index.html", {"boot": boot})
+
+    @app.post("/api/traces")
+    async def upload(request: Request):
+        form = await request.form()
+        text = (await form["file"].read()).decode(errors="replace")
+        try:
+            rows = json.loads(text)
+            if not isinstance(rows, list):
+                raise ValueError("expected a JSON list of requests")
+        except ValueError as err:
+            detail = {"message": f"{form['file'].filename}: not a trace this server reads ({err})"}
+            return JSONResponse({"detail": detail}, status_code=400)
+        return {"trace_id": "t1", "num_requests": len(rows)}
 
     @app.websocket("/ws/sessions/{session_id}")
     async def ws(socket: WebSocket, session_id: str) -> None:

@@ -11,11 +11,12 @@ import { packedFor } from "../state/palette.js";
 import { fitCanvas } from "./size.js";
 
 const STRIP_STEPS = 120;
-const LABEL_H = 18;
+const LABEL_H = 22;
 
 
 function packCss(css) {
-  const m = css.match(/^#(..)(..)(..)$/);
+  const full = css.length === 4 ? `#${css[1]}${css[1]}${css[2]}${css[2]}${css[3]}${css[3]}` : css;
+  const m = full.match(/^#(..)(..)(..)$/);
   const [r, g, b] = m ? m.slice(1).map((x) => parseInt(x, 16)) : [200, 200, 200];
   return ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
 }
@@ -57,7 +58,7 @@ export function drawBatchBar(canvas, view, theme) {
   }
   ctx.clearRect(0, 0, w, h);
   ctx.putImageData(img, 0, 0);
-  ctx.font = "12px sans-serif";
+  ctx.font = `${theme.fontPx ?? 12}px sans-serif`;
   ctx.textBaseline = "middle";
   mark(ctx, budgetX - 1, barH, theme.ink, `budget ${view.budget}`, "right");
   if (view.max_num_seqs < view.budget) {
@@ -70,7 +71,7 @@ function mark(ctx, x, barH, colour, label, align) {
   ctx.fillStyle = colour;
   ctx.fillRect(x - 1, 0, 2, barH + 4);
   ctx.textAlign = align;
-  ctx.fillText(label, align === "right" ? x - 3 : x + 3, barH + 10);
+  ctx.fillText(label, align === "right" ? x - 3 : x + 3, barH + LABEL_H / 2 + 2);
 }
 
 /** One past step as a column of packed colours, bottom first, cached per step and height. */
