@@ -33,12 +33,17 @@ def check_invariants(scheduler: Scheduler, record: StepRecord) -> None:
     _expect(references.total() == counted, "num_table_blocks out of step with the block tables")
     _expect(record.num_scheduled_tokens <= record.token_budget, "token budget exceeded")
     _expect(len(record.running) <= record.max_num_seqs, "max_num_seqs exceeded")
+    # Paged allocation without lookahead: a running request holds exactly its computed blocks.
+    on_demand = scheduler.config.allocator == "paged" and scheduler.config.policy != "static"
     for request in scheduler.requests.values():
         _expect(request.num_computed_tokens <= request.num_tokens,
                 f"{request.id}: num_computed_tokens > num_tokens")
         held = len(kv.tables.get(request.id, []))
         _expect(held * kv.block_size >= request.num_computed_tokens,
                 f"{request.id}: computed tokens without KV blocks")
+        if on_demand and request in scheduler.running:
+            needed = -(-request.num_computed_tokens // kv.block_size)
+            _expect(held == needed, f"{request.id}: holds {held} blocks, on demand needs {needed}")
     for block_hash, copies in pool.cached.items():
         for block in copies:
             _expect(pool.block_hash[block] == block_hash, f"cache map stale for block {block}")
