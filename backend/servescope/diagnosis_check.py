@@ -1,0 +1,121 @@
+"""Run, diagnose, and check each recommended knob by re-simulating the run with the knob changed.
+
+Knobs that only act through model and GPU (tensor parallelism, weight quantization, memory
+utilization) can be checked only when the cost model prices the run; otherwise they are
+reported as unchecked, with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from servescope.core.config import EngineConfig
+from servescope.core.diagnose import diagnose
+from servescope.core.engine import Engine
+from servescope.core.records import StepRecord
+from servescope.core.request import RequestSpec
+from servescope.core.step_time import StepTimeFn
+
+HARDWARE_FIELDS = {"tensor_parallel_size", "quantization", "gpu_memory_utilization",
+                   "kv_cache_dtype", "dtype"}
+
+
+def _cost_model() -> Any | None:
+    try:
+        return importlib.import_module("servescope.core.cost_model")
+    except ImportError:
+        return None
+
+
+def priced(config: EngineConfig) -> bool:
+    """Whether the cost model can price this config (it names a model and a GPU)."""
+    return bool(config.model and config.gpu and _cost_model() is not None)
+
+
+def prepare(config: EngineConfig,
+            step_time: StepTimeFn | None = None) -> tuple[EngineConfig, StepTimeFn | None]:
+    """Fill num_gpu_blocks and the step-time function from the cost model where it applies."""
+    if not priced(config):
+        return config, step_time
+    cost_model = _cost_model()
+    if config.num_gpu_blocks is None:
+        config = config.replace(num_gpu_blocks=int(cost_model.num_gpu_blocks(config)))
+    return config, step_time or cost_model.make_step_time(config)
+
+
+def simulate(config: EngineConfig, specs: Sequence[RequestSpec],
+             step_time: StepTimeFn | None = None) -> tuple[list[StepRecord], dict[str, Any]]:
+    engine = Engine(config, specs, step_time)
+    records = list(engine.run())
+    return records, engine.summary()
+
+
+def hardware_numbers(config: EngineConfig, specs: Sequence[RequestSpec],
+                     step_time: StepTimeFn | None) -> dict[str, float]:
+    """decode_floor_ms: the step time of one lone decode at the mean prompt length, i.e. the
+    floor no batching can beat (the roofline weight read under the cost model)."""
+    from servescope.core.step_time import placeholder_step_time_ms
+
+    fn = step_time or placeholder_step_time_ms
+    context = int(np.mean([s.prompt_len for s in specs])) if specs else 0
+    out = {"decode_floor_ms": float(fn(np.array([1]), np.array([context])))}
+    cost_model = _cost_model()
+    if priced(config) and hasattr(cost_model, "memory_breakdown"):
+        for key, value in dict(cost_model.memory_breakdown(config)).items():
+            if isinstance(value, int | float):
+                out[key] = float(value)
+    return out
+
+
+def diagnose_run(config: EngineConfig, specs: Sequence[RequestSpec],
+                 step_time: StepTimeFn | None = None, check: bool = True,
+                 check_all: bool = False) -> dict[str, Any]:
+    """Simulate, diagnose, and (when `check`) re-simulate the dominant verdict's knobs."""
+    derived = config.num_gpu_blocks is None
+    config, step_time = prepare(config, step_time)
+    records, summary = simulate(config, specs, step_time)
+    diagnosis = diagnose(records, summary, config, hardware_numbers(config, specs, step_time))
+    diagnosis["summary"] = summary
+    if check:
+        for verdict in diagnosis["verdicts"]:
+            if check_all or verdict["kind"] == diagnosis["dominant"]:
+                for rec in verdict["recommendations"]:
+                    rec["expected"] = check_recommendation(rec, config, specs, summary,
+                                                           step_time, derived)
+    return diagnosis
+
+
+def check_recommendation(rec: dict[str, Any], config: EngineConfig,
+                         specs: Sequence[RequestSpec], before: dict[str, Any],
+                         step_time: StepTimeFn | None, derived: bool) -> dict[str, Any]:
+    """{checked, reason?, metrics: {name: {before, after}}, confirmed}."""
+    change = dict(rec["change"])
+    if not change or not rec["targets"]:
+        return {"checked": False, "reason": "this knob is not simulated"}
+    hardware = set(change) & HARDWARE_FIELDS
+    if hardware and "num_gpu_blocks" not in change and not priced(config):
+        return {"checked": False,
+                "reason": f"{', '.join(sorted(hardware))} acts through the cost model: name a "
+                          "model and a GPU to check it"}
+    if priced(config):
+        if derived:
+            change.pop("num_gpu_blocks", None)
+            change["num_gpu_blocks"] = None
+        new, new_time = prepare(config.replace(**change))
+    else:
+        new, new_time = config.replace(**change), step_time
+    _, after = simulate(new, specs, new_time)
+    metrics = {m: {"before": before.get(m), "after": after.get(m)} for m, _ in rec["targets"]}
+    confirmed = all(_moved(before.get(m), after.get(m), d) for m, d in rec["targets"])
+    return {"checked": True, "metrics": metrics, "confirmed": confirmed,
+            "config_change": {k: v for k, v in change.items() if v is not None}}
+
+
+def _moved(before: Any, after: Any, direction: str) -> bool:
+    if before is None or after is None:
+        return False
+    return bool(after < before) if direction == "down" else bool(after > before)

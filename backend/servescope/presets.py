@@ -1,0 +1,94 @@
+"""Scenario presets (traces/presets/*.json): an engine config plus a seeded synthetic workload.
+
+A workload is explicit `requests`, a `generator` or a list of `generators` (each with its own
+`id_prefix`):
+  {"seed", "num_requests", "arrival": {"every_steps": k} | {"rate_per_step": r} |
+   {"rate_per_s": r} | {"at_step": s}, "prompt_len": L, "output_len": L}
+where a length L is an int, [low, high] (uniform, inclusive) or {"mean", "sd", "min", "max"}
+(normal, rounded and clipped).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from servescope.core.config import EngineConfig
+from servescope.core.request import RequestSpec
+
+PRESET_DIR = Path(__file__).resolve().parents[2] / "traces" / "presets"
+
+
+class PresetError(ValueError):
+    pass
+
+
+def list_presets(directory: Path = PRESET_DIR) -> list[dict[str, Any]]:
+    """[{name, title, description, verdict}] for the explorer's preset menu."""
+    out = []
+    for path in sorted(directory.glob("*.json")):
+        data = json.loads(path.read_text())
+        out.append({"name": path.stem, "title": data.get("title", path.stem),
+                    "description": data.get("description", ""),
+                    "verdict": data.get("verdict")})
+    return out
+
+
+def load_preset(name: str, directory: Path = PRESET_DIR) -> tuple[EngineConfig,
+                                                                   list[RequestSpec],
+                                                                   dict[str, Any]]:
+    path = directory / f"{name}.json"
+    if not path.is_file():
+        known = ", ".join(p["name"] for p in list_presets(directory))
+        raise PresetError(f"no preset {name!r}; known: {known}")
+    data = json.loads(path.read_text())
+    config = EngineConfig.from_dict(data["config"])
+    workload = data["workload"]
+    if "requests" in workload:
+        specs = _explicit(workload["requests"])
+    else:
+        specs = [s for g in workload.get("generators", [workload.get("generator")])
+                 for s in generate(g)]
+    return config, specs, data
+
+
+def _explicit(rows: list[dict[str, Any]]) -> list[RequestSpec]:
+    return [RequestSpec(str(r["id"]), int(r["prompt_len"]), int(r["output_len"]),
+                        arrival_step=r.get("arrival_step"), arrival_s=r.get("arrival_s"))
+            for r in rows]
+
+
+def generate(spec: dict[str, Any]) -> list[RequestSpec]:
+    rng = np.random.default_rng(int(spec.get("seed", 0)))
+    n = int(spec["num_requests"])
+    prompts = _lengths(rng, spec["prompt_len"], n)
+    outputs = _lengths(rng, spec["output_len"], n)
+    arrival = spec.get("arrival", {"at_step": 0})
+    steps: list[int | None] = [None] * n
+    times: list[float | None] = [None] * n
+    if "rate_per_s" in arrival:
+        times = [float(t) for t in np.cumsum(rng.exponential(1.0 / arrival["rate_per_s"], n))]
+    elif "rate_per_step" in arrival:
+        gaps = rng.exponential(1.0 / arrival["rate_per_step"], n)
+        steps = [int(s) for s in np.floor(np.cumsum(gaps))]
+    elif "every_steps" in arrival:
+        steps = [i * int(arrival["every_steps"]) for i in range(n)]
+    else:
+        steps = [int(arrival.get("at_step", 0))] * n
+    prefix = spec.get("id_prefix", "r")
+    return [RequestSpec(f"{prefix}{i}", int(prompts[i]), int(outputs[i]), arrival_step=steps[i],
+                        arrival_s=times[i]) for i in range(n)]
+
+
+def _lengths(rng: np.random.Generator, spec: Any, n: int) -> np.ndarray:
+    if isinstance(spec, int):
+        return np.full(n, spec)
+    if isinstance(spec, list) and len(spec) == 2:
+        return rng.integers(int(spec[0]), int(spec[1]) + 1, n)
+    if isinstance(spec, dict) and {"mean", "sd"} <= set(spec):
+        values = np.rint(rng.normal(spec["mean"], spec["sd"], n))
+        return np.clip(values, spec.get("min", 1), spec.get("max", np.inf)).astype(int)
+    raise PresetError(f"bad length spec {spec!r}")
