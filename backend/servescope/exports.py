@@ -1,0 +1,179 @@
+"""Run exports: `vllm bench serve`-compatible JSON, per-request CSV, and a Chrome/Perfetto trace
+(Trace Event Format: steps as slices on an engine track, one track per request). Files are
+written atomically."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from servescope.core.config import EngineConfig
+from servescope.core.records import StepRecord
+from servescope.recording import atomic_writer
+
+ENGINE_PID, REQUEST_PID = 1, 2
+CSV_COLUMNS = ("id", "arrival_s", "prompt_len", "output_len", "ttft_ms", "tpot_ms", "e2el_ms",
+               "queue_ms", "itl_mean_ms", "itl_max_ms", "num_preemptions", "num_cached_tokens")
+
+
+def bench_json(summary: dict[str, Any], requests: Sequence[dict[str, Any]],
+               config: EngineConfig, date: datetime | None = None) -> dict[str, Any]:
+    """The keys and units `vllm bench serve --save-result --save-detailed` writes: summary
+    latencies in ms, per-request lists in seconds, in arrival order."""
+    rows = sorted(requests, key=lambda r: (r["arrival_s"], str(r["id"])))
+    arrivals = [float(r["arrival_s"]) for r in rows]
+    when = date or datetime.now(UTC)
+    out: dict[str, Any] = {
+        "date": when.strftime("%Y%m%d-%H%M%S"),
+        "backend": "servescope-sim",
+        "model_id": config.model or "unspecified",
+        "tokenizer_id": config.model or "unspecified",
+        "num_prompts": len(rows) + int(summary.get("failed", 0) or 0),
+        "request_rate": _request_rate(arrivals),
+        "burstiness": 1.0,
+        "max_concurrency": None,
+    }
+    out.update({k: v for k, v in summary.items() if not k.startswith("kv_")})
+    out["input_lens"] = [int(r["prompt_len"]) for r in rows]
+    out["output_lens"] = [int(r["output_len"]) for r in rows]
+    out["ttfts"] = [_s(r["ttft_ms"]) for r in rows]
+    out["itls"] = [[x / 1000.0 for x in r["itl_ms"]] for r in rows]
+    out["latencies"] = [_s(r["e2el_ms"]) for r in rows]
+    out["start_times"] = arrivals
+    out["queue_times"] = [_s(r.get("queue_ms")) for r in rows]
+    out["generated_texts"] = [""] * len(rows)
+    out["errors"] = [""] * len(rows)
+    out["servescope"] = {"config": config.to_dict(), "note": "simulated, not measured"}
+    return out
+
+
+def _s(ms: float | None) -> float | None:
+    return None if ms is None else ms / 1000.0
+
+
+def _request_rate(arrivals: list[float]) -> float | str:
+    """vLLM records the configured rate; a simulation has the arrivals, so estimate it."""
+    if len(arrivals) < 2 or max(arrivals) - min(arrivals) <= 0:
+        return "inf"
+    return (len(arrivals) - 1) / (max(arrivals) - min(arrivals))
+
+
+def requests_csv(requests: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in sorted(requests, key=lambda r: (r["arrival_s"], str(r["id"]))):
+        itl = r.get("itl_ms") or []
+        derived = {"itl_mean_ms": float(np.mean(itl)) if itl else None,
+                   "itl_max_ms": max(itl) if itl else None}
+        writer.writerow(_cell({**r, **derived}.get(c)) for c in CSV_COLUMNS)
+    return buffer.getvalue()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def perfetto_trace(records: Iterable[StepRecord],
+                   requests: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Trace Event Format JSON (object form). ts and dur are microseconds of simulated time."""
+    events: list[dict[str, Any]] = [
+        _meta("process_name", ENGINE_PID, 0, "engine"),
+        _meta("thread_name", ENGINE_PID, 0, "steps"),
+        _meta("process_name", REQUEST_PID, 0, "requests"),
+    ]
+    order = sorted(requests, key=lambda r: (r["arrival_s"], str(r["id"])))
+    tids = {str(r["id"]): index + 1 for index, r in enumerate(order)}
+    for rid, tid in tids.items():
+        events.append(_meta("thread_name", REQUEST_PID, tid, rid))
+        events.append({"ph": "M", "name": "thread_sort_index", "pid": REQUEST_PID, "tid": tid,
+                       "args": {"sort_index": tid}})
+    spans: dict[str, list[list[Any]]] = {rid: [] for rid in tids}
+    for record in records:
+        events.extend(_step_events(record))
+        _extend_spans(spans, record)
+    for r in order:
+        rid = str(r["id"])
+        events.extend(_request_events(tids[rid], float(r["arrival_s"]), spans[rid], rid))
+    return {"traceEvents": events, "displayTimeUnit": "ms",
+            "otherData": {"source": "servescope", "time": "simulated"}}
+
+
+def _meta(name: str, pid: int, tid: int, label: str) -> dict[str, Any]:
+    return {"ph": "M", "name": name, "pid": pid, "tid": tid, "args": {"name": label}}
+
+
+def _us(seconds: float) -> float:
+    return round(seconds * 1e6, 3)
+
+
+def _step_events(record: StepRecord) -> list[dict[str, Any]]:
+    ts = _us(record.time_s)
+    prefill = sum(e.n for e in record.scheduled if e.prefill)
+    decode = sum(e.n for e in record.scheduled if not e.prefill)
+    events: list[dict[str, Any]] = [{
+        "ph": "X", "name": f"step {record.step}", "cat": "step", "pid": ENGINE_PID, "tid": 0,
+        "ts": ts, "dur": round(record.step_time_ms * 1000.0, 3),
+        "args": {"num_scheduled_tokens": record.num_scheduled_tokens,
+                 "num_prefill_tokens": prefill, "num_decode_tokens": decode,
+                 "num_running": len(record.running), "num_waiting": len(record.waiting),
+                 "preempted": list(record.preempted), "finished": list(record.finished)},
+    }, {"ph": "C", "name": "kv_usage", "pid": ENGINE_PID, "ts": ts,
+        "args": {"kv_usage": round(record.kv_usage, 6)}},
+       {"ph": "C", "name": "requests", "pid": ENGINE_PID, "ts": ts,
+        "args": {"running": len(record.running), "waiting": len(record.waiting)}}]
+    for rid in record.preempted:
+        events.append({"ph": "i", "name": f"preempt {rid}", "cat": "preempt", "s": "p",
+                       "pid": ENGINE_PID, "tid": 0, "ts": ts})
+    return events
+
+
+def _extend_spans(spans: dict[str, list[list[Any]]], record: StepRecord) -> None:
+    """Merge a request's consecutive steps of one kind into one [kind, start_s, end_s] span."""
+    start = record.time_s
+    end = start + record.step_time_ms / 1000.0
+    for entry in record.scheduled:
+        track = spans.setdefault(entry.id, [])
+        kind = "prefill" if entry.prefill else "decode"
+        if track and track[-1][0] == kind and abs(track[-1][2] - start) < 1e-12:
+            track[-1][2] = end
+        else:
+            track.append([kind, start, end])
+
+
+def _request_events(tid: int, arrival_s: float, spans: list[list[Any]],
+                    rid: str) -> list[dict[str, Any]]:
+    events = []
+    cursor = arrival_s
+    for kind, start, end in spans:
+        if start > cursor:  # queued before admission, or waiting after a preemption
+            events.append(_slice("waiting", tid, cursor, start, rid))
+        events.append(_slice(kind, tid, start, end, rid))
+        cursor = end
+    return events
+
+
+def _slice(name: str, tid: int, start: float, end: float, rid: str) -> dict[str, Any]:
+    return {"ph": "X", "name": name, "cat": "request", "pid": REQUEST_PID, "tid": tid,
+            "ts": _us(start), "dur": round(_us(end) - _us(start), 3), "args": {"id": rid}}
+
+
+def write_json(path: Path, data: Any) -> None:
+    with atomic_writer(Path(path)) as out:
+        json.dump(data, out, separators=(",", ":"))
+
+
+def write_text(path: Path, text: str) -> None:
+    with atomic_writer(Path(path)) as out:
+        out.write(text)
