@@ -207,7 +207,8 @@ def unpack(state: StreamState, p: dict[str, Any]) -> dict[str, Any]:
         rec[name] = [rid(r) for r in p.get(key, [])]
     rec["released"] = [rid(r) for r in p["rl"]] if "rl" in p else list(rec["finished"])
     rec["rejected"] = [{"id": rid(r), "reason": why} for r, why in p.get("rj", [])]
-    rec["num_cached_tokens"] = {rid(p["ct"][k]): p["ct"][k + 1] for k in range(0, len(p.get("ct", [])), 2)}
+    ct = p.get("ct", [])
+    rec["num_cached_tokens"] = {rid(ct[k]): ct[k + 1] for k in range(0, len(ct), 2)}
     running, waiting = state.predict_queues(rec)
     rec["running"] = [rid(r) for r in p["rn"]] if "rn" in p else running
     rec["waiting"] = [rid(r) for r in p["wt"]] if "wt" in p else waiting
@@ -215,7 +216,8 @@ def unpack(state: StreamState, p: dict[str, Any]) -> dict[str, Any]:
     rec["new_blocks"] = _unpack_new_blocks(state, p.get("nb", []))
     rec["freed_blocks"] = list(p.get("fb", []))
     rec["kv_events"] = [{"type": "BlockStored" if kind else "BlockRemoved", "block_ids": ids,
-                         "req": None if req is None else rid(req)} for kind, ids, req in p.get("ke", [])]
+                         "req": None if req is None else rid(req)}
+                        for kind, ids, req in p.get("ke", [])]
     rec["num_free_blocks"] = p["nf"]
     for key, name in CARRIED:
         rec[name] = p[key] if key in p else state.carried[name]
