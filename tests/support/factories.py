@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.invariants import check_invariants
-from servescope.core.records import StepRecord
+from servescope.core.records import BlockTables, StepRecord
 from servescope.core.request import RequestSpec
 
 
@@ -28,8 +28,12 @@ def run_checked(config: EngineConfig, specs: Sequence[RequestSpec],
     """Run to the end, checking every invariant after every step."""
     engine = Engine(config, specs)
     records = []
+    tables = BlockTables()
     for record in engine.run():
         check_invariants(engine.scheduler, record)
+        tables.apply(record)
+        tables.after_update(record)
+        assert tables.tables == engine.kv.tables, "records do not fold into the block tables"
         records.append(record)
         assert len(records) < max_steps, "engine did not terminate"
     assert not engine.scheduler.running and not engine.scheduler.waiting

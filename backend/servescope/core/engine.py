@@ -191,6 +191,7 @@ class Engine:
             step=self.step_no, iter=self.iter, time_s=self.time_s, step_time_ms=step_time_ms,
             arrivals=arrivals, columns=output.columns(), new=tuple(output.new),
             resumed=tuple(output.resumed), preempted=tuple(output.preempted), finished=finished,
+            released=tuple(self.scheduler.released),
             rejected=rejected, new_blocks=output.new_blocks, freed_blocks=tuple(freed),
             block_events=tuple(events), num_cached_tokens=output.num_cached_tokens,
             running=running, waiting=waiting, num_free_blocks=self.kv.num_free_blocks,

@@ -92,6 +92,7 @@ class StepRecord:
     resumed: tuple[str, ...]
     preempted: tuple[str, ...]
     finished: tuple[str, ...]
+    released: tuple[str, ...]  # tables freed in the update (finished; static: at batch end)
     rejected: tuple[tuple[str, str], ...]  # (id, reason)
     new_blocks: dict[str, tuple[int, ...]]
     freed_blocks: tuple[int, ...]
@@ -134,6 +135,7 @@ class StepRecord:
             "resumed": list(self.resumed),
             "preempted": list(self.preempted),
             "finished": list(self.finished),
+            "released": list(self.released),
             "rejected": [{"id": i, "reason": r} for i, r in self.rejected],
             "new_blocks": {k: list(v) for k, v in self.new_blocks.items()},
             "freed_blocks": list(self.freed_blocks),
@@ -168,5 +170,5 @@ class BlockTables:
         return self.tables
 
     def after_update(self, record: StepRecord) -> None:
-        for rid in record.finished:
+        for rid in record.released:
             self.tables.pop(rid, None)

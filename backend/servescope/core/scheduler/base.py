@@ -59,6 +59,7 @@ class Scheduler:
         self.requests: dict[str, Request] = {}
         self.more_arrivals = True  # set by the engine; a policy that waits to fill a batch reads it
         self.now_s = 0.0  # the time clock, set by the engine before each schedule()
+        self.released: list[str] = []  # whose block tables the last update freed
 
     def add_request(self, request: Request) -> None:
         self.requests[request.id] = request
@@ -78,6 +79,7 @@ class Scheduler:
     def update_from_output(self, output: SchedulerOutput, iteration: int) -> list[Request]:
         """Sample where a step reached the end of a sequence, free the finished requests."""
         finished = self._sample(output, iteration)
+        self.released = [r.id for r in finished]
         if finished:
             requests = self.requests
             for request in finished:

@@ -70,8 +70,10 @@ class StaticScheduler(Scheduler):
 
     def update_from_output(self, output: SchedulerOutput, iteration: int) -> list[Request]:
         finished = self._sample(output, iteration)
+        self.released = []
         if all(r.is_finished for r in self.running):
             members = list(self.running)
+            self.released = [r.id for r in members]
             for request in members:
                 request.status = RequestStatus.FINISHED
                 self.kv.free(request)
