@@ -175,7 +175,7 @@ export function applyRecord(run, rec) {
   applyCacheEvents(run, rec.kv_events);
   applySchedule(run, rec, firstNew);
   applyStatuses(run, rec);
-  for (const id of rec.finished) release(run, id, reassign);
+  for (const id of rec.released ?? rec.finished) release(run, id, reassign);
   for (const b of rec.freed_blocks) {
     if (run.ref[b] !== 0) reassign.delete(b);
     run.ref[b] = 0;
