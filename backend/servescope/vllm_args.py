@@ -226,7 +226,7 @@ def _resolve_defaults(values: dict[str, Any], resolved: dict[str, dict[str, Any]
                       args: dict[str, Any], gpu: str | None, usage_context: str) -> list[str]:
     warnings: list[str] = []
     tokens, seqs, why = batch_defaults(gpu, usage_context)
-    chunked = values.setdefault("enable_chunked_prefill", True)
+    chunked = values.get("enable_chunked_prefill", True)
     max_len = values.get("max_model_len")
     if not chunked and max_len:
         tokens = max(tokens, max_len)

@@ -1,0 +1,68 @@
+"""The diagnose, import-vllm, exercise and export subcommands, end to end on small inputs."""
+
+from __future__ import annotations
+
+import json
+
+from support.bench_reader import read
+from support.trace_events import validate
+
+from servescope.cli import main
+
+
+def test_diagnose_a_preset_prints_the_verdict_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "d.json"
+    assert main(["diagnose", "--preset", "batch-slots", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("dominant: batch_slots")
+    assert "--max-num-seqs" in text and "re-simulated" in text
+    assert json.loads(out.read_text())["dominant"] == "batch_slots"
+
+
+def test_diagnose_a_bench_result_says_what_is_missing(tmp_path, capsys):
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps({"completed": 100, "num_preemptions": 0, "median_ttft_ms": 80.0,
+                                 "p99_ttft_ms": 95.0, "median_itl_ms": 12.0,
+                                 "p99_itl_ms": 13.0}))
+    assert main(["diagnose", "--bench", str(bench)]) == 0
+    text = capsys.readouterr().out
+    assert "missing per-step records" in text and "missing decode_floor_ms" in text
+
+
+def test_import_vllm_round_trips_through_its_own_output(tmp_path, capsys):
+    config_out = tmp_path / "config.json"
+    line = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 48 "
+            "--max-num-batched-tokens 4096 --no-enable-prefix-caching --port 8000")
+    args = ["import-vllm", "--gpu", "H100", "--config-out", str(config_out), "--"]
+    assert main([*args, *line.split()]) == 0
+    text = capsys.readouterr().out
+    first = json.loads(config_out.read_text())
+    assert (first["max_num_seqs"], first["max_num_batched_tokens"]) == (48, 4096)
+    assert "--port (no_effect)" in text
+    echoed = next(t for t in text.splitlines() if t.startswith("as vllm serve: "))
+    again = tmp_path / "again.json"
+    assert main(["import-vllm", "--gpu", "H100", "--config-out", str(again), "--",
+                 echoed.removeprefix("as vllm serve: ")]) == 0
+    assert json.loads(again.read_text()) == first
+
+
+def test_import_vllm_bad_value_is_a_one_line_error(capsys):
+    assert main(["import-vllm", "--", "vllm", "serve", "m", "--max-num-seqs", "many"]) == 2
+    assert "--max-num-seqs" in capsys.readouterr().err
+
+
+def test_exercise_budget_sweep_prints_the_saturation_point(capsys):
+    assert main(["exercise", "budget-sweep", "--num-requests", "16", "--budgets",
+                 "512,2048,8192"]) == 0
+    text = capsys.readouterr().out
+    assert "throughput saturates at max_num_batched_tokens" in text
+    assert len([t for t in text.splitlines() if t.strip().startswith(("512", "2048", "8192"))]) == 3
+
+
+def test_export_writes_files_the_readers_accept(tmp_path):
+    bench, trace, csv_path = tmp_path / "b.json", tmp_path / "t.json", tmp_path / "r.csv"
+    assert main(["export", "--preset", "decode-floor", "--bench", str(bench), "--trace",
+                 str(trace), "--csv", str(csv_path)]) == 0
+    assert read(bench)["completed"] == 12
+    assert validate(json.loads(trace.read_text())) == []
+    assert len(csv_path.read_text().splitlines()) == 13
