@@ -1,0 +1,217 @@
+"""Driving vLLM's real V1 scheduler on a CPU, as vLLM's own unit tests do: no model, no weights.
+
+A tiny local model config stands in for the hub; fake model outputs sample one token for each
+request whose prefill is complete. Only `servescope.capture*` modules import vLLM.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")  # a CUDA wheel on a GPU-less host
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+TOKEN_STRIDE = 1 << 22  # token id = stream index * stride + offset (streams never collide)
+
+
+@dataclass
+class DriverStep:
+    """What the driver saw in one step: vLLM's own objects, before and after the update."""
+
+    step: int
+    output: Any  # vLLM SchedulerOutput
+    block_tables: dict[str, list[int]]  # running requests, after schedule()
+    running: list[str]
+    waiting: list[str]
+    finished: list[str]
+    num_free_blocks: int  # after update_from_output()
+    seconds: float  # schedule() + update_from_output() wall time
+
+
+def effective_max_model_len(config: dict[str, Any], requests: list[dict[str, Any]]) -> int:
+    if config.get("max_model_len"):
+        return int(config["max_model_len"])
+    longest = max((r["prompt_len"] + r["output_len"] for r in requests), default=0)
+    return max(int(config.get("max_num_batched_tokens", 2048)), longest)
+
+
+def build_scheduler(config: dict[str, Any], max_model_len: int,
+                    scheduler_cls: type | None = None) -> Any:
+    """A vLLM Scheduler (or subclass) for a ServeScope engine config, as create_scheduler does."""
+    import torch
+    from vllm.config import CacheConfig, ModelConfig, SchedulerConfig, VllmConfig
+    from vllm.v1.core.sched.scheduler import Scheduler
+    from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, KVCacheGroupSpec
+    from vllm.v1.structured_output import StructuredOutputManager
+
+    block_size = int(config.get("block_size", 16))
+    num_blocks = int(config["num_gpu_blocks"])
+    model_config = ModelConfig(model=_tiny_model_dir(max_model_len), skip_tokenizer_init=True,
+                               dtype="float16", seed=0, max_model_len=max_model_len)
+    scheduler_config = SchedulerConfig(
+        max_num_seqs=int(config.get("max_num_seqs", 256)),
+        max_num_batched_tokens=int(config.get("max_num_batched_tokens", 2048)),
+        max_model_len=max_model_len,
+        long_prefill_token_threshold=int(config.get("long_prefill_token_threshold", 0)),
+        enable_chunked_prefill=bool(config.get("enable_chunked_prefill", True)),
+        scheduler_reserve_full_isl=bool(config.get("scheduler_reserve_full_isl", True)),
+        watermark=float(config.get("watermark", 0.0)),
+        policy=config.get("scheduling_policy", "fcfs"),
+        async_scheduling=False, is_encoder_decoder=False)
+    cache_config = CacheConfig(block_size=block_size,
+                               enable_prefix_caching=bool(config.get("enable_prefix_caching",
+                                                                     True)))
+    vllm_config = VllmConfig(scheduler_config=scheduler_config, model_config=model_config,
+                             cache_config=cache_config)
+    spec = FullAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=1,
+                             dtype=torch.float32)
+    kv_cache_config = KVCacheConfig(num_blocks=num_blocks, kv_cache_tensors=[],
+                                    kv_cache_groups=[KVCacheGroupSpec(["layer"], spec)])
+    cache_config.num_gpu_blocks = num_blocks
+    cls = scheduler_cls or Scheduler
+    scheduler = cls(vllm_config=vllm_config, kv_cache_config=kv_cache_config,
+                    structured_output_manager=StructuredOutputManager(vllm_config),
+                    block_size=block_size, log_stats=True)
+    _check_effective(scheduler, config)
+    return scheduler
+
+
+def _tiny_model_dir(max_model_len: int) -> str:
+    """A local Llama-shaped config.json: ModelConfig needs one, the scheduler never runs it."""
+    path = tempfile.mkdtemp(prefix="servescope-vllm-model-")
+    with open(os.path.join(path, "config.json"), "w", encoding="utf-8") as handle:
+        json.dump({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                   "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
+                   "num_key_value_heads": 4, "num_hidden_layers": 1, "vocab_size": 32000,
+                   "max_position_embeddings": max(max_model_len, 2048),
+                   "torch_dtype": "float16"}, handle)
+    return path
+
+
+def _check_effective(scheduler: Any, config: dict[str, Any]) -> None:
+    """vLLM's config hooks (platform, defaults) must not have changed what we asked for."""
+    sc, cc = scheduler.scheduler_config, scheduler.cache_config
+    seen = {"block_size": scheduler.block_size, "max_num_seqs": sc.max_num_seqs,
+            "max_num_batched_tokens": sc.max_num_batched_tokens,
+            "enable_chunked_prefill": sc.enable_chunked_prefill,
+            "long_prefill_token_threshold": sc.long_prefill_token_threshold,
+            "enable_prefix_caching": cc.enable_prefix_caching}
+    for key, value in seen.items():
+        if key in config and config[key] != value:
+            raise RuntimeError(f"vLLM changed {key}: asked {config[key]}, got {value}")
+
+
+class RequestFactory:
+    """vLLM Requests whose token ids encode ServeScope's prefix model.
+
+    Tokens of a shared prefix segment are (segment key, offset), every other token is
+    (request id, position): two prompts share exactly the tokens ServeScope says they share.
+    """
+
+    def __init__(self, enable_prefix_caching: bool, block_size: int) -> None:
+        from vllm.utils.hashing import sha256
+        from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
+
+        self._streams: dict[str, int] = {}
+        self.block_hasher: Callable[..., Any] | None = None
+        if enable_prefix_caching:
+            init_none_hash(sha256)
+            self.block_hasher = get_request_block_hasher(block_size, sha256)
+
+    def stream(self, key: str) -> int:
+        return self._streams.setdefault(key, len(self._streams) + 1) * TOKEN_STRIDE
+
+    def prompt_tokens(self, row: dict[str, Any]) -> list[int]:
+        tokens: list[int] = []
+        for key, length in prefix_segments(row):
+            base = self.stream("p:" + key)
+            tokens.extend(base + i for i in range(min(length, row["prompt_len"] - len(tokens))))
+        base = self.stream("u:" + row["id"])
+        tokens.extend(base + i for i in range(len(tokens), row["prompt_len"]))
+        return tokens
+
+    def make(self, row: dict[str, Any], arrival_index: int) -> Any:
+        from vllm.sampling_params import SamplingParams
+        from vllm.v1.request import Request
+
+        params = SamplingParams(max_tokens=row["output_len"], ignore_eos=True)
+        return Request(request_id=row["id"], prompt_token_ids=self.prompt_tokens(row),
+                       sampling_params=params, pooling_params=None,
+                       arrival_time=float(arrival_index), priority=row.get("priority", 0),
+                       block_hasher=self.block_hasher)
+
+    def next_token(self, request: Any) -> int:
+        """A token unique to (request, position): outputs never collide across requests."""
+        return self.stream("u:" + request.request_id) + request.num_tokens
+
+
+def prefix_segments(row: dict[str, Any]) -> list[tuple[str, int]]:
+    """Shared-prefix segments of a workload row: `prefix` [[key, n], ...] or `shared_prefix`."""
+    if row.get("prefix"):
+        return [(str(k), int(n)) for k, n in row["prefix"]]
+    shared = row.get("shared_prefix")
+    return [(str(shared["id"]), int(shared["len"]))] if shared else []
+
+
+def fake_output(scheduler: Any, output: Any, factory: RequestFactory) -> Any:
+    """One sampled token per request whose prefill completes (or is decoding) this step."""
+    from vllm.v1.outputs import ModelRunnerOutput
+
+    ids = list(output.num_scheduled_tokens)
+    requests = scheduler.requests
+    sampled = [[] if requests[i].is_prefill_chunk else [factory.next_token(requests[i])]
+               for i in ids]
+    return ModelRunnerOutput(req_ids=ids, req_id_to_index={i: k for k, i in enumerate(ids)},
+                             sampled_token_ids=sampled)
+
+
+def drive(scheduler: Any, requests: list[dict[str, Any]], factory: RequestFactory,
+          observe: bool = True) -> Iterator[DriverStep]:
+    """The step loop of ../shared/vllm-reference: arrivals join just before their step's
+    schedule(); when nothing is runnable the step counter jumps to the next arrival."""
+    from time import perf_counter
+
+    from vllm.v1.outputs import EMPTY_MODEL_RUNNER_OUTPUT
+
+    pending = sorted(enumerate(requests), key=lambda p: (p[1].get("arrival_step") or 0, p[0]))
+    pending.reverse()
+    step = num_arrived = 0
+    while pending or scheduler.has_unfinished_requests():
+        if not scheduler.has_unfinished_requests():
+            step = max(step, pending[-1][1].get("arrival_step") or 0)
+        while pending and (pending[-1][1].get("arrival_step") or 0) <= step:
+            scheduler.add_request(factory.make(pending.pop()[1], num_arrived))
+            num_arrived += 1
+        start = perf_counter()
+        output = scheduler.schedule()
+        scheduled_s = perf_counter() - start
+        if not output.total_num_scheduled_tokens and not output.preempted_req_ids:
+            scheduler.update_from_output(output, EMPTY_MODEL_RUNNER_OUTPUT)
+            if not pending:
+                raise RuntimeError("vLLM scheduled nothing and no arrivals are left")
+            step = max(step + 1, pending[-1][1].get("arrival_step") or 0)
+            continue
+        seen = _observe_schedule(scheduler) if observe else ({}, [], [])
+        model_output = fake_output(scheduler, output, factory)
+        start = perf_counter()
+        engine_outputs = scheduler.update_from_output(output, model_output)
+        seconds = scheduled_s + perf_counter() - start
+        finished = [o.request_id for outs in engine_outputs.values() for o in outs.outputs
+                    if o.finish_reason is not None] if observe else []
+        free = scheduler.kv_cache_manager.block_pool.get_num_free_blocks() if observe else 0
+        yield DriverStep(step, output, *seen, finished, free, seconds)
+        step += 1
+
+
+def _observe_schedule(scheduler: Any) -> tuple[dict[str, list[int]], list[str], list[str]]:
+    kv = scheduler.kv_cache_manager
+    running = [r.request_id for r in scheduler.running]
+    tables = {rid: list(kv.get_block_ids(rid)[0]) for rid in running}
+    waiting = [r.request_id for q in (scheduler.kv_holding_waiting, scheduler.waiting) for r in q]
+    return tables, running, waiting
