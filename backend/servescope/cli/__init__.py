@@ -7,7 +7,7 @@ import importlib
 import sys
 
 # Each module registers its subcommand; add a module here to add a command.
-COMMAND_MODULES = ("sim", "diagnose", "import_vllm", "exercise", "export")
+COMMAND_MODULES = ("sim", "diagnose", "import_vllm", "exercise", "export", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:
