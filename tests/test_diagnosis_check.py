@@ -43,9 +43,32 @@ def test_kv_starvation_knobs_are_checked_against_an_independent_rerun() -> None:
 
 
 def test_hardware_knobs_are_reported_unchecked_without_a_cost_model() -> None:
+    config, specs, _ = load_preset("kv-starvation")
+    assert config.model is None  # priced by the placeholder
+    result = diagnose_run(config, specs, check_all=True)
+    memory = next(v for v in result["verdicts"] if v["kind"] == "memory_fit")
+    tp = next(r for r in memory["recommendations"] if r["flag"] == "--tensor-parallel-size")
+    assert tp["expected"]["checked"] is False and "model" in tp["expected"]["reason"]
+
+
+def test_decode_floor_knobs_are_checked_by_the_cost_model() -> None:
     config, specs, _ = load_preset("decode-floor")
     result = diagnose_run(config, specs)
     floor = result["verdicts"][0]
-    assert floor["kind"] == "decode_floor"
-    for rec in floor["recommendations"]:
-        assert rec["expected"]["checked"] is False and rec["expected"]["reason"]
+    fp8 = next(r for r in floor["recommendations"] if r["flag"] == "--quantization")
+    itl = fp8["expected"]["metrics"]["median_itl_ms"]
+    # FP8 weights halve the bytes a decode step reads: well below the BF16 ITL.
+    assert fp8["expected"]["confirmed"] and itl["after"] < 0.8 * itl["before"]
+    spec = next(r for r in floor["recommendations"] if r["flag"] == "--speculative-config")
+    assert spec["expected"]["checked"] is False
+
+
+def test_memory_fit_reports_the_cost_model_memory_split() -> None:
+    config, specs, _ = load_preset("memory-fit")
+    result = diagnose_run(config, specs, check=False)
+    memory = result["verdicts"][0]
+    evidence = {e["name"]: e["value"] for e in memory["evidence"]}
+    # 70B in FP8: about 70.6e9 parameters at one byte each, over 60 GiB of weights per GPU.
+    assert evidence["weights_gib"] > 60
+    assert evidence["kv_fit_requests"] < 4
+    assert "--max-num-batched-tokens" in [r["flag"] for r in memory["recommendations"]]

@@ -64,10 +64,11 @@ def hardware_numbers(config: EngineConfig, specs: Sequence[RequestSpec],
     context = int(np.mean([s.prompt_len for s in specs])) if specs else 0
     out = {"decode_floor_ms": float(fn(np.array([1]), np.array([context])))}
     cost_model = _cost_model()
-    if priced(config) and hasattr(cost_model, "memory_breakdown"):
-        for key, value in dict(cost_model.memory_breakdown(config)).items():
-            if isinstance(value, int | float):
-                out[key] = float(value)
+    if priced(config):
+        memory = cost_model.memory_breakdown(config)
+        out.update({"weights_gib": float(memory["weights_gib"]),
+                    "kv_gib": float(memory["kv_cache_gib"]),
+                    "memory_gib": float(memory["total_gib"])})
     return out
 
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from servescope import feature_matrix
-from servescope.core.config import EngineConfig
+from servescope.core import catalog
+from servescope.core.config import ConfigError, EngineConfig
 
 BIG_GPU_GIB = 70  # vLLM's threshold for the larger batch defaults (A100s excluded)
 # (max_num_batched_tokens for the API server, for the LLM class, max_num_seqs)
@@ -157,8 +158,13 @@ def parse_engine_args_json(text: str) -> dict[str, Any]:
 
 
 def gpu_memory_gib(gpu: str | None) -> float | None:
+    """What the device reports, from the GPU catalog, else by a name fragment."""
     if not gpu:
         return None
+    try:
+        return float(catalog.gpu(gpu).memory_gib_visible)
+    except ConfigError:
+        pass
     name = gpu.lower().replace(" ", "-").replace("_", "-")
     for fragment, gib in GPU_MEMORY_GIB:
         if fragment in name:
@@ -166,10 +172,17 @@ def gpu_memory_gib(gpu: str | None) -> float | None:
     return None
 
 
+def _is_a100(gpu: str | None) -> bool:
+    try:
+        return "a100" in catalog.gpu(gpu or "").name.lower()
+    except ConfigError:
+        return "a100" in (gpu or "").lower()
+
+
 def batch_defaults(gpu: str | None, usage_context: str = "api_server") -> tuple[int, int, str]:
     """(max_num_batched_tokens, max_num_seqs, why), as vLLM's arg_utils picks them."""
     memory = gpu_memory_gib(gpu)
-    big = memory is not None and memory >= BIG_GPU_GIB and "a100" not in (gpu or "").lower()
+    big = memory is not None and memory >= BIG_GPU_GIB and not _is_a100(gpu)
     api, llm, seqs = BIG_DEFAULTS if big else SMALL_DEFAULTS
     tokens = llm if usage_context == "llm_class" else api
     if memory is None:
@@ -227,6 +240,15 @@ def _resolve_defaults(values: dict[str, Any], resolved: dict[str, dict[str, Any]
     warnings: list[str] = []
     tokens, seqs, why = batch_defaults(gpu, usage_context)
     chunked = values.get("enable_chunked_prefill", True)
+    if values.get("max_model_len") is None and values.get("model"):
+        try:
+            known = catalog.model(values["model"]).max_position_embeddings
+        except ConfigError:
+            known = None
+        if known:
+            values["max_model_len"] = known
+            resolved["max_model_len"] = {"value": known, "source": "default: the model's "
+                                         "max_position_embeddings"}
     max_len = values.get("max_model_len")
     if not chunked and max_len:
         tokens = max(tokens, max_len)

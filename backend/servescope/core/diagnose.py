@@ -12,6 +12,9 @@ from servescope.core.diagnose_evidence import measure
 from servescope.core.records import StepRecord
 
 VERDICTS = ("kv_starvation", "batch_slots", "token_budget", "decode_floor", "memory_fit")
+# On equal scores the more fundamental limit is named: memory shapes KV pressure, which shapes
+# admission, which shapes the mix of prefill and decode in a step.
+ROOT_CAUSE_ORDER = ("memory_fit", "kv_starvation", "batch_slots", "token_budget", "decode_floor")
 MIN_SCORE = 0.25  # below this a verdict is reported as minor, and cannot be dominant
 FIT_LOW, FIT_OK = 4.0, 16.0  # average requests the KV cache holds: memory-bound .. comfortable
 FLOOR_NEAR, FLOOR_FAR = 1.15, 2.0  # median ITL / decode floor: at the floor .. far above it
@@ -35,7 +38,7 @@ def diagnose(records: Sequence[StepRecord], summary: Mapping[str, Any], config: 
         verdict = judge(stats, config, hardware)
         if verdict is not None:
             verdicts.append(verdict)
-    verdicts.sort(key=lambda v: -v["score"])
+    verdicts.sort(key=lambda v: (-v["score"], ROOT_CAUSE_ORDER.index(v["kind"])))
     for verdict in verdicts:
         verdict["minor"] = verdict["score"] < MIN_SCORE
     dominant = verdicts[0]["kind"] if verdicts and not verdicts[0]["minor"] else None
@@ -242,6 +245,11 @@ def _judge_memory(stats: dict[str, Any], config: EngineConfig,
                             "num_gpu_blocks": 2 * (blocks - 1) + 1},
                             "FP8 KV doubles the tokens the cache holds",
                             [("output_throughput", "up")]))
+    budget = config.max_num_batched_tokens
+    if "weights_gib" in hardware and budget > 2048:
+        recs.append(_rec("--max-num-batched-tokens", 2048, {"max_num_batched_tokens": 2048},
+                         f"vLLM's profile run reserves activations for {budget} tokens; a "
+                         "smaller budget leaves that memory to KV", [("output_throughput", "up")]))
     return _verdict("memory_fit", "Memory fit (weights leave little KV)", score, evidence, recs, [
         "the 'GPU KV cache size' and 'Maximum concurrency' lines at vLLM startup",
         "vllm:cache_config_info num_gpu_blocks"])
