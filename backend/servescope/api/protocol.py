@@ -146,19 +146,22 @@ SERVER = TypeAdapter(ServerMessage)
 # --- client to server -----------------------------------------------------------------------
 
 
+SOURCES = ("preset", "trace", "synthetic", "requests", "scenario")
+
+
 class Workload(BaseModel):
     model_config = ConfigDict(extra="forbid")
     preset: str | None = Field(default=None, max_length=100)
     trace: str | None = Field(default=None, max_length=100)
     synthetic: dict[str, Any] | None = None
     requests: list[dict[str, Any]] | None = None
+    scenario: str | None = Field(default=None, max_length=100)
 
     @model_validator(mode="after")
     def _one_source(self) -> Workload:
-        given = [k for k in ("preset", "trace", "synthetic", "requests") if getattr(self, k)
-                 is not None]
+        given = [k for k in SOURCES if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError("give exactly one of preset, trace, synthetic, requests")
+            raise ValueError("give exactly one of preset, trace, synthetic, requests, scenario")
         return self
 
 

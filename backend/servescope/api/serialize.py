@@ -28,6 +28,25 @@ def request_info(specs: Iterable[RequestSpec]) -> list[dict[str, Any]]:
              "arrival_s": s.arrival_s, "arrival_step": s.arrival_step} for s in specs]
 
 
+def normalize(rec: dict[str, Any]) -> dict[str, Any]:
+    """A record with every field the packer reads (recordings may predate some of them)."""
+    out = dict(rec)
+    for name in ("arrivals", "scheduled", "new", "resumed", "preempted", "finished", "rejected",
+                 "freed_blocks", "kv_events", "running", "waiting"):
+        out.setdefault(name, [])
+    out.setdefault("released", list(out["finished"]))
+    for name in ("new_blocks", "num_cached_tokens", "kv_waste"):
+        out.setdefault(name, {})
+    out.setdefault("step_time_ms", 0.0)
+    out.setdefault("num_free_blocks", 0)
+    out.setdefault("num_usable_blocks", 0)
+    out.setdefault("token_budget", 0)
+    out.setdefault("max_num_seqs", 0)
+    usable = out["num_usable_blocks"]
+    out.setdefault("kv_usage", round(1 - out["num_free_blocks"] / usable, 6) if usable else 0.0)
+    return out
+
+
 def js_round6(x: float) -> float:
     """Rounding as the JavaScript decoder does it (Math.floor(x * 1e6 + 0.5) / 1e6)."""
     return math.floor(x * 1e6 + 0.5) / 1e6
@@ -146,8 +165,8 @@ def pack(state: StreamState, rec: dict[str, Any]) -> dict[str, Any]:
     for key, name in CARRIED:
         if rec[name] != state.carried[name]:
             out[key] = rec[name]
-    if rec["num_usable_blocks"] and js_round6(
-            1 - rec["num_free_blocks"] / rec["num_usable_blocks"]) != rec["kv_usage"]:
+    nu = rec["num_usable_blocks"]
+    if (js_round6(1 - rec["num_free_blocks"] / nu) if nu else 0.0) != rec["kv_usage"]:
         out["ku"] = rec["kv_usage"]
     extra = {k: v for k, v in rec.items() if k not in KNOWN}
     if extra:
@@ -222,7 +241,7 @@ def unpack(state: StreamState, p: dict[str, Any]) -> dict[str, Any]:
     for key, name in CARRIED:
         rec[name] = p[key] if key in p else state.carried[name]
     nu = rec["num_usable_blocks"]
-    rec["kv_usage"] = p["ku"] if "ku" in p else js_round6(1 - p["nf"] / nu)
+    rec["kv_usage"] = p["ku"] if "ku" in p else js_round6(1 - p["nf"] / nu) if nu else 0.0
     rec.update(p.get("x", {}))
     state.apply(rec)
     return rec

@@ -1,0 +1,63 @@
+"""The app factory: settings, store and session registry made in the lifespan, one router per
+resource, static files (ours and uPlot from node_modules) and the security headers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+
+from fastapi import FastAPI, Request, Response
+from fastapi.staticfiles import StaticFiles
+
+from servescope.api.registry import Registry
+from servescope.api.routes import pages, presets, sessions, traces, ws
+from servescope.api.settings import Settings
+from servescope.api.store import Store
+
+CSP = ("default-src 'self'; script-src 'self'{nonce}; style-src 'self' 'unsafe-inline'; "
+       "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+       "frame-ancestors 'none'; form-action 'self'")
+
+
+def create_app(settings: Settings | None = None,
+               clock: Callable[[], float] = time.monotonic) -> FastAPI:
+    settings = settings or Settings.from_env()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = Store(settings.data_dir)
+        registry = Registry(settings, store, clock)
+        app.state.store, app.state.registry = store, registry
+        await registry.start_demo()
+        reaper = asyncio.create_task(registry.reap_loop())
+        try:
+            yield
+        finally:
+            reaper.cancel()
+            registry.close()
+            store.close()
+
+    app = FastAPI(title="ServeScope", version="0.1.0", lifespan=lifespan,
+                  description="A visual explorer of LLM serving-engine internals. "
+                              "The WebSocket protocol is in docs/protocol.md.")
+    app.state.settings = settings
+    for module in (pages, presets, sessions, traces, ws):
+        app.include_router(module.router)
+    app.mount("/static", StaticFiles(directory=settings.frontend_dir / "static"), name="static")
+    uplot = settings.node_modules / "uplot" / "dist"
+    if uplot.is_dir():
+        app.mount("/vendor/uplot", StaticFiles(directory=uplot), name="uplot")
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Callable) -> Response:  # type: ignore[type-arg]
+        response: Response = await call_next(request)
+        nonce = getattr(request.state, "csp_nonce", None)
+        response.headers.setdefault(
+            "Content-Security-Policy", CSP.format(nonce=f" 'nonce-{nonce}'" if nonce else ""))
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        return response
+
+    return app

@@ -1,0 +1,127 @@
+"""Building a session's tracks from a configure message: resolve the workload, validate each
+engine config over the workload's base config, and start one engine (or a replay) per track."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from servescope.api import protocol as P
+from servescope.api.serialize import request_info
+from servescope.api.settings import Settings
+from servescope.api.store import Store
+from servescope.api.track import Track, dumps, engine_source, replay_source
+from servescope.api.workloads import (
+    DEMO,
+    Workload,
+    WorkloadError,
+    preset_workload,
+    read_trace,
+    rows_to_specs,
+    synthetic_workload,
+)
+from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.engine import Engine
+from servescope.traces.errors import TraceFormatError
+
+
+class BuildError(Exception):
+    def __init__(self, message: str, field: str | None = None, code: str = "config") -> None:
+        super().__init__(message)
+        self.field = field
+        self.code = code
+
+
+@dataclass
+class Built:
+    workload: P.Workload
+    source: str
+    preset: str | None
+    engines: list[dict[str, Any]]
+    tracks: list[Track]
+    requests_text: str
+    key: str = ""
+    configs: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: Settings,
+                store: Store) -> Built:
+    resolved, configs = await resolve(workload, configs, store)
+    if len(resolved.specs) > settings.max_requests_per_session:
+        raise BuildError(f"{len(resolved.specs)} requests; this server allows at most "
+                         f"{settings.max_requests_per_session} per session", "workload", "limit")
+    if resolved.records is not None and len(configs) > 1:
+        raise BuildError("a recorded run replays as it is; compare needs a simulated workload",
+                         "configs")
+    info = request_info(resolved.specs)
+    engines, tracks = [], []
+    for k, overrides in enumerate(configs):
+        config = _config(resolved.base_config, overrides, k, len(configs))
+        blocks = config.num_gpu_blocks or 0
+        engines.append({"label": _label(overrides, k), "config": config.to_dict(),
+                        "num_gpu_blocks": blocks, "block_size": config.block_size,
+                        "num_usable_blocks": max(0, blocks - 1)})
+        tracks.append(_track(k, config, resolved, info, settings))
+    return Built(workload, "replayed" if resolved.records is not None else "simulated",
+                 resolved.preset, engines, tracks, dumps(info), configs=configs)
+
+
+async def resolve(workload: P.Workload, configs: list[dict[str, Any]],
+                  store: Store) -> tuple[Workload, list[dict[str, Any]]]:
+    try:
+        if workload.preset is not None:
+            return preset_workload(workload.preset), configs
+        if workload.synthetic is not None:
+            return synthetic_workload(workload.synthetic), configs
+        if workload.requests is not None:
+            return Workload(dict(DEMO["config"]), rows_to_specs(workload.requests)), configs
+        if workload.trace is not None:
+            path = store.trace_path(workload.trace)
+            if path is None:
+                raise BuildError(f"no uploaded trace {workload.trace!r}", "trace", "workload")
+            _, resolved, _ = await asyncio.to_thread(read_trace, path)
+            return resolved, configs
+        scenario = store.scenario(workload.scenario or "")
+        if scenario is None:
+            raise BuildError(f"no saved scenario {workload.scenario!r}", "scenario", "workload")
+        inner = P.Workload.model_validate(scenario["workload"])
+        if inner.scenario is not None:
+            raise BuildError("a scenario cannot name another scenario", "scenario", "workload")
+        chosen = (scenario.get("configs") or [{}]) if configs == [{}] else configs
+        return (await resolve(inner, chosen, store))[0], chosen
+    except TraceFormatError as err:
+        raise BuildError(str(err), err.field or None, "workload") from err
+    except WorkloadError as err:
+        raise BuildError(str(err), err.field, err.code) from err
+
+
+def _config(base: dict[str, Any], overrides: dict[str, Any], k: int, n: int) -> EngineConfig:
+    try:
+        return EngineConfig.from_dict({**base, **overrides})
+    except ConfigError as err:
+        where = f"configs[{k}]." if n > 1 else ""
+        raise BuildError(str(err), f"{where}{err.field}", "config") from err
+    except TypeError as err:
+        raise BuildError(f"bad config: {err}", "config", "config") from err
+
+
+def _label(overrides: dict[str, Any], k: int) -> str:
+    return ", ".join(f"{key}={value}" for key, value in overrides.items()) or f"engine {k}"
+
+
+def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str, Any]],
+           settings: Settings) -> Track:
+    if resolved.records is not None:
+        records = resolved.records
+        return Track(k, replay_source(records), info, config.num_gpu_blocks or 0,
+                     settings.keyframe_interval, settings.max_records_per_session)
+    try:
+        engine = Engine(config, resolved.specs)
+    except ConfigError as err:
+        raise BuildError(str(err), err.field, "config") from err
+    track = Track(k, engine_source(engine), info, config.num_gpu_blocks or 0,
+                  settings.keyframe_interval, settings.max_records_per_session,
+                  summary=engine.summary)
+    track.engine = engine
+    return track

@@ -1,0 +1,218 @@
+"""A session: 1-4 tracks (engines in lockstep of simulated time, or one replay), its playback
+position (play at a speed, pause, step, seek) and the viewers that watch it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from servescope.api import protocol as P
+from servescope.api.build import Built, build
+from servescope.api.settings import Settings
+from servescope.api.track import dumps
+
+if TYPE_CHECKING:
+    from servescope.api.store import Store
+    from servescope.api.viewer import Viewer
+
+
+class SessionError(Exception):
+    def __init__(self, message: str, field: str | None = None, code: str = "bad_message") -> None:
+        super().__init__(message)
+        self.field = field
+        self.code = code
+
+
+class Session:
+    def __init__(self, sid: str, settings: Settings, store: Store,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.id = sid
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+        self.viewers: set[Viewer] = set()
+        self.built: Built | None = None
+        self.config_epoch = 0  # bumps on configure/reset: viewers get init + keyframes
+        self.seek_epoch = 0  # bumps on seek: viewers get keyframes
+        self.status_version = 0
+        self.position: list[int] = []  # last visible record of each track
+        self.playing = False
+        self.speed = 1.0
+        self.sim_time = float("-inf")
+        self._anchor = (0.0, 0.0)  # (wall clock, simulated time) when play began
+        self._ticker: asyncio.Task[None] | None = None
+        self.pinned = False
+        self.last_active = clock()
+
+    @property
+    def tracks(self) -> list[Any]:
+        return self.built.tracks if self.built else []
+
+    # -- viewers --
+
+    def notify(self) -> None:
+        for v in self.viewers:
+            v.wake()
+
+    def init_text(self, role: str) -> str:
+        b = self.built
+        assert b is not None
+        head = {"type": "init", "v": 1, "session_id": self.id, "role": role, "source": b.source,
+                "preset": b.preset, "config": b.engines[0]["config"],
+                "num_gpu_blocks": b.engines[0]["num_gpu_blocks"],
+                "block_size": b.engines[0]["block_size"], "engines": b.engines,
+                "num_records": len(self.tracks[0].packed) if self.tracks[0].done else None,
+                "keyframe_interval": self.settings.keyframe_interval,
+                "max_fps": self.settings.max_fps, "playing": self.playing, "speed": self.speed}
+        return dumps(head)[:-1] + ',"requests":' + b.requests_text + "}"
+
+    def status_text(self) -> str:
+        done = all(t.done and p == t.head for t, p in zip(self.tracks, self.position,
+                                                             strict=True))
+        t = self.sim_time if self.sim_time != float("-inf") else 0.0
+        return dumps({"type": "status", "v": 1, "playing": self.playing, "speed": self.speed,
+                      "iters": list(self.position), "time_s": t, "done": done})
+
+    def _changed(self, seek: bool = False, config: bool = False) -> None:
+        self.status_version += 1
+        self.seek_epoch += seek
+        self.config_epoch += config
+        self.last_active = self.clock()
+        self.notify()
+
+    # -- control --
+
+    async def configure(self, msg: P.Configure) -> bool:
+        """Rebuild the tracks; False when config and workload equal the current ones."""
+        configs = msg.configs or [msg.config or {}]
+        workload = msg.workload or (self.built.workload if self.built else
+                                    P.Workload(preset=self.settings.demo_preset))
+        key = dumps([configs, workload.model_dump(exclude_none=True)])
+        if self.built is not None and key == self.built.key:
+            return False
+        built = await build(configs, workload, self.settings, self.store)
+        built.key = key
+        self._stop()
+        self.built = built
+        self.position = [-1] * len(built.tracks)
+        self.sim_time = float("-inf")
+        self._changed(config=True)
+        return True
+
+    def play(self, speed: float) -> None:
+        self.speed = speed
+        self.playing = True
+        start = self.sim_time if self.sim_time != float("-inf") else 0.0
+        self._anchor = (self.clock(), start)
+        if self._ticker is None or self._ticker.done():
+            self._ticker = asyncio.create_task(self._tick_loop())
+        self._changed()
+
+    def pause(self) -> None:
+        self._stop()
+        self._changed()
+
+    def _stop(self) -> None:
+        self.playing = False
+        if self._ticker is not None and self._ticker is not asyncio.current_task():
+            self._ticker.cancel()
+        self._ticker = None
+
+    async def step(self, n: int) -> None:
+        self._stop()
+        lead = self.tracks[0]
+        target = self.position[0] + n
+        await self._compute(lambda: lead.head >= target or lead.done)
+        self.position[0] = min(target, lead.head)
+        await self._follow_lead()
+        self._changed()
+
+    async def seek(self, msg: P.Seek) -> None:
+        self._stop()
+        lead = self.tracks[0]
+        if msg.time_s is not None:
+            t = msg.time_s
+            await self._compute(lambda: lead.done or lead.start_s[-1] > t if lead.packed
+                                else lead.done)
+            self.position[0] = lead.index_at_time(t)
+        elif msg.iter is not None:
+            it = msg.iter
+            await self._compute(lambda: lead.head >= it or lead.done)
+            self.position[0] = min(it, lead.head)
+        else:
+            s = msg.step or 0
+            await self._compute(lambda: lead.done or bool(lead.steps) and lead.steps[-1] >= s)
+            self.position[0] = lead.index_at_step(s) if lead.packed else -1
+        await self._follow_lead()
+        self._changed(seek=True)
+
+    def reset(self) -> None:
+        self._stop()
+        self.position = [-1] * len(self.tracks)
+        self.sim_time = float("-inf")
+        self._changed(config=True)
+
+    async def _follow_lead(self) -> None:
+        """Move the other tracks (compare mode) to the lead's simulated time."""
+        lead = self.tracks[0]
+        pos = self.position[0]
+        t = self.sim_time = lead.start_s[pos] if pos >= 0 else float("-inf")
+        others = self.tracks[1:]
+        await self._compute(lambda: all(x.done or (x.packed and x.start_s[-1] > t)
+                                        for x in others), others)
+        for k, x in enumerate(others, start=1):
+            self.position[k] = x.index_at_time(t)
+
+    async def _compute(self, until: Callable[[], Any], tracks: list[Any] | None = None) -> None:
+        """Advance tracks until `until()` holds, yielding to the event loop between slices."""
+        tracks = tracks or self.tracks[:1]
+        budget = self.settings.compute_budget_s
+        while not until():
+            deadline = time.perf_counter() + budget
+            progressed = False
+            while time.perf_counter() < deadline and not until():
+                progressed = any([x.advance() for x in tracks]) or progressed
+                if not progressed:
+                    break
+            if not progressed:
+                return
+            await asyncio.sleep(0)
+
+    async def _tick_loop(self) -> None:
+        interval = 1.0 / self.settings.max_fps
+        try:
+            while self.playing:
+                await self._tick()
+                await asyncio.sleep(interval)
+        except asyncio.CancelledError:
+            pass
+
+    async def _tick(self) -> None:
+        wall, start = self._anchor
+        target = start + (self.clock() - wall) * self.speed
+        deadline = time.perf_counter() + self.settings.compute_budget_s
+        for x in self.tracks:
+            while not x.done and (not x.packed or x.start_s[-1] <= target):
+                x.advance()
+                if time.perf_counter() > deadline:
+                    break
+        behind = [x.start_s[-1] for x in self.tracks if not x.done and x.start_s
+                  and x.start_s[-1] <= target]
+        if behind:  # the simulation cannot keep up: play on from where it got to
+            target = min(behind)
+            self._anchor = (self.clock(), target)
+        before = list(self.position)
+        self.sim_time = target
+        for k, x in enumerate(self.tracks):
+            self.position[k] = x.index_at_time(target)
+        if all(x.done and self.position[k] == x.head for k, x in enumerate(self.tracks)):
+            self.playing = False
+            self._changed()
+        elif self.position != before:
+            self.last_active = self.clock()
+            self.notify()
+
+    def close(self) -> None:
+        self._stop()

@@ -1,0 +1,58 @@
+"""One settings object for the server: where it listens, where it keeps data, and its limits."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    data_dir: Path = REPO / "data"
+    frontend_dir: Path = REPO / "frontend"
+    node_modules: Path = REPO / "node_modules"
+    demo_preset: str = "demo"
+    max_upload_bytes: int = 100 * 1024 * 1024
+    max_sessions: int = 64
+    max_viewers_per_session: int = 256
+    max_requests_per_session: int = 20_000
+    max_records_per_session: int = 500_000
+    session_idle_s: float = 1800.0
+    max_fps: int = 60
+    keyframe_interval: int = 64
+    catch_up_records: int = 256  # a viewer further behind than this gets a keyframe instead
+    compute_budget_s: float = 0.008  # simulation time per playback tick before yielding
+    max_message_bytes: int = 4 * 1024 * 1024
+    allowed_origins: tuple[str, ...] = ()  # besides the server's own host
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        """Defaults, then SERVESCOPE_<FIELD> environment variables, then `overrides`."""
+        values: dict[str, object] = {}
+        for f in dataclasses.fields(cls):
+            raw = os.environ.get(f"SERVESCOPE_{f.name.upper()}")
+            if raw is None:
+                continue
+            values[f.name] = _parse(f.type if isinstance(f.type, str) else str(f.type), raw)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        if "data_dir" in values:
+            values["data_dir"] = Path(str(values["data_dir"]))
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def _parse(kind: str, raw: str) -> object:
+    if kind.startswith("int"):
+        return int(raw)
+    if kind.startswith("float"):
+        return float(raw)
+    if kind.startswith("Path"):
+        return Path(raw)
+    if kind.startswith("tuple"):
+        return tuple(x.strip() for x in raw.split(",") if x.strip())
+    return raw

@@ -1,0 +1,145 @@
+"""Uploads and saved scenarios in the data directory, indexed by an embedded SQLite database.
+
+    data_dir/index.sqlite3      one row per upload / scenario
+    data_dir/blobs/<id>         an upload's bytes, named only by its server-made id
+    data_dir/tmp/<random>.part  an upload in flight; removed at start-up
+
+A blob is renamed into place inside the transaction that inserts its row, so a crash leaves
+either both or neither; start-up removes what a crash between the two left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS traces (
+  id TEXT PRIMARY KEY, filename TEXT NOT NULL, format TEXT NOT NULL, num_requests INTEGER,
+  size INTEGER NOT NULL, summary TEXT NOT NULL, created_s REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS scenarios (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, body TEXT NOT NULL, created_s REAL NOT NULL);
+"""
+
+
+def new_id() -> str:
+    """An unguessable id: 128 random bits, URL-safe."""
+    return secrets.token_urlsafe(16)
+
+
+def valid_id(text: str) -> bool:
+    return 16 <= len(text) <= 64 and all(c.isalnum() or c in "-_" for c in text)
+
+
+class Store:
+    def __init__(self, data_dir: Path) -> None:
+        self.root = Path(data_dir)
+        self.blobs = self.root / "blobs"
+        self.tmp = self.root / "tmp"
+        for d in (self.root, self.blobs, self.tmp):
+            d.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.root / "index.sqlite3", isolation_level=None,
+                                  check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(SCHEMA)
+        self.recover()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def recover(self) -> None:
+        """Drop in-flight uploads, blobs without a row and rows without a blob."""
+        for part in self.tmp.iterdir():
+            part.unlink(missing_ok=True)
+        known = {row[0] for row in self.db.execute("SELECT id FROM traces")}
+        for blob in self.blobs.iterdir():
+            if blob.name not in known:
+                blob.unlink(missing_ok=True)
+        for tid in known:
+            if not (self.blobs / tid).is_file():
+                self.db.execute("DELETE FROM traces WHERE id = ?", (tid,))
+
+    # -- uploads --
+
+    def temp_path(self) -> Path:
+        return self.tmp / f"{new_id()}.part"
+
+    def commit_trace(self, part: Path, filename: str, fmt: str, num_requests: int | None,
+                     summary: dict[str, Any]) -> dict[str, Any]:
+        tid = new_id()
+        size = part.stat().st_size
+        row = (tid, filename[:200], fmt, num_requests, size, json.dumps(summary), time.time())
+        with self._transaction():
+            self.db.execute("INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+            os.replace(part, self.blobs / tid)
+            _fsync_dir(self.blobs)
+        return self.trace(tid) or {}
+
+    def trace(self, tid: str) -> dict[str, Any] | None:
+        if not valid_id(tid):
+            return None
+        cur = self.db.execute("SELECT id, filename, format, num_requests, size, summary, "
+                              "created_s FROM traces WHERE id = ?", (tid,))
+        row = cur.fetchone()
+        return None if row is None else _trace_row(row)
+
+    def traces(self) -> list[dict[str, Any]]:
+        cur = self.db.execute("SELECT id, filename, format, num_requests, size, summary, "
+                              "created_s FROM traces ORDER BY created_s")
+        return [_trace_row(r) for r in cur]
+
+    def trace_path(self, tid: str) -> Path | None:
+        return self.blobs / tid if self.trace(tid) is not None else None
+
+    # -- scenarios --
+
+    def save_scenario(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        sid = new_id()
+        with self._transaction():
+            self.db.execute("INSERT INTO scenarios VALUES (?, ?, ?, ?)",
+                            (sid, name[:200], json.dumps(body), time.time()))
+        return {"id": sid, "name": name[:200], **body}
+
+    def scenario(self, sid: str) -> dict[str, Any] | None:
+        if not valid_id(sid):
+            return None
+        row = self.db.execute("SELECT id, name, body FROM scenarios WHERE id = ?",
+                              (sid,)).fetchone()
+        return None if row is None else {"id": row[0], "name": row[1], **json.loads(row[2])}
+
+    def scenarios(self) -> list[dict[str, Any]]:
+        cur = self.db.execute("SELECT id, name, body FROM scenarios ORDER BY created_s")
+        return [{"id": r[0], "name": r[1], **json.loads(r[2])} for r in cur]
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+
+def _trace_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    keys = ("trace_id", "filename", "format", "num_requests", "size", "summary", "created_s")
+    out = dict(zip(keys, row, strict=True))
+    out["summary"] = json.loads(out["summary"])
+    return out
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

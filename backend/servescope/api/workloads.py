@@ -1,0 +1,188 @@
+"""Turns a `configure` message's workload (preset, uploaded trace, synthetic, explicit requests,
+saved scenario) into request specs or a recorded step stream, within the server's limits."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from servescope import presets
+from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.request import RequestSpec
+from servescope.traces.errors import TraceFormatError
+from servescope.traces.report import TraceReport
+
+DEMO: dict[str, Any] = {
+    "title": "Demo: 48 requests, mixed prompt lengths",
+    "description": "Short chats and a few long documents share a 512-token budget; watch chunked "
+                   "prefill split the long prompts while decodes keep flowing.",
+    "config": {"block_size": 16, "num_gpu_blocks": 513, "max_num_seqs": 32,
+               "max_num_batched_tokens": 512, "enable_prefix_caching": True},
+    "workload": {"generators": [
+        {"seed": 7, "num_requests": 36, "id_prefix": "chat", "arrival": {"rate_per_s": 30},
+         "prompt_len": [32, 384], "output_len": [16, 120]},
+        {"seed": 8, "num_requests": 12, "id_prefix": "doc", "arrival": {"rate_per_s": 9},
+         "prompt_len": [1024, 3072], "output_len": [24, 64]},
+    ]},
+}
+
+
+class WorkloadError(ValueError):
+    """A workload the server cannot use; `code` is the protocol's error code."""
+
+    def __init__(self, message: str, field: str | None = None, code: str = "workload") -> None:
+        super().__init__(message)
+        self.field = field
+        self.code = code
+
+
+@dataclass
+class Workload:
+    base_config: dict[str, Any]
+    specs: list[RequestSpec]
+    preset: str | None = None
+    records: list[dict[str, Any]] | None = None  # a recorded run to replay
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def list_presets() -> list[dict[str, Any]]:
+    built_in = {"name": "demo", "title": DEMO["title"], "description": DEMO["description"],
+                "verdict": None}
+    return [built_in, *(p for p in presets.list_presets() if p["name"] != "demo")]
+
+
+def preset_workload(name: str) -> Workload:
+    if name == "demo" and not (presets.PRESET_DIR / "demo.json").is_file():
+        specs = [s for g in DEMO["workload"]["generators"] for s in presets.generate(g)]
+        return Workload(dict(DEMO["config"]), specs, preset="demo")
+    if not name.replace("-", "").replace("_", "").isalnum():
+        raise WorkloadError(f"no preset {name!r}", "preset")
+    try:
+        config, specs, _ = presets.load_preset(name)
+    except presets.PresetError as err:
+        raise WorkloadError(str(err), "preset") from err
+    return Workload(_explicit_config(config), specs, preset=name)
+
+
+def _explicit_config(config: EngineConfig) -> dict[str, Any]:
+    defaults = EngineConfig().to_dict()
+    return {k: v for k, v in config.to_dict().items() if v != defaults[k]}
+
+
+def synthetic_workload(params: dict[str, Any]) -> Workload:
+    """The page's synthetic form: Poisson arrivals and uniform lengths."""
+    try:
+        generator = {
+            "seed": int(params.get("seed", 0)),
+            "num_requests": int(params.get("num_requests", 32)),
+            "arrival": {"rate_per_s": float(params.get("request_rate", 10.0))},
+            "prompt_len": [int(params.get("prompt_len_min", 32)),
+                           int(params.get("prompt_len_max", 512))],
+            "output_len": [int(params.get("output_len_min", 16)),
+                           int(params.get("output_len_max", 128))],
+        }
+    except (TypeError, ValueError) as err:
+        raise WorkloadError(f"synthetic: {err}", "synthetic") from err
+    lo_hi = (generator["prompt_len"], generator["output_len"])
+    if generator["num_requests"] < 1 or generator["arrival"]["rate_per_s"] <= 0 or any(
+            lo < 1 or hi < lo for lo, hi in lo_hi):
+        raise WorkloadError("synthetic: counts, rate and lengths must be positive, min <= max",
+                            "synthetic")
+    if generator["num_requests"] > 1_000_000:
+        raise WorkloadError("synthetic: too many requests", "num_requests", "limit")
+    return Workload(dict(DEMO["config"]), presets.generate(generator))
+
+
+def rows_to_specs(rows: Any) -> list[RequestSpec]:
+    """The workload JSON list format: [{id, arrival_s | arrival_step, prompt_len, output_len}]."""
+    if not isinstance(rows, list):
+        raise TraceFormatError(0, "", "expected a JSON list of requests")
+    specs = []
+    seen: set[str] = set()
+    for k, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            raise TraceFormatError(k, "", "each request must be an object")
+        rid = str(row.get("id", f"r{k - 1}"))
+        if rid in seen:
+            raise TraceFormatError(k, "id", f"duplicate id {rid!r}")
+        seen.add(rid)
+        specs.append(RequestSpec(rid, _count(row, "prompt_len", k, 1),
+                                 _count(row, "output_len", k, 1),
+                                 arrival_step=_opt(row, "arrival_step", k, int),
+                                 arrival_s=_opt(row, "arrival_s", k, float)))
+    return specs
+
+
+def _count(row: dict[str, Any], key: str, line: int, low: int) -> int:
+    value = row.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise TraceFormatError(line, key, f"must be an integer >= {low}, got {value!r}")
+    return value
+
+
+def _opt(row: dict[str, Any], key: str, line: int, kind: type) -> Any:
+    value = row.get(key)
+    if value is None:
+        return None
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+    if kind is int:
+        ok = ok and isinstance(value, int)
+    if not ok or value != value or value == float("inf"):
+        raise TraceFormatError(line, key, f"must be a finite number >= 0, got {value!r}")
+    return kind(value)
+
+
+def read_trace(path: Path) -> tuple[str, Workload, TraceReport]:
+    """Detects the format of an uploaded file and loads it (first line/field named on error)."""
+    head = path.read_bytes()[:4096].lstrip()
+    if head.startswith(b"{") and b'"servescope-steps"' in head.split(b"\n", 1)[0]:
+        return _read_recording(path)
+    if head.startswith(b"["):
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise TraceFormatError(getattr(err, "lineno", 0), "", f"not valid JSON: {err}") from err
+        report = TraceReport("workload-json", "requests", num_rows=len(rows) if isinstance(
+            rows, list) else 0)
+        specs = rows_to_specs(rows)
+        report.num_yielded = len(specs)
+        return "workload-json", Workload(dict(DEMO["config"]), specs), report
+    return _registry_read(path)
+
+
+def _registry_read(path: Path) -> tuple[str, Workload, TraceReport]:
+    try:
+        from servescope.traces import registry  # type: ignore[attr-defined]
+    except ImportError as err:
+        raise TraceFormatError(0, "", "not a format this server reads (expected a JSON list of "
+                               "requests or a servescope step recording)") from err
+    fmt = registry.detect(path)
+    report = TraceReport(fmt, "requests")
+    specs = list(registry.load(path, report))
+    return fmt, Workload(dict(DEMO["config"]), specs), report
+
+
+def _read_recording(path: Path) -> tuple[str, Workload, TraceReport]:
+    records = []
+    with path.open(encoding="utf-8") as handle:
+        head = json.loads(handle.readline())
+        for k, line in enumerate(handle, start=2):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as err:
+                    raise TraceFormatError(k, "", f"not valid JSON: {err.msg}") from err
+    try:
+        specs = rows_to_specs(head.get("requests", []))
+        config = EngineConfig.from_dict(head.get("config") or {})
+    except ConfigError as err:
+        raise TraceFormatError(1, f"config.{err.field}", str(err)) from err
+    for k, rec in enumerate(records, start=2):
+        missing = {"iter", "step", "time_s", "scheduled", "running", "waiting"} - set(rec)
+        if missing:
+            raise TraceFormatError(k, sorted(missing)[0], "missing from the step record")
+    report = TraceReport("servescope-steps", "steps", num_rows=len(records),
+                         num_yielded=len(records))
+    return "servescope-steps", Workload(_explicit_config(config), specs, records=records), report

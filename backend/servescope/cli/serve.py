@@ -1,0 +1,36 @@
+"""`servescope serve`: the explorer on http://HOST:PORT with the built-in demo session."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("serve", help="start the explorer web server",
+                              description="Start the explorer (one worker; sessions in memory).")
+    p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default 8000)")
+    p.add_argument("--data-dir", type=Path, default=None,
+                   help="where uploads and saved scenarios live (default ./data)")
+    p.add_argument("--max-upload-mb", type=float, default=None,
+                   help="largest trace upload accepted (default 100)")
+    p.add_argument("--log-level", default="info")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from servescope.api.app import create_app
+    from servescope.api.settings import Settings
+
+    limit = None if args.max_upload_mb is None else int(args.max_upload_mb * 1024 * 1024)
+    settings = Settings.from_env(host=args.host, port=args.port, data_dir=args.data_dir,
+                                 max_upload_bytes=limit)
+    print(f"ServeScope explorer on http://{settings.host}:{settings.port}/ (demo session ready)",
+          flush=True)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, workers=1,
+                ws="websockets", log_level=args.log_level, ws_max_size=settings.max_message_bytes)
+    return 0
