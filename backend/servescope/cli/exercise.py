@@ -11,6 +11,7 @@ from servescope import exercises
 from servescope.exports import write_json
 
 NAMES = ("static-vs-continuous", "budget-sweep", "fragmentation")
+DEFAULT_MODEL, DEFAULT_GPU = "meta-llama/Llama-3.1-8B-Instruct", "H100"
 
 
 def register(subparsers: Any) -> None:
@@ -26,8 +27,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--num-requests", type=int, help="workload size (default: the lesson's)")
     parser.add_argument("--rate", type=float, help="arrival rate, requests per second")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--model", help="price steps with the cost model for this model ...")
-    parser.add_argument("--gpu", help="... on this GPU (both needed; else a placeholder)")
+    parser.add_argument("--model", default=DEFAULT_MODEL,
+                        help=f"price steps with the cost model for this model ({DEFAULT_MODEL})")
+    parser.add_argument("--gpu", default=DEFAULT_GPU, help=f"... on this GPU ({DEFAULT_GPU})")
+    parser.add_argument("--placeholder", action="store_true",
+                        help="price steps with the placeholder step time instead")
     parser.add_argument("--budgets", help="budget-sweep: comma-separated budgets")
     parser.add_argument("--json", type=Path, help="write the result as JSON here")
     parser.set_defaults(func=run)
@@ -46,7 +50,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         specs = exercises.fragmentation_workload(num_requests=args.num_requests or 1000,
                                                  seed=args.seed)
         return exercises.fragmentation(specs)
-    base = exercises.lesson_config(args.model, args.gpu)
+    base = (exercises.lesson_config() if args.placeholder
+            else exercises.lesson_config(args.model, args.gpu))
     if args.name == "static-vs-continuous":
         specs = exercises.lesson_workload(args.num_requests or 60, args.rate or 40.0, args.seed)
         return exercises.static_vs_continuous(specs, base)
