@@ -124,7 +124,7 @@ def _step_events(record: StepRecord) -> list[dict[str, Any]]:
     decode = sum(e.n for e in record.scheduled if not e.prefill)
     events: list[dict[str, Any]] = [{
         "ph": "X", "name": f"step {record.step}", "cat": "step", "pid": ENGINE_PID, "tid": 0,
-        "ts": ts, "dur": round(record.step_time_ms * 1000.0, 3),
+        "ts": ts, "dur": round(_us(record.time_s + record.step_time_ms / 1000.0) - ts, 3),
         "args": {"num_scheduled_tokens": record.num_scheduled_tokens,
                  "num_prefill_tokens": prefill, "num_decode_tokens": decode,
                  "num_running": len(record.running), "num_waiting": len(record.waiting),
