@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from servescope import feature_matrix
 from servescope.vllm_args import (
     VllmArgsError,
@@ -130,3 +131,13 @@ def test_the_matrix_file_is_versioned_and_consistent():
         assert set(entry["features"]) <= set(matrix["features"])
         assert entry["documented_in"] and set(entry["documented_in"]) <= set(matrix["sources"])
         assert entry["status"] in ("compatible", "partial", "incompatible")
+
+
+def test_70b_fp8_on_one_h100_leaves_a_few_thousand_tokens_of_kv():
+    line = "vllm serve meta-llama/Llama-3.3-70B-Instruct --quantization fp8 --max-num-seqs 128"
+    result = import_text(line, gpu="H100")
+    assert result.config.max_model_len == 131072  # from the model's config, as vLLM does
+    assert result.memory["kv_capacity_tokens"] < 4096
+    assert any(w.startswith("vLLM would not start") for w in result.warnings)
+    # 128 requests of 1000 tokens at 320 KiB a token (REFERENCE.md section 4) need 39 GiB.
+    assert 128 * 1000 * 320 * 1024 / 2**30 > 30 * result.memory["kv_cache_gib"]

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from servescope import feature_matrix
-from servescope.core import catalog
+from servescope.core import catalog, cost_model
 from servescope.core.config import ConfigError, EngineConfig
+from servescope.vllm_flags import ALIASES, BOOLEAN, NO_EFFECT, NOT_MODELLED, SCHEDULING
 
 BIG_GPU_GIB = 70  # vLLM's threshold for the larger batch defaults (A100s excluded)
 # (max_num_batched_tokens for the API server, for the LLM class, max_num_seqs)
@@ -20,58 +21,6 @@ SMALL_DEFAULTS = (2048, 8192, 256)
 GPU_MEMORY_GIB = (("a100-40", 39.4), ("a100", 79.2), ("h100", 79.2), ("h200", 139.8),
                   ("b200", 178.4), ("l40s", 44.4), ("l40", 44.4), ("l4", 22.0), ("a10", 22.0),
                   ("mi300x", 191.5), ("mi325x", 255.5), ("t4", 14.6))
-
-SCHEDULING = {  # vLLM engine arg -> (EngineConfig field, type)
-    "max_num_seqs": ("max_num_seqs", "int"),
-    "max_num_batched_tokens": ("max_num_batched_tokens", "int"),
-    "block_size": ("block_size", "int"),
-    "enable_chunked_prefill": ("enable_chunked_prefill", "bool"),
-    "enable_prefix_caching": ("enable_prefix_caching", "bool"),
-    "long_prefill_token_threshold": ("long_prefill_token_threshold", "int"),
-    "max_model_len": ("max_model_len", "int"),
-    "num_gpu_blocks_override": ("num_gpu_blocks", "int"),
-    "gpu_memory_utilization": ("gpu_memory_utilization", "float"),
-    "tensor_parallel_size": ("tensor_parallel_size", "int"),
-    "dtype": ("dtype", "str"),
-    "quantization": ("quantization", "str"),
-    "kv_cache_dtype": ("kv_cache_dtype", "str"),
-    "scheduling_policy": ("scheduling_policy", "str"),
-    "model": ("model", "str"),
-}
-NOT_MODELLED = {  # flags that change scheduling or memory in ways the simulator does not model
-    "pipeline_parallel_size": "pipeline_parallel", "data_parallel_size": None,
-    "speculative_config": "speculative_decoding", "speculative_model": "speculative_decoding",
-    "num_speculative_tokens": "speculative_decoding", "enable_lora": "lora", "max_loras": "lora",
-    "max_lora_rank": "lora", "max_cpu_loras": "lora", "max_num_partial_prefills": None,
-    "max_long_partial_prefills": None, "cpu_offload_gb": "cpu_offload", "swap_space": "cpu_offload",
-    "kv_transfer_config": None, "async_scheduling": "async_scheduling", "preemption_mode": None,
-    "num_scheduler_steps": "multi_step", "scheduler_cls": None, "kv_cache_memory_bytes": None,
-    "enable_expert_parallel": None, "limit_mm_per_prompt": "multimodal", "task": "pooling",
-    "runner": "pooling", "enable_prompt_embeds": "prompt_embeds", "scheduler_delay_factor": None,
-    "disable_hybrid_kv_cache_manager": None, "max_num_encoder_input_tokens": None,
-}
-NO_EFFECT = {  # flags known to have no effect on scheduling decisions
-    "host", "port", "api_key", "served_model_name", "trust_remote_code", "download_dir",
-    "tokenizer", "tokenizer_mode", "revision", "code_revision", "tokenizer_revision", "seed",
-    "disable_log_requests", "enable_log_requests", "disable_log_stats", "uvicorn_log_level",
-    "chat_template", "enable_auto_tool_choice", "tool_call_parser", "reasoning_parser",
-    "load_format", "enforce_eager", "max_logprobs", "disable_frontend_multiprocessing",
-    "allowed_origins", "allowed_methods", "allowed_headers", "ssl_keyfile", "ssl_certfile",
-    "root_path", "middleware", "response_role", "guided_decoding_backend",
-    "structured_outputs_config", "distributed_executor_backend", "hf_token", "generation_config",
-    "override_generation_config", "max_parallel_loading_workers", "compilation_config",
-    "hf_overrides", "config_format", "worker_cls", "disable_custom_all_reduce",
-    "otlp_traces_endpoint", "collect_detailed_traces", "enable_chunked_prefill_warning",
-    "cuda_graph_sizes", "calculate_kv_scales", "hf_config_path", "chat_template_content_format",
-}
-BOOLEAN = {"enable_chunked_prefill", "enable_prefix_caching", "trust_remote_code", "enforce_eager",
-           "enable_lora", "async_scheduling", "disable_log_requests", "disable_log_stats",
-           "enable_log_requests", "enable_auto_tool_choice", "disable_frontend_multiprocessing",
-           "enable_expert_parallel", "enable_prompt_embeds", "disable_custom_all_reduce",
-           "calculate_kv_scales", "disable_hybrid_kv_cache_manager"}
-ALIASES = {"tp": "tensor_parallel_size", "pp": "pipeline_parallel_size", "q": "quantization",
-           "dp": "data_parallel_size", "O": "compilation_config"}
-
 
 class VllmArgsError(ValueError):
     """The input is not a command line or engine-args JSON that can be read at all."""
@@ -85,11 +34,13 @@ class ImportResult:
     features: list[str] = field(default_factory=list)
     compatibility: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    memory: dict[str, Any] | None = None  # the cost model's KV sizing, when model and GPU known
 
     def to_dict(self) -> dict[str, Any]:
         return {"config": self.config.to_dict(), "resolved": self.resolved,
                 "ignored": self.ignored, "features": self.features,
-                "compatibility": self.compatibility, "warnings": self.warnings}
+                "compatibility": self.compatibility, "warnings": self.warnings,
+                "memory": self.memory}
 
 
 def parse_command_line(text: str) -> dict[str, Any]:
@@ -232,7 +183,25 @@ def import_args(args: dict[str, Any], gpu: str | None = None,
     config = EngineConfig.from_dict(values)
     features |= _config_features(config, args)
     return ImportResult(config, resolved, ignored, sorted(features),
-                        feature_matrix.check(features, version), warnings)
+                        feature_matrix.check(features, version), warnings,
+                        _memory(config, warnings))
+
+
+def _memory(config: EngineConfig, warnings: list[str]) -> dict[str, Any] | None:
+    """vLLM's startup arithmetic (weights, activations, KV) and the error it would raise."""
+    if not (config.model and config.gpu):
+        return None
+    try:
+        memory = dict(cost_model.memory_breakdown(config))
+    except ConfigError as err:
+        warnings.append(f"cost model: {err}")
+        return None
+    warnings[:] = [w for w in warnings if not w.startswith("num_gpu_blocks:")]
+    try:
+        cost_model.num_gpu_blocks(config)
+    except ConfigError as err:
+        warnings.append(f"vLLM would not start: {err}")
+    return memory
 
 
 def _resolve_defaults(values: dict[str, Any], resolved: dict[str, dict[str, Any]],

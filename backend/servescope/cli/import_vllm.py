@@ -81,6 +81,12 @@ def _format(result: Any) -> str:
         sources = f" [{'; '.join(issue['sources'])}]" if issue["sources"] else ""
         lines.append(f"  {issue['status']}: {' + '.join(issue['features'])}: "
                      f"{issue['note']}{sources}")
+    memory = result.memory
+    if memory:
+        lines.append(f"memory per GPU: budget {memory['budget_gib']:.2f} GiB = weights "
+                     f"{memory['weights_gib']:.2f} + activations {memory['activation_gib']:.2f} "
+                     f"+ other {memory['non_torch_gib']:.2f} + KV {memory['kv_cache_gib']:.2f} "
+                     f"GiB ({memory['kv_capacity_tokens']} tokens)")
     lines.extend(f"warning: {w}" for w in result.warnings)
     lines.append(f"as vllm serve: {to_vllm_serve(result.config)}")
     return "\n".join(lines) + "\n"
