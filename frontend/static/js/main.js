@@ -1,13 +1,14 @@
 // Entry module: reads the boot data, opens one session per pane, and wires transport, state,
 // rendering and input together. Everything else is a module that does one of those.
 
-import { openLink } from "./ui/link.js";
+import { openLink } from "./transport/index.js";
 import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
 import { actionForKey, sliderToSpeed, speedToSlider } from "./ui/keys.js";
 import { buildForm, collect, fillPresets, CONFIG_FIELDS, SYNTHETIC_FIELDS } from "./ui/panels.js";
 import { forgetSizes } from "./render/size.js";
 import { caption } from "./state/caption.js";
+import { applyKeyframe } from "./state/keyframe.js";
 import { historyIndexAt } from "./state/select.js";
 import { applyRecords, createPane, createStore, markDirty, onFrame, resetPane } from "./state/store.js";
 import { clampSpeed, formatScenario, nextSpeed, parseScenario } from "./state/url.js";
@@ -68,8 +69,7 @@ function handle(i, msg) {
   }
 }
 
-async function applyKeyframeMsg(i, msg) {
-  const { applyKeyframe } = await import("./state/keyframe.js");
+function applyKeyframeMsg(i, msg) {
   const pane = store.panes[i];
   if (pane) applyKeyframe(pane.run, msg);
   markDirty(store, "all");

@@ -1,0 +1,193 @@
+// Decodes the wire's packed records and columnar keyframes (docs/protocol.md) into the plain
+// objects the state layer reads: records shaped like StepRecord.to_dict(), keyframes with ids.
+// Mirrors backend/servescope/api/serialize.py line for line; tests/api checks the two agree.
+
+export const STATUS = ["pending", "waiting", "running", "preempted", "finished", "rejected"];
+const LISTS = [["a", "arrivals"], ["nw", "new"], ["rs", "resumed"], ["pr", "preempted"], ["f", "finished"]];
+const CARRIED = [["nu", "num_usable_blocks"], ["tb", "token_budget"], ["mx", "max_num_seqs"], ["kw", "kv_waste"]];
+
+/** Rounds as the server predicts: Math.floor(x * 1e6 + 0.5) / 1e6. */
+export function round6(x) {
+  return Math.floor(x * 1e6 + 0.5) / 1e6;
+}
+
+export class StreamState {
+  constructor(requests) {
+    this.ids = requests.map((r) => r.id);
+    this.promptLen = new Map(requests.map((r) => [r.id, r.prompt_len]));
+    this.status = new Map();
+    this.computed = new Map();
+    this.outputs = new Map();
+    this.cachedTokens = new Map();
+    this.preemptions = new Map();
+    this.tables = new Map();
+    this.cached = new Set();
+    this.running = []; // after the update: finished requests removed
+    this.waiting = [];
+    this.last = null;
+    this.iter = -1;
+    this.step = -1;
+    this.carried = { num_usable_blocks: null, token_budget: null, max_num_seqs: null, kv_waste: null };
+  }
+
+  rid(ref) {
+    return typeof ref === "number" ? this.ids[ref] : ref;
+  }
+
+  numTokens(rid) {
+    return (this.promptLen.get(rid) ?? 0) + (this.outputs.get(rid) ?? 0);
+  }
+
+  predictQueues(rec) {
+    const gone = new Set(rec.preempted);
+    const admitted = new Set([...rec.new, ...rec.resumed]);
+    const rejected = new Set(rec.rejected.map((r) => r.id));
+    const queue = [...this.waiting, ...rec.arrivals];
+    const running = [...this.running.filter((r) => !gone.has(r)), ...queue.filter((r) => admitted.has(r))];
+    const waiting = [...rec.preempted].reverse().concat(queue.filter((r) => !admitted.has(r) && !rejected.has(r)));
+    return [running, waiting];
+  }
+
+  predictEntry(rid, start, n, hits) {
+    const total = this.numTokens(rid);
+    if (start === undefined) start = Object.hasOwn(hits, rid) ? hits[rid] : (this.computed.get(rid) ?? 0);
+    if (n === undefined) n = total - start;
+    const decode = n === 1 && start === total - 1 && (this.outputs.get(rid) ?? 0) >= 1;
+    return [start, n, start + n === total, decode ? "decode" : "prefill"];
+  }
+
+  apply(rec) {
+    for (const r of rec.arrivals) this.status.set(r, 1);
+    for (const r of rec.preempted) {
+      this.status.set(r, 3);
+      this.computed.set(r, 0);
+      this.preemptions.set(r, (this.preemptions.get(r) ?? 0) + 1);
+      this.tables.delete(r);
+    }
+    for (const r of [...rec.new, ...rec.resumed]) this.status.set(r, 2);
+    for (const [r, n] of Object.entries(rec.num_cached_tokens)) this.cachedTokens.set(r, n);
+    for (const e of rec.scheduled) {
+      this.computed.set(e.id, e.start + e.n);
+      if (e.sampled) this.outputs.set(e.id, (this.outputs.get(e.id) ?? 0) + 1);
+    }
+    for (const [r, blocks] of Object.entries(rec.new_blocks)) {
+      if (!this.tables.has(r)) this.tables.set(r, []);
+      this.tables.get(r).push(...blocks);
+    }
+    for (const ev of rec.kv_events) {
+      for (const b of ev.block_ids) (ev.type === "BlockStored" ? this.cached.add(b) : this.cached.delete(b));
+    }
+    const finished = new Set(rec.finished);
+    for (const r of rec.finished) this.status.set(r, 4);
+    for (const r of rec.released) this.tables.delete(r);
+    for (const r of rec.rejected) this.status.set(r.id, 5);
+    this.running = rec.running.filter((r) => !finished.has(r));
+    this.waiting = rec.waiting.slice();
+    this.last = rec;
+    this.iter = rec.iter;
+    this.step = rec.step;
+    for (const [, name] of CARRIED) this.carried[name] = rec[name];
+  }
+}
+
+function pairs(flat) {
+  const m = new Map();
+  for (let k = 0; k + 1 < flat.length; k += 2) m.set(flat[k], flat[k + 1]);
+  return m;
+}
+
+function unpackScheduled(state, p, rec) {
+  const ids = p.sc ? p.sc.map((r) => state.rid(r)) : rec.running;
+  const starts = pairs(p.ss ?? []);
+  const ns = pairs(p.sn ?? []);
+  const flipSampled = new Set(p.sm ?? []);
+  const flipKind = new Set(p.sk ?? []);
+  return ids.map((r, pos) => {
+    let [start, n, sampled, kind] = state.predictEntry(r, starts.get(pos), ns.get(pos), rec.num_cached_tokens);
+    if (flipSampled.has(pos)) sampled = !sampled;
+    if (flipKind.has(pos)) kind = kind === "prefill" ? "decode" : "prefill";
+    return { id: r, n, start, sampled, kind };
+  });
+}
+
+function unpackNewBlocks(state, flat) {
+  const out = {};
+  for (let k = 0; k < flat.length; ) {
+    const count = flat[k + 1];
+    out[state.rid(flat[k])] = flat.slice(k + 2, k + 2 + count);
+    k += 2 + count;
+  }
+  return out;
+}
+
+/** The to_dict() record that packed record `p` stands for; folds it into `state`. */
+export function unpack(state, p) {
+  const rid = (r) => state.rid(r);
+  const rec = { step: p.s ?? state.step + 1, iter: p.i, time_s: p.t, step_time_ms: p.ms };
+  for (const [key, name] of LISTS) rec[name] = (p[key] ?? []).map(rid);
+  rec.released = p.rl ? p.rl.map(rid) : rec.finished.slice();
+  rec.rejected = (p.rj ?? []).map(([r, reason]) => ({ id: rid(r), reason }));
+  const ct = p.ct ?? [];
+  rec.num_cached_tokens = {};
+  for (let k = 0; k < ct.length; k += 2) rec.num_cached_tokens[rid(ct[k])] = ct[k + 1];
+  const [running, waiting] = state.predictQueues(rec);
+  rec.running = p.rn ? p.rn.map(rid) : running;
+  rec.waiting = p.wt ? p.wt.map(rid) : waiting;
+  rec.scheduled = unpackScheduled(state, p, rec);
+  rec.new_blocks = unpackNewBlocks(state, p.nb ?? []);
+  rec.freed_blocks = (p.fb ?? []).slice();
+  rec.kv_events = (p.ke ?? []).map(([kind, ids, req]) => ({
+    type: kind ? "BlockStored" : "BlockRemoved", block_ids: ids, req: req === null ? null : rid(req),
+  }));
+  rec.num_free_blocks = p.nf;
+  for (const [key, name] of CARRIED) rec[name] = key in p ? p[key] : state.carried[name];
+  const nu = rec.num_usable_blocks;
+  rec.kv_usage = "ku" in p ? p.ku : nu ? round6(1 - p.nf / nu) : 0;
+  Object.assign(rec, p.x ?? {});
+  state.apply(rec);
+  return rec;
+}
+
+/** The StreamState a keyframe was taken from, for decoding the records after it. */
+export function loadKeyframe(requests, kf) {
+  const state = new StreamState(requests);
+  const cols = [["num_computed_tokens", state.computed], ["num_output_tokens", state.outputs],
+    ["num_cached_tokens", state.cachedTokens], ["num_preemptions", state.preemptions]];
+  state.ids.forEach((r, k) => {
+    if (kf.status[k] !== 0) state.status.set(r, kf.status[k]);
+    for (const [col, target] of cols) if (kf[col][k]) target.set(r, kf[col][k]);
+  });
+  state.tables = new Map(kf.tables.map(([r, b]) => [state.rid(r), b.slice()]));
+  state.cached = new Set(kf.cached_blocks);
+  state.running = kf.running.map((r) => state.rid(r));
+  state.waiting = kf.waiting.map((r) => state.rid(r));
+  if (kf.record) {
+    state.last = kf.record;
+    state.iter = kf.iter;
+    state.step = kf.record.step;
+    for (const [, name] of CARRIED) state.carried[name] = kf.record[name];
+  }
+  return state;
+}
+
+/** The keyframe with ids and status names, as the state layer applies it. */
+export function decodeKeyframe(state, kf) {
+  const requests = {};
+  state.ids.forEach((r, k) => {
+    requests[r] = {
+      status: STATUS[kf.status[k]] ?? "pending", num_computed_tokens: kf.num_computed_tokens[k],
+      num_output_tokens: kf.num_output_tokens[k], num_cached_tokens: kf.num_cached_tokens[k],
+      num_preemptions: kf.num_preemptions[k],
+    };
+  });
+  const tables = {};
+  for (const [r, blocks] of kf.tables) tables[state.rid(r)] = blocks;
+  return {
+    type: "keyframe", v: kf.v, engine: kf.engine, iter: kf.iter, step: kf.step, time_s: kf.time_s,
+    requests, tables, cached_blocks: kf.cached_blocks,
+    block_owner: kf.block_owner.map((o) => (o === null ? null : state.rid(o))),
+    block_ref_count: kf.block_ref_count,
+    running: kf.running.map((r) => state.rid(r)), waiting: kf.waiting.map((r) => state.rid(r)),
+    record: kf.record,
+  };
+}
