@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -119,6 +120,7 @@ class RequestFactory:
         from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
 
         self._streams: dict[str, int] = {}
+        self.t_base = time.time()  # arrival_time: wall clock, strictly increasing in order
         self.block_hasher: Callable[..., Any] | None = None
         if enable_prefix_caching:
             init_none_hash(sha256)
@@ -143,8 +145,8 @@ class RequestFactory:
         params = SamplingParams(max_tokens=row["output_len"], ignore_eos=True)
         return Request(request_id=row["id"], prompt_token_ids=self.prompt_tokens(row),
                        sampling_params=params, pooling_params=None,
-                       arrival_time=float(arrival_index), priority=row.get("priority", 0),
-                       block_hasher=self.block_hasher)
+                       arrival_time=self.t_base + arrival_index * 1e-6,
+                       priority=row.get("priority", 0), block_hasher=self.block_hasher)
 
     def next_token(self, request: Any) -> int:
         """A token unique to (request, position): outputs never collide across requests."""
@@ -182,9 +184,12 @@ def drive(scheduler: Any, requests: list[dict[str, Any]], factory: RequestFactor
     pending = sorted(enumerate(requests), key=lambda p: (p[1].get("arrival_step") or 0, p[0]))
     pending.reverse()
     step = num_arrived = 0
+    recorder = getattr(scheduler, "servescope_recorder", None)
     while pending or scheduler.has_unfinished_requests():
         if not scheduler.has_unfinished_requests():
             step = max(step, pending[-1][1].get("arrival_step") or 0)
+        if recorder is not None:
+            recorder.step = step
         while pending and (pending[-1][1].get("arrival_step") or 0) <= step:
             scheduler.add_request(factory.make(pending.pop()[1], num_arrived))
             num_arrived += 1
