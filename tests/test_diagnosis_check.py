@@ -6,7 +6,7 @@ import pytest
 
 from servescope.core.diagnose import VERDICTS
 from servescope.core.engine import Engine
-from servescope.diagnosis_check import diagnose_run
+from servescope.diagnosis_check import check_recommendation, diagnose_run
 from servescope.presets import list_presets, load_preset
 
 PRESETS = [p for p in list_presets() if p["verdict"]]
@@ -45,10 +45,11 @@ def test_kv_starvation_knobs_are_checked_against_an_independent_rerun() -> None:
 def test_hardware_knobs_are_reported_unchecked_without_a_cost_model() -> None:
     config, specs, _ = load_preset("kv-starvation")
     assert config.model is None  # priced by the placeholder
-    result = diagnose_run(config, specs, check_all=True)
+    result = diagnose_run(config, specs, check=False)
     memory = next(v for v in result["verdicts"] if v["kind"] == "memory_fit")
     tp = next(r for r in memory["recommendations"] if r["flag"] == "--tensor-parallel-size")
-    assert tp["expected"]["checked"] is False and "model" in tp["expected"]["reason"]
+    expected = check_recommendation(tp, config, specs, result["summary"], None, derived=False)
+    assert expected["checked"] is False and "model" in expected["reason"]
 
 
 def test_decode_floor_knobs_are_checked_by_the_cost_model() -> None:
