@@ -6,8 +6,8 @@ import pytest
 
 from servescope.core.diagnose import VERDICTS
 from servescope.core.engine import Engine
-from servescope.diagnosis_check import check_recommendation, diagnose_run
-from servescope.presets import list_presets, load_preset
+from servescope.diagnosis_check import check_recommendation, diagnose_records, diagnose_run
+from servescope.presets import list_presets, load_preset, variants
 
 PRESETS = [p for p in list_presets() if p["verdict"]]
 
@@ -73,3 +73,23 @@ def test_memory_fit_reports_the_cost_model_memory_split() -> None:
     assert evidence["weights_gib"] > 60
     assert evidence["kv_fit_requests"] < 4
     assert "--max-num-batched-tokens" in [r["flag"] for r in memory["recommendations"]]
+
+
+def test_exercise_presets_list_variants_that_are_valid_configs() -> None:
+    exercises = [p for p in list_presets() if p["variants"]]
+    assert {p["name"] for p in exercises} >= {"lesson-static-vs-continuous",
+                                              "lesson-budget-sweep", "lesson-fragmentation"}
+    runs = variants("lesson-static-vs-continuous")
+    assert [c.policy for _, c in runs] == ["naive", "static", "vllm-v0", "vllm-v1"]
+    config, specs, _ = load_preset("lesson-static-vs-continuous")
+    assert {s.prompt_len for s in specs} <= {128, 256, 512, 2048, 8192} and len(specs) == 60
+    assert [c.allocator for _, c in variants("lesson-fragmentation")] == ["max", "paged"]
+
+
+def test_diagnose_records_of_a_run_already_made() -> None:
+    config, specs, _ = load_preset("batch-slots")
+    engine = Engine(config, specs)
+    records = list(engine.run())
+    result = diagnose_records(config, specs, records, engine.summary())
+    assert result["dominant"] == "batch_slots"
+    assert result["verdicts"][0]["recommendations"][0]["expected"]["confirmed"]

@@ -79,6 +79,17 @@ def diagnose_run(config: EngineConfig, specs: Sequence[RequestSpec],
     derived = config.num_gpu_blocks is None
     config, step_time = prepare(config, step_time)
     records, summary = simulate(config, specs, step_time)
+    return diagnose_records(config, specs, records, summary, step_time, check, check_all,
+                            derived)
+
+
+def diagnose_records(config: EngineConfig, specs: Sequence[RequestSpec],
+                     records: Sequence[StepRecord], summary: dict[str, Any],
+                     step_time: StepTimeFn | None = None, check: bool = True,
+                     check_all: bool = False, derived: bool = False) -> dict[str, Any]:
+    """Diagnose a run already made (a server session's records); knobs are checked by
+    re-simulating `specs` under `config` with each change. `derived`: num_gpu_blocks came
+    from the cost model, so a change re-derives it."""
     diagnosis = diagnose(records, summary, config, hardware_numbers(config, specs, step_time))
     diagnosis["summary"] = summary
     if check:

@@ -4,8 +4,9 @@ A workload is explicit `requests`, a `generator` or a list of `generators` (each
 `id_prefix`):
   {"seed", "num_requests", "arrival": {"every_steps": k} | {"rate_per_step": r} |
    {"rate_per_s": r} | {"at_step": s}, "prompt_len": L, "output_len": L}
-where a length L is an int, [low, high] (uniform, inclusive) or {"mean", "sd", "min", "max"}
-(normal, rounded and clipped).
+where a length L is an int, [low, high] (uniform, inclusive), {"choice": [...]} or
+{"mean", "sd", "min", "max"} (normal, rounded and clipped). An exercise preset also lists
+`variants`: [{name, set: {config overrides}}], the runs to compare side by side.
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ class PresetError(ValueError):
 
 
 def list_presets(directory: Path = PRESET_DIR) -> list[dict[str, Any]]:
-    """[{name, title, description, verdict}] for the explorer's preset menu."""
+    """[{name, title, description, verdict, variants}] for the explorer's preset menu."""
     out = []
     for path in sorted(directory.glob("*.json")):
         data = json.loads(path.read_text())
         out.append({"name": path.stem, "title": data.get("title", path.stem),
                     "description": data.get("description", ""),
-                    "verdict": data.get("verdict")})
+                    "verdict": data.get("verdict"),
+                    "variants": [v["name"] for v in data.get("variants", [])]})
     return out
 
 
@@ -53,6 +55,12 @@ def load_preset(name: str, directory: Path = PRESET_DIR) -> tuple[EngineConfig,
         specs = [s for g in workload.get("generators", [workload.get("generator")])
                  for s in generate(g)]
     return config, specs, data
+
+
+def variants(name: str, directory: Path = PRESET_DIR) -> list[tuple[str, EngineConfig]]:
+    """The (name, config) runs an exercise preset compares; [] for a plain preset."""
+    config, _, data = load_preset(name, directory)
+    return [(v["name"], config.replace(**v.get("set", {}))) for v in data.get("variants", [])]
 
 
 def _explicit(rows: list[dict[str, Any]]) -> list[RequestSpec]:
@@ -88,6 +96,8 @@ def _lengths(rng: np.random.Generator, spec: Any, n: int) -> np.ndarray:
         return np.full(n, spec)
     if isinstance(spec, list) and len(spec) == 2:
         return rng.integers(int(spec[0]), int(spec[1]) + 1, n)
+    if isinstance(spec, dict) and "choice" in spec:
+        return rng.choice(np.asarray(spec["choice"], dtype=int), n)
     if isinstance(spec, dict) and {"mean", "sd"} <= set(spec):
         values = np.rint(rng.normal(spec["mean"], spec["sd"], n))
         return np.clip(values, spec.get("min", 1), spec.get("max", np.inf)).astype(int)
