@@ -1,0 +1,48 @@
+# ServeScope: `make run` installs everything and starts the explorer on the demo;
+# `make test` installs everything the tests need and runs every test.
+# Works on a fresh Debian machine with Python 3.11+, Node 20 and apt as root.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY_STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.package-lock.json
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install lint typecheck pytest node-test chromium venv-support clean
+
+run: install
+	$(BIN)/servescope serve --host $(HOST) --port $(PORT)
+
+install: $(PY_STAMP) $(NODE_STAMP)
+
+test: install chromium
+	$(BIN)/ruff check backend tests bench
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
+	node --test tests/frontend
+
+# Debian's python3 lacks venv (ensurepip) until python3-venv is installed.
+venv-support:
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "ServeScope needs Python 3.11+"'
+	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || \
+	  (apt-get update && apt-get install -y python3-venv)
+
+$(BIN)/python: | venv-support
+	$(PYTHON) -m venv $(VENV)
+
+$(PY_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+# The browser tests drive Debian's chromium through Playwright.
+chromium:
+	@test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium)
+
+clean:
+	rm -rf $(VENV) node_modules
