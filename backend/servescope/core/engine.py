@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from servescope.core import metrics
+from servescope.core import cost_model, metrics
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager, cdiv
 from servescope.core.kv_contiguous import ContiguousKVCacheManager
@@ -44,11 +44,17 @@ def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
 class Engine:
     def __init__(self, config: EngineConfig, requests: Sequence[RequestSpec],
                  step_time: StepTimeFn | None = None) -> None:
+        priced = config.model is not None and config.gpu is not None
+        if priced:
+            config = cost_model.with_derived_blocks(config)
         if config.num_gpu_blocks is None:
-            raise ConfigError("num_gpu_blocks", "required when no model and GPU size the cache")
+            raise ConfigError("num_gpu_blocks", "required unless model and gpu size the cache")
         self.config = config
         self.scheduler = make_scheduler(config, config.num_gpu_blocks)
-        self.step_time = step_time or placeholder_step_time_ms
+        if step_time is None:
+            step_time = cost_model.make_step_time(config) if priced else placeholder_step_time_ms
+        self.step_time = step_time
+        self.priced = priced  # False: step times come from the placeholder, not the cost model
         self.step_clock = all(s.arrival_step is not None for s in requests)
         self._pending = deque(sorted(requests, key=self._arrival_key))
         self.step_no = 0
