@@ -1,0 +1,116 @@
+"""Regenerates ServeScope's own reference recordings: seeded workloads run through vLLM 0.33's
+real V1 scheduler on a CPU with servescope.capture.RecordingScheduler (fake one-token outputs).
+
+    /path/to/python-with-vllm traces/recordings/generate.py [NAME ...]
+
+Decisions, block ids and cache events are deterministic; time_s and step_time_ms are the wall
+time of vLLM's own scheduler calls on the recording machine (no model runs), so they differ.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "backend"))
+
+SEED = 20250
+BASE = {"block_size": 16, "num_gpu_blocks": 10000, "max_num_seqs": 64,
+        "max_num_batched_tokens": 2048, "enable_chunked_prefill": True,
+        "long_prefill_token_threshold": 0, "enable_prefix_caching": False}
+
+
+def _poisson(rng: np.random.Generator, n: int, per_step: float) -> list[int]:
+    return [int(s) for s in np.floor(np.cumsum(rng.exponential(1.0 / per_step, n)))]
+
+
+def _rows(prefix: str, steps: list[int], prompts: Any, outputs: Any) -> list[dict[str, Any]]:
+    return [{"id": f"{prefix}{i}", "arrival_step": s, "prompt_len": int(p), "output_len": int(o)}
+            for i, (s, p, o) in enumerate(zip(steps, prompts, outputs, strict=True))]
+
+
+def ample_kv(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """12 requests, plenty of KV: chunked prefill and continuous batching only."""
+    n = 12
+    return BASE, _rows("a", _poisson(rng, n, 0.3), rng.integers(100, 900, n),
+                       rng.integers(10, 80, n))
+
+
+def preemption_heavy(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """20 short prompts with long outputs in 64 blocks: decodes outgrow the cache, so running
+    requests are preempted from the tail again and again and resume by recompute."""
+    n = 20
+    config = {**BASE, "num_gpu_blocks": 64}
+    return config, _rows("t", _poisson(rng, n, 2.0), rng.integers(20, 80, n),
+                         rng.integers(100, 200, n))
+
+
+def _long_prefill(rng: np.random.Generator) -> list[dict[str, Any]]:
+    decoders = _rows("d", [0] * 12, rng.integers(50, 200, 12), rng.integers(60, 120, 12))
+    return [*decoders, {"id": "long", "arrival_step": 5, "prompt_len": 4000, "output_len": 20}]
+
+
+def long_prefill_chunked(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A 4000-token prompt joins 12 decoders under a 512-token budget."""
+    return {**BASE, "max_num_batched_tokens": 512}, _long_prefill(rng)
+
+
+def long_prefill_lpt256(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The same workload with long_prefill_token_threshold 256."""
+    config = {**BASE, "max_num_batched_tokens": 512, "long_prefill_token_threshold": 256}
+    return config, _long_prefill(rng)
+
+
+def prefix_sysprompt(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """30 requests sharing a 512-token system prompt, two families of follow-ups sharing more,
+    in 400 blocks so cached blocks are evicted (LRU) and hit again."""
+    n = 30
+    rows = _rows("s", _poisson(rng, n, 0.5), rng.integers(560, 1100, n),
+                 rng.integers(10, 60, n))
+    for i, row in enumerate(rows):
+        row["prefix"] = [["system", 512]]
+        if i % 3 == 1:
+            row["prefix"].append(["family-a", 40])  # shares 2 more full blocks with its family
+        elif i % 3 == 2 and i > 10:
+            row["prefix"].append(["family-b", 100])
+    return {**BASE, "num_gpu_blocks": 400, "enable_prefix_caching": True}, rows
+
+
+WORKLOADS = {f.__name__: f for f in (ample_kv, preemption_heavy, long_prefill_chunked,
+                                     long_prefill_lpt256, prefix_sysprompt)}
+
+
+def record(name: str) -> Path:
+    from servescope import capture
+    from servescope.capture_driver import (
+        RequestFactory,
+        build_scheduler,
+        drive,
+        effective_max_model_len,
+    )
+
+    config, requests = WORKLOADS[name](np.random.default_rng(SEED))
+    path = HERE / f"{name}.jsonl"
+    os.environ[capture.PATH_ENV] = str(path)
+    scheduler = build_scheduler(config, effective_max_model_len(config, requests),
+                                capture.RecordingScheduler)
+    factory = RequestFactory(scheduler.cache_config.enable_prefix_caching, scheduler.block_size)
+    for _ in drive(scheduler, requests, factory, observe=False):
+        pass
+    scheduler.shutdown()
+    return path
+
+
+def main() -> None:
+    for name in sys.argv[1:] or list(WORKLOADS):
+        path = record(name)
+        print(f"{path.name}: {path.stat().st_size:,} bytes")
+
+
+if __name__ == "__main__":
+    main()
