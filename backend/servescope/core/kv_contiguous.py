@@ -31,6 +31,12 @@ class ContiguousKVCacheManager:
         self.pool = BlockPool(num_gpu_blocks, enable_caching=False)
         self.tables: dict[str, list[int]] = {}
         self.extents: list[tuple[int, int]] = [(1, num_gpu_blocks - 1)]  # (first block, count)
+        self.num_gpu_blocks = num_gpu_blocks
+        # Running sums over reservations, for waste() in O(1): slots up to the real length,
+        # and slots beyond it (internal fragmentation).
+        self._usable_slots = 0
+        self._beyond_slots = 0
+        self._slots: dict[str, tuple[int, int]] = {}
 
     @property
     def num_free_blocks(self) -> int:
@@ -72,8 +78,19 @@ class ContiguousKVCacheManager:
                     del self.pool.free_queue[block]
                     self.pool.ref_cnt[block] = 1
                 self.tables[request.id] = blocks
+                self._count(request, len(blocks) * self.block_size, +1)
                 return blocks
         return None
+
+    def _count(self, request: Request, slots: int, sign: int) -> None:
+        real = request.prompt_len + request.output_len
+        usable, beyond = min(slots, real), max(slots - real, 0)
+        if sign > 0:
+            self._slots[request.id] = (usable, beyond)
+        else:
+            usable, beyond = self._slots.pop(request.id)
+        self._usable_slots += sign * usable
+        self._beyond_slots += sign * beyond
 
     def free(self, request: Request) -> None:
         blocks = self.tables.pop(request.id, None)
@@ -81,6 +98,7 @@ class ContiguousKVCacheManager:
             return
         self.pool.free_blocks(blocks[::-1])
         self._release(blocks[0], len(blocks))
+        self._count(request, 0, -1)
 
     def _release(self, first: int, count: int) -> None:
         index = bisect.bisect(self.extents, (first, 0))
@@ -94,20 +112,14 @@ class ContiguousKVCacheManager:
         self.extents[max(index - 1, 0):index + 2] = merged
 
     def waste(self, running: RunningBatch) -> dict[str, int]:
-        """Token slots by PagedAttention Fig. 2 category, over the memory in use."""
-        states = reserved = internal = 0
-        top = 0
-        for request in running:
-            table = self.tables.get(request.id)
-            if not table:
-                continue
-            slots = len(table) * self.block_size
-            real = request.prompt_len + request.output_len
-            states += request.num_computed_tokens
-            reserved += min(slots, real) - request.num_computed_tokens
-            internal += max(slots - real, 0)
-            top = max(top, table[-1] + 1)
-        in_use = (top - 1) * self.block_size if top else 0
+        """Token slots by PagedAttention Fig. 2 category, over the memory in use (up to the
+        highest reserved block; free runs below it are external fragmentation)."""
+        states = running.total_computed()
+        reserved = self._usable_slots - states
+        internal = self._beyond_slots
+        last_first, last_len = self.extents[-1] if self.extents else (0, 0)
+        top = last_first if last_first + last_len == self.num_gpu_blocks else self.num_gpu_blocks
+        in_use = (top - 1) * self.block_size
         external = max(in_use - states - reserved - internal, 0)
         return {"token_states": states, "reserved": reserved,
                 "internal_fragmentation": internal, "external_fragmentation": external}
