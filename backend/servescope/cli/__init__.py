@@ -7,7 +7,7 @@ import importlib
 import sys
 
 # Each module registers its subcommand; add a module here to add a command.
-COMMAND_MODULES = ("sim", "diagnose", "import_vllm", "exercise", "export", "serve")
+COMMAND_MODULES = ("sim", "diagnose", "import_vllm", "exercise", "export", "serve", "compare")
 
 
 def build_parser() -> argparse.ArgumentParser:
