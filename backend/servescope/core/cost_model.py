@@ -11,6 +11,7 @@ One step runs every scheduled token through the model once:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -189,9 +190,13 @@ def experts_touched(num_tokens: int, num_experts: int, experts_per_tok: int) -> 
     return num_experts * (1.0 - (1.0 - experts_per_tok / num_experts) ** num_tokens)
 
 
-def make_step_time(config: EngineConfig) -> StepTimeFn:
-    """The engine's StepTimeFn for this config: milliseconds for one step."""
-    k = coefficients(resolve(config))
+def make_step_time(config: EngineConfig, calibration: Calibration | None = None) -> StepTimeFn:
+    """The engine's StepTimeFn for this config: milliseconds for one step. `calibration`
+    replaces the GPU's fitted constants (the fitting procedure tries candidates this way)."""
+    hw = resolve(config)
+    if calibration is not None:
+        hw = dataclasses.replace(hw, calibration=calibration)
+    k = coefficients(hw)
     fast_kv = max(k.s_per_attention_pair, k.s_per_kv_token)
 
     def step_time_ms(num_scheduled: np.ndarray, num_context: np.ndarray) -> float:

@@ -100,7 +100,7 @@ class Engine:
                 break
             self._jump_to_next_arrival(force=True)
         running = tuple(self.scheduler.running.ids)
-        waiting = tuple(r.id for r in self.scheduler.waiting)
+        waiting = self.scheduler.waiting.ids
         step_time_ms = self._price(output)
         finished = self._apply(output, step_time_ms)
         record = self._record(output, tuple(arrivals), tuple(rejected), finished, running,

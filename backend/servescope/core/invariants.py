@@ -29,8 +29,8 @@ def check_invariants(scheduler: Scheduler, record: StepRecord) -> None:
     for block in range(1, pool.num_gpu_blocks):
         _expect(pool.ref_cnt[block] == references[block],
                 f"block {block}: ref count {pool.ref_cnt[block]} != {references[block]} references")
-    counted = getattr(kv, "num_table_blocks", references.total())
-    _expect(references.total() == counted, "num_table_blocks out of step with the block tables")
+    _expect(references.total() == kv.num_table_blocks,
+            "num_table_blocks out of step with the block tables")
     _expect(record.num_scheduled_tokens <= record.token_budget, "token budget exceeded")
     _expect(len(record.running) <= record.max_num_seqs, "max_num_seqs exceeded")
     # Paged allocation without lookahead: a running request holds exactly its computed blocks.

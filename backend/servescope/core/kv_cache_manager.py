@@ -23,6 +23,8 @@ class KVCacheManager(Protocol):
 
     block_size: int
     enable_caching: bool
+    on_demand: bool  # blocks are taken as tokens are computed (paged), not reserved up front
+    num_table_blocks: int  # sum of block-table lengths
     pool: BlockPool
     tables: dict[str, list[int]]
 
@@ -47,6 +49,8 @@ class KVCacheManager(Protocol):
 
 
 class PagedKVCacheManager:
+    on_demand = True
+
     def __init__(self, num_gpu_blocks: int, block_size: int, enable_caching: bool,
                  watermark: float = 0.0) -> None:
         self.block_size = block_size

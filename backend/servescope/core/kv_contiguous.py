@@ -22,6 +22,7 @@ DEFAULT_MAX_LEN = 2048  # Orca (Max) in PagedAttention's Fig. 2 reserves 2048 to
 
 class ContiguousKVCacheManager:
     enable_caching = False
+    on_demand = False
 
     def __init__(self, num_gpu_blocks: int, block_size: int, allocator: str,
                  max_model_len: int | None) -> None:
@@ -37,6 +38,7 @@ class ContiguousKVCacheManager:
         self._usable_slots = 0
         self._beyond_slots = 0
         self._slots: dict[str, tuple[int, int]] = {}
+        self.num_table_blocks = 0
 
     @property
     def num_free_blocks(self) -> int:
@@ -79,6 +81,7 @@ class ContiguousKVCacheManager:
                     self.pool.ref_cnt[block] = 1
                 self.tables[request.id] = blocks
                 self._count(request, len(blocks) * self.block_size, +1)
+                self.num_table_blocks += len(blocks)
                 return blocks
         return None
 
@@ -99,6 +102,7 @@ class ContiguousKVCacheManager:
         self.pool.free_blocks(blocks[::-1])
         self._release(blocks[0], len(blocks))
         self._count(request, 0, -1)
+        self.num_table_blocks -= len(blocks)
 
     def _release(self, first: int, count: int) -> None:
         index = bisect.bisect(self.extents, (first, 0))

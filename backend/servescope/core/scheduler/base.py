@@ -11,6 +11,7 @@ from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.records import ScheduledColumns, ScheduledEntry
 from servescope.core.request import Request, RequestStatus
 from servescope.core.running_batch import RunningBatch
+from servescope.core.waiting_queue import WaitingQueue
 
 
 @dataclass
@@ -55,7 +56,7 @@ class Scheduler:
         self.config = config
         self.kv = kv
         self.running = RunningBatch()
-        self.waiting: list[Request] = []
+        self.waiting = WaitingQueue()
         self.requests: dict[str, Request] = {}
         self.more_arrivals = True  # set by the engine; a policy that waits to fill a batch reads it
         self.now_s = 0.0  # the time clock, set by the engine before each schedule()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.running_batch import RunningBatch
 from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
 
@@ -25,7 +25,7 @@ def plain_decode_mask(batch_len: int, prompt_len: np.ndarray, num_output: np.nda
     return mask
 
 
-def schedule_chunk(kv: PagedKVCacheManager, output: SchedulerOutput, running: RunningBatch,
+def schedule_chunk(kv: KVCacheManager, output: SchedulerOutput, running: RunningBatch,
                    mask: np.ndarray, index: int, budget: int) -> int:
     """Schedule rows index.. while they are plain decodes; returns how many were taken."""
     tail = mask[index:len(running)]
@@ -35,7 +35,10 @@ def schedule_chunk(kv: PagedKVCacheManager, output: SchedulerOutput, running: Ru
         return 0
     block_size = kv.block_size
     num_computed = running.num_computed[index:index + count]
-    crossing = np.flatnonzero(num_computed % block_size == 0)
+    if kv.on_demand:
+        crossing = np.flatnonzero(num_computed % block_size == 0)
+    else:  # a contiguous reservation already covers every token
+        crossing = np.zeros(0, np.int64)
     free = kv.pool.num_free_blocks
     if len(crossing) > free:
         count = int(crossing[free])
@@ -53,7 +56,7 @@ def schedule_chunk(kv: PagedKVCacheManager, output: SchedulerOutput, running: Ru
     return count
 
 
-def _allocate_and_cache(kv: PagedKVCacheManager, output: SchedulerOutput, running: RunningBatch,
+def _allocate_and_cache(kv: KVCacheManager, output: SchedulerOutput, running: RunningBatch,
                         index: int, crossing: np.ndarray, completing: np.ndarray,
                         start: np.ndarray) -> None:
     """Per row in order: take its new block, then cache the block its token completes."""

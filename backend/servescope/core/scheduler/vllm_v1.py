@@ -12,7 +12,6 @@ import bisect
 
 import numpy as np
 
-from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.records import ScheduledEntry
 from servescope.core.request import Request, RequestStatus
 from servescope.core.scheduler import vector_decode
@@ -44,7 +43,6 @@ class VllmV1Scheduler(Scheduler):
         mask = self._vector_mask()
         while index < len(running) and budget > 0:
             if mask is not None and mask[index]:
-                assert isinstance(self.kv, PagedKVCacheManager)
                 taken = vector_decode.schedule_chunk(self.kv, output, running, mask, index,
                                                      budget)
                 if taken:
@@ -98,8 +96,7 @@ class VllmV1Scheduler(Scheduler):
     def _vector_mask(self) -> np.ndarray | None:
         """Plain-decode rows, when this step can take the vector path at all."""
         batch = self.running
-        if (len(batch) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs"
-                or not isinstance(self.kv, PagedKVCacheManager)):
+        if len(batch) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs":
             return None
         return vector_decode.plain_decode_mask(len(batch), batch.prompt_len, batch.num_output,
                                                batch.num_computed)
