@@ -81,8 +81,22 @@ def prefix_sysprompt(rng: np.random.Generator) -> tuple[dict[str, Any], list[dic
     return {**BASE, "num_gpu_blocks": 400, "enable_prefix_caching": True}, rows
 
 
+def priority_preemption(rng: np.random.Generator
+                        ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """14 requests with priorities 0-2 in 48 blocks under the priority policy: victims are the
+    lowest-priority running requests, often the very request being scheduled."""
+    n = 14
+    rows = _rows("q", _poisson(rng, n, 2.0), rng.integers(20, 80, n), rng.integers(100, 200, n))
+    for i, row in enumerate(rows):
+        row["priority"] = (i * 7) % 3
+    config = {**BASE, "num_gpu_blocks": 48, "max_num_batched_tokens": 512,
+              "scheduling_policy": "priority"}
+    return config, rows
+
+
 WORKLOADS = {f.__name__: f for f in (ample_kv, preemption_heavy, long_prefill_chunked,
-                                     long_prefill_lpt256, prefix_sysprompt)}
+                                     long_prefill_lpt256, prefix_sysprompt,
+                                     priority_preemption)}
 
 
 def record(name: str) -> Path:

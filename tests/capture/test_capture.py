@@ -1,0 +1,209 @@
+"""servescope.capture against vLLM 0.33's real scheduler on a CPU (optional: needs vllm).
+
+Run with a Python that has vLLM: `python -m pytest -m vllm tests/capture`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.vllm
+pytest.importorskip("vllm", reason="vllm is not installed (optional extra `vllm`)")
+
+from servescope import capture  # noqa: E402
+from servescope.capture_driver import (  # noqa: E402
+    RequestFactory,
+    build_scheduler,
+    drive,
+    effective_max_model_len,
+)
+from servescope.capture_replay import first_difference, read_recording, replay, views  # noqa: E402
+from servescope.core.records import BlockTables  # noqa: E402
+
+BASE = {"block_size": 16, "num_gpu_blocks": 2000, "max_num_seqs": 16,
+        "max_num_batched_tokens": 512, "enable_chunked_prefill": True,
+        "long_prefill_token_threshold": 0, "enable_prefix_caching": False}
+
+
+def workload(seed: int, n: int, prompts: tuple[int, int], outputs: tuple[int, int],
+             per_step: float = 0.5) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(seed)
+    steps = np.floor(np.cumsum(rng.exponential(1 / per_step, n))).astype(int)
+    return [{"id": f"r{i}", "arrival_step": int(s), "prompt_len": int(p), "output_len": int(o)}
+            for i, (s, p, o) in enumerate(zip(steps, rng.integers(*prompts, n),
+                                              rng.integers(*outputs, n), strict=True))]
+
+
+def shared_prefix_workload() -> list[dict[str, Any]]:
+    rows = workload(3, 12, (300, 600), (5, 30))
+    for i, row in enumerate(rows):
+        row["prefix"] = [["sys", 200]] + ([["fam", 70 + 10 * i]] if i % 2 else [])
+    return rows
+
+
+def priority_workload() -> list[dict[str, Any]]:
+    rows = workload(4, 14, (50, 400), (10, 60), per_step=2.0)
+    for i, row in enumerate(rows):
+        row["priority"] = (i * 7) % 3
+    return rows
+
+
+CASES = {
+    "ample": (BASE, workload(1, 10, (50, 900), (5, 40))),
+    "tight": ({**BASE, "num_gpu_blocks": 40}, workload(2, 12, (20, 120), (40, 120), 2.0)),
+    "threshold": ({**BASE, "long_prefill_token_threshold": 128},
+                  workload(5, 8, (100, 1500), (5, 30))),
+    "prefix": ({**BASE, "num_gpu_blocks": 120, "enable_prefix_caching": True},
+               shared_prefix_workload()),
+    "priority": ({**BASE, "num_gpu_blocks": 60, "scheduling_policy": "priority"},
+                 priority_workload()),
+}
+
+
+def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: dict[str, Any],
+           rows: list[dict[str, Any]], cls: str = "RecordingScheduler",
+           between_steps: Any = None) -> tuple[list[dict[str, Any]], Path]:
+    """Drive a recording scheduler; return what the driver itself saw, and the file."""
+    path = tmp_path / "capture.jsonl"
+    monkeypatch.setenv(capture.PATH_ENV, str(path))
+    scheduler = build_scheduler(config, effective_max_model_len(config, rows),
+                                getattr(capture, cls))
+    factory = RequestFactory(scheduler.cache_config.enable_prefix_caching, scheduler.block_size)
+    seen = []
+    for i, step in enumerate(drive(scheduler, rows, factory)):
+        seen.append({"step": step.step,
+                     "scheduled": list(step.output.num_scheduled_tokens.items()),
+                     "preempted": sorted(step.output.preempted_req_ids or ()),
+                     "finished": sorted(step.finished), "block_tables": step.block_tables,
+                     "num_free_blocks": step.num_free_blocks, "running": step.running,
+                     "waiting": step.waiting})
+        if between_steps:
+            between_steps(i, scheduler, seen[-1])
+    assert not path.exists(), "the recording appears only once complete"
+    scheduler.shutdown()
+    return seen, path
+
+
+# vLLM 0.33, priority policy: a request that preempts itself (it is the lowest priority)
+# does not end the running loop; the higher-priority requests after it are still scheduled.
+# Our core stops there (vllm_v1._schedule_running breaks), so the replay diverges.
+KNOWN_DIVERGENCE = {"priority": "core stops the running loop after a priority self-preemption"}
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, marks=pytest.mark.xfail(reason=KNOWN_DIVERGENCE[c], strict=True))
+    if c in KNOWN_DIVERGENCE else c for c in CASES])
+def test_recording_round_trips_and_our_engine_reproduces_it(
+        case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config, rows = CASES[case]
+    seen, path = record(tmp_path, monkeypatch, config, rows)
+    head, records = read_recording(path)
+    assert (head["format"], head["version"], head["source"]) == ("servescope-steps", 1,
+                                                                  "recorded")
+    for key, value in config.items():
+        assert head["config"][key] == value, key
+    assert [(r["id"], r["prompt_len"], r["output_len"], r["arrival_step"])
+            for r in head["requests"]] == [
+        (r["id"], r["prompt_len"], r["output_len"], r["arrival_step"]) for r in rows]
+    assert len(records) == len(seen)
+    tables = BlockTables()
+    for row, driver in zip(records, seen, strict=True):
+        record_ns = SimpleNamespace(**row)
+        assert row["step"] == driver["step"]
+        assert [(s["id"], s["n"]) for s in row["scheduled"]] == driver["scheduled"]
+        assert sorted(row["preempted"]) == driver["preempted"]
+        assert sorted(row["finished"]) == driver["finished"]
+        assert tables.apply(record_ns) == driver["block_tables"]
+        tables.after_update(record_ns)
+        for key in ("num_free_blocks", "running", "waiting"):
+            assert row[key] == driver[key], key
+    assert first_difference(list(views(replay(head))), list(views(records))) is None
+
+
+def test_shared_prefixes_are_recovered_from_block_hashes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config, rows = CASES["prefix"]
+    _, path = record(tmp_path, monkeypatch, config, rows)
+    head, _ = read_recording(path)
+    recovered = {r["id"]: [tuple(s) for s in r.get("prefix", [])] for r in head["requests"]}
+    bs = config["block_size"]
+    for a in rows:
+        for b in rows:
+            if a is b:
+                continue
+            true_common = _common_tokens(a["prefix"], b["prefix"])
+            full_blocks = min(true_common, a["prompt_len"], b["prompt_len"]) // bs * bs
+            assert _common_tokens(recovered[a["id"]], recovered[b["id"]]) == full_blocks
+
+
+def _common_tokens(x: list[Any], y: list[Any]) -> int:
+    total = 0
+    for (kx, nx), (ky, ny) in zip(x, y, strict=False):
+        if kx != ky:
+            break
+        total += min(nx, ny)
+        if nx != ny:
+            break
+    return total
+
+
+def test_async_class_records_the_same_steps(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    config, rows = CASES["tight"]
+    (tmp_path / "sync").mkdir()
+    (tmp_path / "async").mkdir()
+    _, sync_path = record(tmp_path / "sync", monkeypatch, config, rows)
+    _, async_path = record(tmp_path / "async", monkeypatch, config, rows,
+                           cls="RecordingAsyncScheduler")
+    sync_head, sync_rows = read_recording(sync_path)
+    async_head, async_rows = read_recording(async_path)
+    assert async_head["recorder"]["async_scheduling"] is True
+    assert first_difference(list(views(async_rows)), list(views(sync_rows))) is None
+
+
+def test_an_abort_between_steps_lands_in_the_step_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vllm.v1.request import RequestStatus
+
+    config, rows = CASES["ample"]
+    aborted: dict[str, Any] = {}
+
+    def abort(i: int, scheduler: Any, seen: dict[str, Any]) -> None:
+        if i == 6 and seen["running"]:
+            rid = seen["running"][0]
+            request = scheduler.requests[rid]
+            aborted.update(id=rid, blocks=list(seen["block_tables"][rid]),
+                           outputs=request.num_output_tokens)
+            scheduler.finish_requests(rid, RequestStatus.FINISHED_ABORTED)
+            aborted["free"] = scheduler.kv_cache_manager.block_pool.get_num_free_blocks()
+
+    _, path = record(tmp_path, monkeypatch, config, rows, between_steps=abort)
+    head, records = read_recording(path)
+    step = records[6]
+    assert aborted["id"] in step["finished"] and aborted["id"] in step["released"]
+    assert sorted(aborted["blocks"]) == sorted(set(step["freed_blocks"]) & set(aborted["blocks"]))
+    assert step["num_free_blocks"] == aborted["free"]
+    spec = next(r for r in head["requests"] if r["id"] == aborted["id"])
+    assert spec["output_len"] == aborted["outputs"]
+    assert all(aborted["id"] not in r["running"] for r in records[7:])
+
+
+def test_steps_are_plain_json_lines_in_the_sim_out_shape(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from servescope.core.config import EngineConfig
+    from servescope.core.engine import Engine
+    from servescope.core.request import RequestSpec
+
+    config, rows = CASES["ample"]
+    _, path = record(tmp_path, monkeypatch, config, rows)
+    lines = path.read_text().splitlines()
+    simulated = next(Engine(EngineConfig.from_dict(config),
+                            [RequestSpec("x", 10, 2, arrival_step=0)]).run()).to_dict()
+    for line in lines[1:]:
+        assert set(json.loads(line)) == set(simulated)
