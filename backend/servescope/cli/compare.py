@@ -1,4 +1,4 @@
-"""`servescope compare`: the lesson's four serving modes on one workload, priced by the cost model."""
+"""`servescope compare`: the lesson's four serving modes on one workload, priced alike."""
 
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--quantization", choices=("fp8",), help="weight quantization")
     parser.add_argument("--kv-cache-dtype", default="auto", help="auto or fp8")
     parser.add_argument("--tensor-parallel-size", type=int, default=1)
+    parser.add_argument("--max-num-batched-tokens", type=int, default=8192,
+                        help="the token budget (vLLM's default on this class of GPU: 8192)")
     parser.add_argument("--num-requests", type=int, default=60)
     parser.add_argument("--request-rate", type=float, default=40.0, help="requests per second")
     parser.add_argument("--seed", type=int, default=0)
@@ -52,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             base = lesson_config(model, gpu, quantization=quantization,
                                  kv_cache_dtype=args.kv_cache_dtype,
-                                 tensor_parallel_size=args.tensor_parallel_size)
+                                 tensor_parallel_size=args.tensor_parallel_size,
+                                 max_num_batched_tokens=args.max_num_batched_tokens)
             results.append(compare(base, specs))
         except ConfigError as err:
             raise CliError(str(err)) from err
