@@ -25,6 +25,8 @@ SCREENSHOTS = ROOT / "docs" / "screenshots"
 
 def _app_target() -> tuple[str, list[str]]:
     """The real app factory when the server package has one, else the stand-in harness."""
+    if os.environ.get("SERVESCOPE_E2E_HARNESS"):
+        return "harness:create_app", ["--app-dir", str(Path(__file__).parent)]
     try:
         found = importlib.util.find_spec("servescope.api.app") is not None
     except ModuleNotFoundError:

@@ -32,3 +32,10 @@ test("timeline rows shrink with the number of requests, within 2-16 px", () => {
   assert.equal(rowHeight(100, 400), 4);
   assert.equal(rowHeight(5000, 400), 2);
 });
+
+test("charts: all stale ones at rest, only the stalest while playing", async () => {
+  const { staleCharts } = await import("../../frontend/static/js/render/charts.js");
+  assert.deepEqual(staleCharts([5, 5, 4, 3, 5], 6, false), [0, 1, 2, 3, 4]);
+  assert.deepEqual(staleCharts([6, 5, 4, 3, 6], 6, true), [3]);
+  assert.deepEqual(staleCharts([6, 6], 6, true), []);
+});

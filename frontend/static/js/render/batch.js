@@ -7,19 +7,12 @@
 //   |r7 prefill 496 ////////////|d|d|d|d|...|      |   <- budget (max_num_batched_tokens)
 //   0                                 ^max_num_seqs    (a batch of decodes alone stops there)
 
-import { packedFor } from "../state/palette.js";
+import { packedFor, packHex } from "../state/palette.js";
 import { fitCanvas } from "./size.js";
 
 const STRIP_STEPS = 120;
 const LABEL_H = 22;
 
-
-function packCss(css) {
-  const full = css.length === 4 ? `#${css[1]}${css[1]}${css[2]}${css[2]}${css[3]}${css[3]}` : css;
-  const m = full.match(/^#(..)(..)(..)$/);
-  const [r, g, b] = m ? m.slice(1).map((x) => parseInt(x, 16)) : [200, 200, 200];
-  return ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
-}
 
 /** For each of `pixels` slots across `scale` tokens, the segment covering its centre (or -1). */
 export function sampleSegments(segments, scale, pixels) {
@@ -34,6 +27,21 @@ export function sampleSegments(segments, scale, pixels) {
   return out;
 }
 
+// One ImageData per canvas and size, reused frame after frame.
+const images = new WeakMap();
+
+function imageFor(ctx, canvas, w, h) {
+  let img = images.get(canvas);
+  if (!img || img.width !== w || img.height !== h) {
+    img = ctx.createImageData(w, h);
+    images.set(canvas, img);
+    img.px = new Uint32Array(img.data.buffer);
+  }
+  return img;
+}
+
+const STRIPE = 0xb0ffffff;
+
 /** Draw the bar; `theme` gives {ink, muted, bg, track}. */
 export function drawBatchBar(canvas, view, theme) {
   const ctx = canvas.getContext("2d");
@@ -41,38 +49,49 @@ export function drawBatchBar(canvas, view, theme) {
   const barH = h - LABEL_H;
   const scale = Math.max(view.budget, view.used, 1);
   const budgetX = Math.round((view.budget / scale) * w);
-  const img = ctx.createImageData(w, barH);
-  const px = new Uint32Array(img.data.buffer);
-  const track = packCss(theme.track);
-  const colours = view.segments.map((s) => packedFor(s.index ?? 0));
-  const at = sampleSegments(view.segments, scale, w);
+  const img = imageFor(ctx, canvas, w, barH);
+  const px = img.px;
+  const track = packHex(theme.track);
+  const segs = view.segments;
+  const at = sampleSegments(segs, scale, w);
+  const col = new Uint32Array(w); // each pixel column's colour; stripes go over prefill columns
+  const striped = new Uint8Array(w);
   for (let x = 0; x < w; x++) {
     const s = at[x];
-    const edge = s >= 0 && x + 1 < w && at[x + 1] !== s && w / scale * view.segments[s].n > 4;
-    for (let y = 0; y < barH; y++) {
-      let c = s < 0 ? (x < budgetX ? track : 0) : colours[s];
-      if (s >= 0 && view.segments[s].kind === "prefill" && (x + y) % 6 < 2) c = 0xb0ffffff;
-      if (edge) c = 0xffffffff;
-      px[y * w + x] = c;
-    }
+    if (s < 0) { col[x] = x < budgetX ? track : 0; continue; }
+    const edge = x + 1 < w && at[x + 1] !== s && (w / scale) * segs[s].n > 4;
+    col[x] = edge ? 0xffffffff : packedFor(segs[s].index ?? 0);
+    striped[x] = !edge && segs[s].kind === "prefill" ? 1 : 0;
   }
-  ctx.clearRect(0, 0, w, h);
-  ctx.putImageData(img, 0, 0);
-  ctx.font = `${theme.fontPx ?? 12}px sans-serif`;
-  ctx.textBaseline = "middle";
-  mark(ctx, budgetX - 1, barH, theme.ink, `budget ${view.budget}`, "right");
+  for (let y = 0; y < barH; y++) {
+    const row = y * w;
+    px.set(col, row);
+    for (let x = 0; x < w; x++) if (striped[x] && (x + y) % 6 < 2) px[row + x] = STRIPE;
+  }
+  ctx.putImageData(img, 0, 0); // replaces the bar's rows; the labels below stay
+  const marks = [[budgetX - 1, theme.ink, `budget ${view.budget}`, "right"]];
   if (view.max_num_seqs < view.budget) {
     const x = (view.max_num_seqs / scale) * w;
-    mark(ctx, x, barH, theme.muted, `max_num_seqs ${view.max_num_seqs}`, x < w / 2 ? "left" : "right");
+    marks.push([x, theme.muted, `max_num_seqs ${view.max_num_seqs}`, x < w / 2 ? "left" : "right"]);
+  }
+  const key = JSON.stringify([marks, w, h, theme.fontPx]);
+  const labelled = labelKeys.get(canvas) === key;
+  if (!labelled) {
+    labelKeys.set(canvas, key);
+    ctx.clearRect(0, barH, w, h - barH);
+    ctx.font = `${theme.fontPx ?? 12}px sans-serif`;
+    ctx.textBaseline = "middle";
+  }
+  for (const [x, colour, label, align] of marks) {
+    ctx.fillStyle = colour;
+    ctx.fillRect(x - 1, 0, 2, barH + 4);
+    if (labelled) continue;
+    ctx.textAlign = align;
+    ctx.fillText(label, align === "right" ? x - 3 : x + 3, barH + LABEL_H / 2 + 2);
   }
 }
 
-function mark(ctx, x, barH, colour, label, align) {
-  ctx.fillStyle = colour;
-  ctx.fillRect(x - 1, 0, 2, barH + 4);
-  ctx.textAlign = align;
-  ctx.fillText(label, align === "right" ? x - 3 : x + 3, barH + LABEL_H / 2 + 2);
-}
+const labelKeys = new WeakMap(); // what a canvas's label row shows
 
 /** One past step as a column of packed colours, bottom first, cached per step and height. */
 function stripColumn(cache, step, scheduled, budget, h, run) {
@@ -101,8 +120,9 @@ export function drawStrip(canvas, past, budget, theme, run) {
   const [w, h] = fitCanvas(canvas);
   let cache = stripCaches.get(run);
   if (!cache) stripCaches.set(run, (cache = new Map()));
-  const img = ctx.createImageData(w, h);
-  const px = new Uint32Array(img.data.buffer);
+  const img = imageFor(ctx, canvas, w, h);
+  const px = img.px;
+  px.fill(0);
   const colW = w / STRIP_STEPS;
   const x0 = w - past.length * colW;
   past.forEach((p, i) => {

@@ -54,22 +54,40 @@ export function createCharts(uPlot, container, theme, specs = CHART_SPECS, width
   });
   return {
     charts,
-    update: (history, cursor_s) => updateCharts(charts, history, cursor_s),
+    update: (history, cursor_s, opts = {}) => updateCharts(charts, history, cursor_s, opts),
     resize: (w) => charts.forEach((c) => c.u.setSize({ width: w, height: 170 })),
     destroy: () => charts.forEach((c) => { c.u.destroy(); c.el.remove(); }),
   };
 }
 
-function updateCharts(charts, history, cursor_s) {
-  for (const c of charts) {
-    if (c.length !== history.length) {
-      c.length = history.length;
-      c.u.setData([history.cols.t_s, ...c.spec.series.map(([col]) => history.cols[col])]);
-    }
-    const x = cursor_s == null ? NaN : c.u.valToPos(cursor_s, "x");
-    c.marker.style.display = Number.isFinite(x) ? "block" : "none";
-    if (Number.isFinite(x)) c.marker.style.left = `${x}px`;
+/** Which charts to give new data: all of the stale ones, or (`oneChart`, while a run plays)
+ * the stalest one only, so each frame redraws at most one chart. */
+export function staleCharts(lengths, length, oneChart) {
+  const stale = [];
+  lengths.forEach((n, i) => { if (n !== length) stale.push(i); });
+  if (!oneChart || stale.length <= 1) return stale;
+  return [stale.reduce((a, i) => (lengths[i] < lengths[a] ? i : a), stale[0])];
+}
+
+function updateCharts(charts, history, cursor_s, { oneChart = false } = {}) {
+  const pick = staleCharts(charts.map((c) => c.length), history.length, oneChart);
+  for (const i of pick) {
+    const c = charts[i];
+    c.length = history.length;
+    c.u.setData([history.cols.t_s, ...c.spec.series.map(([col]) => history.cols[col])]);
   }
+  for (const c of charts) {
+    // A chart a few frames stale ends before the cursor: hold the mark at its right edge.
+    let x = cursor_s == null ? NaN : c.u.valToPos(cursor_s, "x");
+    if (Number.isFinite(x)) x = Math.min(x, c.u.bbox.width / devicePixelRatioOf(c));
+    const show = Number.isFinite(x) ? "block" : "none";
+    if (c.marker.style.display !== show) c.marker.style.display = show;
+    if (Number.isFinite(x)) c.marker.style.transform = `translateX(${Math.round(x)}px)`;
+  }
+}
+
+function devicePixelRatioOf(c) {
+  return c.el.ownerDocument.defaultView?.devicePixelRatio || 1;
 }
 
 /** The number of points a chart holds, for tests: page state, not pixels. */

@@ -11,6 +11,7 @@ import { blockAt, cellOrigin, gridLayout } from "./layout.js";
 import { packedFor, rgbFor } from "../state/palette.js";
 
 const FLASH_MS = 450;
+const PUT_CELLS_MAX = 256;
 
 function pack(r, g, b, a = 255) {
   return ((a << 24) | (b << 16) | (g << 8) | r) >>> 0;
@@ -39,7 +40,8 @@ export class KvGrid {
     this.theme = gridTheme(false);
     this.colourCache = new Map();
     this.flashUntil = null;
-    this.flashing = new Set();
+    this.flashQueue = [];
+    this.flashHead = 0;
     this.numBlocks = 0;
   }
 
@@ -53,9 +55,12 @@ export class KvGrid {
     this.pixels = new Uint32Array(this.image.data.buffer);
     this.pixels.fill(this.theme.bg);
     this.flashUntil = new Float64Array(numBlocks);
+    this.flashQueue = [];
+    this.flashHead = 0;
     this.shownOwner = new Int32Array(numBlocks).fill(-1);
+    this.shownWho = new Int32Array(numBlocks);
+    this.shownBits = new Uint16Array(numBlocks).fill(0xffff); // nothing shown yet
     this.shownCached = new Uint8Array(numBlocks);
-    this.flashing.clear();
     return this.layout;
   }
 
@@ -77,32 +82,67 @@ export class KvGrid {
   /** Repaint all cells (after a resize, a theme change or a keyframe). */
   drawAll(run) {
     this.pixels.fill(this.theme.bg);
+    this.flashUntil.fill(0);
+    this.flashQueue.length = 0;
+    this.flashHead = 0;
+    this.shownBits.fill(0xffff);
     this.shownOwner.set(run.owner);
     this.shownCached.set(run.cached);
     for (let b = 0; b < run.numBlocks; b++) this.paintCell(run, b, false);
     this.ctx.putImageData(this.image, 0, 0);
   }
 
-  /** Repaint the given cells and any whose flash is running; true while flashes remain.
-   * A cell flashes when its owner changed (allocated, freed, evicted), not when it fills. */
+  /** Repaint the given cells, and those whose flash just ended; true while flashes remain.
+   * A cell flashes when its owner changed (allocated, freed, evicted), not when it fills.
+   * Flashes end in the order they started, so a queue holds them: [block, until, ...]. */
   drawChanged(run, blocks, now, animate = true) {
+    const painted = [];
     for (const b of blocks) {
       const flash = animate && (this.shownOwner[b] !== run.owner[b] || this.cachedShown(run, b));
       this.shownOwner[b] = run.owner[b];
       if (flash) {
         this.flashUntil[b] = now + FLASH_MS;
-        this.flashing.add(b);
+        this.flashQueue.push(b, now + FLASH_MS);
       }
-      this.paintCell(run, b, flash);
+      if (this.paintCell(run, b, flash || this.flashUntil[b] > now)) painted.push(b);
     }
-    for (const b of this.flashing) {
-      const on = this.flashUntil[b] > now;
-      this.paintCell(run, b, on);
-      if (!on) this.flashing.delete(b);
+    const q = this.flashQueue;
+    while (this.flashHead < q.length && q[this.flashHead + 1] <= now) {
+      const b = q[this.flashHead];
+      this.flashHead += 2;
+      if (this.flashUntil[b] <= now && this.flashUntil[b] > 0) {
+        this.flashUntil[b] = 0;
+        if (this.paintCell(run, b, false)) painted.push(b);
+      }
     }
-    if (blocks.length || this.flashing.size || this.flashWasOn) this.ctx.putImageData(this.image, 0, 0);
-    this.flashWasOn = this.flashing.size > 0;
-    return this.flashing.size > 0;
+    if (this.flashHead === q.length) {
+      q.length = 0;
+      this.flashHead = 0;
+    }
+    this.put(painted);
+    return q.length > 0;
+  }
+
+  // Copy painted cells to the canvas: one small ImageData per cell costs about a microsecond,
+  // a whole-canvas put about as much as a few hundred of them.
+  put(blocks) {
+    if (blocks.length === 0) return;
+    if (blocks.length > PUT_CELLS_MAX) return this.ctx.putImageData(this.image, 0, 0);
+    const { cell, cols, pitch, width } = this.layout;
+    if (!this.cellImage || this.cellImage.width !== cell) {
+      this.cellImage = this.ctx.createImageData(cell, cell);
+      this.cellPixels = new Uint32Array(this.cellImage.data.buffer);
+    }
+    const px = this.pixels, out = this.cellPixels;
+    for (const b of blocks) {
+      const x0 = (b % cols) * pitch;
+      const y0 = Math.floor(b / cols) * pitch;
+      for (let y = 0; y < cell; y++) {
+        const row = (y0 + y) * width + x0;
+        out.set(px.subarray(row, row + cell), y * cell);
+      }
+      this.ctx.putImageData(this.cellImage, x0, y0);
+    }
   }
 
   cachedShown(run, b) {
@@ -111,18 +151,26 @@ export class KvGrid {
     return was === 1 && run.cached[b] === 0; // an eviction
   }
 
+  /** Paint block b's cell unless it would look as it does; returns whether it painted.
+   * (A decode adds one token to a block: most steps change no cell's pixels.) */
   paintCell(run, b, flash) {
     const { cell, cols, pitch } = this.layout;
+    const owner = run.owner[b];
+    const filledRows = owner >= 0 ? Math.round((run.fill[b] / run.blockSize) * cell) : 0;
+    const freeCached = owner < 0 && run.cached[b] && run.lastOwner[b] >= 0;
+    const who = b === 0 ? -3 : owner >= 0 ? owner : freeCached ? -4 - run.lastOwner[b] : -1;
+    const bits = filledRows | (run.cached[b] << 8) | ((run.ref[b] > 1) << 9) | (flash << 10);
+    if (this.shownWho[b] === who && this.shownBits[b] === bits) return false;
+    this.shownWho[b] = who;
+    this.shownBits[b] = bits;
     const w = this.layout.width;
     const x0 = (b % cols) * pitch;
     const y0 = Math.floor(b / cols) * pitch;
     const px = this.pixels;
-    const owner = run.owner[b];
     let top, bottom;
-    const filledRows = owner >= 0 ? Math.round((run.fill[b] / run.blockSize) * cell) : 0;
     if (b === 0) top = bottom = this.theme.nul;
     else if (owner >= 0) ({ empty: top, solid: bottom } = this.colours(owner));
-    else if (run.cached[b] && run.lastOwner[b] >= 0) top = bottom = this.colours(run.lastOwner[b]).cachedFree;
+    else if (freeCached) top = bottom = this.colours(run.lastOwner[b]).cachedFree;
     else top = bottom = this.theme.free;
     for (let y = 0; y < cell; y++) {
       const colour = y >= cell - filledRows ? bottom : top;
@@ -130,6 +178,7 @@ export class KvGrid {
       for (let x = 0; x < cell; x++) px[row + x] = colour;
     }
     this.paintMarks(run, b, x0, y0, flash);
+    return true;
   }
 
   paintMarks(run, b, x0, y0, flash) {
@@ -171,9 +220,14 @@ export class KvGrid {
 /** Outline the blocks of one request's table on the overlay canvas, numbered by logical index. */
 export function drawHighlight(overlay, grid, table, ink = "#000") {
   const ctx = overlay.getContext("2d");
-  overlay.width = grid.canvas.width;
-  overlay.height = grid.canvas.height;
+  const sized = overlay.width === grid.canvas.width && overlay.height === grid.canvas.height;
+  if (!table && sized && !overlay.dataset.drawn) return; // nothing drawn, nothing to draw
+  if (!sized) {
+    overlay.width = grid.canvas.width;
+    overlay.height = grid.canvas.height;
+  }
   ctx.clearRect(0, 0, overlay.width, overlay.height);
+  overlay.dataset.drawn = table ? "1" : "";
   if (!table) return;
   const { cell } = grid.layout;
   ctx.lineWidth = Math.max(1, Math.min(3, cell / 5));

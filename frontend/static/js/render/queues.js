@@ -1,9 +1,10 @@
 // The waiting, running and preempted lanes as rows of request chips (text only, never HTML),
-// capped so a 512-request batch stays cheap to draw.
+// capped so a 512-request batch stays cheap to draw. Chips are kept by request id: a step that
+// finishes one request and admits another removes one chip and adds one, nothing else.
 
 import { cssFor, inkFor } from "../state/palette.js";
 
-const MAX_CHIPS = 60;
+export const MAX_CHIPS = 60;
 
 function chip(doc, id, index) {
   const el = doc.createElement("span");
@@ -15,21 +16,57 @@ function chip(doc, id, index) {
   return el;
 }
 
-/** Replace the lane's chips when its membership changed. */
-export function drawLane(el, ids, run) {
-  const key = ids.length + ":" + ids.slice(0, MAX_CHIPS).join("\u0000");
-  if (el.dataset.key === key) return;
-  el.dataset.key = key;
-  const doc = el.ownerDocument;
-  const frag = doc.createDocumentFragment();
-  for (const id of ids.slice(0, MAX_CHIPS)) frag.appendChild(chip(doc, id, run.index.get(id) ?? 0));
-  if (ids.length > MAX_CHIPS) {
-    const more = doc.createElement("span");
-    more.className = "chip more";
-    more.textContent = `+${ids.length - MAX_CHIPS} more`;
-    frag.appendChild(more);
+/** The DOM edits that turn chip list `old` into `ids`: ids to remove, then [id, beforeId|null]
+ * insertions in order (pure, so it is tested without a DOM). */
+export function chipEdits(old, ids) {
+  const want = new Set(ids);
+  const remove = old.filter((id) => !want.has(id));
+  const kept = old.filter((id) => want.has(id));
+  const stay = new Set(); // kept chips matched in order stay where they are; the rest move
+  let k = 0;
+  for (const id of ids) if (kept[k] === id) stay.add(kept[k++]);
+  const insert = [];
+  let before = null; // the next staying chip after this one
+  for (let i = ids.length - 1; i >= 0; i--) {
+    if (stay.has(ids[i])) before = ids[i];
+    else insert.push([ids[i], before]);
   }
-  el.replaceChildren(frag);
+  return { remove, insert: insert.reverse() };
+}
+
+/** Bring the lane's chips to the first MAX_CHIPS of `ids`, plus a "+N more" chip. */
+export function drawLane(el, ids, run) {
+  const shown = ids.length > MAX_CHIPS ? ids.slice(0, MAX_CHIPS) : ids;
+  const lane = el.__lane ?? (el.__lane = { ids: [], chips: new Map(), more: null });
+  if (!sameList(lane.ids, shown)) {
+    const doc = el.ownerDocument;
+    const { remove, insert } = chipEdits(lane.ids, shown);
+    for (const id of remove) {
+      lane.chips.get(id).remove();
+      lane.chips.delete(id);
+    }
+    for (const [id, before] of insert) {
+      if (lane.chips.has(id)) lane.chips.get(id).remove(); // moved: reinsert at its place
+      const c = lane.chips.get(id) ?? chip(doc, id, run.index.get(id) ?? 0);
+      lane.chips.set(id, c);
+      el.insertBefore(c, before === null ? lane.more : lane.chips.get(before));
+    }
+    lane.ids = shown.slice();
+  }
+  const more = ids.length > MAX_CHIPS ? `+${ids.length - MAX_CHIPS} more` : "";
+  if (more && !lane.more) {
+    lane.more = el.ownerDocument.createElement("span");
+    lane.more.className = "chip more";
+    el.appendChild(lane.more);
+  }
+  if (lane.more && lane.more.textContent !== more) lane.more.textContent = more;
+  if (lane.more) lane.more.hidden = !more;
+}
+
+function sameList(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Draw all three lanes; `els` = {waiting, running, preempted, counts}. */
@@ -37,6 +74,7 @@ export function drawQueues(els, laneLists, run) {
   for (const name of ["waiting", "running", "preempted"]) {
     drawLane(els[name], laneLists[name], run);
     const count = els[`${name}Count`];
-    if (count) count.textContent = String(laneLists[name].length);
+    const text = String(laneLists[name].length);
+    if (count && count.textContent !== text) count.textContent = text;
   }
 }

@@ -24,6 +24,7 @@ export function createHistory() {
     lastIter: -1,
     stepToIter: new Map(),
     spans: new Map(), // id -> [{kind, i0, i1, t0_s, t1_s, n}]
+    spanIds: [], // ids in the order their first span appeared: the timeline's rows
     batches: new Map(), // step -> [{id, n, kind}], the last BATCH_KEEP records
     ttftRing: new Ring(128),
     itlRing: new Ring(2048),
@@ -39,7 +40,10 @@ export function createHistory() {
 
 function pushSpan(h, id, kind, i, t0, t1, n) {
   let list = h.spans.get(id);
-  if (!list) h.spans.set(id, (list = []));
+  if (!list) {
+    h.spans.set(id, (list = []));
+    h.spanIds.push(id);
+  }
   const last = list[list.length - 1];
   // Prefill chunks stay separate spans so each chunk is visible; other kinds merge.
   if (last && last.kind === kind && last.i1 === i - 1 && kind !== "prefill") {

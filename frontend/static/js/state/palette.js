@@ -55,3 +55,11 @@ export function inkFor(index) {
   const [r, g, b] = rgbFor(index);
   return 0.299 * r + 0.587 * g + 0.114 * b > 150 ? "#000" : "#fff";
 }
+
+/** Packed 0xAABBGGRR of a "#rgb" or "#rrggbb" colour (grey for anything else). */
+export function packHex(css) {
+  const full = css.length === 4 ? `#${css[1]}${css[1]}${css[2]}${css[2]}${css[3]}${css[3]}` : css;
+  const m = full.match(/^#(..)(..)(..)$/);
+  const [r, g, b] = m ? m.slice(1).map((x) => parseInt(x, 16)) : [200, 200, 200];
+  return ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
+}

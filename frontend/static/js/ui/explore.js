@@ -6,7 +6,7 @@ import { createCharts } from "../render/charts.js";
 import { drawHighlight, KvGrid } from "../render/kvgrid.js";
 import { drawQueues } from "../render/queues.js";
 import { forgetSizes, widthOf } from "../render/size.js";
-import { drawTimeline, rowAt } from "../render/timeline.js";
+import { rowAt, Timeline } from "../render/timeline.js";
 import { drainChanged } from "../state/reduce.js";
 import { batchView, blockInfo, blockTable, lanes, pastBatches, requestInfo } from "../state/select.js";
 
@@ -28,7 +28,8 @@ export class ExploreView {
       grid: $(doc, "kv-grid"), overlay: $(doc, "kv-overlay"), poolInfo: $(doc, "pool-info"),
       blockInfo: $(doc, "block-info"), blockTable: $(doc, "block-table"),
       bar: $(doc, "batch-bar"), strip: $(doc, "batch-strip"), batchInfo: $(doc, "batch-info"),
-      timeline: $(doc, "timeline"), charts: $(doc, "charts"),
+      timeline: $(doc, "timeline"), timelineCursor: $(doc, "timeline-cursor"),
+      charts: $(doc, "charts"),
       lanes: {
         waiting: $(doc, "lane-waiting"), running: $(doc, "lane-running"),
         preempted: $(doc, "lane-preempted"), waitingCount: $(doc, "waiting-count"),
@@ -36,13 +37,13 @@ export class ExploreView {
       },
     };
     this.grid = new KvGrid(this.el.grid);
+    this.timeline = new Timeline(this.el.timeline, this.el.timelineCursor);
     this.dark = false;
     this.theme = themeColours(false);
     this.uPlot = uPlot;
     this.charts = uPlot ? createCharts(uPlot, this.el.charts, this.theme) : null;
     this.selected = null;
     this.hoverBlock = -1;
-    this.timelineLayout = null;
     this.sized = null;
     this.onSelect = onSelect;
     this.bindPointer();
@@ -56,7 +57,8 @@ export class ExploreView {
       this.onSelect({ block: this.hoverBlock });
     });
     grid.addEventListener("click", () => this.onSelect({ fromBlock: this.hoverBlock }));
-    timeline.addEventListener("click", (ev) => this.onSelect({ request: rowAt(this.timelineLayout, ev.offsetY) }));
+    timeline.addEventListener("click",
+      (ev) => this.onSelect({ request: rowAt(this.timeline.layout, ev.offsetY) }));
     for (const lane of [l.waiting, l.running, l.preempted]) {
       lane.addEventListener("click", (ev) => {
         const id = ev.target?.dataset?.request;
@@ -106,6 +108,7 @@ export class ExploreView {
     }
     if (step || dirty.has("select") || dirty.has("hover")) this.timed("selection", () => this.drawSelection(run));
     if (step) this.drawStep(pane);
+    else if (dirty.has("select")) this.drawTimeline(pane);
     return animating;
   }
 
@@ -132,18 +135,27 @@ export class ExploreView {
     this.el.poolInfo.textContent = `${run.numBlocks} blocks of ${run.blockSize} tokens · ` +
       `${used} in use` + (rec ? ` (${(rec.kv_usage * 100).toFixed(1)}%)` : "");
     this.timed("queues", () => drawQueues(this.el.lanes, lanes(run), run));
+    this.drawTimeline(pane);
+  }
+
+  drawTimeline(pane) {
+    const { run, history } = pane;
+    const rec = run.record;
     const last = history.length - 1;
     const cursorS = rec ? rec.time_s + rec.step_time_ms / 1000 : undefined;
-    this.timelineLayout = this.timed("timeline", () => drawTimeline(this.el.timeline, run, history, {
+    this.timed("timeline", () => this.timeline.draw(run, history, {
       t_end_s: last >= 0 ? history.cols.t_s[last] : undefined, cursor_s: cursorS,
-      selected: this.selected, theme: this.theme, maxHeight: 340,
+      selected: this.selected, theme: this.theme, maxHeight: 340, growing: pane.playing,
     }));
-    if (this.charts) this.timed("charts", () => this.charts.update(history, cursorS));
+    if (this.charts) {
+      this.timed("charts", () => this.charts.update(history, cursorS, { oneChart: pane.playing }));
+    }
   }
 
   drawSelection(run) {
     const info = this.hoverBlock >= 0 ? blockInfo(run, this.hoverBlock) : null;
-    this.el.blockInfo.textContent = info ? describeBlock(info) : "Hover a block, click a request.";
+    const text = info ? describeBlock(info) : "Hover a block, click a request.";
+    if (this.el.blockInfo.textContent !== text) this.el.blockInfo.textContent = text;
     const table = this.selected ? blockTable(run, this.selected) : null;
     drawHighlight(this.el.overlay, this.grid, table, this.theme.ink);
     this.drawTable(run, table);
@@ -151,8 +163,11 @@ export class ExploreView {
 
   drawTable(run, table) {
     const box = this.el.blockTable;
+    if (!this.selected) {
+      if (box.firstChild) box.replaceChildren();
+      return;
+    }
     box.replaceChildren();
-    if (!this.selected) return;
     const r = requestInfo(run, this.selected);
     const head = this.doc.createElement("div");
     head.className = "slot";
