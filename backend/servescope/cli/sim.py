@@ -14,6 +14,7 @@ from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
+from servescope.diagnosis_check import prepare
 from servescope.recording import atomic_writer, header, write_recording
 
 
@@ -34,7 +35,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     specs = load_workload(args.workload)
-    engine = Engine(config, specs)
+    try:
+        config, step_time = prepare(config)  # the cost model sizes KV and prices steps
+    except ConfigError as err:
+        raise CliError(f"{args.config}: {err}") from err
+    engine = Engine(config, specs, step_time)
     records = _progress(engine.run(), len(specs), engine)
     if args.out:
         write_recording(args.out, header(config, specs, "simulated"), records)
