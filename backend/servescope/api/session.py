@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from servescope.api.viewer import Viewer
 
 
+MAX_LAG_S = 0.25
+
+
 class SessionError(Exception):
     def __init__(self, message: str, field: str | None = None, code: str = "bad_message") -> None:
         super().__init__(message)
@@ -200,9 +203,11 @@ class Session:
                     break
         behind = [x.start_s[-1] for x in self.tracks if not x.done and x.start_s
                   and x.start_s[-1] <= target]
-        if behind:  # the simulation cannot keep up: play on from where it got to
-            target = min(behind)
-            self._anchor = (self.clock(), target)
+        if behind:  # the simulation cannot keep up: show what exists, let the lag grow no
+            reached = min(behind)  # further than MAX_LAG_S of wall time
+            if (target - reached) / self.speed > MAX_LAG_S:
+                self._anchor = (self.clock(), reached + MAX_LAG_S * self.speed)
+            target = reached
         before = list(self.position)
         self.sim_time = target
         for k, x in enumerate(self.tracks):

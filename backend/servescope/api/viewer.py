@@ -40,6 +40,7 @@ class Viewer:
     def resync(self) -> None:
         """Send init and keyframes again at the next frame (a repeated configure)."""
         self.config_epoch = -1
+        self.status_version = -1
         self.wake()
 
     def pending(self) -> list[str]:
