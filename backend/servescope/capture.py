@@ -50,16 +50,15 @@ def _recording_mixin() -> type:
     class Recording:
         """Wraps schedule()/update_from_output(); reads vLLM's state, changes nothing."""
 
-        _placeholders_per_sample = 0
+        _async_scheduling = False
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)  # type: ignore[call-arg]
             import vllm
 
             info = {"vllm_version": vllm.__version__, "scheduler_cls": type(self).__name__,
-                    "async_scheduling": bool(self._placeholders_per_sample)}
-            self.servescope_recorder = StepRecorder(
-                capture_path(), engine_config(self), self._placeholders_per_sample, info)
+                    "async_scheduling": self._async_scheduling}
+            self.servescope_recorder = StepRecorder(capture_path(), engine_config(self), info)
             _hook_block_pool(self.kv_cache_manager.block_pool, self.servescope_recorder)
             atexit.register(self.servescope_recorder.close)
 
@@ -134,7 +133,7 @@ def __getattr__(name: str) -> type:
         mixin = _recording_mixin()
         _classes["RecordingScheduler"] = type("RecordingScheduler", (mixin, Scheduler), {})
         _classes["RecordingAsyncScheduler"] = type(
-            "RecordingAsyncScheduler", (mixin, AsyncScheduler), {"_placeholders_per_sample": 1})
+            "RecordingAsyncScheduler", (mixin, AsyncScheduler), {"_async_scheduling": True})
         for cls in _classes.values():
             cls.__module__ = __name__
     return _classes[name]
