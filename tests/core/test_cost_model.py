@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import timeit
 
 import numpy as np
 import pytest
 
-from servescope.core import cost_model
+from servescope.core import catalog, cost_model
 from servescope.core.config import EngineConfig
 
 L8B = "meta-llama/Llama-3.1-8B-Instruct"
@@ -39,7 +40,11 @@ def test_a_prefill_never_beats_the_dense_peak() -> None:
 
 def test_decode_is_bandwidth_bound_until_hundreds_of_tokens() -> None:
     cfg = config()
-    assert decode(cfg, 32) / decode(cfg, 1) < 1.3
+    calibration = dataclasses.replace(catalog.calibration("H100"), step_overhead_ms=0.0,
+                                      per_request_overhead_ms=0.0)
+    roofline = cost_model.make_step_time(cfg, calibration)
+    ones = np.ones(32, dtype=np.int64)
+    assert roofline(ones, 0 * ones) / roofline(ones[:1], 0 * ones[:1]) < 1.3
     big = step(cfg, [4096], [0])
     assert step(cfg, [8192], [0]) / big == pytest.approx(2.0, rel=0.15)
 
