@@ -1,0 +1,63 @@
+"""The store: everything survives a reopen; what a crash leaves behind is cleaned up."""
+
+from __future__ import annotations
+
+import json
+
+from servescope.api.store import Store, valid_id
+
+
+def put(store: Store, text: str = "[]") -> dict:
+    part = store.temp_path()
+    part.write_text(text)
+    return store.commit_trace(part, "t.json", "workload-json", 0, {"num_requests": 0})
+
+
+def test_traces_and_scenarios_survive_a_reopen(tmp_path):
+    store = Store(tmp_path)
+    trace = put(store, '[{"id": "a", "prompt_len": 3, "output_len": 2}]')
+    scenario = store.save_scenario("lesson 1", {"configs": [{}], "workload": {"preset": "demo"}})
+    store.close()
+    again = Store(tmp_path)
+    assert again.trace(trace["trace_id"]) == trace
+    assert json.loads(again.trace_path(trace["trace_id"]).read_text())[0]["id"] == "a"
+    assert again.scenario(scenario["id"]) == scenario
+    assert [s["name"] for s in again.scenarios()] == ["lesson 1"]
+
+
+def test_ids_are_unguessable_and_never_paths(tmp_path):
+    store = Store(tmp_path)
+    ids = {put(store)["trace_id"] for _ in range(20)}
+    assert len(ids) == 20 and all(valid_id(i) and len(i) >= 20 for i in ids)
+    for hostile in ("../index.sqlite3", "..", "/etc/passwd", "a" * 100, "x/../../y", ""):
+        assert store.trace(hostile) is None and store.trace_path(hostile) is None
+
+
+def test_a_crash_leaves_no_entry_behind(tmp_path):
+    store = Store(tmp_path)
+    kept = put(store)
+    (store.tmp / "inflight.part").write_text("half an upl")  # killed mid-upload
+    (store.blobs / "OrphanBlobWithoutRow0000").write_text("[]")  # killed before commit
+    store.db.execute("INSERT INTO traces VALUES ('RowWithoutBlob000000000', 'x', 'f', 0, 0, "
+                     "'{}', 0)")  # blob lost
+    store.close()
+    again = Store(tmp_path)
+    assert [t["trace_id"] for t in again.traces()] == [kept["trace_id"]]
+    assert list(again.tmp.iterdir()) == []
+    assert sorted(p.name for p in again.blobs.iterdir()) == [kept["trace_id"]]
+
+
+def test_a_failed_commit_keeps_neither_row_nor_blob(tmp_path, monkeypatch):
+    store = Store(tmp_path)
+    part = store.temp_path()
+    part.write_text("[]")
+
+    def boom(*_args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("servescope.api.store.os.replace", boom)
+    try:
+        store.commit_trace(part, "t.json", "workload-json", 0, {})
+    except OSError:
+        pass
+    assert store.traces() == [] and list(store.blobs.iterdir()) == []
