@@ -161,13 +161,17 @@ def prefix_segments(row: dict[str, Any]) -> list[tuple[str, int]]:
     return [(str(shared["id"]), int(shared["len"]))] if shared else []
 
 
-def fake_output(scheduler: Any, output: Any, factory: RequestFactory) -> Any:
-    """One sampled token per request whose prefill completes (or is decoding) this step."""
+def fake_output(scheduler: Any, output: Any, factory: RequestFactory,
+                samples: dict[str, bool] | None = None) -> Any:
+    """One sampled token per request whose prefill completes (or is decoding) this step;
+    `samples` is which ones, when the step was scheduled earlier (async order)."""
     from vllm.v1.outputs import ModelRunnerOutput
 
     ids = list(output.num_scheduled_tokens)
     requests = scheduler.requests
-    sampled = [[] if requests[i].is_prefill_chunk else [factory.next_token(requests[i])]
+    if samples is None:
+        samples = {i: not requests[i].is_prefill_chunk for i in ids}
+    sampled = [[factory.next_token(requests[i])] if samples[i] and i in requests else []
                for i in ids]
     return ModelRunnerOutput(req_ids=ids, req_id_to_index={i: k for k, i in enumerate(ids)},
                              sampled_token_ids=sampled)
@@ -220,3 +224,50 @@ def _observe_schedule(scheduler: Any) -> tuple[dict[str, list[int]], list[str], 
     tables = {rid: list(kv.get_block_ids(rid)[0]) for rid in running}
     waiting = [r.request_id for q in (scheduler.kv_holding_waiting, scheduler.waiting) for r in q]
     return tables, running, waiting
+
+
+def drive_pipelined(scheduler: Any, requests: list[dict[str, Any]],
+                    factory: RequestFactory) -> Iterator[DriverStep]:
+    """Async scheduling's order (an AsyncScheduler, as ../shared's async traces were driven):
+    step N + 1 is scheduled before step N's update. Steps are yielded once updated."""
+    from vllm.v1.outputs import EMPTY_MODEL_RUNNER_OUTPUT
+
+    pending = sorted(enumerate(requests), key=lambda p: (p[1].get("arrival_step") or 0, p[0]))
+    pending.reverse()
+    step = num_arrived = 0
+    recorder = getattr(scheduler, "servescope_recorder", None)
+    inflight: tuple[int, Any, tuple[Any, ...], dict[str, bool]] | None = None
+    while pending or scheduler.has_unfinished_requests() or inflight:
+        if not scheduler.has_unfinished_requests() and not inflight:
+            step = max(step, pending[-1][1].get("arrival_step") or 0)
+        if recorder is not None:
+            recorder.step = step
+        while pending and (pending[-1][1].get("arrival_step") or 0) <= step:
+            scheduler.add_request(factory.make(pending.pop()[1], num_arrived))
+            num_arrived += 1
+        output = scheduler.schedule()
+        seen = _observe_schedule(scheduler)
+        samples = {i: not scheduler.requests[i].is_prefill_chunk
+                   for i in output.num_scheduled_tokens}
+        if inflight is not None:
+            yield _update_inflight(scheduler, factory, *inflight)
+            inflight = None
+        if output.total_num_scheduled_tokens or output.preempted_req_ids:
+            inflight = (step, output, seen, samples)
+            step += 1
+            continue
+        scheduler.update_from_output(output, EMPTY_MODEL_RUNNER_OUTPUT)
+        if pending:
+            step = max(step + 1, pending[-1][1].get("arrival_step") or 0)
+        elif scheduler.has_unfinished_requests():
+            raise RuntimeError("vLLM scheduled nothing and no arrivals are left")
+
+
+def _update_inflight(scheduler: Any, factory: RequestFactory, step: int, output: Any,
+                     seen: tuple[Any, ...], samples: dict[str, bool]) -> DriverStep:
+    engine_outputs = scheduler.update_from_output(
+        output, fake_output(scheduler, output, factory, samples))
+    finished = [o.request_id for outs in engine_outputs.values() for o in outs.outputs
+                if o.finish_reason is not None]
+    free = scheduler.kv_cache_manager.block_pool.get_num_free_blocks()
+    return DriverStep(step, output, *seen, finished, free, 0.0)

@@ -6,6 +6,7 @@ Run with a Python that has vLLM: `python -m pytest -m vllm tests/capture`.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -21,6 +22,7 @@ from servescope.capture_driver import (  # noqa: E402
     RequestFactory,
     build_scheduler,
     drive,
+    drive_pipelined,
     effective_max_model_len,
 )
 from servescope.capture_replay import first_difference, read_recording, replay, views  # noqa: E402
@@ -153,18 +155,64 @@ def _common_tokens(x: list[Any], y: list[Any]) -> int:
     return total
 
 
-def test_async_class_records_the_same_steps(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    config, rows = CASES["tight"]
-    (tmp_path / "sync").mkdir()
-    (tmp_path / "async").mkdir()
-    _, sync_path = record(tmp_path / "sync", monkeypatch, config, rows)
-    _, async_path = record(tmp_path / "async", monkeypatch, config, rows,
-                           cls="RecordingAsyncScheduler")
-    sync_head, sync_rows = read_recording(sync_path)
-    async_head, async_rows = read_recording(async_path)
-    assert async_head["recorder"]["async_scheduling"] is True
-    assert first_difference(list(views(async_rows)), list(views(sync_rows))) is None
+@pytest.mark.parametrize("case", ["ample", "tight", "prefix"])
+def test_async_class_round_trips_in_async_order(case: str, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """RecordingAsyncScheduler driven as async scheduling runs it: step N + 1 is scheduled
+    before step N's update, so two records are open at once."""
+    config, rows = CASES[case]
+    path = tmp_path / "capture.jsonl"
+    monkeypatch.setenv(capture.PATH_ENV, str(path))
+    scheduler = build_scheduler(config, effective_max_model_len(config, rows),
+                                capture.RecordingAsyncScheduler)
+    factory = RequestFactory(scheduler.cache_config.enable_prefix_caching, scheduler.block_size)
+    seen = list(drive_pipelined(scheduler, rows, factory))
+    scheduler.shutdown()
+    head, records = read_recording(path)
+    assert head["recorder"]["async_scheduling"] is True
+    assert len(records) == len(seen)
+    tables = BlockTables()
+    previous = None
+    for row, step in zip(records, seen, strict=True):
+        assert row["step"] == step.step
+        assert [(s["id"], s["n"]) for s in row["scheduled"]] == list(
+            step.output.num_scheduled_tokens.items())
+        assert sorted(row["preempted"]) == sorted(step.output.preempted_req_ids or ())
+        assert sorted(row["finished"]) == sorted(step.finished)
+        # Step N's update (and its frees) comes after step N + 1's schedule.
+        assert tables.apply(SimpleNamespace(**row)) == step.block_tables
+        if previous is not None:
+            tables.after_update(SimpleNamespace(**previous))
+        previous = row
+        assert (row["num_free_blocks"], row["running"], row["waiting"]) == (
+            step.num_free_blocks, step.running, step.waiting)
+    if not any(r["preempted"] for r in records):
+        for spec in head["requests"]:
+            mine = [s for r in records for s in r["scheduled"] if s["id"] == spec["id"]]
+            assert sum(s["sampled"] for s in mine) == spec["output_len"]
+            assert all(s["n"] == 1 for s in mine if s["kind"] == "decode")
+
+
+def test_vllm_resolves_the_class_name_and_builds_it_as_the_engine_core_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vllm.config import SchedulerConfig
+
+    name = "servescope.capture.RecordingScheduler"
+    cls = SchedulerConfig(scheduler_cls=name, max_model_len=2048,
+                          is_encoder_decoder=False).get_scheduler_cls()
+    assert cls is capture.RecordingScheduler
+    config, rows = CASES["ample"]
+    monkeypatch.setenv(capture.PATH_ENV, str(tmp_path / "x-{pid}.jsonl"))
+    template = build_scheduler(config, 2048)
+    scheduler = cls(vllm_config=template.vllm_config, kv_cache_config=template.kv_cache_config,
+                    structured_output_manager=template.structured_output_manager,
+                    include_finished_set=False, log_stats=True, block_size=16,
+                    hash_block_size=16)
+    scheduler.shutdown()
+    written = list(tmp_path.glob("x-*.jsonl"))
+    assert len(written) == 1 and str(os.getpid()) in written[0].name
+    head, records = read_recording(written[0])
+    assert head["requests"] == [] and records == []
 
 
 def test_an_abort_between_steps_lands_in_the_step_before(
