@@ -1,0 +1,127 @@
+"""Shared reading helpers: transparent gzip, a file's head for sniffing, CSV rows by column name,
+and field parsers that raise TraceFormatError naming the line and field."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import math
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO
+
+from servescope.traces.errors import TraceFormatError
+
+GZIP_MAGIC = b"\x1f\x8b"
+HEAD_BYTES = 64 * 1024
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    raw = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    if raw.read(2) == GZIP_MAGIC:
+        raw.seek(0)
+        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+    raw.seek(0)
+    return raw
+
+
+def open_text(path: Path) -> IO[str]:
+    # newline="" so the csv module sees quoted newlines; utf-8-sig drops a BOM.
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", newline="")
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    with open_binary(path) as handle:
+        try:
+            return handle.read(size)
+        except (OSError, EOFError) as err:
+            raise TraceFormatError(0, "", f"cannot read file: {err}") from err
+
+
+def text_lines(handle: IO[str]) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line without its newline), with decode errors reported by line."""
+    number = 0
+    while True:
+        try:
+            line = handle.readline()
+        except UnicodeDecodeError as err:
+            raise TraceFormatError(number + 1, "", "not UTF-8 text") from err
+        if not line:
+            return
+        number += 1
+        yield number, line.rstrip("\r\n")
+
+
+class CsvTable:
+    """A CSV file read row by row; columns are found by name (case and spaces ignored)."""
+
+    def __init__(self, handle: IO[str]) -> None:
+        self._reader = csv.reader(handle)
+        header = self._next()
+        if header is None:
+            raise TraceFormatError(1, "", "empty file: no CSV header")
+        self.header = [name.strip() for name in header]
+        self._index = {_key(name): i for i, name in enumerate(self.header)}
+
+    def column(self, name: str) -> int:
+        index = self._index.get(_key(name))
+        if index is None:
+            raise TraceFormatError(1, name, f"missing column (header: {','.join(self.header)})")
+        return index
+
+    def has(self, name: str) -> bool:
+        return _key(name) in self._index
+
+    def rows(self) -> Iterator[tuple[int, Sequence[str]]]:
+        width = len(self.header)
+        while (row := self._next()) is not None:
+            if not row:
+                continue
+            if len(row) != width:
+                raise TraceFormatError(self._reader.line_num, "",
+                                       f"expected {width} fields, got {len(row)}")
+            yield self._reader.line_num, row
+
+    def _next(self) -> list[str] | None:
+        try:
+            return next(self._reader)
+        except StopIteration:
+            return None
+        except UnicodeDecodeError as err:
+            raise TraceFormatError(self._reader.line_num + 1, "", "not UTF-8 text") from err
+        except csv.Error as err:
+            raise TraceFormatError(self._reader.line_num, "", f"bad CSV: {err}") from err
+
+
+def _key(name: str) -> str:
+    return "".join(name.split()).lower()
+
+
+def parse_count(text: object, line: int, field: str) -> int:
+    """A non-negative whole number of tokens; "12.0" is accepted, "12.5" and "-1" are not."""
+    try:
+        value = int(text) if isinstance(text, int) and not isinstance(text, bool) else None
+        if value is None:
+            number = float(text)  # type: ignore[arg-type]
+            if not number.is_integer():
+                raise ValueError
+            value = int(number)
+    except (TypeError, ValueError, OverflowError):
+        raise TraceFormatError(line, field, f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise TraceFormatError(line, field, f"must not be negative, got {value}")
+    return value
+
+
+def parse_seconds(text: object, line: int, field: str) -> float:
+    """A finite number (a time); bools and NaN are refused."""
+    if isinstance(text, bool):
+        raise TraceFormatError(line, field, f"expected a number, got {text!r}")
+    try:
+        value = float(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise TraceFormatError(line, field, f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise TraceFormatError(line, field, f"expected a finite number, got {text!r}")
+    return value
