@@ -255,3 +255,22 @@ def test_steps_are_plain_json_lines_in_the_sim_out_shape(
                             [RequestSpec("x", 10, 2, arrival_step=0)]).run()).to_dict()
     for line in lines[1:]:
         assert set(json.loads(line)) == set(simulated)
+
+
+def test_the_documented_commands_parse_with_vllm_serve_and_resolve() -> None:
+    import shlex
+
+    from vllm.entrypoints.common.cli_args import make_arg_parser
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "capture.md").read_text()
+    commands = [line for line in doc.splitlines() if " vllm serve " in f" {line}"]
+    assert len(commands) == 2
+    for line in commands:
+        words = shlex.split(line)
+        assert words[0] == f"{capture.PATH_ENV}=/tmp/servescope-{{pid}}.jsonl"
+        args = make_arg_parser(FlexibleArgumentParser()).parse_args(words[3:])
+        cls = getattr(capture, args.scheduler_cls.rsplit(".", 1)[1])
+        assert args.scheduler_cls.startswith("servescope.capture.")
+        runs_async = args.async_scheduling is not False  # None: vLLM's default, on for GPUs
+        assert cls._async_scheduling == runs_async
