@@ -1,0 +1,103 @@
+"""ServeScope workload JSON: a list of {id, arrival_step | arrival_s, prompt_len, output_len,
+priority?, shared_prefix?: {id, len}} (the vllm-reference `*.workload.json` shape); a shared
+prefix becomes the segment ((id, len),). Errors name the line the offending request starts on."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from servescope.core.request import RequestSpec
+from servescope.traces._io import open_text, parse_count, parse_seconds
+from servescope.traces._specs import build_spec, require
+from servescope.traces.errors import TraceFormatError
+from servescope.traces.report import TraceReport
+
+_DECODER = json.JSONDecoder()
+
+
+def items(text: str) -> Iterator[tuple[int, Any]]:
+    """(line, element) of a top-level JSON list, decoded one element at a time."""
+    pos = _skip(text, 0)
+    if not text.startswith("[", pos):
+        raise TraceFormatError(1, "", "expected a JSON list of requests")
+    pos = _skip(text, pos + 1)
+    if text.startswith("]", pos):
+        return
+    while True:
+        line = text.count("\n", 0, pos) + 1
+        try:
+            value, pos = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError as err:
+            raise TraceFormatError(err.lineno, "", f"not JSON: {err.msg}") from None
+        yield line, value
+        pos = _skip(text, pos)
+        if text.startswith("]", pos):
+            return
+        if not text.startswith(",", pos):
+            raise TraceFormatError(text.count("\n", 0, pos) + 1, "", "expected ',' or ']'")
+        pos = _skip(text, pos + 1)
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def read(path: Path, report: TraceReport) -> Iterator[RequestSpec]:
+    with open_text(path) as handle:
+        try:
+            text = handle.read()
+        except UnicodeDecodeError as err:
+            raise TraceFormatError(0, "", "not UTF-8 text") from err
+    seen: set[str] = set()
+    for line, row in items(text):
+        spec = to_spec(report, row, line)
+        if spec is None:
+            continue
+        if spec.id in seen:
+            raise TraceFormatError(line, "id", f"duplicate id {spec.id!r}")
+        seen.add(spec.id)
+        yield spec
+
+
+def to_spec(report: TraceReport, row: Any, line: int) -> RequestSpec | None:
+    if not isinstance(row, dict):
+        raise TraceFormatError(line, "", "each request must be a JSON object")
+    rid = require(row, "id", line)
+    if not isinstance(rid, str | int) or isinstance(rid, bool):
+        raise TraceFormatError(line, "id", f"expected a string, got {rid!r}")
+    step = row.get("arrival_step")
+    seconds = row.get("arrival_s")
+    if step is None and seconds is None:
+        raise TraceFormatError(line, "arrival_s", "missing (give arrival_step or arrival_s)")
+    prefix: tuple[tuple[str, int], ...] = ()
+    if row.get("shared_prefix") is not None:
+        shared = row["shared_prefix"]
+        if not isinstance(shared, dict):
+            raise TraceFormatError(line, "shared_prefix", "expected {id, len}")
+        prefix = ((str(require(shared, "id", line)),
+                   parse_count(require(shared, "len", line), line, "shared_prefix.len")),)
+    spec = build_spec(
+        report, str(rid), parse_count(require(row, "prompt_len", line), line, "prompt_len"),
+        parse_count(require(row, "output_len", line), line, "output_len"),
+        arrival_s=None if seconds is None else _at_least_zero(seconds, line, "arrival_s"),
+        arrival_step=None if step is None else parse_count(step, line, "arrival_step"),
+        prefix=prefix)
+    priority = row.get("priority", 0)
+    if spec is not None and priority:
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            raise TraceFormatError(line, "priority", f"expected an integer, got {priority!r}")
+        spec = RequestSpec(spec.id, spec.prompt_len, spec.output_len, spec.arrival_step,
+                           spec.arrival_s, spec.prefix, priority)
+    return spec
+
+
+def _at_least_zero(value: Any, line: int, field: str) -> float:
+    seconds = parse_seconds(value, line, field)
+    if seconds < 0:
+        raise TraceFormatError(line, field, f"must not be negative, got {seconds}")
+    return seconds
