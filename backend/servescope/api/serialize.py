@@ -176,25 +176,29 @@ def pack(state: StreamState, rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pack_scheduled(state: StreamState, rec: dict[str, Any], out: dict[str, Any]) -> None:
-    ids = [e["id"] for e in rec["scheduled"]]
-    if ids != list(rec["running"]):
-        out["sc"] = [state.ref(r) for r in ids]
-    hits = rec["num_cached_tokens"]
+    """`predict_entry` inlined: this loop runs once per scheduled request per step."""
+    sched = rec["scheduled"]
+    if len(sched) != len(rec["running"]) or any(
+            e["id"] != r for e, r in zip(sched, rec["running"], strict=True)):
+        out["sc"] = [state.ref(e["id"]) for e in sched]
+    hits, prompt, outputs, computed = (rec["num_cached_tokens"], state.prompt_len,
+                                       state.outputs, state.computed)
     sn: list[int] = []
     ss: list[int] = []
     sm: list[int] = []
     sk: list[int] = []
-    for pos, e in enumerate(rec["scheduled"]):
-        start, _, _, _ = state.predict_entry(e["id"], None, None, hits)
-        if start != e["start"]:
-            ss += [pos, e["start"]]
-        _, n, _, _ = state.predict_entry(e["id"], e["start"], None, hits)
-        if n != e["n"]:
-            sn += [pos, e["n"]]
-        _, _, sampled, kind = state.predict_entry(e["id"], e["start"], e["n"], hits)
-        if sampled != e["sampled"]:
+    for pos, e in enumerate(sched):
+        rid, start, n = e["id"], e["start"], e["n"]
+        num_out = outputs.get(rid, 0)
+        total = prompt.get(rid, 0) + num_out
+        if (hits[rid] if rid in hits else computed.get(rid, 0)) != start:
+            ss += [pos, start]
+        if total - start != n:
+            sn += [pos, n]
+        if (start + n == total) != e["sampled"]:
             sm.append(pos)
-        if kind != e["kind"]:
+        decode = n == 1 and start == total - 1 and num_out >= 1
+        if decode != (e["kind"] == "decode"):
             sk.append(pos)
     for key, value in (("sn", sn), ("ss", ss), ("sm", sm), ("sk", sk)):
         if value:

@@ -187,8 +187,9 @@ class Session:
         interval = 1.0 / self.settings.max_fps
         try:
             while self.playing:
+                started = time.perf_counter()
                 await self._tick()
-                await asyncio.sleep(interval)
+                await asyncio.sleep(max(0.002, interval - (time.perf_counter() - started)))
         except asyncio.CancelledError:
             pass
 

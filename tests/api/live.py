@@ -1,0 +1,72 @@
+"""Helpers for tests against a real server process: websockets clients that decode the
+stream as the browser does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from conftest import validate
+from websockets.asyncio.client import connect
+
+from servescope.api.serialize import StreamState, load_keyframe, unpack
+
+
+class Client:
+    def __init__(self, url: str, **options: Any) -> None:
+        self.url = url
+        self.options = options
+        self.ws: Any = None
+        self.init: dict[str, Any] | None = None
+        self.states: dict[int, StreamState] = {}
+        self.records: dict[int, list[dict[str, Any]]] = {}
+        self.last: dict[int, dict[str, Any]] = {}
+        self.kinds: list[str] = []
+        self.num_bytes = 0
+        self.status: dict[str, Any] | None = None
+
+    async def __aenter__(self) -> Client:
+        self.ws = await connect(self.url, **self.options)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.ws.close()
+
+    async def send(self, **msg: Any) -> None:
+        await self.ws.send(json.dumps({"v": 1, **msg}))
+
+    async def recv(self, timeout: float = 10.0) -> dict[str, Any]:
+        text = await asyncio.wait_for(self.ws.recv(), timeout)
+        self.num_bytes += len(text)
+        msg = validate(json.loads(text))
+        self.feed(msg)
+        return msg
+
+    def feed(self, msg: dict[str, Any]) -> None:
+        self.kinds.append(msg["type"])
+        if msg["type"] == "init":
+            self.init = msg
+        elif msg["type"] == "keyframe":
+            assert self.init is not None
+            self.states[msg["engine"]] = load_keyframe(self.init["requests"], msg)
+            if msg["record"]:
+                self.last[msg["engine"]] = msg["record"]
+        elif msg["type"] == "step":
+            state = self.states[msg["engine"]]
+            recs = [unpack(state, p) for p in msg["records"]]
+            self.records.setdefault(msg["engine"], []).extend(recs)
+            self.last[msg["engine"]] = recs[-1]
+        elif msg["type"] == "status":
+            self.status = msg
+
+    async def until(self, pred: Any, timeout: float = 20.0) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            msg = await self.recv(max(0.01, deadline - loop.time()))
+            if pred(msg):
+                return msg
+
+    def at(self, engine: int = 0) -> int:
+        return self.last[engine]["iter"] if engine in self.last else -1
