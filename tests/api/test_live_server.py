@@ -99,7 +99,8 @@ def test_compare_session_over_a_real_socket(server):
 def multipart(body: bytes, boundary: str = "XyZ") -> tuple[bytes, str]:
     head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
             f"filename=\"t.json\"\r\nContent-Type: application/json\r\n\r\n").encode()
-    return head + body + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+    tail = f"\r\n--{boundary}--\r\n".encode()
+    return head + body + tail, f"multipart/form-data; boundary={boundary}"
 
 
 def post(server, path, data, ctype):
