@@ -19,3 +19,7 @@ class TraceFormatError(ValueError):
 
     def to_dict(self) -> dict[str, object]:
         return {"line": self.line, "field": self.field, "message": self.message}
+
+
+class TraceDependencyError(RuntimeError):
+    """A format needs an optional package that is not installed (not the input's fault)."""
