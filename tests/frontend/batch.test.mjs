@@ -18,3 +18,14 @@ test("segments narrower than a pixel are sampled, not stacked", () => {
   assert.equal(at[3], 448); // pixel 3 centre = token 448
   assert.equal(at[4], -1); // beyond the 512 scheduled tokens
 });
+
+test("the strip slides by the steps a frame added, or repaints", async () => {
+  const { stripShift } = await import("../../frontend/static/js/render/batch.js");
+  assert.equal(stripShift([1, 2, 3], [1, 2, 3]), 0);
+  assert.equal(stripShift([1, 2, 3], [2, 3, 4]), 1);
+  assert.equal(stripShift([1, 2, 3], [3, 4, 5]), 2);
+  assert.equal(stripShift([1, 2], [1, 2, 3]), 1); // not full yet: still a slide left
+  assert.equal(stripShift([1, 2, 3], [7, 8, 9]), 3); // nothing kept: every column is new
+  assert.equal(stripShift([5, 6, 7], [4, 5, 6]), 3); // a seek back: all repainted
+  assert.equal(stripShift([], [1]), 1);
+});

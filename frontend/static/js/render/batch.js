@@ -113,8 +113,23 @@ function stripColumn(cache, step, scheduled, budget, h, run) {
 }
 
 const stripCaches = new WeakMap();
+const stripShown = new WeakMap(); // canvas -> {steps, w, h, budget, run} the pixels show
 
-/** Past steps as columns: from the bottom, each request's share of the budget. */
+/** How many columns of `steps` are new on the right when it is `old` minus some leading steps
+ * plus new ones (the old columns just slide left); all of them when nothing is kept. */
+export function stripShift(old, steps) {
+  for (let d = 0; d <= old.length; d++) {
+    const keep = old.length - d;
+    if (keep > steps.length) continue;
+    let same = true;
+    for (let i = 0; i < keep && same; i++) same = old[d + i] === steps[i];
+    if (same) return steps.length - keep;
+  }
+  return steps.length;
+}
+
+/** Past steps as columns, newest on the right: from the bottom, each request's share of the
+ * budget. While playing, the old columns slide left and only the new one is painted. */
 export function drawStrip(canvas, past, budget, theme, run) {
   const ctx = canvas.getContext("2d");
   const [w, h] = fitCanvas(canvas);
@@ -122,21 +137,36 @@ export function drawStrip(canvas, past, budget, theme, run) {
   if (!cache) stripCaches.set(run, (cache = new Map()));
   const img = imageFor(ctx, canvas, w, h);
   const px = img.px;
-  px.fill(0);
-  const colW = w / STRIP_STEPS;
+  const colW = Math.max(1, Math.floor(w / STRIP_STEPS));
+  const steps = past.map((p) => p.step);
+  const was = stripShown.get(canvas);
+  const same = was && was.w === w && was.h === h && was.budget === budget && was.run === run &&
+    was.img === img;
+  let k = same ? stripShift(was.steps, steps) : past.length;
+  if (k >= past.length) {
+    px.fill(0);
+    k = past.length;
+  } else if (k > 0) {
+    const shift = Math.min(w, k * colW);
+    for (let y = 0; y < h; y++) {
+      px.copyWithin(y * w, y * w + shift, (y + 1) * w);
+      px.fill(0, (y + 1) * w - shift, (y + 1) * w);
+    }
+  }
+  stripShown.set(canvas, { steps, w, h, budget, run, img });
   const x0 = w - past.length * colW;
-  past.forEach((p, i) => {
+  const right = colW >= 3 ? colW - 1 : colW;
+  for (let i = past.length - k; i < past.length; i++) {
+    const p = past[i];
     const col = stripColumn(cache, p.step, p.scheduled, budget, h, run);
-    const left = Math.floor(x0 + i * colW);
-    const right = Math.max(left + 1, Math.floor(x0 + (i + 1) * colW) - (colW >= 3 ? 1 : 0));
+    const left = x0 + i * colW;
+    if (left < 0) continue;
     for (let y = 0; y < h; y++) {
       const c = col[y];
-      if (c === 0) continue;
-      const row = (h - 1 - y) * w;
-      for (let x = left; x < right; x++) px[row + x] = c;
+      if (c !== 0) px.fill(c, (h - 1 - y) * w + left, (h - 1 - y) * w + left + right);
     }
-  });
-  ctx.putImageData(img, 0, 0);
+  }
+  if (k > 0) ctx.putImageData(img, 0, 0);
   ctx.fillStyle = theme.muted;
   ctx.fillRect(0, 0, w, 1);
 }

@@ -11,7 +11,7 @@ import { blockAt, cellOrigin, gridLayout } from "./layout.js";
 import { packedFor, rgbFor } from "../state/palette.js";
 
 const FLASH_MS = 450;
-const PUT_CELLS_MAX = 256;
+const PUT_CELLS_MAX = 48;
 
 function pack(r, g, b, a = 255) {
   return ((a << 24) | (b << 16) | (g << 8) | r) >>> 0;
@@ -123,8 +123,9 @@ export class KvGrid {
     return q.length > 0;
   }
 
-  // Copy painted cells to the canvas: one small ImageData per cell costs about a microsecond,
-  // a whole-canvas put about as much as a few hundred of them.
+  // Copy painted cells to the canvas: one small ImageData per cell when few changed (a paused
+  // run's last flashes), else one whole-canvas put (in bench/render.py it beats per-cell puts
+  // from about fifty cells on).
   put(blocks) {
     if (blocks.length === 0) return;
     if (blocks.length > PUT_CELLS_MAX) return this.ctx.putImageData(this.image, 0, 0);

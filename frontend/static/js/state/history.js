@@ -33,6 +33,7 @@ export function createHistory() {
     arrival: new Map(), // id -> arrival time, s
     lastToken: new Map(), // id -> time of the request's last sampled token, s
     preempted: new Set(),
+    scratch: new Map(),
     totals: { tokens: 0, ttft_sum_ms: 0, ttft_count: 0, preemptions: 0, waste: 0, slots: 0 },
     t0_s: null,
   };
@@ -56,7 +57,9 @@ function pushSpan(h, id, kind, i, t0, t1, n) {
 }
 
 function recordSpans(h, rec, i, t1) {
-  const byId = new Map(rec.scheduled.map((e) => [e.id, e]));
+  const byId = h.scratch; // reused: a step's 512 entries would be a fresh Map every record
+  byId.clear();
+  for (const e of rec.scheduled) byId.set(e.id, e);
   for (const id of rec.running) {
     const e = byId.get(id);
     if (e) pushSpan(h, id, e.kind, i, rec.time_s, t1, e.n);
@@ -126,7 +129,7 @@ export function appendRecord(h, rec, run = null) {
   tot.preemptions += rec.preempted.length;
   tot.slots += slots * rec.step_time_ms;
   tot.waste += waste * rec.step_time_ms;
-  h.batches.set(rec.step, rec.scheduled.map(({ id, n, kind }) => ({ id, n, kind })));
+  h.batches.set(rec.step, rec.scheduled); // records are not mutated once applied
   if (h.batches.size > BATCH_KEEP) h.batches.delete(h.batches.keys().next().value);
   const [ttft50, ttft99] = h.ttftRing.percentiles([50, 99]);
   const [itl50, itl99] = h.itlRing.percentiles([50, 99]);
