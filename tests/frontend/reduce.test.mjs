@@ -97,3 +97,20 @@ test("hostile ids are kept verbatim as data", () => {
   assert.equal(run.ids[0], evil);
   assert.equal(run.index.get(evil), 0);
 });
+
+test("a block freed and allocated again within one step stays with its new table", () => {
+  // The static policy tries admissions: blocks 1-2 go to "a", back to the pool, then to "a"
+  // for real; the record lists them in both new_blocks and freed_blocks.
+  const run = createRun({ num_gpu_blocks: 4, block_size: 4, requests: [{ id: "a" }] });
+  applyRecord(run, {
+    step: 0, iter: 0, time_s: 0, step_time_ms: 10, arrivals: ["a"],
+    scheduled: [{ id: "a", n: 8, start: 0, sampled: true, kind: "prefill" }],
+    new: ["a"], resumed: [], preempted: [], finished: [], released: [], rejected: [],
+    new_blocks: { a: [1, 2] }, freed_blocks: [1, 2, 3], kv_events: [], num_cached_tokens: {},
+    running: ["a"], waiting: [], num_free_blocks: 1, num_usable_blocks: 3, token_budget: 8,
+    max_num_seqs: 4,
+  });
+  assert.deepEqual([run.owner[1], run.owner[2], run.owner[3]], [0, 0, NO_OWNER]);
+  assert.deepEqual([run.ref[1], run.ref[2]], [1, 1]);
+  assert.deepEqual(run.tables.get("a"), [1, 2]);
+});

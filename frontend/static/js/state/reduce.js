@@ -176,9 +176,10 @@ export function applyRecord(run, rec) {
   applySchedule(run, rec, firstNew);
   applyStatuses(run, rec);
   for (const id of rec.released ?? rec.finished) release(run, id, reassign);
+  // The tables decide who holds a block: a freed block still in a live table was freed and
+  // allocated again within the step (the static policy's trial admissions do that), so it stays.
   for (const b of rec.freed_blocks) {
-    if (run.ref[b] !== 0) reassign.delete(b);
-    run.ref[b] = 0;
+    if (run.ref[b] !== 0) continue;
     run.owner[b] = NO_OWNER;
     if (!run.cached[b]) run.fill[b] = 0;
     touch(run, b);

@@ -1,0 +1,36 @@
+"""The page's reducer against the real engine: after every record, the blocks it shows as held
+equal the engine's own count (usable minus free), for each scheduling policy."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from servescope.api.workloads import preset_workload
+from servescope.core.config import EngineConfig
+from servescope.core.engine import Engine
+
+FOLD = Path(__file__).with_name("fold_records.mjs")
+
+
+@pytest.mark.parametrize("policy", ["static", "vllm-v1", "vllm-v0"])
+def test_reducer_holds_what_the_engine_holds(policy: str) -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    workload = preset_workload("demo")
+    config = EngineConfig.from_dict({**workload.base_config, "policy": policy})
+    records = [r.to_dict() for r in Engine(config, workload.specs).run()]
+    init = {"num_gpu_blocks": config.num_gpu_blocks, "block_size": config.block_size,
+            "requests": [{"id": s.id} for s in workload.specs]}
+    stream = "\n".join(json.dumps(x) for x in [init, *records])
+    out = subprocess.run(["node", str(FOLD)], input=stream, capture_output=True, text=True,
+                         check=True, timeout=60)
+    held = json.loads(out.stdout)
+    expected = [r["num_usable_blocks"] - r["num_free_blocks"] for r in records]
+    assert len(held) == len(expected) > 10
+    wrong = [(r["step"], h, e) for r, h, e in zip(records, held, expected, strict=True) if h != e]
+    assert wrong == [], f"(step, page, engine) where they differ: {wrong[:5]}"
