@@ -56,3 +56,14 @@ def test_a_changed_decision_is_caught() -> None:
     head, rows = read_recording(RECORDINGS / "long_prefill_lpt256.jsonl")
     head["config"]["long_prefill_token_threshold"] = 0
     assert first_difference(list(views(replay(head))), list(views(rows))) is not None
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_recordings_read_back_as_step_records(path: Path) -> None:
+    """The project's step reader turns every line into a StepRecord whose to_dict() is it."""
+    from servescope.traces import steps_servescope
+    from servescope.traces.report import TraceReport
+
+    _, rows = read_recording(path)
+    records = list(steps_servescope.read(path, TraceReport("servescope-steps", "steps")))
+    assert [r.to_dict() for r in records] == rows
