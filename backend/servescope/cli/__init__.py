@@ -7,7 +7,8 @@ import importlib
 import sys
 
 # Each module registers its subcommand; add a module here to add a command.
-COMMAND_MODULES = ("sim", "diagnose", "import_vllm", "exercise", "export", "serve", "compare")
+COMMAND_MODULES = ("sim", "diagnose", "import_vllm", "exercise", "export", "serve", "compare",
+                   "traces")
 
 
 def build_parser() -> argparse.ArgumentParser:
