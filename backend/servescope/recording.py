@@ -27,7 +27,8 @@ def header(config: EngineConfig, specs: Iterable[RequestSpec], source: str) -> d
         "format": FORMAT, "version": VERSION, "source": source, "config": config.to_dict(),
         "requests": [
             {"id": s.id, "prompt_len": s.prompt_len, "output_len": s.output_len,
-             "arrival_step": s.arrival_step, "arrival_s": s.arrival_s}
+             "arrival_step": s.arrival_step, "arrival_s": s.arrival_s,
+             "prefix": [list(segment) for segment in s.prefix], "priority": s.priority}
             for s in specs
         ],
     }

@@ -92,15 +92,7 @@ def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: dict[str, An
     return seen, path
 
 
-# vLLM 0.33, priority policy: a request that preempts itself (it is the lowest priority)
-# does not end the running loop; the higher-priority requests after it are still scheduled.
-# Our core stops there (vllm_v1._schedule_running breaks), so the replay diverges.
-KNOWN_DIVERGENCE = {"priority": "core stops the running loop after a priority self-preemption"}
-
-
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=pytest.mark.xfail(reason=KNOWN_DIVERGENCE[c], strict=True))
-    if c in KNOWN_DIVERGENCE else c for c in CASES])
+@pytest.mark.parametrize("case", list(CASES))
 def test_recording_round_trips_and_our_engine_reproduces_it(
         case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config, rows = CASES[case]

@@ -11,28 +11,17 @@ from servescope.capture_replay import first_difference, read_recording, replay, 
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "traces" / "recordings"
 FILES = sorted(RECORDINGS.glob("*.jsonl"))
-# vLLM 0.33 under the priority policy: a request that preempts itself (it is the lowest
-# priority running) does not end the running loop; the requests after it are still
-# scheduled. Our core breaks out there. Strict: this fails loudly once the core is fixed.
-KNOWN_DIVERGENCE = {"priority_preemption": "core ends the running loop after a priority "
-                                           "self-preemption; vLLM continues"}
-
-
-def _param(path: Path) -> object:
-    reason = KNOWN_DIVERGENCE.get(path.stem)
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-    return pytest.param(path, id=path.stem, marks=marks)
 
 
 def test_the_recordings_cover_the_cases() -> None:
     names = {p.stem for p in FILES}
     assert {"ample_kv", "preemption_heavy", "long_prefill_chunked", "long_prefill_lpt256",
-            "prefix_sysprompt"} <= names
+            "prefix_sysprompt", "priority_preemption"} <= names
     for path in FILES:
         assert path.stat().st_size < 1_000_000, path.name
 
 
-@pytest.mark.parametrize("path", [_param(p) for p in FILES])
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_engine_reproduces_recording(path: Path) -> None:
     head, rows = read_recording(path)
     assert head["source"] == "recorded"

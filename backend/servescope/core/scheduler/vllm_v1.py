@@ -53,14 +53,16 @@ class VllmV1Scheduler(Scheduler):
             n = min(self._chunk(request.num_tokens - request.num_computed_tokens), budget)
             blocks = self.kv.allocate_slots(request, n)
             while blocks is None:
-                victim = self._pick_victim()
+                position, victim = self._pick_victim()
                 budget += self._unschedule(victim, output)
                 self._preempt(victim, output)
                 if victim is request:
                     break
+                if position < index:  # (priority) an earlier, already scheduled request went
+                    index -= 1
                 blocks = self.kv.allocate_slots(request, n)
             if blocks is None:
-                break
+                continue  # it preempted itself; vLLM goes on with the rest of the running list
             self._record(output, request, n, blocks)
             budget -= n
             index += 1
@@ -101,12 +103,14 @@ class VllmV1Scheduler(Scheduler):
         return vector_decode.plain_decode_mask(len(batch), batch.prompt_len, batch.num_output,
                                                batch.num_computed)
 
-    def _pick_victim(self) -> Request:
+    def _pick_victim(self) -> tuple[int, Request]:
+        """The request to preempt and its position in the running list."""
         if self.config.scheduling_policy == "priority":
             victim = max(self.running, key=lambda r: (r.priority, r.arrival_index))
+            position = victim._slot
             self.running.remove(victim)
-            return victim
-        return self.running.pop()
+            return position, victim
+        return len(self.running) - 1, self.running.pop()
 
     def _unschedule(self, victim: Request, output: SchedulerOutput) -> int:
         """Under priority a victim may already hold a slot this step: give its tokens back."""
