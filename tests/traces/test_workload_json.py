@@ -1,0 +1,42 @@
+import json
+
+import pytest
+from conftest import load
+from support.paths import shared_path
+
+from servescope.traces.errors import TraceFormatError
+
+
+def test_shared_reference_workload_with_system_prompt():
+    path = shared_path("vllm-reference", "p1_sysprompt_ample.workload.json")
+    rows = json.loads(path.read_text())
+    specs, _ = load(path, "workload-json")
+    assert len(specs) == len(rows)
+    for spec, row in zip(specs, rows, strict=True):
+        assert spec.prefix == ((row["shared_prefix"]["id"], row["shared_prefix"]["len"]),)
+        assert (spec.arrival_step, spec.prompt_len, spec.output_len) == (
+            row["arrival_step"], row["prompt_len"], row["output_len"])
+
+
+def test_arrival_seconds_and_priority(write):
+    path = write("w.json", '[{"id": "a", "arrival_s": 0.5, "prompt_len": 4, "output_len": 2, '
+                 '"priority": 3}]')
+    (spec,), _ = load(path, "workload-json")
+    assert (spec.arrival_s, spec.arrival_step, spec.priority, spec.prefix) == (0.5, None, 3, ())
+
+
+@pytest.mark.parametrize("bad, field", [
+    ('{"id": "b", "arrival_step": 0, "prompt_len": -4, "output_len": 2}', "prompt_len"),
+    ('{"id": "b", "prompt_len": 4, "output_len": 2}', "arrival_s"),
+    ('{"id": "b", "arrival_s": -1, "prompt_len": 4, "output_len": 2}', "arrival_s"),
+    ('{"id": "a", "arrival_step": 0, "prompt_len": 4, "output_len": 2}', "id"),
+    ('{"id": "b", "arrival_step": 0, "prompt_len": 4, "output_len": 2, '
+     '"shared_prefix": {"id": "s"}}', "len"),
+    ('"b"', ""),
+])
+def test_errors_name_the_line_the_request_starts_on(write, bad, field):
+    text = '[\n {"id": "a", "arrival_step": 0, "prompt_len": 4, "output_len": 2},\n\n ' + bad \
+        + "\n]"
+    with pytest.raises(TraceFormatError) as info:
+        load(write("w.json", text), "workload-json")
+    assert (info.value.line, info.value.field) == (4, field)
