@@ -48,12 +48,14 @@ def batches(path: Path) -> Iterator[tuple[int, float, list[dict[str, Any]]]]:
         unpacker = msgpack.Unpacker(handle, raw=False, strict_map_key=False,
                                     max_buffer_size=MAX_MESSAGE_BYTES)
         number = 0
+        consumed = 0  # offset just past the last complete message
         while True:
             number += 1
             try:
                 message = unpacker.unpack()
+                consumed = unpacker.tell()
             except msgpack.OutOfData:
-                if unpacker.tell() < _size(handle):
+                if consumed < _size(handle):
                     raise TraceFormatError(number, "", "truncated msgpack message") from None
                 return
             except (ValueError, msgpack.UnpackException, msgpack.ExtraData) as err:
