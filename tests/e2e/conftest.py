@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import json
 import os
 import shutil
 import socket
@@ -24,16 +24,8 @@ SCREENSHOTS = ROOT / "docs" / "screenshots"
 
 
 def _app_target() -> tuple[str, list[str]]:
-    """The real app factory when the server package has one, else the stand-in harness."""
-    if os.environ.get("SERVESCOPE_E2E_HARNESS"):
-        return "harness:create_app", ["--app-dir", str(Path(__file__).parent)]
-    try:
-        found = importlib.util.find_spec("servescope.api.app") is not None
-    except ModuleNotFoundError:
-        found = False
-    if found:
-        return "servescope.api.app:create_app", []
-    return "harness:create_app", ["--app-dir", str(Path(__file__).parent)]
+    """The real app factory."""
+    return "servescope.api.app:create_app", []
 
 
 def _free_port() -> int:
@@ -97,3 +89,14 @@ def page(browser):
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+@pytest.fixture
+def fresh_url(server_url) -> str:
+    """The page on a session of its own (a fresh demo run), so no other test's play shows."""
+    body = json.dumps({"workload": {"preset": "demo"}}).encode()
+    req = urllib.request.Request(server_url + "/api/sessions", data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as res:
+        session = json.loads(res.read())
+    return f"{server_url}/?session={session['session_id']}"

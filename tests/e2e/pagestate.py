@@ -38,6 +38,17 @@ OWNED_PIXELS = """(id) => {
   return n;
 }"""
 
+# The same count for every canvas a selector matches.
+OWNED_PIXELS_EACH = """(sel) => [...document.querySelectorAll(sel)].map((c) => {
+  const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) {
+    const grey = Math.abs(d[i] - d[i + 1]) < 8 && Math.abs(d[i + 1] - d[i + 2]) < 8;
+    if (d[i + 3] > 0 && !grey) n += 1;
+  }
+  return n;
+})"""
+
 
 def pane(page, i=0):
     return page.evaluate(PANE, i)

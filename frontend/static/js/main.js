@@ -1,4 +1,4 @@
-// Entry module: reads the boot data, opens one session per pane, and wires transport, state,
+// Entry module: reads the boot data, joins the page's session, and wires transport, state,
 // rendering and input together. Everything else is a module that does one of those.
 
 import { openLink } from "./transport/index.js";
@@ -10,6 +10,7 @@ import { forgetSizes } from "./render/size.js";
 import { caption } from "./state/caption.js";
 import { applyKeyframe } from "./state/keyframe.js";
 import { historyIndexAt } from "./state/select.js";
+import { appendRecord } from "./state/history.js";
 import { applyRecords, createPane, createStore, markDirty, onFrame, resetPane } from "./state/store.js";
 import { clampSpeed, formatScenario, nextSpeed, parseScenario } from "./state/url.js";
 
@@ -19,7 +20,8 @@ const boot = JSON.parse($("boot").textContent);
 const scenario = parseScenario(location.search);
 if (!scenario.preset) scenario.preset = boot.preset ?? boot.presets?.[0]?.name ?? "demo";
 const store = createStore((cb) => requestAnimationFrame(cb));
-const links = [];
+let link = null;
+let configured = false; // whether this page has sent its scenario's configure yet
 let uPlot = null;
 let explore = null;
 let compare = null;
@@ -47,55 +49,92 @@ function labelFor(config) {
   return parts.length ? parts.join(", ") : "defaults";
 }
 
-function handle(i, msg) {
-  if (msg.type === "init") {
-    const pane = resetPane(store, i, msg);
-    pane.label = labelFor(paneConfigs()[i] ?? {});
-    pane.status = "ready";
-    showError(null);
-    if (i === 0 && Number.isInteger(scenario.step) && scenario.step > 0) send(i, { type: "seek", step: scenario.step });
-  } else if (msg.type === "step") {
-    applyRecords(store, i, msg.records ?? (msg.record ? [msg.record] : []));
-  } else if (msg.type === "keyframe") {
-    applyKeyframeMsg(i, msg);
-  } else if (msg.type === "done") {
+// --- the session ----------------------------------------------------------------------------
+// One WebSocket session; in compare mode it runs 2-4 engines in lockstep and every message
+// about one of them carries its number (`engine`), which is also its pane's index.
+
+function handle(msg) {
+  const i = msg.engine ?? 0;
+  if (msg.type === "init") onInit(msg);
+  else if (msg.type === "step") applyRecords(store, i, msg.records ?? []);
+  else if (msg.type === "keyframe") onKeyframe(i, msg);
+  else if (msg.type === "status") onStatus(msg);
+  else if (msg.type === "done") {
     const pane = store.panes[i];
-    if (pane) Object.assign(pane, { status: "done", summary: msg.summary ?? null, playing: false });
+    if (pane) Object.assign(pane, { status: "done", summary: msg.summary ?? null });
+    if (pane && msg.num_records != null) pane.init = { ...pane.init, num_records: msg.num_records };
     markDirty(store, "controls");
   } else if (msg.type === "error") {
-    const pane = store.panes[i];
-    if (pane) pane.error = msg.message;
-    showError(msg.message);
+    store.panes.forEach((p) => { p.error = msg.message; });
+    showError(msg.field ? `${msg.field}: ${msg.message}` : msg.message);
   }
 }
 
-function applyKeyframeMsg(i, msg) {
+function onInit(msg) {
+  const engines = msg.engines?.length ? msg.engines : [msg];
+  const configs = paneConfigs();
+  store.panes.length = engines.length;
+  engines.forEach((e, i) => {
+    const pane = resetPane(store, i, { ...msg, ...e, engines: undefined });
+    pane.label = configs.length === engines.length ? labelFor(configs[i]) : (e.label ?? "");
+    pane.playing = !!msg.playing;
+  });
+  store.role = msg.role ?? "driver";
+  if (msg.speed) scenario.speed = clampSpeed(msg.speed);
+  showError(null);
+  if (!configured && wantsConfigure(msg)) {
+    configured = true;
+    return sendConfigure();
+  }
+  configured = true;
+  if (Number.isInteger(scenario.step) && scenario.step > 0 && !store.seeked) {
+    store.seeked = true;
+    send({ type: "seek", step: scenario.step });
+  }
+}
+
+// The page joins the session the server named; it reconfigures it only when the URL asks for
+// something else than what the session runs (a compare, other flags, another workload).
+function wantsConfigure(init) {
+  const engines = init.engines?.length ?? 1;
+  if (scenario.view === "compare") return true;
+  if (engines !== 1) return true;
+  if (Object.keys(scenario.config).length) return true;
+  if (scenario.trace || scenario.preset === "synthetic") return true;
+  return (init.preset ?? boot.preset ?? "demo") !== scenario.preset;
+}
+
+function onKeyframe(i, msg) {
   const pane = store.panes[i];
-  if (pane) applyKeyframe(pane.run, msg);
+  if (!pane) return;
+  applyKeyframe(pane.run, msg);
+  if (msg.record) appendRecord(pane.history, msg.record, pane.run);
   markDirty(store, "all");
 }
 
-function send(i, msg) {
-  links[i]?.send(msg);
+function onStatus(msg) {
+  store.panes.forEach((p) => { p.playing = !!msg.playing; });
+  if (msg.speed) scenario.speed = clampSpeed(msg.speed);
+  markDirty(store, "controls");
 }
 
-function sendAll(msg) {
-  links.forEach((l) => l.send(msg));
+function send(msg) {
+  link?.send(msg);
+}
+
+function sendConfigure() {
+  const configs = paneConfigs();
+  const msg = configs.length > 1 ? { type: "configure", configs, workload: workloadSpec() }
+    : { type: "configure", config: configs[0], workload: workloadSpec() };
+  send(msg);
 }
 
 function connect() {
-  links.splice(0).forEach((l) => l.close());
-  store.panes = [];
-  paneConfigs().forEach((config, i) => {
-    store.panes.push(createPane({ num_gpu_blocks: 1, block_size: 16, requests: [] }, labelFor(config)));
-    links.push(openLink(boot, {
-      onOpen: () => {
-        setText("conn", "connected");
-        send(i, { type: "configure", config, workload: workloadSpec() });
-      },
-      onMessage: (msg) => handle(i, msg),
-      onClose: () => setText("conn", "disconnected"),
-    }));
+  store.panes = [createPane({ num_gpu_blocks: 1, block_size: 16, requests: [] })];
+  link = openLink(boot, {
+    onOpen: () => setText("conn", store.role === "follower" ? "following" : "connected"),
+    onMessage: handle,
+    onClose: () => setText("conn", "disconnected"),
   });
 }
 
@@ -113,49 +152,40 @@ function lead() {
 
 function play() {
   store.panes.forEach((p) => { p.playing = true; });
-  sendAll({ type: "play", speed: scenario.speed });
+  send({ type: "play", speed: scenario.speed });
   markDirty(store, "controls");
 }
 
 function pause() {
   store.panes.forEach((p) => { p.playing = false; });
-  sendAll({ type: "pause" });
+  send({ type: "pause" });
   markDirty(store, "controls");
 }
 
+// Forward: the server advances (every engine to the time engine 0 reaches). Back: a seek to the
+// record before the cursor, served from the nearest keyframe.
 function stepBy(n) {
   pause();
-  if (n > 0) return sendAll({ type: "step", n });
-  store.panes.forEach((p, i) => {
-    const idx = historyIndexAt(p.history, p.run.cursor);
-    const target = p.history.cols.step[Math.max(0, idx + n)] ?? 0;
-    send(i, { type: "seek", step: target });
-  });
+  if (n > 0) return send({ type: "step", n });
+  const p = lead();
+  if (!p) return;
+  const idx = historyIndexAt(p.history, p.run.cursor);
+  send({ type: "seek", step: p.history.cols.step[Math.max(0, idx + n)] ?? 0 });
 }
 
+// Compare sessions seek every engine to the simulated time of the lead's step.
 function seekIndex(index) {
   const p = lead();
   if (!p) return;
   const step = p.history.cols.step[Math.min(index, p.history.length - 1)] ?? index;
-  if (scenario.view === "compare") return seekTime(p.history.cols.t_s[index] ?? 0);
-  send(0, { type: "seek", step });
+  send({ type: "seek", step });
   scenario.step = step;
   updateUrl();
 }
 
-// Compare panes run on different clocks; a scrub moves each to the same simulated time.
-function seekTime(t) {
-  store.panes.forEach((p, i) => {
-    const ts = p.history.cols.t_s;
-    let j = 0;
-    while (j + 1 < ts.length && ts[j + 1] <= t) j += 1;
-    send(i, { type: "seek", step: p.history.cols.step[j] ?? 0 });
-  });
-}
-
 function setSpeed(x) {
   scenario.speed = clampSpeed(x);
-  if (store.panes.some((p) => p.playing)) sendAll({ type: "play", speed: scenario.speed });
+  if (store.panes.some((p) => p.playing)) send({ type: "play", speed: scenario.speed });
   updateUrl();
   markDirty(store, "controls");
 }
@@ -165,7 +195,7 @@ function updateUrl() {
   if (url !== location.search) history.replaceState(null, "", location.pathname + url);
 }
 
-export const api = { play, pause, stepBy, seekIndex, setSpeed, send, sendAll, store, scenario };
+export const api = { play, pause, stepBy, seekIndex, setSpeed, send, store, scenario };
 
 // --- views and input ------------------------------------------------------------------------
 
@@ -179,7 +209,7 @@ function setView(view) {
   for (const b of doc.querySelectorAll("[data-view]")) b.setAttribute("aria-pressed", String(b.dataset.view === view));
   explore?.setDark(view === "projection");
   updateUrl();
-  if ((old === "compare") !== (view === "compare")) connect();
+  if ((old === "compare") !== (view === "compare") && link) sendConfigure();
   markDirty(store, "all");
 }
 
@@ -201,7 +231,7 @@ function applyConfig(config) {
   scenario.config = config;
   scenario.step = null;
   updateUrl();
-  store.panes.forEach((p, i) => send(i, { type: "configure", config: { ...config, ...(paneConfigs()[i] ?? {}) }, workload: workloadSpec() }));
+  sendConfigure();
 }
 
 function bindControls() {

@@ -1,5 +1,6 @@
-// The scenario in the URL, so a link reproduces the view: preset, config overrides (vLLM flag
-// names), view mode, compare configs, speed and step. Pure string <-> object functions.
+// The scenario in the URL, so a link reproduces the view: the session joined (and whether only
+// to follow it), preset or uploaded trace, config overrides (vLLM flag names), view mode,
+// compare configs, speed and step. Pure string <-> object functions.
 
 export const VIEWS = ["explore", "compare", "projection"];
 
@@ -13,12 +14,17 @@ function parseValue(raw) {
   return raw;
 }
 
-/** {preset, view, speed, step, config: {...}, compare: [{...}, ...]} from a query string. */
+/** {session, follow, preset, trace, view, speed, step, config: {...}, compare: [{...}, ...]}
+ * from a query string. */
 export function parseScenario(search) {
   const params = new URLSearchParams(search);
-  const scenario = { preset: null, view: "explore", speed: 1, step: null, config: {}, compare: [] };
+  const scenario = { session: null, follow: false, preset: null, trace: null, view: "explore",
+    speed: 1, step: null, config: {}, compare: [] };
   for (const [key, raw] of params) {
-    if (key === "preset") scenario.preset = raw;
+    if (key === "session") scenario.session = raw;
+    else if (key === "follow") scenario.follow = raw === "1" || raw === "true";
+    else if (key === "trace") scenario.trace = raw;
+    else if (key === "preset") scenario.preset = raw;
     else if (key === "view") scenario.view = VIEWS.includes(raw) ? raw : "explore";
     else if (key === "speed") scenario.speed = clampSpeed(Number(raw));
     else if (key === "step") scenario.step = Number.isInteger(Number(raw)) ? Number(raw) : null;
@@ -41,6 +47,9 @@ function parseCompare(raw) {
 /** The query string (with "?") for a scenario; defaults are left out. */
 export function formatScenario(scenario) {
   const params = new URLSearchParams();
+  if (scenario.session) params.set("session", scenario.session);
+  if (scenario.follow) params.set("follow", "1");
+  if (scenario.trace) params.set("trace", scenario.trace);
   if (scenario.preset) params.set("preset", scenario.preset);
   if (scenario.view && scenario.view !== "explore") params.set("view", scenario.view);
   if (scenario.speed && scenario.speed !== 1) params.set("speed", String(scenario.speed));
