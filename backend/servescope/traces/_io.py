@@ -7,6 +7,7 @@ import csv
 import gzip
 import io
 import math
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
@@ -15,13 +16,37 @@ from servescope.traces.errors import TraceFormatError
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 64 * 1024
+MAX_COUNT = 2**31 - 1  # token counts, steps and block ids beyond this are not real traces
+
+
+class _Gzip(gzip.GzipFile):
+    """A gzip stream whose damage is a TraceFormatError, like any other bad input."""
+
+    def _guard(name: str):  # type: ignore[no-untyped-def]
+        method = getattr(gzip.GzipFile, name)
+
+        def guarded(self, *args):  # type: ignore[no-untyped-def]
+            try:
+                return method(self, *args)
+            except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+                raise TraceFormatError(0, "", f"damaged gzip file: {err}") from None
+        return guarded
+
+    read = _guard("read")
+    read1 = _guard("read1")
+    readinto = _guard("readinto")
+    readinto1 = _guard("readinto1")
+    peek = _guard("peek")
+    readline = _guard("readline")
+    seek = _guard("seek")
+    del _guard
 
 
 def open_binary(path: Path) -> IO[bytes]:
     raw = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
     if raw.read(2) == GZIP_MAGIC:
         raw.seek(0)
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+        return _Gzip(fileobj=raw)  # type: ignore[return-value]
     raw.seek(0)
     return raw
 
@@ -111,6 +136,8 @@ def parse_count(text: object, line: int, field: str) -> int:
         raise TraceFormatError(line, field, f"expected a whole number, got {text!r}") from None
     if value < 0:
         raise TraceFormatError(line, field, f"must not be negative, got {value}")
+    if value > MAX_COUNT:
+        raise TraceFormatError(line, field, f"implausibly large: {value}")
     return value
 
 
