@@ -112,13 +112,19 @@ function onKeyframe(i, msg) {
   markDirty(store, "all");
 }
 
+// A status echoes what some viewer asked for; right after this page asked for something, an
+// older echo must not undo it (a quick "-" "-" would step down from a stale speed).
+const ECHO_MS = 1500;
+
 function onStatus(msg) {
+  if (performance.now() - (store.sentAt ?? -Infinity) < ECHO_MS) return;
   store.panes.forEach((p) => { p.playing = !!msg.playing; });
   if (msg.speed) scenario.speed = clampSpeed(msg.speed);
   markDirty(store, "controls");
 }
 
 function send(msg) {
+  if (msg.type === "play" || msg.type === "pause" || msg.type === "step") store.sentAt = performance.now();
   link?.send(msg);
 }
 
