@@ -2,7 +2,10 @@
 
 Serves the real page shell and modules, drives the real ExploreView with a synthetic stream
 (512 decodes a step, new blocks as sequences grow, finishes and prefills as the pool fills) and
-prints the p50/p95/max of per-frame work (reduce + draw) and of requestAnimationFrame intervals.
+prints the p50/p95/max of per-frame work (reduce + draw + the microtasks and layout they cause,
+wall time) and of requestAnimationFrame intervals, and from a trace the main thread's CPU time per
+frame: the callback (the same work) and the browser's rendering update after it (paint,
+compositing). On a shared machine the CPU time is the figure to compare with the target.
 Usage: python bench/render.py [--frames 600] [--json out.json]
 """
 
@@ -275,6 +278,9 @@ def main() -> int:
         "p95_ms_by_phase": {k: round(percentile(v, 95), 3) for k, v in result["parts"].items()},
     }
     report["meets_target"] = report["work_ms"]["p95"] <= TARGET_P95_MS
+    cpu = report["main_thread_cpu_ms"].get("callback")
+    # Wall time counts every moment another process held the core; CPU time does not.
+    report["meets_target_cpu"] = bool(cpu) and cpu["p95"] <= TARGET_P95_MS
     print(f"{report['blocks']} blocks, {report['running']} scheduled a step (mean), "
           f"{report['frames']} frames: "
           f"frame work p50 {report['work_ms']['p50']:.2f} ms, "
@@ -282,8 +288,9 @@ def main() -> int:
           f"(target {TARGET_P95_MS} ms: {'met' if report['meets_target'] else 'MISSED'}); "
           f"rAF interval p95 {report['raf_interval_ms']['p95']:.2f} ms")
     for k, c in report["main_thread_cpu_ms"].items():
+        met = f" (target {TARGET_P95_MS} ms: {'met' if report['meets_target_cpu'] else 'MISSED'})"
         print(f"main-thread CPU time, {k}: p50 {c['p50']:.2f} ms, p95 {c['p95']:.2f} ms "
-              f"({c['frames']} frames)")
+              f"({c['frames']} frames){met if k == 'callback' else ''}")
     print("mean ms per frame by part:", report["mean_ms_by_part"])
     print("p50 ms by phase:", report["p50_ms_by_phase"])
     print("p95 ms by phase:", report["p95_ms_by_phase"])
