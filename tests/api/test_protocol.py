@@ -72,7 +72,7 @@ def test_seek_back_and_forward_goes_through_keyframes(client):
     expected = demo_records()
     with join(client) as ws:
         receive_until(ws, "status")
-        for target in (40, 5, len(expected) + 50):
+        for target in (100, 5, len(expected) + 50):
             reader = Reader()
             reader.feed({"type": "init", "requests": client.app.state.registry.get(
                 client.app.state.registry.demo_id).built.tracks[0].requests})
@@ -84,7 +84,10 @@ def test_seek_back_and_forward_goes_through_keyframes(client):
                 reader.feed(m)
             want = min(target, len(expected) - 1)
             kf_iter = msgs[0]["iter"]
-            assert kf_iter <= want and want - kf_iter <= 16  # keyframe_interval
+            # keyframes every 16 records at least, further apart only while records since the
+            # last one weigh less than it (the demo's: about 30)
+            assert kf_iter <= want and want - kf_iter <= 64
+            assert want < 64 or kf_iter > -1
             assert reader.records[0][-1] == expected[want]
             assert msgs[-1]["iters"] == [want]
     assert "done" in kinds  # the seek past the end completed the run

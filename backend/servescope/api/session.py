@@ -185,11 +185,15 @@ class Session:
 
     async def _tick_loop(self) -> None:
         interval = 1.0 / self.settings.max_fps
+        loop = asyncio.get_running_loop()
+        due = loop.time()
         try:
-            while self.playing:
-                started = time.perf_counter()
+            while self.playing:  # ticks on a fixed 1/max_fps grid, so viewers see a steady rate
                 await self._tick()
-                await asyncio.sleep(max(0.002, interval - (time.perf_counter() - started)))
+                due += interval
+                if due < loop.time() - interval:
+                    due = loop.time()
+                await asyncio.sleep(max(0.001, due - loop.time()))
         except asyncio.CancelledError:
             pass
 

@@ -48,7 +48,9 @@ class Track:
         self.end_s: list[float] = []  # time_s + step_time_ms of each record
         self.steps: list[int] = []
         self.kf_iters: list[int] = [-1]
-        self.kf_text: list[str] = [dumps(keyframe(self.state, number, num_gpu_blocks))]
+        self.kf_msgs: list[dict[str, Any] | str] = [keyframe(self.state, number, num_gpu_blocks)]
+        self._kf_size = 0  # JSON size of the last keyframe (estimated until it is sent)
+        self._bytes_since_kf = 0
         self.done = False
         self.summary: dict[str, Any] | None = None
         self.engine: Engine | None = None  # for per-request metrics; None for a replay
@@ -75,15 +77,25 @@ class Track:
         self.start_s.append(rec["time_s"])
         self.end_s.append(rec["time_s"] + rec["step_time_ms"] / 1000.0)
         self.steps.append(rec["step"])
-        if len(self.packed) % self.interval == 0:
+        self._bytes_since_kf += len(text)
+        # Every `interval` records, and not before the records since the last keyframe weigh
+        # as much as it does: a big pool's keyframes stay a bounded share of time and memory.
+        if (self.head - self.kf_iters[-1] >= self.interval
+                and self._bytes_since_kf >= self._kf_size):
+            kf = keyframe(self.state, self.number, self.num_gpu_blocks)
             self.kf_iters.append(self.head)
-            self.kf_text.append(dumps(keyframe(self.state, self.number, self.num_gpu_blocks)))
+            self.kf_msgs.append(kf)
+            self._kf_size = 16 * (len(kf["block_owner"]) + len(kf["status"]))
+            self._bytes_since_kf = 0
         return True
 
     def keyframe_before(self, iter_: int) -> tuple[int, str]:
-        """The latest kept keyframe at or before record `iter_`."""
+        """The latest kept keyframe at or before record `iter_`, as JSON (made on first use)."""
         k = bisect.bisect_right(self.kf_iters, iter_) - 1
-        return self.kf_iters[k], self.kf_text[k]
+        msg = self.kf_msgs[k]
+        if not isinstance(msg, str):
+            msg = self.kf_msgs[k] = dumps(msg)
+        return self.kf_iters[k], msg
 
     def frame(self, after: int, upto: int) -> str | None:
         """A `step` message with records after..upto (inclusive); None when there are none."""
