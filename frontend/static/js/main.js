@@ -94,11 +94,20 @@ function onInit(msg) {
 }
 
 // The page joins the session the server named; it reconfigures it only when the URL asks for
-// something else than what the session runs (a compare, other flags, another workload).
+// something else than what the session runs (a compare, other flags, another workload). A
+// follower never does, and a page that joins someone's compare session shows it as a compare.
 function wantsConfigure(init) {
   const engines = init.engines?.length ?? 1;
-  if (scenario.view === "compare") return true;
-  if (engines !== 1) return true;
+  if (init.role === "follower") {
+    if (engines > 1 && scenario.view !== "compare") setView("compare", { reconfigure: false });
+    return false;
+  }
+  if (scenario.view === "compare") return scenario.compare.length >= 2 || engines === 1;
+  if (engines !== 1) {
+    if (!scenario.session) return true; // the demo page asked for one engine
+    setView("compare", { reconfigure: false });
+    return false;
+  }
   if (Object.keys(scenario.config).length) return true;
   if (scenario.trace || scenario.preset === "synthetic") return true;
   return (init.preset ?? boot.preset ?? "demo") !== scenario.preset;
@@ -205,7 +214,7 @@ export const api = { play, pause, stepBy, seekIndex, setSpeed, send, store, scen
 
 // --- views and input ------------------------------------------------------------------------
 
-function setView(view) {
+function setView(view, { reconfigure = true } = {}) {
   const old = scenario.view;
   scenario.view = view;
   doc.body.classList.toggle("projection", view === "projection");
@@ -215,7 +224,7 @@ function setView(view) {
   for (const b of doc.querySelectorAll("[data-view]")) b.setAttribute("aria-pressed", String(b.dataset.view === view));
   explore?.setDark(view === "projection");
   updateUrl();
-  if ((old === "compare") !== (view === "compare") && link) sendConfigure();
+  if (reconfigure && (old === "compare") !== (view === "compare") && link) sendConfigure();
   markDirty(store, "all");
 }
 
