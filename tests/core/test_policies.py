@@ -33,12 +33,21 @@ def test_static_batches_pad_and_nobody_joins_mid_batch() -> None:
     records = run_checked(config, _specs((5, 2, 0), (9, 6, 0), (4, 1, 1)))
     first = records[0]
     assert [(e.id, e.n) for e in first.scheduled] == [("r0", 9), ("r1", 9)]  # padded
+    assert first.freed_blocks == ()  # forming a batch reserves once, with no trial and undo
     assert first.new_blocks["r0"] == (1, 2, 3, 4)  # KV for padded 9 + 6 tokens
     batch_one = [r for r in records if "r2" not in r.running]
     assert len(batch_one) == 6  # the longest output decides the batch length
     assert all({e.id for e in r.scheduled} == {"r0", "r1"} for r in batch_one)
     r0_done = next(r.iter for r in records if "r0" in r.finished)
     assert r0_done == 1 and not any("r2" in r.scheduled for r in records[:6])
+
+
+def test_static_shrinks_a_batch_whose_padded_shape_does_not_fit() -> None:
+    # 15 usable blocks of 4 tokens; padded 20 + 10 tokens = 8 blocks each: only one fits.
+    config = make_config(policy="static", static_batch_size=3, num_gpu_blocks=16)
+    records = run_checked(config, _specs((20, 2, 0), (4, 10, 0), (4, 2, 0)))
+    assert [e.id for e in records[0].scheduled] == ["r0"]
+    assert records[0].freed_blocks == ()
 
 
 def test_naive_runs_one_request_at_a_time() -> None:

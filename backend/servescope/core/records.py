@@ -95,7 +95,8 @@ class StepRecord:
     released: tuple[str, ...]  # tables freed in the update (finished; static: at batch end)
     rejected: tuple[tuple[str, str], ...]  # (id, reason)
     new_blocks: dict[str, tuple[int, ...]]
-    freed_blocks: tuple[int, ...]
+    freed_blocks: tuple[int, ...]  # returned to the free queue during the step, in order; a
+    # block freed by a preemption may be handed out again in the same step (see new_blocks)
     block_events: tuple[BlockEvent, ...]
     num_cached_tokens: dict[str, int]  # prefix-cache hit of each new or resumed request
     running: tuple[str, ...]  # after scheduling

@@ -35,13 +35,16 @@ class StaticScheduler(Scheduler):
 
     def _start_batch(self, output: SchedulerOutput) -> None:
         batch = self.waiting[: min(self.config.static_batch_size, self.config.max_num_seqs)]
-        while batch:
-            padded = max(r.prompt_len for r in batch) + max(r.output_len for r in batch)
-            if self._reserve_all(batch, padded):
-                break
-            batch = batch[:-1]  # the padded batch does not fit: form a smaller one
+        # A batch starts on an empty cache (one free run of blocks), so whether the padded
+        # shape fits is arithmetic; shrink the batch until it does, then reserve once.
+        block_size, free = self.kv.block_size, self.kv.num_free_blocks
+        while len(batch) > 1 and len(batch) * -(-self._padded(batch) // block_size) > free:
+            batch = batch[:-1]
+        padded = self._padded(batch)
         prompt = max(r.prompt_len for r in batch)
         for request in batch:
+            blocks = self.kv.reserve(request, padded)
+            assert blocks is not None, "a lone request fits an empty cache (checked at arrival)"
             self.waiting.remove(request)
             request.status = RequestStatus.RUNNING
             self.running.append(request)
@@ -52,13 +55,9 @@ class StaticScheduler(Scheduler):
             request.first_scheduled_time = self.now_s
             request.num_computed_tokens = request.prompt_len
 
-    def _reserve_all(self, batch: list[Request], padded: int) -> bool:
-        for index, request in enumerate(batch):
-            if self.kv.reserve(request, padded) is None:
-                for done in batch[:index]:
-                    self.kv.free(done)
-                return False
-        return True
+    @staticmethod
+    def _padded(batch: list[Request]) -> int:
+        return max(r.prompt_len for r in batch) + max(r.output_len for r in batch)
 
     def _decode(self, output: SchedulerOutput) -> None:
         for request in self.running:
