@@ -43,10 +43,11 @@ def test_upload_returns_id_format_and_summary_then_runs(client):
 
 
 def test_errors_name_line_and_field(client):
-    bad = [dict(ROWS[0]), {"id": "b", "prompt_len": -4, "output_len": 3}]
-    r = upload(client, json.dumps(bad).encode())
+    bad = [dict(ROWS[0]), {"id": "b", "arrival_s": 0.2, "prompt_len": -4, "output_len": 3}]
+    text = "[\n" + ",\n".join(json.dumps(row) for row in bad) + "\n]\n"  # row 2 on line 3
+    r = upload(client, text.encode())
     assert r.status_code == 400
-    assert r.json()["detail"]["line"] == 2 and r.json()["detail"]["field"] == "prompt_len"
+    assert r.json()["detail"]["line"] == 3 and r.json()["detail"]["field"] == "prompt_len"
     r = upload(client, b"\x89PNG\r\n\x1a\n....")
     assert r.status_code == 400 and "message" in r.json()["detail"]
     r = client.post("/api/traces", content=b"abc", headers={"content-type": "text/plain"})

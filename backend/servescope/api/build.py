@@ -46,9 +46,9 @@ class Built:
 
 
 async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: Settings,
-                store: Store) -> Built:
+                store: Store, limited: bool = True) -> Built:
     resolved, configs = await resolve(workload, configs, store)
-    if len(resolved.specs) > settings.max_requests_per_session:
+    if limited and len(resolved.specs) > settings.max_requests_per_session:
         raise BuildError(f"{len(resolved.specs)} requests; this server allows at most "
                          f"{settings.max_requests_per_session} per session", "workload", "limit")
     if resolved.records is not None and len(configs) > 1:

@@ -32,10 +32,10 @@ class Registry:
         self.sessions[session.id] = session
         return session
 
-    async def create_configured(self, msg: P.Configure) -> Session:
+    async def create_configured(self, msg: P.Configure, limited: bool = True) -> Session:
         session = self.create()
         try:
-            await session.configure(msg)
+            await session.configure(msg, limited)
         except Exception:
             self.sessions.pop(session.id, None)
             raise
@@ -46,7 +46,7 @@ class Registry:
 
     async def start_demo(self) -> Session:
         demo = await self.create_configured(P.Configure(
-            type="configure", workload=P.Workload(preset=self.settings.demo_preset)))
+            type="configure", workload=P.Workload(preset=self.settings.demo_preset)), False)
         demo.pinned = True
         self.demo_id = demo.id
         return demo

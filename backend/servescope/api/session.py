@@ -87,15 +87,16 @@ class Session:
 
     # -- control --
 
-    async def configure(self, msg: P.Configure) -> bool:
-        """Rebuild the tracks; False when config and workload equal the current ones."""
+    async def configure(self, msg: P.Configure, limited: bool = True) -> bool:
+        """Rebuild the tracks; False when config and workload equal the current ones.
+        `limited` False only for the built-in demo, which must start whatever the limits."""
         configs = msg.configs or [msg.config or {}]
         workload = msg.workload or (self.built.workload if self.built else
                                     P.Workload(preset=self.settings.demo_preset))
         key = dumps([configs, workload.model_dump(exclude_none=True)])
         if self.built is not None and key == self.built.key:
             return False
-        built = await build(configs, workload, self.settings, self.store)
+        built = await build(configs, workload, self.settings, self.store, limited)
         built.key = key
         self._stop()
         self.built = built

@@ -3,7 +3,7 @@ saved scenario) into request specs or a recorded step stream, within the server'
 
 from __future__ import annotations
 
-import json
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,6 +11,7 @@ from typing import Any
 from servescope import presets
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.request import RequestSpec
+from servescope.traces import registry
 from servescope.traces.errors import TraceFormatError
 from servescope.traces.report import TraceReport
 
@@ -134,55 +135,30 @@ def _opt(row: dict[str, Any], key: str, line: int, kind: type) -> Any:
     return kind(value)
 
 
-def read_trace(path: Path) -> tuple[str, Workload, TraceReport]:
-    """Detects the format of an uploaded file and loads it (first line/field named on error)."""
-    head = path.read_bytes()[:4096].lstrip()
-    if head.startswith(b"{") and b'"servescope-steps"' in head.split(b"\n", 1)[0]:
-        return _read_recording(path)
-    if head.startswith(b"["):
-        try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise TraceFormatError(getattr(err, "lineno", 0), "", f"not valid JSON: {err}") from err
-        report = TraceReport("workload-json", "requests", num_rows=len(rows) if isinstance(
-            rows, list) else 0)
-        specs = rows_to_specs(rows)
-        report.num_yielded = len(specs)
-        return "workload-json", Workload(dict(DEMO["config"]), specs), report
-    return _registry_read(path)
+def read_trace(path: Path, max_items: int = 2_000_000) -> tuple[str, Workload, TraceReport]:
+    """Detects the format of an uploaded file and loads it through the trace adapters
+    (TraceFormatError names the line and field on bad input)."""
+    report, stream = registry.open_trace(path)
+    items = list(itertools.islice(stream, max_items))
+    if report.kind != "steps":
+        return report.format, Workload(dict(DEMO["config"]), items), report
+    records = [r.to_dict() for r in items]
+    meta = report.meta
+    specs = rows_to_specs(meta["requests"]) if meta.get("requests") else []
+    return report.format, Workload(_replay_config(meta, records), specs, records=records), report
 
 
-def _registry_read(path: Path) -> tuple[str, Workload, TraceReport]:
+def _replay_config(meta: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The recording's own config, or one inferred from its records (vLLM logs carry none)."""
+    config = dict(meta.get("config") or {})
+    if records:
+        last = records[-1]
+        config.setdefault("num_gpu_blocks", last["num_usable_blocks"] + 1)
+        config.setdefault("max_num_seqs", max(1, last["max_num_seqs"]))
+        config.setdefault("max_num_batched_tokens", max(1, last["token_budget"]))
+    if meta.get("block_size"):
+        config.setdefault("block_size", int(meta["block_size"]))
     try:
-        from servescope.traces import registry  # type: ignore[attr-defined]
-    except ImportError as err:
-        raise TraceFormatError(0, "", "not a format this server reads (expected a JSON list of "
-                               "requests or a servescope step recording)") from err
-    fmt = registry.detect(path)
-    report = TraceReport(fmt, "requests")
-    specs = list(registry.load(path, report))
-    return fmt, Workload(dict(DEMO["config"]), specs), report
-
-
-def _read_recording(path: Path) -> tuple[str, Workload, TraceReport]:
-    records = []
-    with path.open(encoding="utf-8") as handle:
-        head = json.loads(handle.readline())
-        for k, line in enumerate(handle, start=2):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as err:
-                    raise TraceFormatError(k, "", f"not valid JSON: {err.msg}") from err
-    try:
-        specs = rows_to_specs(head.get("requests", []))
-        config = EngineConfig.from_dict(head.get("config") or {})
-    except ConfigError as err:
-        raise TraceFormatError(1, f"config.{err.field}", str(err)) from err
-    for k, rec in enumerate(records, start=2):
-        missing = {"iter", "step", "time_s", "scheduled", "running", "waiting"} - set(rec)
-        if missing:
-            raise TraceFormatError(k, sorted(missing)[0], "missing from the step record")
-    report = TraceReport("servescope-steps", "steps", num_rows=len(records),
-                         num_yielded=len(records))
-    return "servescope-steps", Workload(_explicit_config(config), specs, records=records), report
+        return _explicit_config(EngineConfig.from_dict(config))
+    except (ConfigError, TypeError) as err:
+        raise TraceFormatError(1, "config", f"the recording's config is not valid: {err}") from err
