@@ -58,3 +58,10 @@ def test_js_decoder_matches_the_server(tmp_path, overrides, preset):
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.startswith("ok ") and int(out.stdout.split()[1]) > 0
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_js_socket_reconnects_and_the_link_decodes():
+    out = subprocess.run([NODE, str(HERE / "socket_check.mjs")], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
