@@ -1,5 +1,5 @@
 """Run results of a session for REST: descriptions, summaries (running the engines to the end)
-and exports (records as JSONL, `vllm bench serve` JSON, per-request CSV)."""
+and exports (records as JSONL, `vllm bench serve` JSON, per-request CSV, Perfetto trace)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from servescope import exports
 from servescope.api.session import Session, SessionError
 from servescope.api.track import Track
 from servescope.core.config import EngineConfig
+from servescope.traces.steps_servescope import record_from_dict
 
-FORMATS = ("jsonl", "bench", "csv")
+FORMATS = ("jsonl", "bench", "csv", "perfetto")
 
 
 def describe(session: Session) -> dict[str, Any]:
@@ -48,6 +49,11 @@ async def export(session: Session, engine: int, fmt: str) -> tuple[str, Iterator
     if fmt == "jsonl":
         return "application/x-ndjson", (json.dumps(r, separators=(",", ":")) + "\n"
                                         for r in track.records())
+    if fmt == "perfetto":
+        records = [record_from_dict(r, k + 1) for k, r in enumerate(track.records())]
+        # a step-clock workload has no arrival_s: its requests' tracks start at zero
+        requests = [{**r, "arrival_s": r["arrival_s"] or 0.0} for r in track.requests]
+        return "application/json", iter([json.dumps(exports.perfetto_trace(records, requests))])
     if track.engine is None:
         raise SessionError("a replayed run has no per-request metrics to export", "format")
     metrics = track.engine.request_metrics()
