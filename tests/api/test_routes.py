@@ -109,3 +109,14 @@ def test_idle_sessions_are_reaped_but_not_the_demo(tmp_path):
         assert registry.reap() == [sid]
         assert registry.demo_id in registry.sessions
         assert c.get(f"/api/sessions/{sid}").status_code == 404
+
+
+def test_catalogs_and_a_model_on_a_gpu_sizing_the_pool(client):
+    models = client.get("/api/models").json()
+    gpus = client.get("/api/gpus").json()
+    assert models and gpus and all("name" in m for m in models)
+    config = {"model": models[0]["name"], "gpu": gpus[0]["key"], "num_gpu_blocks": None}
+    r = client.post("/api/sessions", json={"config": config, "workload": {"preset": "demo"}})
+    assert r.status_code == 201, r.text
+    engine = r.json()["engines"][0]
+    assert engine["num_gpu_blocks"] > 1000 and engine["config"]["num_gpu_blocks"] is not None

@@ -57,12 +57,13 @@ async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: S
     info = request_info(resolved.specs)
     engines, tracks = [], []
     for k, overrides in enumerate(configs):
-        config = _config(resolved.base_config, overrides, k, len(configs))
+        track, config = _track(k, _config(resolved.base_config, overrides, k, len(configs)),
+                               resolved, info, settings)
         blocks = config.num_gpu_blocks or 0
         engines.append({"label": _label(overrides, k), "config": config.to_dict(),
                         "num_gpu_blocks": blocks, "block_size": config.block_size,
                         "num_usable_blocks": max(0, blocks - 1)})
-        tracks.append(_track(k, config, resolved, info, settings))
+        tracks.append(track)
     return Built(workload, "replayed" if resolved.records is not None else "simulated",
                  resolved.preset, engines, tracks, dumps(info), configs=configs)
 
@@ -111,17 +112,20 @@ def _label(overrides: dict[str, Any], k: int) -> str:
 
 
 def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str, Any]],
-           settings: Settings) -> Track:
+           settings: Settings) -> tuple[Track, EngineConfig]:
+    """The track and the config it runs (a model and GPU size the pool when blocks are not
+    given)."""
     if resolved.records is not None:
-        records = resolved.records
-        return Track(k, replay_source(records), info, config.num_gpu_blocks or 0,
-                     settings.keyframe_interval, settings.max_records_per_session)
+        return Track(k, replay_source(resolved.records), info, config.num_gpu_blocks or 0,
+                     settings.keyframe_interval, settings.max_records_per_session), config
     try:
         engine = Engine(config, resolved.specs)
-    except ConfigError as err:
-        raise BuildError(str(err), err.field, "config") from err
+    except (ConfigError, KeyError, ValueError) as err:
+        field = err.field if isinstance(err, ConfigError) else "config"
+        raise BuildError(str(err), field, "config") from err
+    config = engine.config
     track = Track(k, engine_source(engine), info, config.num_gpu_blocks or 0,
                   settings.keyframe_interval, settings.max_records_per_session,
                   summary=engine.summary)
     track.engine = engine
-    return track
+    return track, config

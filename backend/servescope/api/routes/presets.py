@@ -30,7 +30,7 @@ def gpus() -> list[dict[str, Any]]:
 def _catalog(name: str) -> list[dict[str, Any]]:
     """The hardware catalog's entries as plain dicts ([] until the catalog exists)."""
     try:
-        module = importlib.import_module("servescope.core.hardware")
+        module = importlib.import_module("servescope.core.catalog")
     except ImportError:
         return []
     table = getattr(module, name, {})
