@@ -125,20 +125,33 @@ def _key(name: str) -> str:
 
 def parse_count(text: object, line: int, field: str) -> int:
     """A non-negative whole number of tokens; "12.0" is accepted, "12.5" and "-1" are not."""
+    kind = type(text)
+    if kind is int:
+        value = text
+    elif kind is str:
+        try:
+            value = int(text)  # type: ignore[arg-type]  # the common case, ~3x faster than float
+        except ValueError:
+            value = _whole(text, line, field)
+    else:
+        value = _whole(text, line, field)
+    if value < 0:  # type: ignore[operator]
+        raise TraceFormatError(line, field, f"must not be negative, got {value}")
+    if value > MAX_COUNT:  # type: ignore[operator]
+        raise TraceFormatError(line, field, f"implausibly large: {value}")
+    return value  # type: ignore[return-value]
+
+
+def _whole(text: object, line: int, field: str) -> int:
     try:
-        value = int(text) if isinstance(text, int) and not isinstance(text, bool) else None
-        if value is None:
-            number = float(text)  # type: ignore[arg-type]
-            if not number.is_integer():
-                raise ValueError
-            value = int(number)
+        if isinstance(text, bool):
+            raise ValueError
+        number = float(text)  # type: ignore[arg-type]
+        if not number.is_integer():
+            raise ValueError
+        return int(number)
     except (TypeError, ValueError, OverflowError):
         raise TraceFormatError(line, field, f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise TraceFormatError(line, field, f"must not be negative, got {value}")
-    if value > MAX_COUNT:
-        raise TraceFormatError(line, field, f"implausibly large: {value}")
-    return value
 
 
 def parse_seconds(text: object, line: int, field: str) -> float:
