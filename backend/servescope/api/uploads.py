@@ -4,6 +4,7 @@ size limit, parse it, and only then commit it to the store."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from servescope.api.store import Store
 from servescope.api.workloads import read_trace
 from servescope.traces.errors import TraceFormatError
+
+log = logging.getLogger(__name__)
 
 
 class UploadError(Exception):
@@ -98,6 +101,13 @@ def _parse_and_commit(store: Store, part: _FilePart) -> dict[str, Any]:
         raise UploadError(400, f"{part.filename}: {err}", line=err.line, field=err.field) from err
     except (UnicodeDecodeError, OSError, ValueError) as err:
         raise UploadError(400, f"{part.filename}: not a trace this server reads ({err})",
+                          line=0, field="") from err
+    except ImportError as err:  # an optional format whose reader is not installed
+        raise UploadError(400, f"{part.filename}: this server cannot read that format "
+                          f"({err})", line=0, field="") from err
+    except Exception as err:  # an adapter bug must not become a 5xx or lose the session
+        log.exception("reading upload %s", part.filename)
+        raise UploadError(400, f"{part.filename}: could not read the trace ({type(err).__name__})",
                           line=0, field="") from err
     if not workload.specs and not workload.records:
         raise UploadError(400, f"{part.filename}: no requests in the trace", line=0, field="")
