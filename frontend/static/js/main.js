@@ -4,6 +4,7 @@
 import { openLink } from "./transport/index.js";
 import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
+import { bindTools } from "./ui/diagnosis.js";
 import { actionForKey, sliderToSpeed, speedToSlider } from "./ui/keys.js";
 import { buildForm, collect, fillPresets, CONFIG_FIELDS, SYNTHETIC_FIELDS } from "./ui/panels.js";
 import { forgetSizes } from "./render/size.js";
@@ -80,6 +81,7 @@ function onInit(msg) {
     pane.playing = !!msg.playing;
   });
   store.role = msg.role ?? "driver";
+  if (msg.session_id) store.sessionId = msg.session_id;
   if (msg.speed) scenario.speed = clampSpeed(msg.speed);
   showError(null);
   if (!configured && wantsConfigure(msg)) {
@@ -262,6 +264,8 @@ function bindControls() {
     markDirty(store, "all");
   });
   bindPanels();
+  bindTools(doc, { sessionId: () => store.sessionId ?? boot.session_id,
+    charts: () => explore?.charts?.charts ?? [] });
 }
 
 function bindPanels() {

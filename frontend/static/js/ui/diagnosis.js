@@ -1,0 +1,152 @@
+// The diagnosis and export tools: a "Diagnose" button that asks the server to diagnose the
+// session's run so far, rendered as text nodes only, and downloads of the run (bench JSON, CSV,
+// Perfetto trace) and of each chart as PNG.
+
+import { CHART_SPECS } from "../render/charts.js";
+
+export const EXPORTS = [
+  { format: "bench", label: "vllm bench JSON", file: "servescope-bench.json" },
+  { format: "csv", label: "per-request CSV", file: "servescope-requests.csv" },
+  { format: "perfetto", label: "Perfetto trace", file: "servescope-trace.json" },
+];
+
+export function diagnosisUrl(sessionId, { engine = 0, check = false } = {}) {
+  const q = new URLSearchParams({ engine: String(engine) });
+  if (check) q.set("check", "true");
+  return `/api/sessions/${encodeURIComponent(sessionId)}/diagnosis?${q}`;
+}
+
+export function exportUrl(sessionId, format, engine = 0) {
+  const q = new URLSearchParams({ format, engine: String(engine) });
+  return `/api/sessions/${encodeURIComponent(sessionId)}/export?${q}`;
+}
+
+function num(value) {
+  if (typeof value !== "number") return String(value ?? "-");
+  return Number.isInteger(value) ? String(value) : value.toPrecision(3);
+}
+
+/** The diagnosis as plain lines: {heading, provenance, evidence[], flags[], next[], missing[]}. */
+export function describeDiagnosis(data) {
+  const top = data.verdicts?.find((v) => v.kind === data.dominant) ?? null;
+  const scope = data.complete ? "the whole run" : `the first ${data.num_records} steps`;
+  const out = {
+    heading: top ? `${top.title} (${top.kind}, score ${num(top.score)})`
+      : "No dominant bottleneck: every limit scored as minor",
+    provenance: `Computed from the ${data.source ?? "simulated"} run, ${scope}` +
+      (data.label ? ` · ${data.label}` : ""),
+    evidence: (top?.evidence ?? []).map((e) => `${e.name} = ${num(e.value)}: ${e.text}`),
+    flags: (top?.recommendations ?? []).map((r) => {
+      const flag = r.value === undefined || r.value === null ? r.flag : `${r.flag} ${r.value}`;
+      const exp = r.expected;
+      const checked = !exp ? "" : exp.checked ? (exp.confirmed ? " · checked: confirmed"
+        : " · checked: not confirmed") : ` · unchecked: ${exp.reason}`;
+      return `${flag}: ${r.why}${checked}`;
+    }),
+    next: top?.measure_next ?? [],
+    missing: (data.missing ?? []).map((m) => `missing ${m.metric} (for ${m.needed_for}); ` +
+      `still concluded: ${m.still_concluded}`),
+  };
+  return out;
+}
+
+function list(doc, className, items) {
+  const ul = doc.createElement("ul");
+  ul.className = className;
+  for (const item of items) {
+    const li = doc.createElement("li");
+    li.textContent = item;
+    ul.appendChild(li);
+  }
+  return ul;
+}
+
+/** Replace `el`'s content with the diagnosis (textContent only, never markup). */
+export function renderDiagnosis(el, data) {
+  const doc = el.ownerDocument;
+  const d = describeDiagnosis(data);
+  el.replaceChildren();
+  const add = (tag, className, text) => {
+    const node = doc.createElement(tag);
+    node.className = className;
+    node.textContent = text;
+    el.appendChild(node);
+  };
+  add("p", "diagnosis-provenance help", d.provenance);
+  add("h3", "diagnosis-verdict", d.heading);
+  if (d.evidence.length) add("h4", "", "Evidence");
+  el.appendChild(list(doc, "diagnosis-evidence", d.evidence));
+  if (d.flags.length) add("h4", "", "Recommended flags, in order");
+  el.appendChild(list(doc, "diagnosis-flags", d.flags));
+  if (d.next.length) add("h4", "", "Measure next");
+  el.appendChild(list(doc, "diagnosis-next", d.next));
+  el.appendChild(list(doc, "diagnosis-missing help", d.missing));
+}
+
+function download(doc, href, file) {
+  const a = doc.createElement("a");
+  a.href = href;
+  a.download = file;
+  doc.body.appendChild(a);
+  a.click();
+  a.remove();
+}
+
+/** A chart's canvas as a PNG download, on an opaque background. */
+export function chartPng(doc, canvas, name, background = "#ffffff") {
+  const out = doc.createElement("canvas");
+  out.width = canvas.width;
+  out.height = canvas.height;
+  const ctx = out.getContext("2d");
+  ctx.fillStyle = background;
+  ctx.fillRect(0, 0, out.width, out.height);
+  ctx.drawImage(canvas, 0, 0);
+  out.toBlob((blob) => {
+    if (!blob) return;
+    const url = URL.createObjectURL(blob);
+    download(doc, url, `servescope-${name}.png`);
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  }, "image/png");
+}
+
+async function diagnose(el, status, sessionId, opts) {
+  status.textContent = "diagnosing…";
+  try {
+    const res = await fetch(diagnosisUrl(sessionId(), opts));
+    const data = await res.json().catch(() => ({}));
+    if (!res.ok) throw new Error(data.detail?.message ?? `HTTP ${res.status}`);
+    renderDiagnosis(el, data);
+    status.textContent = "";
+  } catch (err) {
+    status.textContent = `Diagnosis failed: ${err.message}`;
+  }
+}
+
+/** Wire the tools. `sessionId()` names the session; `charts()` the explorer's uPlot charts. */
+export function bindTools(doc, { sessionId, charts }) {
+  const $ = (id) => doc.getElementById(id);
+  const result = $("diagnosis");
+  const status = $("diagnosis-status");
+  $("btn-diagnose").addEventListener("click", () =>
+    diagnose(result, status, sessionId, { check: $("diagnosis-check").checked }));
+  const exportsEl = $("exports");
+  for (const x of EXPORTS) {
+    const b = doc.createElement("button");
+    b.type = "button";
+    b.dataset.export = x.format;
+    b.textContent = x.label;
+    b.addEventListener("click", () => download(doc, exportUrl(sessionId(), x.format), x.file));
+    exportsEl.appendChild(b);
+  }
+  for (const spec of CHART_SPECS) {
+    const b = doc.createElement("button");
+    b.type = "button";
+    b.dataset.export = `png-${spec.key}`;
+    b.textContent = `${spec.title} (PNG)`;
+    b.addEventListener("click", () => {
+      const c = charts().find((x) => x.spec.key === spec.key);
+      if (c) chartPng(doc, c.u.ctx.canvas, spec.key);
+    });
+    exportsEl.appendChild(b);
+  }
+}

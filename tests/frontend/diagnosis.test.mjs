@@ -1,0 +1,40 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { describeDiagnosis, diagnosisUrl, exportUrl } from "../../frontend/static/js/ui/diagnosis.js";
+
+const DATA = {
+  dominant: "kv_starvation", source: "replayed", complete: false, num_records: 12,
+  verdicts: [
+    { kind: "batch_slots", title: "Slots", score: 0.1, evidence: [], recommendations: [] },
+    { kind: "kv_starvation", title: "KV cache starvation", score: 0.9,
+      evidence: [{ name: "num_preemptions", value: 7, text: "requests preempted" }],
+      recommendations: [
+        { flag: "--gpu-memory-utilization", value: 0.95, why: "more KV",
+          expected: { checked: true, confirmed: true } },
+        { flag: "--max-num-seqs", value: null, why: "fewer seqs", expected: null }],
+      measure_next: ["KV usage"] }],
+  missing: [{ metric: "p99_itl_ms", needed_for: "token_budget", still_concluded: "x" }],
+};
+
+test("the dominant verdict, not the first listed, heads the description", () => {
+  const d = describeDiagnosis(DATA);
+  assert.match(d.heading, /^KV cache starvation \(kv_starvation/);
+  assert.equal(d.evidence[0], "num_preemptions = 7: requests preempted");
+  assert.equal(d.flags[0], "--gpu-memory-utilization 0.95: more KV · checked: confirmed");
+  assert.equal(d.flags[1], "--max-num-seqs: fewer seqs");
+  assert.match(d.provenance, /replayed run, the first 12 steps/);
+  assert.match(d.missing[0], /p99_itl_ms/);
+});
+
+test("no dominant verdict says so", () => {
+  const d = describeDiagnosis({ ...DATA, dominant: null, complete: true });
+  assert.match(d.heading, /No dominant bottleneck/);
+  assert.deepEqual(d.evidence, []);
+  assert.match(d.provenance, /whole run/);
+});
+
+test("urls escape the session id and carry engine, check and format", () => {
+  assert.equal(diagnosisUrl("a/b", { engine: 1, check: true }),
+    "/api/sessions/a%2Fb/diagnosis?engine=1&check=true");
+  assert.equal(exportUrl("s1", "perfetto"), "/api/sessions/s1/export?format=perfetto&engine=0");
+});
