@@ -32,6 +32,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"ServeScope explorer on http://{settings.host}:{settings.port}/ (demo session ready)",
           flush=True)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, workers=1,
-                ws="websockets", log_level=args.log_level,
+                ws="websockets-sansio", log_level=args.log_level,
                 ws_max_size=settings.max_message_bytes, ws_per_message_deflate=False)
     return 0
