@@ -20,6 +20,14 @@ _DECODER = json.JSONDecoder()
 
 def items(text: str) -> Iterator[tuple[int, Any]]:
     """(line, element) of a top-level JSON list, decoded one element at a time."""
+    line, seen = 1, 0  # newlines are counted incrementally: a whole-prefix count is quadratic
+
+    def line_at(pos: int) -> int:
+        nonlocal line, seen
+        line += text.count("\n", seen, pos)
+        seen = pos
+        return line
+
     pos = _skip(text, 0)
     if not text.startswith("[", pos):
         raise TraceFormatError(1, "", "expected a JSON list of requests")
@@ -27,17 +35,17 @@ def items(text: str) -> Iterator[tuple[int, Any]]:
     if text.startswith("]", pos):
         return
     while True:
-        line = text.count("\n", 0, pos) + 1
+        start = line_at(pos)
         try:
             value, pos = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as err:
             raise TraceFormatError(err.lineno, "", f"not JSON: {err.msg}") from None
-        yield line, value
+        yield start, value
         pos = _skip(text, pos)
         if text.startswith("]", pos):
             return
         if not text.startswith(",", pos):
-            raise TraceFormatError(text.count("\n", 0, pos) + 1, "", "expected ',' or ']'")
+            raise TraceFormatError(line_at(pos), "", "expected ',' or ']'")
         pos = _skip(text, pos + 1)
 
 
