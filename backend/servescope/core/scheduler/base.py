@@ -115,6 +115,21 @@ class Scheduler:
             output.new_blocks[request.id] = tuple(blocks)
         request.num_computed_tokens = start + n
 
+    def _admit_head(self, output: SchedulerOutput, num_computed: int, n: int,
+                    blocks: list[int]) -> None:
+        """Move the head of the waiting queue to the running tail, its `num_computed` tokens
+        found in the prefix cache, and schedule `n` tokens for it."""
+        request = self.waiting.pop(0)
+        (output.resumed if request.status is RequestStatus.PREEMPTED else output.new).append(
+            request.id)
+        request.status = RequestStatus.RUNNING
+        self.running.append(request)
+        request.num_computed_tokens = num_computed
+        output.num_cached_tokens[request.id] = num_computed
+        if request.num_cached_tokens < 0:
+            request.num_cached_tokens = num_computed
+        self._record(output, request, n, blocks)
+
     def _preempt(self, request: Request, output: SchedulerOutput) -> None:
         """Recompute preemption: drop every block, start over, go to the front of the queue."""
         self.kv.free(request)

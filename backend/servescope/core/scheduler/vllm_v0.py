@@ -7,7 +7,6 @@ stalls all decodes for a whole prompt (a generation stall).
 
 from __future__ import annotations
 
-from servescope.core.request import RequestStatus
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 
 
@@ -31,14 +30,7 @@ class VllmV0Scheduler(Scheduler):
             blocks = self.kv.allocate_slots(request, n, computed, reserve_full=True)
             if blocks is None:
                 break
-            self.waiting.pop(0)
-            (output.resumed if request.status is RequestStatus.PREEMPTED else output.new).append(
-                request.id)
-            request.status = RequestStatus.RUNNING
-            self.running.append(request)
-            request.num_computed_tokens = num_computed
-            output.num_cached_tokens[request.id] = num_computed
-            self._record(output, request, n, blocks)
+            self._admit_head(output, num_computed, n, blocks)
             budget -= n
 
     def _decode_step(self, output: SchedulerOutput) -> None:

@@ -13,7 +13,7 @@ import bisect
 import numpy as np
 
 from servescope.core.records import ScheduledEntry
-from servescope.core.request import Request, RequestStatus
+from servescope.core.request import Request
 from servescope.core.scheduler import vector_decode
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 
@@ -83,16 +83,7 @@ class VllmV1Scheduler(Scheduler):
                                             watermark=bool(self.running))
             if blocks is None:
                 break
-            self.waiting.pop(0)
-            (output.resumed if request.status is RequestStatus.PREEMPTED else output.new).append(
-                request.id)
-            request.status = RequestStatus.RUNNING
-            self.running.append(request)
-            request.num_computed_tokens = num_computed
-            output.num_cached_tokens[request.id] = num_computed
-            if request.num_cached_tokens < 0:
-                request.num_cached_tokens = num_computed
-            self._record(output, request, n, blocks)
+            self._admit_head(output, num_computed, n, blocks)
             budget -= n
 
     def _vector_mask(self) -> np.ndarray | None:
