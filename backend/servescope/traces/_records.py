@@ -12,19 +12,21 @@ from servescope.traces.errors import TraceFormatError
 
 
 def make_record(*, step: int, iter: int, time_s: float, step_time_ms: float,
-                scheduled: Sequence[ScheduledEntry], num_free_blocks: int,
+                scheduled: Sequence[ScheduledEntry] | ScheduledColumns, num_free_blocks: int,
                 num_usable_blocks: int, token_budget: int, max_num_seqs: int,
                 **known: Any) -> StepRecord:
     """A StepRecord whose unknown fields are empty: no arrivals, no block deltas, etc."""
     fields: dict[str, Any] = dict(
         arrivals=(), new=(), resumed=(), preempted=(), finished=(), released=(), rejected=(),
         new_blocks={}, freed_blocks=(), block_events=(), num_cached_tokens={},
-        running=tuple(e.id for e in scheduled), waiting=(), kv_waste={})
+        running=tuple(scheduled.ids if isinstance(scheduled, ScheduledColumns)
+                      else (e.id for e in scheduled)), waiting=(), kv_waste={})
     fields.update(known)
     if "released" not in known:
         fields["released"] = fields["finished"]
     return StepRecord(step=step, iter=iter, time_s=time_s, step_time_ms=step_time_ms,
-                      columns=ScheduledColumns.join(list(scheduled)),
+                      columns=(scheduled if isinstance(scheduled, ScheduledColumns)
+                               else ScheduledColumns.join(list(scheduled))),
                       num_free_blocks=num_free_blocks, num_usable_blocks=num_usable_blocks,
                       token_budget=token_budget, max_num_seqs=max_num_seqs, **fields)
 

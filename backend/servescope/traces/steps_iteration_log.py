@@ -13,7 +13,9 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from servescope.core.records import ScheduledEntry, StepRecord
+import numpy as np
+
+from servescope.core.records import ScheduledColumns, StepRecord
 from servescope.traces._io import open_text, text_lines
 from servescope.traces._records import make_record
 from servescope.traces.errors import TraceFormatError
@@ -72,19 +74,29 @@ def _record(match: re.Match[str], index: int, time_s: float, num_blocks: int,
     usage = float(match["usage"]) if match["usage"] is not None else 0.0
     if usage > 100.0:
         raise TraceFormatError(line, "KV cache usage", f"{usage}% is over 100%")
-    scheduled = [ScheduledEntry(f"~ctx{k}", n, 0, False, True)
-                 for k, n in enumerate(_split(ctx_tokens, ctx_reqs))]
-    scheduled += [ScheduledEntry(f"~gen{k}", n, 0, True, False)
-                  for k, n in enumerate(_split(gen_tokens, gen_reqs))]
+    ids = _slot_ids("~ctx", ctx_reqs) + _slot_ids("~gen", gen_reqs)
+    is_ctx = np.arange(len(ids)) < ctx_reqs
+    scheduled = ScheduledColumns(  # built as columns: a batch of hundreds costs no more
+        ids, np.concatenate([_split(ctx_tokens, ctx_reqs), _split(gen_tokens, gen_reqs)]),
+        np.zeros(len(ids), np.int64), ~is_ctx, is_ctx)
     return make_record(
         step=int(match["step"]), iter=index, time_s=time_s, step_time_ms=float(match["ms"]),
         scheduled=scheduled, num_free_blocks=round(num_blocks * (1.0 - usage / 100.0)),
         num_usable_blocks=num_blocks, token_budget=token_budget, max_num_seqs=max_num_seqs)
 
 
-def _split(tokens: int, parts: int) -> list[int]:
+def _split(tokens: int, parts: int) -> np.ndarray:
     """`tokens` over `parts` as evenly as the log allows (the first ones get the remainder)."""
     if parts == 0:
-        return []
+        return np.zeros(0, np.int64)
     base, extra = divmod(tokens, parts)
-    return [base + (1 if k < extra else 0) for k in range(parts)]
+    return base + (np.arange(parts) < extra).astype(np.int64)
+
+
+_SLOT_IDS: dict[str, list[str]] = {"~ctx": [], "~gen": []}
+
+
+def _slot_ids(prefix: str, count: int) -> list[str]:
+    known = _SLOT_IDS[prefix]
+    known.extend(f"{prefix}{k}" for k in range(len(known), count))
+    return known[:count]
