@@ -1,9 +1,11 @@
-"""The diagnose, import-vllm, exercise and export subcommands, end to end on small inputs."""
+"""The diagnose, import-vllm, exercise and export subcommands end to end on small inputs, and
+the binding of every command module to its name, texts and run function."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
 from support.bench_reader import read
 from support.trace_events import validate
 
@@ -66,3 +68,19 @@ def test_export_writes_files_the_readers_accept(tmp_path):
     assert read(bench)["completed"] == 12
     assert validate(json.loads(trace.read_text())) == []
     assert len(csv_path.read_text().splitlines()) == 13
+
+
+def test_every_command_module_is_bound_to_its_name_texts_and_run(capsys):
+    from servescope.cli import COMMAND_MODULES, build_parser, import_vllm, sim
+
+    parser = build_parser()
+    assert parser.parse_args(["sim", "--workload", "w", "--config", "c"]).func is sim.run
+    assert parser.parse_args(["import-vllm", "--", "vllm", "serve", "m"]).func is import_vllm.run
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--help"])
+    listing = capsys.readouterr().out
+    assert all(name.replace("_", "-") in listing for name in COMMAND_MODULES)
+    assert sim.HELP in listing
+    with pytest.raises(SystemExit):
+        parser.parse_args(["import-vllm", "--help"])
+    assert "example: servescope import-vllm" in capsys.readouterr().out

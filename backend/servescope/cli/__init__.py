@@ -1,4 +1,6 @@
-"""The `servescope` command: one subcommand per module, each exposing `register(subparsers)`."""
+"""The `servescope` command: one subcommand per module (`import_vllm` is `import-vllm`), each
+declaring its HELP and DESCRIPTION texts (and an EPILOG if it has one), `add_arguments(parser)`
+and `run(args)`; `build_parser` binds them, so a module holds no argparse plumbing."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import argparse
 import importlib
 import sys
 
-# Each module registers its subcommand; add a module here to add a command.
+# Add a module here to add a command.
 COMMAND_MODULES = ("sim", "diagnose", "import_vllm", "exercise", "export", "serve", "compare",
                    "traces")
 
@@ -18,7 +20,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
-        importlib.import_module(f"servescope.cli.{name}").register(subparsers)
+        command = importlib.import_module(f"servescope.cli.{name}")
+        sub = subparsers.add_parser(name.replace("_", "-"), help=command.HELP,
+                                    description=command.DESCRIPTION,
+                                    epilog=getattr(command, "EPILOG", None))
+        command.add_arguments(sub)
+        sub.set_defaults(func=command.run)
     return parser
 
 

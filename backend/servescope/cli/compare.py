@@ -24,17 +24,20 @@ COLUMNS = (("output_throughput", "output tok/s", "{:10.0f}"),
            ("num_preemptions", "preempt", "{:7d}"))
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "compare", help="compare naive, static, continuous and chunked serving on one workload",
-        description="Run the lesson workload (60 requests at about 40 req/s, prompts from "
-                    "{128, 256, 512, 2048, 8192}, outputs 50-300, fixed seed) under naive, "
-                    "static, continuous (vLLM V0) and continuous + chunked prefill (vLLM V1) "
-                    "scheduling, every step priced by the same cost model. Without --model "
-                    "it runs Llama 3.1 8B on H100 and Llama 3.3 70B FP8 on H200.")
+HELP = "compare naive, static, continuous and chunked serving on one workload"
+DESCRIPTION = ("Run the lesson workload (60 requests at about 40 req/s, prompts from "
+               "{128, 256, 512, 2048, 8192}, outputs 50-300, fixed seed) under naive, "
+               "static, continuous (vLLM V0) and continuous + chunked prefill (vLLM V1) "
+               "scheduling, every step priced by the same cost model. Without --model "
+               "it runs Llama 3.1 8B on H100 and Llama 3.3 70B FP8 on H200.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="Hugging Face id, e.g. meta-llama/Llama-3.1-8B-Instruct")
-    parser.add_argument("--gpu", default="H100", help="H100, H200, A100-80GB, ... (default H100)")
-    parser.add_argument("--quantization", choices=("fp8",), help="weight quantization")
+    parser.add_argument("--gpu", default="H100",
+                        help="with --model: H100, H200, A100-80GB, ... (default H100)")
+    parser.add_argument("--quantization", choices=("fp8",),
+                        help="with --model: weight quantization")
     parser.add_argument("--kv-cache-dtype", default="auto", help="auto or fp8")
     parser.add_argument("--tensor-parallel-size", type=int, default=1)
     parser.add_argument("--max-num-batched-tokens", type=int, default=8192,
@@ -43,7 +46,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--request-rate", type=float, default=40.0, help="requests per second")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,14 +15,14 @@ from servescope.core.diagnose import diagnose
 from servescope.diagnosis_check import diagnose_run
 from servescope.exports import write_json
 
+HELP = "name the dominant bottleneck of a run and the knobs to turn"
+DESCRIPTION = ("Simulate a scenario (or read a `vllm bench serve` result), say which limit "
+               "dominates (KV starvation, batch slots, token budget, decode floor, memory "
+               "fit), with evidence, knobs by vLLM flag name checked by re-simulation, and "
+               "what to measure next.")
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "diagnose", help="name the dominant bottleneck of a run and the knobs to turn",
-        description="Simulate a scenario (or read a `vllm bench serve` result), say which limit "
-                    "dominates (KV starvation, batch slots, token budget, decode floor, memory "
-                    "fit), with evidence, knobs by vLLM flag name checked by re-simulation, and "
-                    "what to measure next.")
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_scenario_options(parser)
     parser.add_argument("--bench", type=Path,
                         help="diagnose a `vllm bench serve --save-result` JSON (summary only)")
@@ -30,7 +30,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--check-all", action="store_true",
                         help="re-simulate the knobs of every verdict, not only the dominant one")
     parser.add_argument("--json", type=Path, help="write the full diagnosis as JSON here")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

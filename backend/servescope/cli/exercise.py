@@ -14,15 +14,16 @@ NAMES = ("static-vs-continuous", "budget-sweep", "fragmentation")
 DEFAULT_MODEL, DEFAULT_GPU = "meta-llama/Llama-3.1-8B-Instruct", "H100"
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "exercise", help="run one of the lesson's exercises",
-        description="static-vs-continuous: naive, static, continuous and continuous+chunked "
-                    "batching priced by one step-time function. budget-sweep: the "
-                    "--max-num-batched-tokens trade-off between TTFT and ITL, and where "
-                    "throughput saturates. fragmentation: 1000 requests with outputs of mean "
-                    "1500 and sd 600, contiguous 8192-token reservations against 16-token "
-                    "paged blocks, as the allocators account for them.")
+HELP = "run one of the lesson's exercises"
+DESCRIPTION = ("static-vs-continuous: naive, static, continuous and continuous+chunked "
+               "batching priced by one step-time function. budget-sweep: the "
+               "--max-num-batched-tokens trade-off between TTFT and ITL, and where "
+               "throughput saturates. fragmentation: 1000 requests with outputs of mean "
+               "1500 and sd 600, contiguous 8192-token reservations against 16-token "
+               "paged blocks, as the allocators account for them.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", choices=NAMES)
     parser.add_argument("--num-requests", type=int, help="workload size (default: the lesson's)")
     parser.add_argument("--rate", type=float, help="arrival rate, requests per second")
@@ -34,7 +35,6 @@ def register(subparsers: Any) -> None:
                         help="price steps with the placeholder step time instead")
     parser.add_argument("--budgets", help="budget-sweep: comma-separated budgets")
     parser.add_argument("--json", type=Path, help="write the result as JSON here")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from servescope.cli import CliError
 from servescope.cli._scenario import add_scenario_options, load_scenario
@@ -12,18 +11,17 @@ from servescope.core.engine import Engine
 from servescope.diagnosis_check import prepare
 from servescope.exports import bench_json, perfetto_trace, requests_csv, write_json, write_text
 
+HELP = "export a run as vllm-bench JSON, per-request CSV or a Perfetto trace"
+DESCRIPTION = ("Simulate a scenario and export it: `vllm bench serve`-compatible JSON "
+               "(same keys and units), one CSV row per request, and a Chrome/Perfetto "
+               "trace (open it at ui.perfetto.dev or chrome://tracing).")
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "export", help="export a run as vllm-bench JSON, per-request CSV or a Perfetto trace",
-        description="Simulate a scenario and export it: `vllm bench serve`-compatible JSON "
-                    "(same keys and units), one CSV row per request, and a Chrome/Perfetto "
-                    "trace (open it at ui.perfetto.dev or chrome://tracing).")
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_scenario_options(parser)
     parser.add_argument("--bench", type=Path, help="write vllm-bench-serve JSON here")
     parser.add_argument("--csv", type=Path, help="write per-request CSV here")
     parser.add_argument("--trace", type=Path, help="write Trace Event Format JSON here")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

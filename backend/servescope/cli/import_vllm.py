@@ -13,16 +13,16 @@ from servescope.core.config import ConfigError
 from servescope.exports import write_json
 from servescope.vllm_args import VllmArgsError, import_text, to_vllm_serve
 
+HELP = "read a `vllm serve` command line or engine-args JSON"
+DESCRIPTION = ("Resolve a `vllm serve` command line (or engine-args JSON) into a ServeScope "
+               "engine config with vLLM 0.33's defaults for the GPU's memory class, list "
+               "the flags that were not understood or do not affect scheduling, and check "
+               "the features against the documented compatibility matrix.")
+EPILOG = ("example: servescope import-vllm --gpu H100 -- vllm serve "
+          "meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 128")
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "import-vllm", help="read a `vllm serve` command line or engine-args JSON",
-        description="Resolve a `vllm serve` command line (or engine-args JSON) into a ServeScope "
-                    "engine config with vLLM 0.33's defaults for the GPU's memory class, list "
-                    "the flags that were not understood or do not affect scheduling, and check "
-                    "the features against the documented compatibility matrix.",
-        epilog="example: servescope import-vllm --gpu H100 -- vllm serve "
-               "meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 128")
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--file", type=Path, help="read the command line or JSON from a file "
                         "('-' for stdin)")
     parser.add_argument("--gpu", help="the GPU it runs on (e.g. H100, A100-80GB, L4): picks the "
@@ -36,7 +36,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", type=Path, help="write the whole import report as JSON")
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="the command line, after `--`")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

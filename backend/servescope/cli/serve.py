@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+
+HELP = "start the explorer web server"
+DESCRIPTION = "Start the explorer (one worker; sessions in memory)."
 
 
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("serve", help="start the explorer web server",
-                              description="Start the explorer (one worker; sessions in memory).")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default 8000)")
     p.add_argument("--data-dir", type=Path, default=None,
-                   help="where uploads and saved scenarios live (default ./data)")
+                   help="where uploads and saved scenarios live (default "
+                        "$SERVESCOPE_DATA_DIR or <repo>/data)")
     p.add_argument("--max-upload-mb", type=float, default=None,
                    help="largest trace upload accepted (default 100)")
     p.add_argument("--log-level", default="info")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,19 +17,18 @@ from servescope.core.request import RequestSpec
 from servescope.diagnosis_check import prepare
 from servescope.recording import atomic_writer, header, write_recording
 
+HELP = "simulate a workload under an engine config"
+DESCRIPTION = ("Simulate a workload step by step with vLLM V1 semantics (or a contrast "
+               "policy) and write per-step records and a vllm-bench-style summary.")
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "sim", help="simulate a workload under an engine config",
-        description="Simulate a workload step by step with vLLM V1 semantics (or a contrast "
-                    "policy) and write per-step records and a vllm-bench-style summary.")
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workload", required=True, type=Path,
                         help="JSON list of {id, arrival_step | arrival_s, prompt_len, output_len}")
     parser.add_argument("--config", required=True, type=Path,
                         help="engine config JSON with vLLM engine-argument names")
     parser.add_argument("--out", type=Path, help="write step records as JSONL here")
     parser.add_argument("--summary", type=Path, help="write the run summary JSON here")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

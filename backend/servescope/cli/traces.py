@@ -7,7 +7,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from servescope.cli import CliError
 from servescope.traces import catalog, registry
@@ -15,11 +14,12 @@ from servescope.traces.errors import TraceDependencyError, TraceFormatError
 from servescope.traces.inspect import summarize_requests, summarize_steps
 from servescope.traces.options import TraceOptions
 
+HELP = "public trace catalog; inspect trace files"
+DESCRIPTION = ("List and fetch public LLM serving traces, or "
+               "summarize a trace file in any format.")
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("traces", help="public trace catalog; inspect trace files",
-                                   description="List and fetch public LLM serving traces, or "
-                                               "summarize a trace file in any format.")
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="traces_command", required=True)
     listing = sub.add_parser("list", help="the catalog, and which traces are downloaded")
     listing.add_argument("--json", action="store_true", help="print JSON")
@@ -43,7 +43,6 @@ def register(subparsers: Any) -> None:
         p.add_argument("--data-dir", type=Path, help="data directory (default $SERVESCOPE_"
                                                      "DATA_DIR or <repo>/data)")
         p.add_argument("--catalog", type=Path, help="catalog JSON (default traces/catalog.json)")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
