@@ -1,4 +1,5 @@
-"""Loading vLLM reference recordings (workload, config, trace) and diffing a run against one."""
+"""Loading vLLM reference recordings (workload, config, trace) as per-step views of our run and
+of vLLM's, for servescope.capture_replay.first_difference to compare."""
 
 from __future__ import annotations
 
@@ -74,14 +75,3 @@ def _events(row: dict[str, Any]) -> dict[str, Any]:
         "removed": sum(len(e.get("block_ids") or [0]) for e in events
                        if e["type"] == "BlockRemoved"),
     }
-
-
-def first_difference(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> str | None:
-    for i, (a, b) in enumerate(zip(ours, theirs, strict=False)):
-        for key in b:
-            if a[key] != b[key]:
-                return (f"step index {i} (step {b['step']}), field {key}: "
-                        f"ours {a[key]} vLLM {b[key]}")
-    if len(ours) != len(theirs):
-        return f"ours has {len(ours)} steps, vLLM {len(theirs)}"
-    return None
