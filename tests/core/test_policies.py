@@ -58,27 +58,35 @@ def test_naive_runs_one_request_at_a_time() -> None:
 
 
 def test_contiguous_reservations_and_waste_categories() -> None:
-    for allocator, slots in (("max", 64), ("pow2", 16), ("oracle", 12)):
+    # 10 prompt + 5 output tokens in blocks of 4; each reservation rounded up to a buddy chunk.
+    wanted = {"max": 64, "pow2": 10 + 8, "oracle": 15}
+    for allocator, tokens in wanted.items():
         config = make_config(allocator=allocator, max_model_len=64, block_size=4,
                              num_gpu_blocks=40)
-        engine = Engine(config, _specs((10, 2, 0)))
+        engine = Engine(config, _specs((10, 5, 0)))
         record = engine.step()
         assert record is not None
-        assert len(record.new_blocks["r0"]) * 4 == slots
+        slots = len(record.new_blocks["r0"]) * 4
+        blocks = -(-tokens // 4)
+        assert slots // 4 >= blocks and slots // 4 < 2 * blocks  # the next power of two
+        assert slots // 4 & (slots // 4 - 1) == 0
         waste = record.kv_waste
         assert waste["token_states"] == 10
-        assert waste["reserved"] == 2  # the rest of the real length, 12 tokens
-        assert waste["internal_fragmentation"] == slots - 12
+        assert waste["reserved"] == 5  # the rest of the real length, 15 tokens
+        assert waste["internal_fragmentation"] == slots - 15
 
 
-def test_contiguous_first_fit_leaves_external_fragmentation() -> None:
-    config = make_config(allocator="oracle", block_size=1, num_gpu_blocks=60,
+def test_contiguous_frees_below_a_live_reservation_are_external_fragmentation() -> None:
+    # 64 blocks of 1 token: r0 and r2 take 8-block chunks, r1 a 32-block chunk above them.
+    config = make_config(allocator="oracle", block_size=1, num_gpu_blocks=65,
                          max_num_batched_tokens=64)
-    engine = Engine(config, _specs((8, 2, 0), (8, 20, 0), (8, 2, 0)))
+    engine = Engine(config, _specs((6, 2, 0), (8, 20, 0), (6, 2, 0)))
     records = [engine.step() for _ in range(3)]
     assert records[1].finished == ("r0", "r2")
+    assert min(records[0].new_blocks["r1"]) > max(records[0].new_blocks["r2"])
     waste = records[2].kv_waste
-    assert waste["external_fragmentation"] == 10  # r0's freed run below r1's reservation
+    assert waste["internal_fragmentation"] == 32 - 28
+    assert waste["external_fragmentation"] == 32  # the merged chunk r0 and r2 left below r1
 
 
 def test_paged_waste_is_only_the_partial_last_block() -> None:

@@ -41,6 +41,8 @@ class KVCacheManager(Protocol):
 
     def reserve(self, request: Request, num_tokens: int) -> list[int] | None: ...
 
+    def num_fitting(self, num_tokens: int) -> int: ...
+
     def free(self, request: Request) -> None: ...
 
     def cache_full_blocks(self, request: Request, num_tokens: int) -> None: ...
@@ -147,6 +149,10 @@ class PagedKVCacheManager:
         self.tables[request.id] = blocks
         self.num_table_blocks += len(blocks)
         return blocks
+
+    def num_fitting(self, num_tokens: int) -> int:
+        """How many reservations of `num_tokens` the free blocks hold now."""
+        return self.pool.num_free_blocks // self.blocks_needed(num_tokens)
 
     def waste(self, running: RunningBatch) -> dict[str, int]:
         """Token slots by PagedAttention Fig. 2 category: only partial last blocks are wasted."""

@@ -35,10 +35,8 @@ class StaticScheduler(Scheduler):
 
     def _start_batch(self, output: SchedulerOutput) -> None:
         batch = self.waiting[: min(self.config.static_batch_size, self.config.max_num_seqs)]
-        # A batch starts on an empty cache (one free run of blocks), so whether the padded
-        # shape fits is arithmetic; shrink the batch until it does, then reserve once.
-        block_size, free = self.kv.block_size, self.kv.num_free_blocks
-        while len(batch) > 1 and len(batch) * -(-self._padded(batch) // block_size) > free:
+        # Shrink the batch until every member's padded shape fits, then reserve once.
+        while len(batch) > 1 and len(batch) > self.kv.num_fitting(self._padded(batch)):
             batch = batch[:-1]
         padded = self._padded(batch)
         prompt = max(r.prompt_len for r in batch)
