@@ -42,6 +42,19 @@ def test_static_batches_pad_and_nobody_joins_mid_batch() -> None:
     assert r0_done == 1 and not any("r2" in r.scheduled for r in records[:6])
 
 
+def test_static_window_starts_a_short_batch_when_the_window_closes() -> None:
+    config = make_config(policy="static", static_batch_size=4, static_window_s=0.1,
+                         num_gpu_blocks=64)
+    specs = [RequestSpec("r0", 8, 2, arrival_s=0.0), RequestSpec("r1", 8, 2, arrival_s=0.05),
+             RequestSpec("r2", 8, 2, arrival_s=5.0)]
+    records = run_checked(config, specs)
+    first = records[0]
+    assert {e.id for e in first.scheduled} == {"r0", "r1"}
+    assert first.time_s == 0.1  # r0's arrival plus the window, not r2's arrival at 5 s
+    # Nothing arrives after r2, so its batch does not wait out the window.
+    assert next(r for r in records if "r2" in r.new).time_s == 5.0
+
+
 def test_static_shrinks_a_batch_whose_padded_shape_does_not_fit() -> None:
     # 15 usable blocks of 4 tokens; padded 20 + 10 tokens = 8 blocks each: only one fits.
     config = make_config(policy="static", static_batch_size=3, num_gpu_blocks=16)

@@ -118,15 +118,20 @@ class Engine:
         return [metrics.request_metrics(r) for r in self.done_requests]
 
     def _jump_to_next_arrival(self, force: bool = False) -> None:
-        """Move the workload's clock to the next arrival (when forced, at least one step on)."""
+        """Move the workload's clock to the next arrival (when forced, at least one step on, or
+        on the time clock to the policy's own wake-up if that comes first)."""
         spec = self._pending[0]
         if force and self.step_clock:
             self.step_no = max(self.step_no + 1, spec.arrival_step or 0)
             return
         if self.step_clock:
             self.step_no = max(self.step_no, spec.arrival_step or 0)
-        else:
-            self.time_s = max(self.time_s, spec.arrival_s or 0.0)
+            return
+        target = spec.arrival_s or 0.0
+        wake = self.scheduler.wake_s() if force else None
+        if wake is not None and self.time_s < wake < target:
+            target = wake
+        self.time_s = max(self.time_s, target)
 
     def _add_arrivals(self, arrivals: list[str], rejected: list[tuple[str, str]]) -> None:
         now = self.step_no if self.step_clock else self.time_s

@@ -73,6 +73,10 @@ class Scheduler:
     def schedule(self) -> SchedulerOutput:
         raise NotImplementedError
 
+    def wake_s(self) -> float | None:
+        """When an idle policy acts without a new arrival (a batching window closing), or None."""
+        return None
+
     def step_token_budget(self, output: SchedulerOutput) -> int:
         """The budget this step ran under (policies without one report what they used)."""
         return self.config.max_num_batched_tokens

@@ -27,11 +27,16 @@ class StaticScheduler(Scheduler):
 
     def _batch_ready(self) -> bool:
         size = min(self.config.static_batch_size, self.config.max_num_seqs)
-        window = self.config.static_window_s
         if len(self.waiting) >= size or (self.waiting and not self.more_arrivals):
             return True
-        return bool(self.waiting and window is not None
-                    and self.now_s - self.waiting[0].arrival_time >= window)
+        wake = self.wake_s()
+        return wake is not None and self.now_s >= wake
+
+    def wake_s(self) -> float | None:
+        window = self.config.static_window_s
+        if window is None or not self.waiting or self.running:
+            return None
+        return self.waiting[0].arrival_time + window
 
     def _start_batch(self, output: SchedulerOutput) -> None:
         batch = self.waiting[: min(self.config.static_batch_size, self.config.max_num_seqs)]
