@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException, Query
+from fastapi import APIRouter, Body, Query
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,11 +12,10 @@ from servescope.api import protocol as P
 from servescope.api import runs
 from servescope.api.build import BuildError
 from servescope.api.deps import RegistryDep, StoreDep
-from servescope.api.registry import Registry
-from servescope.api.session import Session, SessionError
+from servescope.api.routes._lookup import BuiltSessionDep, found, http_error
+from servescope.api.session import SessionError
 
 router = APIRouter(prefix="/api", tags=["sessions"])
-STATUS = {"limit": 429, "not_found": 404}
 
 
 class NewSession(BaseModel):
@@ -30,19 +29,6 @@ class ScenarioName(BaseModel):
     name: str = Field(min_length=1, max_length=200)
 
 
-def _error(err: BuildError | SessionError) -> HTTPException:
-    detail = {"message": str(err), "field": err.field, "code": err.code}
-    return HTTPException(STATUS.get(err.code, 400), detail)
-
-
-def _session(registry: Registry, sid: str) -> Session:
-    session = registry.get(sid)
-    if session is None or session.built is None:
-        raise HTTPException(404, {"message": "no such session", "field": "session_id",
-                                  "code": "not_found"})
-    return session
-
-
 @router.get("/sessions")
 def list_sessions(registry: RegistryDep) -> list[dict[str, Any]]:
     return [runs.describe(s) for s in registry.sessions.values()]
@@ -54,36 +40,36 @@ async def create_session(registry: RegistryDep, body: NewSession) -> dict[str, A
     try:
         return runs.describe(await registry.create_configured(msg))
     except (BuildError, SessionError) as err:
-        raise _error(err) from err
+        raise http_error(err) from err
 
 
 @router.get("/sessions/{session_id}")
-def get_session(registry: RegistryDep, session_id: str) -> dict[str, Any]:
-    return runs.describe(_session(registry, session_id))
+def get_session(session: BuiltSessionDep) -> dict[str, Any]:
+    return runs.describe(session)
 
 
 @router.get("/sessions/{session_id}/summary")
-async def summary(registry: RegistryDep, session_id: str) -> list[dict[str, Any]]:
-    return await runs.summaries(_session(registry, session_id))
+async def summary(session: BuiltSessionDep) -> list[dict[str, Any]]:
+    return await runs.summaries(session)
 
 
 @router.get("/sessions/{session_id}/export")
-async def export(registry: RegistryDep, session_id: str,
+async def export(session: BuiltSessionDep,
                  format: Annotated[str, Query(max_length=10)] = "jsonl",
                  engine: Annotated[int, Query(ge=0, le=3)] = 0) -> StreamingResponse:
     try:
-        media, chunks = await runs.export(_session(registry, session_id), engine, format)
+        media, chunks = await runs.export(session, engine, format)
     except SessionError as err:
-        raise _error(err) from err
+        raise http_error(err) from err
     ext = {"application/x-ndjson": "jsonl", "text/csv": "csv"}.get(media, "json")
     headers = {"Content-Disposition": f'attachment; filename="servescope-run.{ext}"'}
     return StreamingResponse(chunks, media_type=media, headers=headers)
 
 
 @router.post("/sessions/{session_id}/scenario", status_code=201)
-def save_scenario(registry: RegistryDep, store: StoreDep, session_id: str,
+def save_scenario(session: BuiltSessionDep, store: StoreDep,
                   body: Annotated[ScenarioName, Body()]) -> dict[str, Any]:
-    built = _session(registry, session_id).built
+    built = session.built
     assert built is not None
     return store.save_scenario(body.name, {
         "configs": built.configs, "workload": built.workload.model_dump(exclude_none=True)})
@@ -96,8 +82,5 @@ def list_scenarios(store: StoreDep) -> list[dict[str, Any]]:
 
 @router.get("/scenarios/{scenario_id}")
 def get_scenario(store: StoreDep, scenario_id: str) -> dict[str, Any]:
-    found = store.scenario(scenario_id)
-    if found is None:
-        raise HTTPException(404, {"message": "no such scenario", "field": "scenario_id",
-                                  "code": "not_found"})
-    return found
+    return found(store.scenario(scenario_id), {"message": "no such scenario",
+                                               "field": "scenario_id", "code": "not_found"})

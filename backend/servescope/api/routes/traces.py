@@ -8,6 +8,7 @@ from fastapi import APIRouter, HTTPException, Request
 
 from servescope.api import uploads
 from servescope.api.deps import SettingsDep, StoreDep
+from servescope.api.routes._lookup import found
 
 router = APIRouter(prefix="/api", tags=["traces"])
 UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
@@ -42,7 +43,4 @@ def list_traces(store: StoreDep) -> list[dict[str, Any]]:
 
 @router.get("/traces/{trace_id}")
 def get_trace(store: StoreDep, trace_id: str) -> dict[str, Any]:
-    found = store.trace(trace_id)
-    if found is None:
-        raise HTTPException(404, {"message": "no such trace", "field": "trace_id"})
-    return found
+    return found(store.trace(trace_id), {"message": "no such trace", "field": "trace_id"})

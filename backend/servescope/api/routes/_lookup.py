@@ -1,0 +1,37 @@
+"""What the routers share: a 404 for an id that names nothing, the built session a path names
+(an Annotated dependency), and build and session errors as HTTP errors."""
+
+from __future__ import annotations
+
+from typing import Annotated, TypeVar
+
+from fastapi import Depends, HTTPException
+
+from servescope.api.build import BuildError
+from servescope.api.deps import RegistryDep
+from servescope.api.session import Session, SessionError
+
+T = TypeVar("T")
+STATUS = {"limit": 429, "not_found": 404}  # any other error code is a 400
+
+
+def found(value: T | None, detail: dict[str, str]) -> T:
+    """`value`, or a 404 with `detail` ({message, field[, code]}) when there is none."""
+    if value is None:
+        raise HTTPException(404, detail)
+    return value
+
+
+def built_session(registry: RegistryDep, session_id: str) -> Session:
+    session = registry.get(session_id)
+    built = session if session is not None and session.built is not None else None
+    return found(built, {"message": "no such session", "field": "session_id",
+                         "code": "not_found"})
+
+
+BuiltSessionDep = Annotated[Session, Depends(built_session)]
+
+
+def http_error(err: BuildError | SessionError) -> HTTPException:
+    detail = {"message": str(err), "field": err.field, "code": err.code}
+    return HTTPException(STATUS.get(err.code, 400), detail)
