@@ -177,6 +177,34 @@ def fake_output(scheduler: Any, output: Any, factory: RequestFactory,
                              sampled_token_ids=sampled)
 
 
+class _Arrivals:
+    """The requests not yet added, in arrival order (ties in list order). Before a step's
+    schedule(), the recorder (if any) is told the step and the requests due by then join."""
+
+    def __init__(self, scheduler: Any, requests: list[dict[str, Any]],
+                 factory: RequestFactory) -> None:
+        self.scheduler, self.factory = scheduler, factory
+        self.recorder = getattr(scheduler, "servescope_recorder", None)
+        self.pending = sorted(enumerate(requests),
+                              key=lambda p: (p[1].get("arrival_step") or 0, p[0]))
+        self.pending.reverse()  # the next to arrive is last
+        self.num_arrived = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.pending)
+
+    def next_step(self) -> int:
+        return self.pending[-1][1].get("arrival_step") or 0
+
+    def admit(self, step: int) -> None:
+        if self.recorder is not None:
+            self.recorder.step = step
+        while self.pending and self.next_step() <= step:
+            request = self.factory.make(self.pending.pop()[1], self.num_arrived)
+            self.scheduler.add_request(request)
+            self.num_arrived += 1
+
+
 def drive(scheduler: Any, requests: list[dict[str, Any]], factory: RequestFactory,
           observe: bool = True) -> Iterator[DriverStep]:
     """The step loop of ../shared/vllm-reference: arrivals join just before their step's
@@ -185,26 +213,20 @@ def drive(scheduler: Any, requests: list[dict[str, Any]], factory: RequestFactor
 
     from vllm.v1.outputs import EMPTY_MODEL_RUNNER_OUTPUT
 
-    pending = sorted(enumerate(requests), key=lambda p: (p[1].get("arrival_step") or 0, p[0]))
-    pending.reverse()
-    step = num_arrived = 0
-    recorder = getattr(scheduler, "servescope_recorder", None)
-    while pending or scheduler.has_unfinished_requests():
+    arrivals = _Arrivals(scheduler, requests, factory)
+    step = 0
+    while arrivals or scheduler.has_unfinished_requests():
         if not scheduler.has_unfinished_requests():
-            step = max(step, pending[-1][1].get("arrival_step") or 0)
-        if recorder is not None:
-            recorder.step = step
-        while pending and (pending[-1][1].get("arrival_step") or 0) <= step:
-            scheduler.add_request(factory.make(pending.pop()[1], num_arrived))
-            num_arrived += 1
+            step = max(step, arrivals.next_step())
+        arrivals.admit(step)
         start = perf_counter()
         output = scheduler.schedule()
         scheduled_s = perf_counter() - start
         if not output.total_num_scheduled_tokens and not output.preempted_req_ids:
             scheduler.update_from_output(output, EMPTY_MODEL_RUNNER_OUTPUT)
-            if not pending:
+            if not arrivals:
                 raise RuntimeError("vLLM scheduled nothing and no arrivals are left")
-            step = max(step + 1, pending[-1][1].get("arrival_step") or 0)
+            step = max(step + 1, arrivals.next_step())
             continue
         seen = _observe_schedule(scheduler) if observe else ({}, [], [])
         model_output = fake_output(scheduler, output, factory)
@@ -232,19 +254,13 @@ def drive_pipelined(scheduler: Any, requests: list[dict[str, Any]],
     step N + 1 is scheduled before step N's update. Steps are yielded once updated."""
     from vllm.v1.outputs import EMPTY_MODEL_RUNNER_OUTPUT
 
-    pending = sorted(enumerate(requests), key=lambda p: (p[1].get("arrival_step") or 0, p[0]))
-    pending.reverse()
-    step = num_arrived = 0
-    recorder = getattr(scheduler, "servescope_recorder", None)
+    arrivals = _Arrivals(scheduler, requests, factory)
+    step = 0
     inflight: tuple[int, Any, tuple[Any, ...], dict[str, bool]] | None = None
-    while pending or scheduler.has_unfinished_requests() or inflight:
+    while arrivals or scheduler.has_unfinished_requests() or inflight:
         if not scheduler.has_unfinished_requests() and not inflight:
-            step = max(step, pending[-1][1].get("arrival_step") or 0)
-        if recorder is not None:
-            recorder.step = step
-        while pending and (pending[-1][1].get("arrival_step") or 0) <= step:
-            scheduler.add_request(factory.make(pending.pop()[1], num_arrived))
-            num_arrived += 1
+            step = max(step, arrivals.next_step())
+        arrivals.admit(step)
         output = scheduler.schedule()
         seen = _observe_schedule(scheduler)
         samples = {i: not scheduler.requests[i].is_prefill_chunk
@@ -257,8 +273,8 @@ def drive_pipelined(scheduler: Any, requests: list[dict[str, Any]],
             step += 1
             continue
         scheduler.update_from_output(output, EMPTY_MODEL_RUNNER_OUTPUT)
-        if pending:
-            step = max(step + 1, pending[-1][1].get("arrival_step") or 0)
+        if arrivals:
+            step = max(step + 1, arrivals.next_step())
         elif scheduler.has_unfinished_requests():
             raise RuntimeError("vLLM scheduled nothing and no arrivals are left")
 
