@@ -34,8 +34,8 @@ def diagnose(records: Sequence[StepRecord], summary: Mapping[str, Any], config: 
     stats = measure(records, summary, config)
     missing = _missing(records, summary, config, hardware)
     verdicts = []
-    for judge in JUDGES:
-        verdict = judge(stats, config, hardware)
+    for judge, needs in JUDGES:
+        verdict = judge(stats, config, hardware) if any(k in stats for k in needs) else None
         if verdict is not None:
             verdicts.append(verdict)
     verdicts.sort(key=lambda v: (-v["score"], ROOT_CAUSE_ORDER.index(v["kind"])))
@@ -84,6 +84,14 @@ def _rec(flag: str, value: Any, change: dict[str, Any], why: str,
             "targets": [list(t) for t in targets], "expected": None}
 
 
+def _fp8_kv(stats: dict[str, Any], config: EngineConfig, why: str,
+            targets: list[tuple[str, str]]) -> dict[str, Any]:
+    """--kv-cache-dtype fp8: half the bytes a token, twice the usable blocks (block 0 is null)."""
+    blocks = config.num_gpu_blocks or stats.get("num_usable_blocks", 0) + 1
+    return _rec("--kv-cache-dtype", "fp8",
+                {"kv_cache_dtype": "fp8", "num_gpu_blocks": 2 * (blocks - 1) + 1}, why, targets)
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, float):
         return round(value, 6)
@@ -93,9 +101,7 @@ def _plain(value: Any) -> Any:
 
 
 def _judge_kv(stats: dict[str, Any], config: EngineConfig,
-              hardware: Hardware) -> dict[str, Any] | None:
-    if "blocked_kv_share" not in stats and "num_preemptions" not in stats:
-        return None
+              hardware: Hardware) -> dict[str, Any]:
     share = stats.get("blocked_kv_share", 0.0)
     per_request = stats.get("preemptions_per_request", 0.0)
     # A cache that holds few requests starves by construction: that is memory fit, not this.
@@ -116,12 +122,10 @@ def _judge_kv(stats: dict[str, Any], config: EngineConfig,
 def _kv_recs(stats: dict[str, Any], config: EngineConfig,
              hardware: Hardware) -> list[dict[str, Any]]:
     recs = []
-    blocks = config.num_gpu_blocks or stats.get("num_usable_blocks", 0) + 1
     if config.kv_cache_dtype == "auto":
-        recs.append(_rec("--kv-cache-dtype", "fp8", {"kv_cache_dtype": "fp8",
-                         "num_gpu_blocks": 2 * (blocks - 1) + 1},
-                         "FP8 KV halves bytes per token: twice the blocks in the same memory",
-                         [("num_preemptions", "down"), ("p99_ttft_ms", "down")]))
+        recs.append(_fp8_kv(stats, config,
+                            "FP8 KV halves bytes per token: twice the blocks in the same memory",
+                            [("num_preemptions", "down"), ("p99_ttft_ms", "down")]))
     concurrency = int(stats.get("kv_fit_requests") or config.max_num_seqs // 2)
     seqs = max(1, min(config.max_num_seqs // 2, concurrency))
     if seqs < config.max_num_seqs:
@@ -135,9 +139,7 @@ def _kv_recs(stats: dict[str, Any], config: EngineConfig,
 
 
 def _judge_slots(stats: dict[str, Any], config: EngineConfig,
-                 hardware: Hardware) -> dict[str, Any] | None:
-    if "blocked_slots_share" not in stats:
-        return None
+                 hardware: Hardware) -> dict[str, Any]:
     share = stats["blocked_slots_share"]
     seqs = config.max_num_seqs * 2
     fit = stats.get("kv_fit_requests")
@@ -157,9 +159,7 @@ def _judge_slots(stats: dict[str, Any], config: EngineConfig,
 
 
 def _judge_budget(stats: dict[str, Any], config: EngineConfig,
-                  hardware: Hardware) -> dict[str, Any] | None:
-    if "blocked_budget_share" not in stats and "itl_tail_ratio" not in stats:
-        return None
+                  hardware: Hardware) -> dict[str, Any]:
     blocked = stats.get("blocked_budget_share", 0.0)
     ratio = stats.get("itl_tail_ratio", 1.0)
     interference = stats.get("tail_steps_with_prefill_share", 0.0) * min(
@@ -222,10 +222,8 @@ def _judge_floor(stats: dict[str, Any], config: EngineConfig,
 
 
 def _judge_memory(stats: dict[str, Any], config: EngineConfig,
-                  hardware: Hardware) -> dict[str, Any] | None:
-    fit = stats.get("kv_fit_requests")
-    if fit is None:
-        return None
+                  hardware: Hardware) -> dict[str, Any]:
+    fit = stats["kv_fit_requests"]
     score = (FIT_OK - fit) / (FIT_OK - FIT_LOW)
     evidence = [
         _ev("kv_capacity_tokens", stats["kv_capacity_tokens"], "tokens the KV cache holds"),
@@ -235,16 +233,13 @@ def _judge_memory(stats: dict[str, Any], config: EngineConfig,
     for key, text in (("weights_gib", "weights per GPU"), ("kv_gib", "KV cache per GPU")):
         if key in hardware:
             evidence.append(_ev(key, hardware[key], text))
-    blocks = config.num_gpu_blocks or stats.get("num_usable_blocks", 0) + 1
     recs = [_rec("--tensor-parallel-size", config.tensor_parallel_size * 2,
                  {"tensor_parallel_size": config.tensor_parallel_size * 2},
                  "weights split over more GPUs leave more memory per GPU for KV",
                  [("output_throughput", "up")])]
     if config.kv_cache_dtype == "auto":
-        recs.insert(0, _rec("--kv-cache-dtype", "fp8", {"kv_cache_dtype": "fp8",
-                            "num_gpu_blocks": 2 * (blocks - 1) + 1},
-                            "FP8 KV doubles the tokens the cache holds",
-                            [("output_throughput", "up")]))
+        recs.insert(0, _fp8_kv(stats, config, "FP8 KV doubles the tokens the cache holds",
+                               [("output_throughput", "up")]))
     budget = config.max_num_batched_tokens
     if "weights_gib" in hardware and budget > 2048:
         recs.append(_rec("--max-num-batched-tokens", 2048, {"max_num_batched_tokens": 2048},
@@ -255,5 +250,11 @@ def _judge_memory(stats: dict[str, Any], config: EngineConfig,
         "vllm:cache_config_info num_gpu_blocks"])
 
 
-JUDGES: tuple[Callable[[dict[str, Any], EngineConfig, Hardware], dict[str, Any] | None], ...] = (
-    _judge_kv, _judge_slots, _judge_budget, _judge_floor, _judge_memory)
+Judge = Callable[[dict[str, Any], EngineConfig, Hardware], dict[str, Any] | None]
+# Each judge, and the measures it needs at least one of: without them it is not asked.
+JUDGES: tuple[tuple[Judge, tuple[str, ...]], ...] = (
+    (_judge_kv, ("blocked_kv_share", "num_preemptions")),
+    (_judge_slots, ("blocked_slots_share",)),
+    (_judge_budget, ("blocked_budget_share", "itl_tail_ratio")),
+    (_judge_floor, ("median_itl_ms",)),
+    (_judge_memory, ("kv_fit_requests",)))
