@@ -20,7 +20,8 @@ DESCRIPTION = ("static-vs-continuous: naive, static, continuous and continuous+c
                "--max-num-batched-tokens trade-off between TTFT and ITL, and where "
                "throughput saturates. fragmentation: 1000 requests with outputs of mean "
                "1500 and sd 600, contiguous 8192-token reservations against 16-token "
-               "paged blocks, as the allocators account for them.")
+               "paged blocks, as the allocators account for them, under the placeholder "
+               "step time (--rate, --model, --gpu and --placeholder do not apply to it).")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
