@@ -68,6 +68,7 @@ class PackedRecord(BaseModel):
     rs: list[Index] | None = None  # resumed
     pr: list[Index] | None = None  # preempted
     f: list[Index] | None = None  # finished
+    rl: list[Index] | None = None  # released (absent: the finished ones)
     rj: list[tuple[Index, str]] | None = None  # rejected
     sc: list[Index] | None = None  # scheduled ids
     sn: list[int] | None = None  # [pos, n, ...] exceptions
