@@ -50,3 +50,20 @@ def test_bad_iteration_line_and_impossible_counts(write):
 def test_a_log_without_iteration_lines_is_refused(write):
     with pytest.raises(TraceFormatError):
         load(write("v.log", "INFO hello\nINFO world\n"), "vllm-iteration-log")
+
+
+def test_blocks_in_use_are_held_by_placeholders(write):
+    path = write("v.log", log((1, 1, 5, 0, 0, "1", "40"), (2, 0, 0, 1, 1, "1", "50"),
+                              (3, 0, 0, 1, 1, "1", "10")))
+    records, report = load(path, "vllm-iteration-log", num_blocks=100)
+    tables: dict[str, list[int]] = {}
+    for r in records:
+        for owner, blocks in r.new_blocks.items():
+            tables.setdefault(owner, []).extend(blocks)
+        for owner in r.released:
+            del tables[owner]
+        used = sorted(b for t in tables.values() for b in t)
+        assert used == list(range(1, r.num_usable_blocks - r.num_free_blocks + 1))
+    assert all(owner.startswith("~kv") for r in records for owner in r.new_blocks)
+    assert records[2].freed_blocks == tuple(range(11, 51))
+    assert any("request ids" in what for what in report.meta["unknown"])

@@ -27,7 +27,8 @@ def test_array_layout_shows_cache_contents_over_time(write):
     assert [(e.kind, e.block_ids) for e in records[1].block_events] == [("removed", (2,)),
                                                                         ("stored", (2,))]
     assert sorted(records[2].block_events[0].block_ids) == [1, 2, 3]
-    assert report.meta == {"num_blocks": 3, "block_size": 16}
+    assert report.meta["num_blocks"] == 3 and report.meta["block_size"] == 16
+    assert any("request" in what for what in report.meta["unknown"])
     assert [r.num_free_blocks for r in records] == [0, 0, 3]
     assert report.notes
 
@@ -70,3 +71,21 @@ def test_clear_error_without_msgpack(write, monkeypatch):
     monkeypatch.setitem(sys.modules, "msgpack", None)
     with pytest.raises(TraceDependencyError, match="pip install msgpack"):
         load(path, "vllm-kv-events", num_blocks=4)
+
+
+def test_cached_slots_are_held_by_placeholders_and_a_stored_then_evicted_slot_is_not(write):
+    path = write("kv.bin", pack([0.0, [stored_array([1, 2])]],
+                                [1.0, [stored_array([3]), ["BlockRemoved", [3, 1], None]]],
+                                [2.0, [["BlockRemoved", [2], None]]]))
+    records, _ = load(path, "vllm-kv-events")
+    # batch 2: hash 3 is stored in slot 3 and evicted at once, hash 1 leaves slot 1
+    assert [(e.kind, e.block_ids) for e in records[1].block_events] == [("removed", (1,))]
+    tables: dict[str, list[int]] = {}
+    for r in records:
+        for owner, blocks in r.new_blocks.items():
+            tables.setdefault(owner, []).extend(blocks)
+        for owner in r.released:
+            del tables[owner]
+        assert len([b for t in tables.values() for b in t]) == r.num_usable_blocks - \
+            r.num_free_blocks
+    assert [sorted(b for t in tables.values() for b in t)] == [[]]

@@ -4,7 +4,8 @@ ZMQ frames [topic, seq, payload]. Events come as maps with a `type` key (current
 arrays with the tag first (older): BlockStored, BlockRemoved, AllBlocksCleared.
 
 Events describe prefix-cache contents, not request block tables: each cached hash is shown in a
-slot (the lowest free one), so the pool view is the cache over time. One record per batch.
+slot (the lowest free one), held by a placeholder ("~cache0", ...; steps_pool), so the pool view
+is the cache over time. One record per batch.
 Needs msgpack (`pip install msgpack`), for this format only.
 """
 
@@ -20,6 +21,7 @@ from servescope.traces._io import open_binary
 from servescope.traces._records import make_record
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
 from servescope.traces.report import TraceReport
+from servescope.traces.steps_pool import Holders
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 EVENT_FIELDS = {  # positional layout after the tag, as vLLM's msgspec structs declare them
@@ -30,6 +32,10 @@ EVENT_FIELDS = {  # positional layout after the tag, as vLLM's msgspec structs d
 }
 NOTE = ("KV events show prefix-cache contents: blocks are cache slots, not request block "
         "tables, and there is no batch composition")
+UNKNOWN = ("requests and what each step scheduled", "step times",
+           "which request holds each cached block (drawn unattributed, ~cache)",
+           "the token budget and max_num_seqs",
+           "the pool size (the peak number of cached blocks unless given)")
 
 
 def _msgpack() -> Any:
@@ -58,7 +64,7 @@ def batches(path: Path) -> Iterator[tuple[int, float, list[dict[str, Any]]]]:
                 if consumed < _size(handle):
                     raise TraceFormatError(number, "", "truncated msgpack message") from None
                 return
-            except (ValueError, msgpack.UnpackException, msgpack.ExtraData) as err:
+            except (ValueError, TypeError, msgpack.UnpackException, msgpack.ExtraData) as err:
                 raise TraceFormatError(number, "", f"not msgpack: {err}") from None
             yield (number, *_batch(message, number, msgpack))
 
@@ -75,7 +81,7 @@ def _batch(message: Any, number: int, msgpack: Any) -> tuple[float, list[dict[st
     if isinstance(message, list) and len(message) == 3 and isinstance(message[2], bytes):
         try:  # a captured ZMQ multipart message: [topic, seq, payload]
             message = msgpack.unpackb(message[2], raw=False, strict_map_key=False)
-        except (ValueError, msgpack.UnpackException, msgpack.ExtraData) as err:
+        except (ValueError, TypeError, msgpack.UnpackException, msgpack.ExtraData) as err:
             raise TraceFormatError(number, "payload", f"not msgpack: {err}") from None
     if isinstance(message, dict):
         ts, events = message.get("ts"), message.get("events")
@@ -150,23 +156,35 @@ def read(path: Path, report: TraceReport, num_blocks: int | None = None,
     report.note(NOTE)
     if num_blocks is None:
         num_blocks = max(1, _peak(path, medium))
-    report.meta.update(num_blocks=num_blocks)
-    slots = CacheSlots(num_blocks)
+    report.meta.update(num_blocks=num_blocks, unknown=list(UNKNOWN))
+    slots, holders = CacheSlots(num_blocks), Holders("~cache")
     first: float | None = None
     for number, ts, events in batches(path):
         first = ts if first is None else first
+        before = set(slots.slot_of.values())
         stored, removed = _apply(slots, events, medium, report)
         if len(slots.slot_of) > num_blocks:
             raise TraceFormatError(number, "events", f"{len(slots.slot_of)} blocks cached, "
                                    f"more than num_blocks={num_blocks}")
         report.num_rows += 1
         report.num_yielded += 1
+        after = set(slots.slot_of.values())
+        # applied as removed-then-stored, so a slot stored and evicted within the batch is
+        # in neither, and one evicted and refilled with another hash is in both
+        removed = _unique(s for s in removed if s in before)
+        stored = _unique(s for s in stored if s in after)
         block_events = tuple(BlockEvent(kind, tuple(ids)) for kind, ids in
                              (("removed", removed), ("stored", stored)) if ids)
+        new_blocks, released = holders.update(sorted(after - before), sorted(before - after))
         yield make_record(step=number - 1, iter=number - 1, time_s=ts - first, step_time_ms=0.0,
-                          scheduled=(), num_free_blocks=num_blocks - len(slots.slot_of),
+                          scheduled=(), num_free_blocks=num_blocks - len(after),
                           num_usable_blocks=num_blocks, token_budget=0, max_num_seqs=0,
-                          block_events=block_events, freed_blocks=tuple(removed))
+                          block_events=block_events, freed_blocks=tuple(removed),
+                          new_blocks=new_blocks, released=released)
+
+
+def _unique(slots: Iterator[int]) -> list[int]:
+    return list(dict.fromkeys(slots))
 
 
 def _apply(slots: CacheSlots, events: list[dict[str, Any]], medium: str,
