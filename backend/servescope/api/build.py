@@ -23,7 +23,7 @@ from servescope.api.workloads import (
 )
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceDependencyError, TraceFormatError
 
 
 class BuildError(Exception):
@@ -43,6 +43,7 @@ class Built:
     requests_text: str
     key: str = ""
     configs: list[dict[str, Any]] = field(default_factory=list)
+    trace: dict[str, Any] | None = None  # an uploaded trace's name and provenance (init.trace)
 
 
 async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: Settings,
@@ -51,9 +52,8 @@ async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: S
     if limited and len(resolved.specs) > settings.max_requests_per_session:
         raise BuildError(f"{len(resolved.specs)} requests; this server allows at most "
                          f"{settings.max_requests_per_session} per session", "workload", "limit")
-    if resolved.records is not None and len(configs) > 1:
-        raise BuildError("a recorded run replays as it is; compare needs a simulated workload",
-                         "configs")
+    if resolved.records is not None:
+        _check_replay_configs(resolved.base_config, configs)
     info = request_info(resolved.specs)
     engines, tracks = [], []
     for k, overrides in enumerate(configs):
@@ -65,7 +65,20 @@ async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: S
                         "num_usable_blocks": max(0, blocks - 1)})
         tracks.append(track)
     return Built(workload, "replayed" if resolved.records is not None else "simulated",
-                 resolved.preset, engines, tracks, dumps(info), configs=configs)
+                 resolved.preset, engines, tracks, dumps(info), configs=configs,
+                 trace=resolved.trace)
+
+
+def _check_replay_configs(base: dict[str, Any], configs: list[dict[str, Any]]) -> None:
+    """A recording replays as it was run: its config cannot be changed or compared."""
+    if len(configs) > 1:
+        raise BuildError("a recorded run replays as it is; compare needs a simulated workload",
+                         "configs")
+    recorded = _config(base, {}, 0, 1)
+    if _config(base, configs[0], 0, 1) != recorded:
+        changed = sorted(k for k, v in configs[0].items() if recorded.to_dict().get(k) != v)
+        raise BuildError("a recorded run replays with the config it was recorded with; it "
+                         f"cannot change {', '.join(changed) or 'it'}", "config")
 
 
 async def resolve(workload: P.Workload, configs: list[dict[str, Any]],
@@ -82,6 +95,9 @@ async def resolve(workload: P.Workload, configs: list[dict[str, Any]],
             if path is None:
                 raise BuildError(f"no uploaded trace {workload.trace!r}", "trace", "workload")
             _, resolved, _ = await asyncio.to_thread(read_trace, path)
+            stored = store.trace(workload.trace) or {}
+            resolved.trace = {"trace_id": workload.trace, "filename": stored.get("filename"),
+                              **(resolved.trace or {})}
             return resolved, configs
         scenario = store.scenario(workload.scenario or "")
         if scenario is None:
@@ -93,6 +109,8 @@ async def resolve(workload: P.Workload, configs: list[dict[str, Any]],
         return (await resolve(inner, chosen, store))[0], chosen
     except TraceFormatError as err:
         raise BuildError(str(err), err.field or None, "workload") from err
+    except TraceDependencyError as err:
+        raise BuildError(str(err), "trace", "workload") from err
     except WorkloadError as err:
         raise BuildError(str(err), err.field, err.code) from err
 

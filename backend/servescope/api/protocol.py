@@ -36,6 +36,22 @@ class EngineInfo(BaseModel):
     num_usable_blocks: int
 
 
+class TraceInfo(BaseModel):
+    """An uploaded trace the session runs: its name, and what it does and does not record."""
+
+    model_config = ConfigDict(extra="forbid")
+    trace_id: str
+    filename: str | None
+    format: str
+    kind: Literal["requests", "steps"]
+    num_rows: int
+    skipped: dict[str, int]
+    notes: list[str]
+    unknown: list[str]  # what the format does not record (the views say so)
+    source: str | None  # a servescope-steps recording's own source: simulated | recorded
+    measured: dict[str, float | int] | None  # a benchmark's measured results, summary keys
+
+
 class Init(Message):
     type: Literal["init"] = "init"
     session_id: str
@@ -52,6 +68,7 @@ class Init(Message):
     max_fps: int
     playing: bool
     speed: float
+    trace: TraceInfo | None = None
 
 
 class PackedRecord(BaseModel):

@@ -68,7 +68,8 @@ class Session:
                 "block_size": b.engines[0]["block_size"], "engines": b.engines,
                 "num_records": len(self.tracks[0].packed) if self.tracks[0].done else None,
                 "keyframe_interval": self.settings.keyframe_interval,
-                "max_fps": self.settings.max_fps, "playing": self.playing, "speed": self.speed}
+                "max_fps": self.settings.max_fps, "playing": self.playing, "speed": self.speed,
+                "trace": b.trace}
         return dumps(head)[:-1] + ',"requests":' + b.requests_text + "}"
 
     def status_text(self) -> str:

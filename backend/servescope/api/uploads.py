@@ -13,7 +13,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 
 from servescope.api.store import Store
 from servescope.api.workloads import read_trace
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceDependencyError, TraceFormatError
 
 log = logging.getLogger(__name__)
 
@@ -102,9 +102,9 @@ def _parse_and_commit(store: Store, part: _FilePart) -> dict[str, Any]:
     except (UnicodeDecodeError, OSError, ValueError) as err:
         raise UploadError(400, f"{part.filename}: not a trace this server reads ({err})",
                           line=0, field="") from err
-    except ImportError as err:  # an optional format whose reader is not installed
-        raise UploadError(400, f"{part.filename}: this server cannot read that format "
-                          f"({err})", line=0, field="") from err
+    except TraceDependencyError as err:  # the server lacks a reader's optional package
+        raise UploadError(501, f"{part.filename}: this server cannot read that format: {err}",
+                          line=0, field="") from err
     except Exception as err:  # an adapter bug must not become a 5xx or lose the session
         log.exception("reading upload %s", part.filename)
         raise UploadError(400, f"{part.filename}: could not read the trace ({type(err).__name__})",
@@ -128,4 +128,5 @@ def _summary(workload: Any) -> dict[str, Any]:
         "median_prompt_len": prompts[len(prompts) // 2],
         "median_output_len": outputs[len(outputs) // 2],
         "duration_s": (max(times) - min(times)) if times else None,
+        "measured": (workload.trace or {}).get("measured"),
     }
