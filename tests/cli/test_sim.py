@@ -43,8 +43,31 @@ def test_sim_reports_a_bad_config_key_without_traceback(tmp_path: Path) -> None:
 
 
 def test_sim_names_the_bad_request(tmp_path: Path) -> None:
-    (tmp_path / "w.json").write_text(json.dumps([{"id": "a", "prompt_len": 3, "output_len": 2,
-                                                  "arrival_step": 0}, {"id": "b"}]))
+    text = json.dumps([{"id": "a", "prompt_len": 3, "output_len": 2, "arrival_step": 0},
+                       {"id": "b", "output_len": 2, "arrival_step": 0}], indent=1)
+    (tmp_path / "w.json").write_text(text)
     (tmp_path / "c.json").write_text(json.dumps({"num_gpu_blocks": 10}))
     done = _run("sim", "--workload", str(tmp_path / "w.json"), "--config", str(tmp_path / "c.json"))
-    assert done.returncode == 2 and "request 1" in done.stderr and "prompt_len" in done.stderr
+    line_of_b = text[:text.index('"b"')].count("\n")  # the line its object opens on
+    assert done.returncode == 2
+    assert f"line {line_of_b}, field 'prompt_len'" in done.stderr
+
+
+def test_sim_from_a_recordings_header_makes_the_recorded_decisions(tmp_path: Path) -> None:
+    """The recordings of vLLM's scheduler with prefixes and priorities, re-simulated through the
+    CLI from their own headers (a workload reader that drops `prefix` or `priority` fails)."""
+    from servescope.capture_replay import first_difference, read_recording, views
+
+    recordings = Path(__file__).resolve().parents[2] / "traces" / "recordings"
+    for name in ("prefix_sysprompt", "priority_preemption"):
+        head, rows = read_recording(recordings / f"{name}.jsonl")
+        assert any(r.get("prefix") for r in head["requests"]) or any(
+            r.get("priority") for r in head["requests"])
+        (tmp_path / "w.json").write_text(json.dumps(head["requests"]))
+        (tmp_path / "c.json").write_text(json.dumps(head["config"]))
+        out = tmp_path / f"{name}.jsonl"
+        done = _run("sim", "--workload", str(tmp_path / "w.json"), "--config",
+                    str(tmp_path / "c.json"), "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        _, ours = read_recording(out)
+        assert first_difference(list(views(ours)), list(views(rows))) is None, name

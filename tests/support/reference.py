@@ -7,20 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from servescope.cli.sim import load_workload
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.records import BlockTables
-from servescope.core.request import RequestSpec
-
-
-def load_workload(path: Path) -> list[RequestSpec]:
-    specs = []
-    for row in json.loads(path.read_text()):
-        shared = row.get("shared_prefix")
-        prefix = ((shared["id"], shared["len"]),) if shared else ()
-        specs.append(RequestSpec(row["id"], row["prompt_len"], row["output_len"],
-                                 arrival_step=row.get("arrival_step"), prefix=prefix))
-    return specs
 
 
 def run_case(directory: Path, name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

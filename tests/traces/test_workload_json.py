@@ -25,7 +25,16 @@ def test_arrival_seconds_and_priority(write):
     assert (spec.arrival_s, spec.arrival_step, spec.priority, spec.prefix) == (0.5, None, 3, ())
 
 
+def test_a_recording_headers_prefix_segments(write):
+    path = write("w.json", '[{"id": "a", "arrival_step": 2, "prompt_len": 40, "output_len": 2, '
+                 '"prefix": [["sys", 16], ["doc", 8]]}]')
+    (spec,), _ = load(path, "workload-json")
+    assert spec.prefix == (("sys", 16), ("doc", 8))
+
+
 @pytest.mark.parametrize("bad, field", [
+    ('{"id": "b", "arrival_step": 0, "prompt_len": 4, "output_len": 2, "prefix": [["k"]]}',
+     "prefix"),
     ('{"id": "b", "arrival_step": 0, "prompt_len": -4, "output_len": 2}', "prompt_len"),
     ('{"id": "b", "prompt_len": 4, "output_len": 2}', "arrival_s"),
     ('{"id": "b", "arrival_s": -1, "prompt_len": 4, "output_len": 2}', "arrival_s"),

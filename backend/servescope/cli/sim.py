@@ -16,6 +16,9 @@ from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.diagnosis_check import prepare
 from servescope.recording import atomic_writer, header, write_recording
+from servescope.traces import workload_json
+from servescope.traces.errors import TraceFormatError
+from servescope.traces.report import TraceReport
 
 HELP = "simulate a workload under an engine config"
 DESCRIPTION = ("Simulate a workload step by step with vLLM V1 semantics (or a contrast "
@@ -24,7 +27,8 @@ DESCRIPTION = ("Simulate a workload step by step with vLLM V1 semantics (or a co
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workload", required=True, type=Path,
-                        help="JSON list of {id, arrival_step | arrival_s, prompt_len, output_len}")
+                        help="JSON list of {id, arrival_step | arrival_s, prompt_len, output_len, "
+                             "priority?, shared_prefix? | prefix?} (docs/trace-format.md)")
     parser.add_argument("--config", required=True, type=Path,
                         help="engine config JSON with vLLM engine-argument names")
     parser.add_argument("--out", type=Path, help="write step records as JSONL here")
@@ -66,21 +70,13 @@ def load_config(path: Path) -> EngineConfig:
 
 
 def load_workload(path: Path) -> list[RequestSpec]:
-    data = _read_json(path)
-    if not isinstance(data, list):
-        raise CliError(f"{path}: a workload must be a JSON list of requests")
-    specs = []
-    for index, row in enumerate(data):
-        try:
-            shared = row.get("shared_prefix")
-            specs.append(RequestSpec(
-                id=str(row["id"]), prompt_len=int(row["prompt_len"]),
-                output_len=int(row["output_len"]), arrival_step=row.get("arrival_step"),
-                arrival_s=row.get("arrival_s"),
-                prefix=((str(shared["id"]), int(shared["len"])),) if shared else ()))
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
-            raise CliError(f"{path}: request {index}: bad or missing field {err}") from err
-    return specs
+    """The workload JSON the trace adapter reads (errors name the line and field)."""
+    try:
+        return list(workload_json.read(path, TraceReport("workload-json", "requests")))
+    except TraceFormatError as err:
+        raise CliError(f"{path}: {err}") from err
+    except OSError as err:
+        raise CliError(f"{path}: {err.strerror}") from err
 
 
 def _read_json(path: Path) -> Any:

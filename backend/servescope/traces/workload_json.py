@@ -1,6 +1,7 @@
 """ServeScope workload JSON: a list of {id, arrival_step | arrival_s, prompt_len, output_len,
-priority?, shared_prefix?: {id, len}} (the vllm-reference `*.workload.json` shape); a shared
-prefix becomes the segment ((id, len),). Errors name the line the offending request starts on."""
+priority?, shared_prefix?: {id, len} | prefix?: [[key, len], ...]} (the vllm-reference
+`*.workload.json` shape, or a recording header's `requests`); a shared prefix becomes the
+segment ((id, len),). Errors name the line the offending request starts on."""
 
 from __future__ import annotations
 
@@ -82,13 +83,7 @@ def to_spec(report: TraceReport, row: Any, line: int) -> RequestSpec | None:
     seconds = row.get("arrival_s")
     if step is None and seconds is None:
         raise TraceFormatError(line, "arrival_s", "missing (give arrival_step or arrival_s)")
-    prefix: tuple[tuple[str, int], ...] = ()
-    if row.get("shared_prefix") is not None:
-        shared = row["shared_prefix"]
-        if not isinstance(shared, dict):
-            raise TraceFormatError(line, "shared_prefix", "expected {id, len}")
-        prefix = ((str(require(shared, "id", line)),
-                   parse_count(require(shared, "len", line), line, "shared_prefix.len")),)
+    prefix = _prefix(row, line)
     spec = build_spec(
         report, str(rid), parse_count(require(row, "prompt_len", line), line, "prompt_len"),
         parse_count(require(row, "output_len", line), line, "output_len"),
@@ -102,6 +97,20 @@ def to_spec(report: TraceReport, row: Any, line: int) -> RequestSpec | None:
         spec = RequestSpec(spec.id, spec.prompt_len, spec.output_len, spec.arrival_step,
                            spec.arrival_s, spec.prefix, priority)
     return spec
+
+
+def _prefix(row: dict[str, Any], line: int) -> tuple[tuple[str, int], ...]:
+    if row.get("shared_prefix") is not None:
+        shared = row["shared_prefix"]
+        if not isinstance(shared, dict):
+            raise TraceFormatError(line, "shared_prefix", "expected {id, len}")
+        return ((str(require(shared, "id", line)),
+                 parse_count(require(shared, "len", line), line, "shared_prefix.len")),)
+    segments = row.get("prefix") or []
+    if not isinstance(segments, list) or not all(
+            isinstance(s, list) and len(s) == 2 for s in segments):
+        raise TraceFormatError(line, "prefix", "expected a list of [key, len] pairs")
+    return tuple((str(key), parse_count(n, line, "prefix")) for key, n in segments)
 
 
 def _at_least_zero(value: Any, line: int, field: str) -> float:
