@@ -3,6 +3,7 @@ import test from "node:test";
 
 import { appendRecord, createHistory } from "../../frontend/static/js/state/history.js";
 import { applyRecord, createRun } from "../../frontend/static/js/state/reduce.js";
+import { entry, rec } from "./helpers.mjs";
 import { INIT, RECORDS } from "./scenario.mjs";
 
 function build(records = RECORDS) {
@@ -82,4 +83,16 @@ test("KV waste is the time-weighted share of slots that hold no token state", ()
   const { h } = build(recs);
   // waste slot-ms 1*10 + 1*10 = 20 over slot-ms 4*10 + 4*10 + 1*20 = 100: 20%
   assert.ok(Math.abs(h.cols.kv_waste_pct[2] - (100 * 20) / 100) < 1e-9);
+});
+
+test("an anonymous batch slot's tokens count towards the rate but give no TTFT or ITL", () => {
+  const h = createHistory();
+  const slots = (step, t) => rec({ step, iter: step, time_s: t, running: ["~gen0", "a"],
+    scheduled: [entry("~gen0", 1, 5), entry("a", 1, 9)] });
+  appendRecord(h, slots(0, 0), null);
+  appendRecord(h, slots(1, 0.01), null);
+  assert.equal(h.totals.tokens, 4);
+  assert.equal(h.totals.ttft_count, 1); // a's first token only
+  assert.equal(h.itlRing.size, 1); // a's second token only
+  assert.equal(h.itlAll.total, 1);
 });

@@ -2,6 +2,7 @@
 // plot, per-request timeline spans, and each step's batch for the strip of past steps.
 // Records replayed after a seek back are already known and leave the history unchanged.
 
+import { isPlaceholder } from "./reduce.js";
 import { LogHistogram, Ring } from "./stats.js";
 
 // Column names carry their unit; every array has one entry per record index.
@@ -71,11 +72,14 @@ function recordSpans(h, rec, i, t1) {
   }
 }
 
+// A placeholder (an anonymous batch slot of a vLLM log) is no request from step to step: its
+// tokens count towards the output rate, but it has no TTFT or ITL of its own.
 function recordTokens(h, rec, t1) {
   let tokens = 0;
   for (const e of rec.scheduled) {
     if (!e.sampled) continue;
     tokens += 1;
+    if (isPlaceholder(e.id)) continue;
     const prev = h.lastToken.get(e.id);
     if (prev === undefined) {
       const ttft = (t1 - (h.arrival.get(e.id) ?? rec.time_s)) * 1000;
