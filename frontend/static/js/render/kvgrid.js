@@ -6,12 +6,20 @@
 //          |.    ^|  top-right notch: holds a prefix-cache hash
 //          |######|  solid part: filled token slots; pale part: empty slots
 //          +------+  free cached block: pale tint of its last owner
+// A block held by a placeholder (ids "~...": in use, request unknown) is one neutral colour.
 
 import { blockAt, cellOrigin, gridLayout } from "./layout.js";
 import { packedFor, rgbFor } from "../state/palette.js";
 
 const FLASH_MS = 450;
 const PUT_CELLS_MAX = 48;
+const PLACEHOLDER = -2; // what a cell shows as its owner when a placeholder holds it
+
+/** The owner a cell shows: placeholders are one, so one taking over from another is no change. */
+function shownOwnerOf(run, b) {
+  const owner = run.owner[b];
+  return owner >= 0 && run.reqs[owner]?.placeholder ? PLACEHOLDER : owner;
+}
 
 function pack(r, g, b, a = 255) {
   return ((a << 24) | (b << 16) | (g << 8) | r) >>> 0;
@@ -25,9 +33,9 @@ function tint([r, g, b], k) {
 export function gridTheme(dark = false) {
   return dark
     ? { free: pack(38, 42, 48), nul: pack(90, 90, 90), mark: pack(255, 255, 255),
-      flash: pack(255, 255, 255), bg: pack(0, 0, 0), emptyTint: 0.55 }
+      flash: pack(255, 255, 255), bg: pack(0, 0, 0), emptyTint: 0.55, placeholder: pack(107, 122, 140) }
     : { free: pack(230, 233, 237), nul: pack(110, 110, 110), mark: pack(0, 0, 0),
-      flash: pack(0, 0, 0), bg: pack(255, 255, 255), emptyTint: 0.7 };
+      flash: pack(0, 0, 0), bg: pack(255, 255, 255), emptyTint: 0.7, placeholder: pack(140, 150, 163) };
 }
 
 export class KvGrid {
@@ -86,7 +94,7 @@ export class KvGrid {
     this.flashQueue.length = 0;
     this.flashHead = 0;
     this.shownBits.fill(0xffff);
-    this.shownOwner.set(run.owner);
+    for (let b = 0; b < run.numBlocks; b++) this.shownOwner[b] = shownOwnerOf(run, b);
     this.shownCached.set(run.cached);
     for (let b = 0; b < run.numBlocks; b++) this.paintCell(run, b, false);
     this.ctx.putImageData(this.image, 0, 0);
@@ -98,8 +106,9 @@ export class KvGrid {
   drawChanged(run, blocks, now, animate = true) {
     const painted = [];
     for (const b of blocks) {
-      const flash = animate && (this.shownOwner[b] !== run.owner[b] || this.cachedShown(run, b));
-      this.shownOwner[b] = run.owner[b];
+      const owner = shownOwnerOf(run, b);
+      const flash = animate && (this.shownOwner[b] !== owner || this.cachedShown(run, b));
+      this.shownOwner[b] = owner;
       if (flash) {
         this.flashUntil[b] = now + FLASH_MS;
         this.flashQueue.push(b, now + FLASH_MS);
@@ -156,10 +165,11 @@ export class KvGrid {
    * (A decode adds one token to a block: most steps change no cell's pixels.) */
   paintCell(run, b, flash) {
     const { cell, cols, pitch } = this.layout;
-    const owner = run.owner[b];
-    const filledRows = owner >= 0 ? Math.round((run.fill[b] / run.blockSize) * cell) : 0;
-    const freeCached = owner < 0 && run.cached[b] && run.lastOwner[b] >= 0;
-    const who = b === 0 ? -3 : owner >= 0 ? owner : freeCached ? -4 - run.lastOwner[b] : -1;
+    const owner = shownOwnerOf(run, b);
+    const filledRows = owner === PLACEHOLDER ? cell
+      : owner >= 0 ? Math.round((run.fill[b] / run.blockSize) * cell) : 0;
+    const freeCached = owner === -1 && run.cached[b] && run.lastOwner[b] >= 0 && !run.reqs[run.lastOwner[b]]?.placeholder;
+    const who = b === 0 ? -3 : owner !== -1 ? owner : freeCached ? -4 - run.lastOwner[b] : -1;
     const bits = filledRows | (run.cached[b] << 8) | ((run.ref[b] > 1) << 9) | (flash << 10);
     if (this.shownWho[b] === who && this.shownBits[b] === bits) return false;
     this.shownWho[b] = who;
@@ -170,6 +180,7 @@ export class KvGrid {
     const px = this.pixels;
     let top, bottom;
     if (b === 0) top = bottom = this.theme.nul;
+    else if (owner === PLACEHOLDER) top = bottom = this.theme.placeholder;
     else if (owner >= 0) ({ empty: top, solid: bottom } = this.colours(owner));
     else if (freeCached) top = bottom = this.colours(run.lastOwner[b]).cachedFree;
     else top = bottom = this.theme.free;

@@ -35,6 +35,10 @@ export function createRun(init) {
   return run;
 }
 
+/** Ids starting with "~" stand for no known request: a vLLM log's anonymous batch slots, and
+ * the holders of blocks a recording says are in use without saying by whom (~kv, ~cache). */
+export const isPlaceholder = (id) => typeof id === "string" && id.startsWith("~");
+
 /** The request's stable index (its colour), registering unseen ids. */
 export function requestIndex(run, id, spec = null) {
   let i = run.index.get(id);
@@ -44,7 +48,7 @@ export function requestIndex(run, id, spec = null) {
   run.index.set(id, i);
   run.reqs.push({
     id, spec, status: "pending", num_computed_tokens: 0, num_output_tokens: 0,
-    num_cached_tokens: 0, num_preemptions: 0,
+    num_cached_tokens: 0, num_preemptions: 0, placeholder: isPlaceholder(id),
   });
   return i;
 }

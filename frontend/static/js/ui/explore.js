@@ -7,7 +7,7 @@ import { drawHighlight, KvGrid } from "../render/kvgrid.js";
 import { drawQueues } from "../render/queues.js";
 import { forgetSizes, widthOf } from "../render/size.js";
 import { rowAt, Timeline } from "../render/timeline.js";
-import { drainChanged } from "../state/reduce.js";
+import { drainChanged, isPlaceholder } from "../state/reduce.js";
 import { batchView, blockInfo, blockTable, lanes, pastBatches, requestInfo } from "../state/select.js";
 
 const $ = (doc, id) => doc.getElementById(id);
@@ -187,6 +187,9 @@ export class ExploreView {
 
 function describeBlock(i) {
   if (i.is_null) return `block 0: the null block, reserved by vLLM; never allocated`;
+  if (isPlaceholder(i.owner)) {
+    return `block ${i.block}: in use; the recording does not say by which request (${i.owner})`;
+  }
   const who = i.owner !== null ? `owned by ${i.owner}` : "free";
   const cache = i.cached ? `, prefix-cached${i.owner === null && i.last_owner ? ` (last held by ${i.last_owner})` : ""}` : "";
   return `block ${i.block}: ${who}, ${i.fill}/${i.block_size} slots filled, ref count ${i.ref_count}${cache}`;
