@@ -2,13 +2,18 @@
 // rendering and input together. Everything else is a module that does one of those.
 
 import { openLink } from "./transport/index.js";
+import { uploadTrace } from "./transport/upload.js";
 import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
+import { changesEngines, configureMessage, joinPlan, paneLabels } from "./ui/compare_mode.js";
+import { bindPlayback, drawControls, drivesSession, lockControls } from "./ui/controls.js";
 import { bindTools } from "./ui/diagnosis.js";
-import { actionForKey, sliderToSpeed, speedToSlider } from "./ui/keys.js";
-import { buildForm, collect, fillPresets, CONFIG_FIELDS, SYNTHETIC_FIELDS } from "./ui/panels.js";
+import { actionForKey, sliderToSpeed } from "./ui/keys.js";
+import { bindPanels, showWorkload, UPLOADED } from "./ui/panels.js";
+import { drawProvenance } from "./ui/provenance.js";
 import { forgetSizes } from "./render/size.js";
 import { caption } from "./state/caption.js";
+import { uploadStatus } from "./state/provenance.js";
 import { applyKeyframe } from "./state/keyframe.js";
 import { historyIndexAt } from "./state/select.js";
 import { appendRecord } from "./state/history.js";
@@ -38,18 +43,6 @@ function showError(message) {
   el.textContent = message ?? "";
 }
 
-function paneConfigs() {
-  if (scenario.view !== "compare") return [scenario.config];
-  const list = scenario.compare.length >= 2 ? scenario.compare
-    : [{ policy: "vllm-v1" }, { policy: "vllm-v0" }];
-  return list.map((c) => ({ ...scenario.config, ...c }));
-}
-
-function labelFor(config) {
-  const parts = Object.entries(config).map(([k, v]) => `${k}=${v}`);
-  return parts.length ? parts.join(", ") : "defaults";
-}
-
 // --- the session ----------------------------------------------------------------------------
 // One WebSocket session; in compare mode it runs 2-4 engines in lockstep and every message
 // about one of them carries its number (`engine`), which is also its pane's index.
@@ -73,46 +66,29 @@ function handle(msg) {
 
 function onInit(msg) {
   const engines = msg.engines?.length ? msg.engines : [msg];
-  const configs = paneConfigs();
+  const labels = paneLabels(scenario, engines);
   store.panes.length = engines.length;
   engines.forEach((e, i) => {
     const pane = resetPane(store, i, { ...msg, ...e, engines: undefined });
-    pane.label = configs.length === engines.length ? labelFor(configs[i]) : (e.label ?? "");
+    pane.label = labels[i];
     pane.playing = !!msg.playing;
   });
   store.role = msg.role ?? "driver";
+  lockControls(doc, store.role === "follower");
   if (msg.session_id) store.sessionId = msg.session_id;
   if (msg.speed) scenario.speed = clampSpeed(msg.speed);
   showError(null);
-  if (!configured && wantsConfigure(msg)) {
-    configured = true;
-    return sendConfigure();
-  }
+  store.formReadOnly = showWorkload(doc, msg, { presets: boot.presets ?? [], preset: scenario.preset,
+    pageConfig: { ...(boot.config ?? {}), ...scenario.config }, readOnly: store.formReadOnly });
+  const plan = joinPlan(msg, scenario, { first: !configured, bootPreset: boot.preset });
+  if (plan.view) setView(plan.view, { reconfigure: false });
+  const first = !configured;
   configured = true;
+  if (first && plan.configure) return sendConfigure();
   if (Number.isInteger(scenario.step) && scenario.step > 0 && !store.seeked) {
     store.seeked = true;
     send({ type: "seek", step: scenario.step });
   }
-}
-
-// The page joins the session the server named; it reconfigures it only when the URL asks for
-// something else than what the session runs (a compare, other flags, another workload). A
-// follower never does, and a page that joins someone's compare session shows it as a compare.
-function wantsConfigure(init) {
-  const engines = init.engines?.length ?? 1;
-  if (init.role === "follower") {
-    if (engines > 1 && scenario.view !== "compare") setView("compare", { reconfigure: false });
-    return false;
-  }
-  if (scenario.view === "compare") return scenario.compare.length >= 2 || engines === 1;
-  if (engines !== 1) {
-    if (!scenario.session) return true; // the demo page asked for one engine
-    setView("compare", { reconfigure: false });
-    return false;
-  }
-  if (Object.keys(scenario.config).length) return true;
-  if (scenario.trace || scenario.preset === "synthetic") return true;
-  return (init.preset ?? boot.preset ?? "demo") !== scenario.preset;
 }
 
 function onKeyframe(i, msg) {
@@ -128,7 +104,8 @@ function onKeyframe(i, msg) {
 const ECHO_MS = 1500;
 
 function onStatus(msg) {
-  if (performance.now() - (store.sentAt ?? -Infinity) < ECHO_MS) return;
+  // the end of a run is no echo: a short run ends within ECHO_MS of its play
+  if (!msg.done && performance.now() - (store.sentAt ?? -Infinity) < ECHO_MS) return;
   store.panes.forEach((p) => { p.playing = !!msg.playing; });
   if (msg.speed) scenario.speed = clampSpeed(msg.speed);
   markDirty(store, "controls");
@@ -140,10 +117,7 @@ function send(msg) {
 }
 
 function sendConfigure() {
-  const configs = paneConfigs();
-  const msg = configs.length > 1 ? { type: "configure", configs, workload: workloadSpec() }
-    : { type: "configure", config: configs[0], workload: workloadSpec() };
-  send(msg);
+  send(configureMessage(scenario, workloadSpec()));
 }
 
 function connect() {
@@ -226,14 +200,14 @@ function setView(view, { reconfigure = true } = {}) {
   for (const b of doc.querySelectorAll("[data-view]")) b.setAttribute("aria-pressed", String(b.dataset.view === view));
   explore?.setDark(view === "projection");
   updateUrl();
-  if (reconfigure && (old === "compare") !== (view === "compare") && link) sendConfigure();
+  if (reconfigure && changesEngines(old, view) && link && store.role !== "follower") sendConfigure();
   markDirty(store, "all");
 }
 
 function onKey(ev) {
   if (ev.target.closest?.("input[type=text], select, textarea")) return;
   const a = actionForKey(ev);
-  if (!a) return;
+  if (!a || (store.role === "follower" && drivesSession(a))) return;
   ev.preventDefault();
   if (a.type === "toggle") (store.panes.some((p) => p.playing) ? pause : play)();
   else if (a.type === "step") stepBy(a.n);
@@ -252,89 +226,51 @@ function applyConfig(config) {
 }
 
 function bindControls() {
-  $("btn-play").addEventListener("click", () => (store.panes.some((p) => p.playing) ? pause : play)());
-  $("btn-fwd").addEventListener("click", () => stepBy(1));
-  $("btn-back").addEventListener("click", () => stepBy(-1));
-  $("speed").addEventListener("input", (ev) => setSpeed(sliderToSpeed(ev.target.value)));
-  $("scrub").addEventListener("change", (ev) => seekIndex(Number(ev.target.value)));
-  for (const b of doc.querySelectorAll("[data-view]")) b.addEventListener("click", () => setView(b.dataset.view));
-  doc.addEventListener("keydown", onKey);
+  bindPlayback(doc, { toggle: () => (store.panes.some((p) => p.playing) ? pause : play)(),
+    stepBy, seekIndex, setView, onKey, setSpeed: (v) => setSpeed(sliderToSpeed(v)) });
   window.addEventListener("resize", () => {
     forgetSizes();
     markDirty(store, "all");
   });
-  bindPanels();
+  bindPanels(doc, { ...boot, config: { ...(boot.config ?? {}), ...scenario.config } }, scenario.preset,
+    { onApply, onUpload: upload });
   bindTools(doc, { sessionId: () => store.sessionId ?? boot.session_id,
     charts: () => explore?.charts?.charts ?? [] });
 }
 
-function bindPanels() {
-  buildForm($("config-form"), CONFIG_FIELDS, { ...(boot.config ?? {}), ...scenario.config });
-  buildForm($("synthetic"), SYNTHETIC_FIELDS, boot.synthetic_defaults ?? {});
-  fillPresets($("preset"), boot.presets ?? [], scenario.preset);
-  $("preset").addEventListener("change", (ev) => {
-    const p = (boot.presets ?? []).find((x) => x.name === ev.target.value);
-    setText("preset-about", p?.description ?? "");
-  });
-  $("apply").addEventListener("click", (ev) => {
-    ev.preventDefault();
-    const { config, synthetic, errors } = collect($("config-form"), $("workload-form"));
-    const messages = Object.values(errors);
-    $("form-errors").hidden = messages.length === 0;
-    $("form-errors").textContent = messages.join("\n");
-    if (messages.length) return;
-    scenario.preset = $("preset").value;
-    scenario.synthetic = synthetic;
-    applyConfig(config);
-  });
-  $("upload").addEventListener("change", (ev) => upload(ev.target.files[0]));
+// Apply: the chosen workload (a preset, synthetic, or the uploaded trace) with the form's config.
+// The form shows a replay's recorded config: leaving the replay keeps the page's own.
+function onApply({ config, synthetic, choice }) {
+  if (choice === UPLOADED && store.formReadOnly) return applyConfig({}); // a replay runs as recorded
+  if (choice !== UPLOADED) Object.assign(scenario, { trace: null, preset: choice });
+  scenario.synthetic = synthetic;
+  applyConfig(store.formReadOnly ? scenario.config : config);
 }
 
 async function upload(file) {
   if (!file) return;
   setText("upload-status", `uploading ${file.name}…`);
-  const body = new FormData();
-  body.append("file", file);
   try {
-    const res = await fetch(boot.upload_url ?? "/api/traces", { method: "POST", body });
-    const data = await res.json().catch(() => ({}));
-    if (!res.ok) throw new Error(data.detail?.message ?? data.detail ?? data.message ?? `HTTP ${res.status}`);
-    setText("upload-status", `${file.name}: ${data.num_requests ?? "?"} requests`);
-    scenario.trace = data.trace_id ?? data.id;
-    applyConfig(scenario.config);
+    const data = await uploadTrace(boot.upload_url ?? "/api/traces", file);
+    setText("upload-status", uploadStatus(file.name, data));
+    scenario.trace = data.trace_id;
+    applyConfig(data.report?.kind === "steps" ? {} : scenario.config); // a replay runs as recorded
   } catch (err) {
     setText("upload-status", "");
-    showError(`Upload failed: ${typeof err.message === "string" ? err.message : JSON.stringify(err.message)}`);
+    showError(`Upload failed: ${err.message}`);
   }
 }
 
 // --- drawing --------------------------------------------------------------------------------
 
-function drawControls() {
-  const p = lead();
-  const playing = store.panes.some((x) => x.playing);
-  setText("btn-play", playing ? "\u275a\u275a Pause" : "\u25b6 Play");
-  setText("speed-out", `${scenario.speed}x`);
-  const slider = $("speed");
-  if (doc.activeElement !== slider) slider.value = String(speedToSlider(scenario.speed));
-  if (!p) return;
-  const rec = p.run.record;
-  const idx = historyIndexAt(p.history, p.run.cursor);
-  const scrub = $("scrub");
-  scrub.max = String(Math.max(0, p.history.length - 1, (p.init.num_records ?? 0) - 1));
-  if (doc.activeElement !== scrub) scrub.value = String(Math.max(0, idx));
-  setText("step-out", rec ? `${rec.step}` : "-");
-  setText("clock", rec ? `t = ${(rec.time_s + rec.step_time_ms / 1000).toFixed(3)} s` : "t = 0.000 s");
-  const source = p.run.source;
-  setText("source-label", source);
-  $("source-label").dataset.source = source;
-  setText("scenario-name", `${scenario.preset}${p.status === "done" ? " · run complete" : ""}`);
-  setText("caption", caption(p.run, rec));
-}
-
 function draw(dirty) {
   const now = performance.now();
-  drawControls();
+  const p = lead();
+  drawControls(doc, p, { playing: store.panes.some((x) => x.playing), speed: scenario.speed });
+  if (p) {
+    drawProvenance(doc, p, scenario.preset);
+    setText("caption", caption(p.run, p.run.record));
+  }
   let again = false;
   if (scenario.view === "compare") compare?.draw(dirty, store.panes, now);
   else if (lead()) again = explore.draw(dirty, lead(), now);
@@ -345,7 +281,7 @@ function onSelect(sel) {
   if (sel.request !== undefined) explore.selected = sel.request;
   if (sel.fromBlock !== undefined && lead()) {
     const owner = lead().run.owner[sel.fromBlock];
-    explore.selected = owner >= 0 ? lead().run.ids[owner] : null;
+    explore.selected = owner >= 0 && !lead().run.reqs[owner].placeholder ? lead().run.ids[owner] : null;
   }
   markDirty(store, sel.block !== undefined ? "hover" : "select");
 }

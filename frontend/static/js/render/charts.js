@@ -1,4 +1,4 @@
-// Time series over simulated time with uPlot: output tokens/s, TTFT and ITL p50/p99 (rolling),
+// Time series over the run's time with uPlot: output tokens/s, TTFT and ITL p50/p99 (rolling),
 // KV usage, queue depths and preemptions. Units on every axis; a line marks the cursor.
 // uPlot is passed in (the page imports it from the npm package the app serves).
 
@@ -24,7 +24,7 @@ function options(spec, width, height, theme) {
     title: spec.title,
     scales: { x: { time: false }, y: spec.range ? { range: spec.range } : {} },
     axes: [
-      { ...axis, label: "simulated time (s)" },
+      { ...axis, label: "time (s)" }, // simulated or recorded: the panel's heading says which
       { ...axis, label: spec.unit, size: 56 },
     ],
     series: [

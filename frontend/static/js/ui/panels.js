@@ -46,6 +46,18 @@ export function buildForm(form, fields, values) {
   form.appendChild(frag);
 }
 
+/** Show `values` in the form's inputs; `readOnly` disables them (a replay's recorded config). */
+export function fillForm(form, fields, values, readOnly = false) {
+  for (const field of fields) {
+    const el = form.querySelector(`[name="${field.name}"]`);
+    if (!el) continue;
+    const value = values?.[field.name];
+    if (field.kind === "bool") el.checked = !!value;
+    else el.value = value ?? (field.kind === "choice" ? field.options[0] : "");
+    el.disabled = readOnly;
+  }
+}
+
 /** Raw values of the fields present in `form`. */
 export function readForm(form, fields) {
   const raw = {};
@@ -82,21 +94,60 @@ export function collect(configForm, workloadForm) {
   return { config: c.values, synthetic: s.values, errors: { ...c.errors, ...s.errors } };
 }
 
-/** Presets as <option>s (text only); `presets` = [{name, title?, description?}]. */
-export function fillPresets(select, presets, current) {
+// The workload select's entry for the uploaded trace the page runs.
+export const UPLOADED = "uploaded";
+
+/** Presets as <option>s (text only); `presets` = [{name, title?, description?}]. `upload`
+ * names the uploaded trace the page runs, shown as one more choice. */
+export function fillPresets(select, presets, current, upload = null) {
   const doc = select.ownerDocument;
   select.replaceChildren();
-  for (const p of presets) {
+  const option = (value, text) => {
     const o = doc.createElement("option");
-    o.value = p.name;
-    o.textContent = p.title ?? p.name;
+    o.value = value;
+    o.textContent = text;
     select.appendChild(o);
-  }
-  const synthetic = doc.createElement("option");
-  synthetic.value = "synthetic";
-  synthetic.textContent = "synthetic (parameters below)";
-  select.appendChild(synthetic);
-  if (current) select.value = current;
+  };
+  for (const p of presets) option(p.name, p.title ?? p.name);
+  option("synthetic", "synthetic (parameters below)");
+  if (upload) option(UPLOADED, `uploaded: ${upload}`);
+  if (upload) select.value = UPLOADED;
+  else if (current) select.value = current;
+}
+
+/** The workload select names the uploaded trace a session runs; a replay's config form shows
+ * the config it was recorded with, read-only, and any other run the page's own config (put
+ * back when the form was a replay's). Returns whether the form is now read-only. */
+export function showWorkload(doc, init, { presets, preset, pageConfig, readOnly }) {
+  const form = doc.getElementById("config-form");
+  if (init.trace) fillPresets(doc.getElementById("preset"), presets, preset, init.trace.filename ?? init.trace.format);
+  const replay = init.source === "replayed";
+  if (replay) fillForm(form, CONFIG_FIELDS, init.config, true);
+  else if (readOnly) fillForm(form, CONFIG_FIELDS, pageConfig);
+  doc.getElementById("config-note").textContent = replay ? "the recording's config: a replay cannot change it" : "";
+  return replay;
+}
+
+/** Build the forms from `boot` (config, synthetic_defaults, presets) and bind them:
+ * `onApply({config, synthetic, choice})` once both forms validate, `onUpload(file)`. */
+export function bindPanels(doc, boot, preset, { onApply, onUpload }) {
+  const $ = (id) => doc.getElementById(id);
+  buildForm($("config-form"), CONFIG_FIELDS, boot.config ?? {});
+  buildForm($("synthetic"), SYNTHETIC_FIELDS, boot.synthetic_defaults ?? {});
+  fillPresets($("preset"), boot.presets ?? [], preset);
+  $("preset").addEventListener("change", (ev) => {
+    const p = (boot.presets ?? []).find((x) => x.name === ev.target.value);
+    $("preset-about").textContent = p?.description ?? "";
+  });
+  $("apply").addEventListener("click", (ev) => {
+    ev.preventDefault();
+    const { config, synthetic, errors } = collect($("config-form"), $("workload-form"));
+    const messages = Object.values(errors);
+    $("form-errors").hidden = messages.length === 0;
+    $("form-errors").textContent = messages.join("\n");
+    if (!messages.length) onApply({ config, synthetic, choice: $("preset").value });
+  });
+  $("upload").addEventListener("change", (ev) => onUpload(ev.target.files[0]));
 }
 
 export { CONFIG_FIELDS, SYNTHETIC_FIELDS };

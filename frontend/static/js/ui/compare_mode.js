@@ -1,0 +1,55 @@
+// Compare mode's wiring: the configs the page's panes run (the URL's list, else the lesson's
+// pair, over the page's config), their labels, and what a session's init means for the view:
+// a page that joins a compare session shows it as a compare, and one that asks for a compare
+// (or another config) reconfigures the session it drives. A follower never reconfigures.
+
+const LESSON_PAIR = [{ policy: "vllm-v1" }, { policy: "vllm-v0" }];
+
+/** The engine configs to send: one in explore and projection, 2-4 in compare. */
+export function paneConfigs(scenario) {
+  if (scenario.view !== "compare") return [scenario.config];
+  const list = scenario.compare.length >= 2 ? scenario.compare : LESSON_PAIR;
+  return list.map((c) => ({ ...scenario.config, ...c }));
+}
+
+export function labelFor(config) {
+  const parts = Object.entries(config).map(([k, v]) => `${k}=${v}`);
+  return parts.length ? parts.join(", ") : "defaults";
+}
+
+/** One label per engine: the page's own configs when they are what the session runs. */
+export function paneLabels(scenario, engines) {
+  const configs = paneConfigs(scenario);
+  return engines.map((e, i) => (configs.length === engines.length ? labelFor(configs[i]) : e.label ?? ""));
+}
+
+/** The configure message for the page's scenario and workload. */
+export function configureMessage(scenario, workload) {
+  const configs = paneConfigs(scenario);
+  return configs.length > 1 ? { type: "configure", configs, workload }
+    : { type: "configure", config: configs[0], workload };
+}
+
+/** What an init asks of the page: {view: the view to switch to or null, configure: whether to
+ * send the page's own scenario}. `first`: the page has not configured the session yet. */
+export function joinPlan(init, scenario, { first, bootPreset }) {
+  const engines = init.engines?.length ?? 1;
+  const compare = scenario.view === "compare";
+  if (init.role === "follower") {
+    if (engines > 1 && !compare) return { view: "compare", configure: false };
+    if (engines === 1 && compare) return { view: "explore", configure: false };
+    return { view: null, configure: false };
+  }
+  if (!first) return { view: null, configure: false };
+  if (compare) return { view: null, configure: scenario.compare.length >= 2 || engines === 1 };
+  if (engines !== 1) {
+    if (!scenario.session) return { view: null, configure: true }; // the demo page asked for one
+    return { view: "compare", configure: false };
+  }
+  const asks = Object.keys(scenario.config).length > 0 || !!scenario.trace
+    || scenario.preset === "synthetic" || (init.preset ?? bootPreset ?? "demo") !== scenario.preset;
+  return { view: null, configure: asks };
+}
+
+/** Whether going from view `old` to `view` changes how many engines the page's session runs. */
+export const changesEngines = (old, view) => (old === "compare") !== (view === "compare");

@@ -1,0 +1,58 @@
+// The playback controls (buttons, speed, scrubber; the config and workload forms' buttons) and
+// which key actions drive the session: a follower watches someone else's session read-only, so
+// its controls are disabled and its keys change only what its own page shows.
+
+import { historyIndexAt } from "../state/select.js";
+import { speedToSlider } from "./keys.js";
+
+export const DRIVING_CONTROLS = ["btn-play", "btn-back", "btn-fwd", "speed", "scrub", "apply", "upload"];
+const DRIVING_ACTIONS = new Set(["toggle", "step", "seek", "seek_end", "speed", "lesson"]);
+
+/** Whether a key action (ui/keys.js) would send the session a control message. */
+export const drivesSession = (action) => DRIVING_ACTIONS.has(action.type);
+
+/** Disable (or enable) every control that drives the session; titles say why. */
+export function lockControls(doc, locked) {
+  for (const id of DRIVING_CONTROLS) {
+    const el = doc.getElementById(id);
+    if (!el || el.disabled === locked) continue;
+    el.disabled = locked;
+    if (locked) {
+      el.dataset.title = el.title ?? "";
+      el.title = "following read-only: the session's driver controls playback";
+    } else if (el.dataset.title !== undefined) {
+      el.title = el.dataset.title;
+    }
+  }
+}
+
+/** Buttons, sliders, view switches and keys to the page's actions. */
+export function bindPlayback(doc, actions) {
+  const $ = (id) => doc.getElementById(id);
+  $("btn-play").addEventListener("click", () => actions.toggle());
+  $("btn-fwd").addEventListener("click", () => actions.stepBy(1));
+  $("btn-back").addEventListener("click", () => actions.stepBy(-1));
+  $("speed").addEventListener("input", (ev) => actions.setSpeed(ev.target.value));
+  $("scrub").addEventListener("change", (ev) => actions.seekIndex(Number(ev.target.value)));
+  for (const b of doc.querySelectorAll("[data-view]")) b.addEventListener("click", () => actions.setView(b.dataset.view));
+  doc.addEventListener("keydown", actions.onKey);
+}
+
+/** The play button, speed, scrubber, step and clock for the lead pane. */
+export function drawControls(doc, pane, { playing, speed }) {
+  const $ = (id) => doc.getElementById(id);
+  const setText = (id, text) => {
+    if ($(id).textContent !== text) $(id).textContent = text;
+  };
+  setText("btn-play", playing ? "\u275a\u275a Pause" : "\u25b6 Play");
+  setText("speed-out", `${speed}x`);
+  const slider = $("speed");
+  if (doc.activeElement !== slider) slider.value = String(speedToSlider(speed));
+  if (!pane) return;
+  const rec = pane.run.record;
+  const scrub = $("scrub");
+  scrub.max = String(Math.max(0, pane.history.length - 1, (pane.init.num_records ?? 0) - 1));
+  if (doc.activeElement !== scrub) scrub.value = String(Math.max(0, historyIndexAt(pane.history, pane.run.cursor)));
+  setText("step-out", rec ? `${rec.step}` : "-");
+  setText("clock", rec ? `t = ${(rec.time_s + rec.step_time_ms / 1000).toFixed(3)} s` : "t = 0.000 s");
+}

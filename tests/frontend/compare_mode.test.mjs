@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import test from "node:test";
+
+import {
+  changesEngines, configureMessage, joinPlan, paneConfigs, paneLabels,
+} from "../../frontend/static/js/ui/compare_mode.js";
+import { drivesSession, lockControls, DRIVING_CONTROLS } from "../../frontend/static/js/ui/controls.js";
+import { actionForKey } from "../../frontend/static/js/ui/keys.js";
+
+const scenario = (fields = {}) => ({ view: "explore", config: {}, compare: [], preset: "demo", ...fields });
+
+test("compare runs the URL's configs over the page's config, else the lesson's pair", () => {
+  const s = scenario({ view: "compare", config: { block_size: 32 }, compare: [{ policy: "static" }, { policy: "naive" }] });
+  assert.deepEqual(paneConfigs(s), [{ block_size: 32, policy: "static" }, { block_size: 32, policy: "naive" }]);
+  assert.deepEqual(paneConfigs(scenario({ view: "compare" })).map((c) => c.policy), ["vllm-v1", "vllm-v0"]);
+  assert.deepEqual(configureMessage(scenario({ config: { max_num_seqs: 4 } }), { preset: "demo" }),
+    { type: "configure", config: { max_num_seqs: 4 }, workload: { preset: "demo" } });
+  assert.equal(configureMessage(s, { preset: "demo" }).configs.length, 2);
+});
+
+test("panes are labelled by the page's configs only when they are what the session runs", () => {
+  const s = scenario({ view: "compare", compare: [{ policy: "static" }, { policy: "naive" }] });
+  assert.deepEqual(paneLabels(s, [{}, {}]), ["policy=static", "policy=naive"]);
+  assert.deepEqual(paneLabels(s, [{ label: "a" }, { label: "b" }, { label: "c" }]), ["a", "b", "c"]);
+});
+
+test("a follower follows the session's engine count and never configures", () => {
+  const two = { role: "follower", engines: [{}, {}] };
+  assert.deepEqual(joinPlan(two, scenario(), { first: true }), { view: "compare", configure: false });
+  assert.deepEqual(joinPlan({ role: "follower", engines: [{}] }, scenario({ view: "compare" }), { first: false }),
+    { view: "explore", configure: false });
+});
+
+test("a driver configures once, when its URL asks for something else than the session runs", () => {
+  const init = { role: "driver", engines: [{}], preset: "demo" };
+  assert.equal(joinPlan(init, scenario(), { first: true }).configure, false);
+  assert.equal(joinPlan(init, scenario({ config: { block_size: 8 } }), { first: true }).configure, true);
+  assert.equal(joinPlan(init, scenario({ trace: "abc" }), { first: true }).configure, true);
+  assert.equal(joinPlan(init, scenario({ trace: "abc" }), { first: false }).configure, false);
+  // joining someone's compare session by its id shows it as a compare
+  assert.deepEqual(joinPlan({ ...init, engines: [{}, {}] }, scenario({ session: "s1" }), { first: true }),
+    { view: "compare", configure: false });
+  assert.equal(changesEngines("explore", "compare") && !changesEngines("explore", "projection"), true);
+});
+
+test("a follower's keys change its own view but never drive the session", () => {
+  for (const key of [" ", "ArrowRight", "ArrowLeft", "Home", "End", "+", "1"]) {
+    assert.equal(drivesSession(actionForKey({ key })), true, key);
+  }
+  for (const key of ["c", "p", "Escape"]) assert.equal(drivesSession(actionForKey({ key })), false, key);
+});
+
+test("locking disables every driving control and unlocking puts the titles back", () => {
+  const els = Object.fromEntries(DRIVING_CONTROLS.map((id) => [id, { disabled: false, title: `t-${id}`, dataset: {} }]));
+  const doc = { getElementById: (id) => els[id] };
+  lockControls(doc, true);
+  assert.ok(Object.values(els).every((el) => el.disabled && /read-only/.test(el.title)));
+  lockControls(doc, false);
+  assert.ok(Object.values(els).every((el, i) => !el.disabled && el.title === `t-${DRIVING_CONTROLS[i]}`));
+});
