@@ -1,0 +1,107 @@
+"""Uploads of vLLM's own outputs in a real Chromium: an iteration log replays, labelled
+replayed, named by its file, with its recorded config read-only and what it does not record
+said; a `vllm bench serve` result simulates with its measured TTFT/ITL shown beside."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+from pagestate import OWNED_PIXELS, pane, wait_ready
+
+pytestmark = pytest.mark.e2e
+
+ITERATIONS = [(1, 2, 600, 0, 0, "22.0", "4.0"), (2, 0, 0, 2, 2, "9.5", "4.1"),
+              (3, 1, 300, 2, 2, "15.0", "6.0"), (4, 0, 0, 3, 3, "9.0", "2.0")]
+BENCH = {"backend": "vllm", "num_prompts": 3, "completed": 3, "mean_ttft_ms": 41.5,
+         "input_lens": [200, 300, 120], "output_lens": [6, 4, 8],
+         "ttfts": [0.04, 0.045, 0.0395], "itls": [[0.01] * 5, [0.012] * 3, [0.011] * 7],
+         "latencies": [0.09, 0.081, 0.1165], "start_times": [50.0, 50.1, 50.25]}
+
+
+def iteration_log() -> str:
+    return "".join(f"INFO [core.py:312] Iteration({n}): {a} context requests, {b} context "
+                   f"tokens, {c} generation requests, {d} generation tokens, iteration elapsed "
+                   f"time: {ms} ms, GPU KV cache usage: {u}%\n"
+                   for n, a, b, c, d, ms, u in ITERATIONS)
+
+
+def uploaded(page, name):
+    page.wait_for_function(
+        "(name) => window.__servescope.store.panes[0].init.trace?.filename === name",
+        arg=name, timeout=20000)
+    wait_ready(page)
+
+
+def play_to_end(page, num_records):
+    page.click("#btn-play")
+    page.wait_for_function(
+        "(n) => { const p = window.__servescope.store.panes[0];"
+        " return p.status === 'done' && p.history.length >= n; }", arg=num_records,
+        timeout=20000)
+
+
+def test_an_iteration_log_replays_and_a_bench_result_shows_measured_beside(page, fresh_url,
+                                                                          tmp_path):
+    log = tmp_path / "vllm_serve.log"
+    log.write_text(iteration_log())
+    page.goto(fresh_url)
+    wait_ready(page)
+    assert page.text_content("#source-label") == "simulated"
+    page.set_input_files("#upload", str(log))
+    uploaded(page, "vllm_serve.log")
+    assert page.text_content("#source-label") == "replayed"
+    assert "vllm_serve.log" in page.text_content("#scenario-name")
+    assert "request ids" in page.text_content("#provenance")
+    assert "replayed" in page.text_content("#upload-status")
+    # the config panel shows the recording's pool and budget, and cannot change them
+    assert page.input_value("#field-num_gpu_blocks") == "10001"
+    assert page.input_value("#field-max_num_batched_tokens") == "8192"
+    assert page.is_disabled("#field-max_num_seqs")
+    assert page.is_hidden("#measured-label")
+    play_to_end(page, len(ITERATIONS))
+    state = pane(page)
+    assert state["source"] == "replayed"
+    assert state["ids"] and all(i.startswith("~") for i in state["ids"])  # no request known
+    assert state["owned"] == 200  # 2.0% of 10,000 blocks in use at the last step
+    assert page.evaluate(OWNED_PIXELS, "kv-grid") > 0
+    assert "run complete" in page.text_content("#scenario-name")
+    assert "recorded time" in page.text_content("#charts-title")
+    page.wait_for_function("() => document.getElementById('btn-play').textContent.includes('Play')",
+                           timeout=5000)  # the run's end is shown even right after a play
+
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps(BENCH))
+    page.set_input_files("#upload", str(bench))
+    uploaded(page, "bench.json")
+    assert page.text_content("#source-label") == "simulated"
+    assert page.is_visible("#measured-label")
+    assert not page.is_disabled("#field-max_num_seqs")  # a simulation's config is the page's
+    assert page.input_value("#field-num_gpu_blocks") != "10001"
+    play_to_end(page, 3)
+    line = page.text_content("#measured")
+    assert "mean TTFT: measured 41.5 ms, simulated " in line and "so far" not in line
+    simulated = page.evaluate("() => window.__servescope.store.panes[0].summary.mean_ttft_ms")
+    assert f"simulated {simulated:.1f} ms" in line
+    assert page.errors == [], page.errors
+
+
+def test_a_follower_of_a_compare_session_cannot_drive_it(page, server_url):
+    body = json.dumps({"configs": [{"policy": "vllm-v1"}, {"policy": "static"}],
+                       "workload": {"preset": "demo"}}).encode()
+    req = urllib.request.Request(server_url + "/api/sessions", data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as res:
+        sid = json.loads(res.read())["session_id"]
+    page.goto(f"{server_url}/?session={sid}&follow=1")
+    wait_ready(page, 1)
+    assert page.is_visible("#compare") and page.is_hidden("#explore")
+    for control in ("#btn-play", "#btn-fwd", "#btn-back", "#speed", "#scrub", "#apply", "#upload"):
+        assert page.is_disabled(control), control
+    page.keyboard.press(" ")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(400)
+    assert page.is_hidden("#error")  # no control message went out to be refused as read_only
+    assert pane(page)["history"] == 0 and not pane(page)["playing"]  # nothing stepped or played
+    assert page.errors == [], page.errors
