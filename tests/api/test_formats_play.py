@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-from conftest import Server, make_settings
+from conftest import Server, make_settings, receive_until
 from fastapi.testclient import TestClient
 from format_samples import BENCH, SAMPLES, Sample
 from live import Client
@@ -231,13 +231,21 @@ def test_real_public_traces_upload_and_play(live, name, fmt, count):
 
 def test_a_missing_reader_dependency_is_a_501_naming_it(tmp_path, clock, monkeypatch):
     sample = SAMPLES["vllm-kv-events"](tmp_path)
-    monkeypatch.setitem(sys.modules, "msgpack", None)  # as on a server without msgpack
     with TestClient(create_app(make_settings(tmp_path), clock=clock)) as client:
+        stored = client.post("/api/traces", files={"file": (sample.filename, sample.body)})
+        assert stored.status_code == 201
+        monkeypatch.setitem(sys.modules, "msgpack", None)  # as on a server without msgpack
         r = client.post("/api/traces", files={"file": (sample.filename, sample.body)})
         assert r.status_code == 501
         assert "pip install msgpack" in r.json()["detail"]["message"]
         assert sample.filename in r.json()["detail"]["message"]
-        assert client.get("/api/traces").json() == []
+        assert len(client.get("/api/traces").json()) == 1
+        # a stored capture the server can no longer read: the configure says why, as an error
+        with client.websocket_connect("/ws/sessions/new") as ws:
+            ws.send_text(json.dumps({"type": "configure", "v": 1,
+                                     "workload": {"trace": stored.json()["trace_id"]}}))
+            err = receive_until(ws, "error")[-1]
+            assert err["code"] == "workload" and "pip install msgpack" in err["message"]
 
 
 def test_a_replay_refuses_a_config_it_was_not_recorded_with(live, tmp_path):
