@@ -7,7 +7,7 @@ import asyncio
 import json
 from typing import Any
 
-from conftest import validate
+from support.server import validate
 from websockets.asyncio.client import connect
 
 from servescope.api.serialize import StreamState, load_keyframe, unpack

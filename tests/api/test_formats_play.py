@@ -15,11 +15,11 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-from conftest import Server, make_settings, receive_until
 from fastapi.testclient import TestClient
 from format_samples import BENCH, SAMPLES, Sample
 from live import Client
 from support.paths import shared_path
+from support.server import Server, make_settings, receive_until
 
 from servescope.api.app import create_app
 from servescope.traces import registry

@@ -11,8 +11,8 @@ import socket
 import time
 import urllib.request
 
-from conftest import Server
 from live import Client
+from support.server import Server
 
 
 def is_status(m):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import receive, receive_until
 from starlette.websockets import WebSocketDisconnect
+from support.server import receive, receive_until
 
 from servescope.api.serialize import StreamState, load_keyframe, unpack
 from servescope.api.workloads import preset_workload

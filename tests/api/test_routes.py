@@ -8,8 +8,8 @@ import io
 import json
 import re
 
-from conftest import FakeClock, make_settings, receive
 from fastapi.testclient import TestClient
+from support.server import FakeClock, make_settings, receive
 
 from servescope.api.app import create_app
 

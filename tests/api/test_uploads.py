@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from conftest import make_settings, receive, receive_until
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.server import make_settings, receive, receive_until
 
 from servescope.api.app import create_app
 from servescope.core.config import EngineConfig

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from conftest import make_settings, validate
+from support.server import make_settings, validate
 
 from servescope.api import protocol as P
 from servescope.api.registry import Registry

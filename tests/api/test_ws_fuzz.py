@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from conftest import receive, receive_until
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.server import receive, receive_until
 
 JSONISH = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),

@@ -1,13 +1,10 @@
-"""Helpers for trace tests: write a small file, read a format through the registry."""
+"""Trace test fixtures: write a small file (reading it: tests/support/trace_load.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-from servescope.traces import registry
-from servescope.traces.report import TraceReport
 
 
 @pytest.fixture
@@ -20,8 +17,3 @@ def write(tmp_path: Path):
             path.write_text(content, encoding="utf-8")
         return path
     return _write
-
-
-def load(path: Path, fmt: str, **params) -> tuple[list, TraceReport]:
-    report = TraceReport(fmt, "")
-    return list(registry.load(path, report, **params)), report

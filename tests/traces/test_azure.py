@@ -2,8 +2,8 @@ import csv
 import tracemalloc
 
 import pytest
-from conftest import load
 from support.paths import shared_path
+from support.trace_load import load
 
 from servescope.traces.errors import TraceFormatError
 

@@ -1,8 +1,8 @@
 import json
 
 import pytest
-from conftest import load
 from support.paths import shared_path
+from support.trace_load import load
 
 from servescope.traces.errors import TraceFormatError
 

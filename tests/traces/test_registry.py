@@ -2,8 +2,8 @@ import gzip
 import json
 
 import pytest
-from conftest import load
 from support.paths import shared_path
+from support.trace_load import load
 
 from servescope.traces import registry
 from servescope.traces.errors import TraceFormatError

@@ -1,8 +1,8 @@
 import csv
 
 import numpy as np
-from conftest import load
 from support.paths import shared_path
+from support.trace_load import load
 
 from servescope.traces import sharegpt
 from servescope.traces.report import TraceReport

@@ -1,7 +1,7 @@
 import csv
 
-from conftest import load
 from support.paths import shared_path
+from support.trace_load import load
 
 
 def test_shared_splitwise_example():

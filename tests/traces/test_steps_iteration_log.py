@@ -1,5 +1,5 @@
 import pytest
-from conftest import load
+from support.trace_load import load
 
 from servescope.traces.errors import TraceFormatError
 

@@ -2,7 +2,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import load
+from support.trace_load import load
 
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine

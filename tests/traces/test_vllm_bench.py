@@ -1,7 +1,7 @@
 import json
 
 import pytest
-from conftest import load
+from support.trace_load import load
 
 from servescope.traces.errors import TraceFormatError
 

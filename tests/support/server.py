@@ -1,0 +1,109 @@
+"""Server test helpers shared by tests/api and tests/e2e: a hand-driven pacing clock, settings on a
+temporary data directory, a validator for every server message, and a real `servescope serve`
+process. Fixtures that use them live in each folder's conftest.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from servescope.api import protocol as P
+from servescope.api.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class FakeClock:
+    """The pacing clock, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def make_settings(tmp: Path, **overrides: Any) -> Settings:
+    base: dict[str, Any] = {"data_dir": tmp / "data", "keyframe_interval": 16,
+                            "catch_up_records": 32}
+    base.update(overrides)
+    return Settings(**base)
+
+
+def validate(msg: dict[str, Any]) -> dict[str, Any]:
+    """Validate one server message against the protocol models; return it."""
+    P.SERVER.validate_python(msg)
+    return msg
+
+
+def receive(ws: Any) -> dict[str, Any]:
+    return validate(json.loads(ws.receive_text()))
+
+
+def receive_until(ws: Any, kind: str, limit: int = 200) -> list[dict[str, Any]]:
+    """Messages up to and including the first of type `kind`."""
+    out = []
+    for _ in range(limit):
+        out.append(receive(ws))
+        if out[-1]["type"] == kind:
+            return out
+    raise AssertionError(f"no {kind} message in {limit}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """A real `servescope serve` process on a free loopback port."""
+
+    def __init__(self, data_dir: Path, **env: str) -> None:
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.ws_url = f"ws://127.0.0.1:{self.port}"
+        environ = {**os.environ, "SERVESCOPE_DATA_DIR": str(data_dir), **env}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "servescope.cli", "serve", "--port", str(self.port),
+             "--log-level", "warning"], cwd=ROOT, env=environ,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self._wait()
+
+    def _wait(self) -> None:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(self.url + "/healthz", timeout=1).close()
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError("server did not start: " + self.stderr()) from None
+                time.sleep(0.1)
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.url + path, timeout=10) as r:
+            return json.loads(r.read())
+
+    def stderr(self) -> str:
+        try:
+            return (self.proc.stderr.read() if self.proc.stderr else b"").decode()[-2000:]
+        except ValueError:
+            return ""
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill() if kill else self.proc.terminate()
+            self.proc.wait(timeout=10)
