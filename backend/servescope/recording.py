@@ -25,13 +25,16 @@ VERSION = 1
 def header(config: EngineConfig, specs: Iterable[RequestSpec], source: str) -> dict[str, Any]:
     return {
         "format": FORMAT, "version": VERSION, "source": source, "config": config.to_dict(),
-        "requests": [
-            {"id": s.id, "prompt_len": s.prompt_len, "output_len": s.output_len,
+        "requests": request_rows(specs),
+    }
+
+
+def request_rows(specs: Iterable[RequestSpec]) -> list[dict[str, Any]]:
+    """Request specs as workload-JSON rows (a recording header's `requests`)."""
+    return [{"id": s.id, "prompt_len": s.prompt_len, "output_len": s.output_len,
              "arrival_step": s.arrival_step, "arrival_s": s.arrival_s,
              "prefix": [list(segment) for segment in s.prefix], "priority": s.priority}
-            for s in specs
-        ],
-    }
+            for s in specs]
 
 
 @contextmanager

@@ -1,22 +1,27 @@
-"""`servescope traces list | fetch NAME | inspect FILE`: the public trace catalog and a quick
-look at any trace file ServeScope reads."""
+"""`servescope traces list | fetch NAME | inspect FILE | generate NAME`: the public trace
+catalog, a quick look at any trace file ServeScope reads, and synthetic workloads."""
 
 from __future__ import annotations
 
 import argparse
+import inspect as signature
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from servescope.cli import CliError
-from servescope.traces import catalog, registry
+from servescope.exports import write_json
+from servescope.recording import request_rows
+from servescope.traces import catalog, registry, synthetic
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
 from servescope.traces.inspect import summarize_requests, summarize_steps
 from servescope.traces.options import TraceOptions
 
 HELP = "public trace catalog; inspect trace files"
-DESCRIPTION = ("List and fetch public LLM serving traces, or "
-               "summarize a trace file in any format.")
+DESCRIPTION = ("List and fetch public LLM serving traces, summarize a trace file in any "
+               "format, or write a synthetic workload as workload JSON.")
+GENERATORS = ("lesson", *synthetic.GENERATORS)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     inspect.add_argument("--sample", type=int, help="uniform random N requests")
     inspect.add_argument("--seed", type=int, default=0)
     inspect.add_argument("--json", action="store_true", help="print JSON")
+    _add_generate(sub)
     for p in (listing, fetch):
         p.add_argument("--data-dir", type=Path, help="data directory (default $SERVESCOPE_"
                                                      "DATA_DIR or <repo>/data)")
@@ -47,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return {"list": _list, "fetch": _fetch, "inspect": _inspect}[args.traces_command](args)
+        commands = {"list": _list, "fetch": _fetch, "inspect": _inspect, "generate": _generate}
+        return commands[args.traces_command](args)
     except catalog.CatalogError as err:
         raise CliError(str(err)) from err
     except TraceFormatError as err:
@@ -115,3 +122,53 @@ def _window(text: str | None) -> tuple[float, float | None] | None:
         return float(start or 0), float(end) if end else None
     except ValueError as err:
         raise CliError(f"--window: {err}") from err
+
+
+def _add_generate(sub: Any) -> None:
+    gen = sub.add_parser("generate", help="write a synthetic workload as workload JSON",
+                         description="Arrivals in seconds; lengths are N, LO:HI (uniform) or "
+                                     "A,B,C (choices). Options a generator does not take are "
+                                     "refused.")
+    gen.add_argument("generator", choices=GENERATORS)
+    gen.add_argument("--out", type=Path, required=True, help="workload JSON to write")
+    gen.add_argument("--num-requests", type=int, help="how many requests")
+    gen.add_argument("--rate", type=float, dest="rate_per_s", help="requests per second")
+    gen.add_argument("--burstiness", type=float,
+                     help="gamma: shape of the gaps (1 = Poisson, below 1 burstier)")
+    gen.add_argument("--concurrency", type=int, help="closed_loop: simultaneous users")
+    gen.add_argument("--long-fraction", type=float, help="mixed_long: share of long prompts")
+    gen.add_argument("--prompt-len", type=_length, help="prompt lengths")
+    gen.add_argument("--output-len", type=_length, help="output lengths")
+    gen.add_argument("--seed", type=int, default=0)
+
+
+def _length(text: str) -> synthetic.LengthSpec:
+    try:
+        if ":" in text:
+            low, high = text.split(":")
+            return int(low), int(high)
+        return [int(x) for x in text.split(",")] if "," in text else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected N, LO:HI or A,B,C, got {text!r}") from None
+
+
+def _generate(args: argparse.Namespace) -> int:
+    keys = ("num_requests", "rate_per_s", "burstiness", "concurrency", "long_fraction",
+            "prompt_len", "output_len")
+    given = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+    fn = synthetic.lesson if args.generator == "lesson" else synthetic.GENERATORS[args.generator]
+    accepted = signature.signature(fn).parameters
+    refused = sorted(k for k in given if k not in accepted)
+    if refused:
+        flags = ", ".join("--" + k.replace("_per_s", "").replace("_", "-") for k in refused)
+        raise CliError(f"{args.generator} does not take {flags}")
+    if args.generator != "lesson":
+        given.setdefault("num_requests", 100)
+        if "rate_per_s" in accepted:
+            given.setdefault("rate_per_s", 10.0)
+        if "concurrency" in accepted:
+            given.setdefault("concurrency", 8)
+    specs = synthetic.generate(args.generator, args.seed, **given)
+    write_json(args.out, request_rows(specs))
+    print(f"{args.out}: {len(specs)} requests ({args.generator}, seed {args.seed})")
+    return 0
