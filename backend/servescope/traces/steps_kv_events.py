@@ -122,14 +122,21 @@ def _hash(value: Any, number: int, k: int) -> str:
 
 
 class CacheSlots:
-    """Cached hashes in slots 1..N; a stored hash takes the lowest free slot."""
+    """Cached hashes in slots 1..N; a stored hash takes the lowest free slot. `touched` maps
+    each slot changed since `begin()` to whether it was in use before, so a batch costs what
+    its events cost, not the size of the cache."""
 
     def __init__(self, num_slots: int | None) -> None:
         self.num_slots = num_slots
         self.slot_of: dict[str, int] = {}
+        self.used: set[int] = set()
+        self.touched: dict[int, bool] = {}
         self._free: list[int] = []
         self._next = 1
         self.peak = 0
+
+    def begin(self) -> None:
+        self.touched = {}
 
     def store(self, digest: str) -> int | None:
         if digest in self.slot_of:
@@ -138,13 +145,17 @@ class CacheSlots:
             slot = heapq.heappop(self._free)
         else:
             slot, self._next = self._next, self._next + 1
+        self.touched.setdefault(slot, False)
         self.slot_of[digest] = slot
+        self.used.add(slot)
         self.peak = max(self.peak, len(self.slot_of))
         return slot
 
     def remove(self, digest: str) -> int | None:
         slot = self.slot_of.pop(digest, None)
         if slot is not None:
+            self.touched.setdefault(slot, True)
+            self.used.discard(slot)
             heapq.heappush(self._free, slot)
         return slot
 
@@ -161,23 +172,25 @@ def read(path: Path, report: TraceReport, num_blocks: int | None = None,
     first: float | None = None
     for number, ts, events in batches(path):
         first = ts if first is None else first
-        before = set(slots.slot_of.values())
+        slots.begin()
         stored, removed = _apply(slots, events, medium, report)
         if len(slots.slot_of) > num_blocks:
             raise TraceFormatError(number, "events", f"{len(slots.slot_of)} blocks cached, "
                                    f"more than num_blocks={num_blocks}")
         report.num_rows += 1
         report.num_yielded += 1
-        after = set(slots.slot_of.values())
+        was_used, used = slots.touched, slots.used
         # applied as removed-then-stored, so a slot stored and evicted within the batch is
         # in neither, and one evicted and refilled with another hash is in both
-        removed = _unique(s for s in removed if s in before)
-        stored = _unique(s for s in stored if s in after)
+        removed = _unique(s for s in removed if was_used[s])
+        stored = _unique(s for s in stored if s in used)
         block_events = tuple(BlockEvent(kind, tuple(ids)) for kind, ids in
                              (("removed", removed), ("stored", stored)) if ids)
-        new_blocks, released = holders.update(sorted(after - before), sorted(before - after))
+        new_blocks, released = holders.update(
+            sorted(s for s, was in was_used.items() if not was and s in used),
+            sorted(s for s, was in was_used.items() if was and s not in used))
         yield make_record(step=number - 1, iter=number - 1, time_s=ts - first, step_time_ms=0.0,
-                          scheduled=(), num_free_blocks=num_blocks - len(after),
+                          scheduled=(), num_free_blocks=num_blocks - len(used),
                           num_usable_blocks=num_blocks, token_budget=0, max_num_seqs=0,
                           block_events=block_events, freed_blocks=tuple(removed),
                           new_blocks=new_blocks, released=released)
