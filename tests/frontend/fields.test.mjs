@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { CONFIG_FIELDS, SYNTHETIC_FIELDS, parseField, validateForm } from "../../frontend/static/js/state/fields.js";
+import { CONFIG_FIELDS, SYNTHETIC_FIELDS, parseField, serverError, validateForm } from "../../frontend/static/js/state/fields.js";
 
 const field = (name) => CONFIG_FIELDS.find((f) => f.name === name);
 
@@ -44,4 +44,36 @@ test("a form reports every bad field by its flag name", () => {
 test("synthetic length ranges must be ordered", () => {
   const { errors } = validateForm(SYNTHETIC_FIELDS, { prompt_len_min: "500", prompt_len_max: "100" });
   assert.match(errors.prompt_len_max, /at least prompt_len_min \(500\)/);
+});
+
+test("model and gpu are catalog choices whose empty choice is the placeholder step time", () => {
+  for (const name of ["model", "gpu"]) {
+    assert.equal(field(name).kind, "catalog");
+    assert.match(field(name).none, /placeholder step time/);
+    assert.equal(parseField(field(name), ""), null);
+  }
+  assert.equal(parseField(field("model"), "meta-llama/Llama-3.1-8B-Instruct"), "meta-llama/Llama-3.1-8B-Instruct");
+  assert.equal(parseField(field("gpu"), "H100"), "H100");
+});
+
+test("dtype offers what the cost model accepts; FP8 weights are quantization, none by default", () => {
+  // catalog.dtype_name takes auto, bfloat16, float16 (and their aliases); fp8 is not a --dtype
+  assert.deepEqual(field("dtype").options, ["auto", "bfloat16", "float16"]);
+  assert.throws(() => parseField(field("dtype"), "fp8"), /one of auto, bfloat16, float16/);
+  assert.equal(parseField(field("quantization"), ""), null);
+  assert.equal(parseField(field("quantization"), "fp8"), "fp8");
+  assert.throws(() => parseField(field("quantization"), "awq"), /one of fp8/);
+  assert.equal(parseField(field("max_model_len"), ""), null);
+  assert.throws(() => parseField(field("max_model_len"), "1"), /at least 2/);
+});
+
+test("a server error names its config field once, and says the refused configure changed nothing", () => {
+  const refused = serverError({ code: "config", field: "model", message: "model: X does not fit" });
+  assert.deepEqual(refused, { field: "model", text: "Not applied; the session runs as before. model: X does not fit" });
+  const compare = serverError({ code: "config", field: "configs[1].block_size", message: "block_size: must be a power of two" });
+  assert.equal(compare.field, "block_size");
+  assert.match(compare.text, /before\. configs\[1\]\.block_size: must be a power of two$/);
+  const bare = serverError({ code: "bad_message", field: "speed", message: "too fast" });
+  assert.deepEqual(bare, { field: "speed", text: "speed: too fast" });
+  assert.deepEqual(serverError({ code: "idle", field: null, message: "reaped" }), { field: null, text: "reaped" });
 });

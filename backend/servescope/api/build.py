@@ -21,6 +21,7 @@ from servescope.api.workloads import (
     rows_to_specs,
     synthetic_workload,
 )
+from servescope.core import cost_model
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
@@ -62,7 +63,8 @@ async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: S
         blocks = config.num_gpu_blocks or 0
         engines.append({"label": _label(overrides, k), "config": config.to_dict(),
                         "num_gpu_blocks": blocks, "block_size": config.block_size,
-                        "num_usable_blocks": max(0, blocks - 1)})
+                        "num_usable_blocks": max(0, blocks - 1),
+                        "memory_breakdown": _memory_breakdown(track, config)})
         tracks.append(track)
     return Built(workload, "replayed" if resolved.records is not None else "simulated",
                  resolved.preset, engines, tracks, dumps(info), configs=configs,
@@ -123,6 +125,14 @@ def _config(base: dict[str, Any], overrides: dict[str, Any], k: int, n: int) -> 
         raise BuildError(str(err), f"{where}{err.field}", "config") from err
     except TypeError as err:
         raise BuildError(f"bad config: {err}", "config", "config") from err
+
+
+def _memory_breakdown(track: Track, config: EngineConfig) -> dict[str, float | int] | None:
+    """The KV sizing of an engine the cost model prices (the numbers its pool came from when
+    num_gpu_blocks was not given); None for the placeholder step time and for replays."""
+    if track.engine is None or not track.engine.priced:
+        return None
+    return cost_model.memory_breakdown(config)
 
 
 def _label(overrides: dict[str, Any], k: int) -> str:

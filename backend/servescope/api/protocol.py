@@ -27,6 +27,24 @@ class RequestInfo(BaseModel):
     arrival_step: int | None = None
 
 
+class MemoryBreakdown(BaseModel):
+    """How the cost model sized a priced engine's KV pool, per GPU (cost_model.memory_breakdown):
+    budget_gib = weights_gib + non_torch_gib + activation_gib + kv_cache_gib, and
+    num_gpu_blocks = floor(kv_cache_gib / block_bytes), the null block 0 included."""
+
+    model_config = ConfigDict(extra="forbid")
+    total_gib: float  # the GPU's visible memory
+    budget_gib: float  # gpu_memory_utilization x total_gib
+    weights_gib: float
+    non_torch_gib: float
+    activation_gib: float  # the profile run of max_num_batched_tokens tokens
+    kv_cache_gib: float
+    kv_bytes_per_token: int
+    block_bytes: int
+    num_gpu_blocks: int  # what the memory gives; the pool's own size is EngineInfo's
+    kv_capacity_tokens: int
+
+
 class EngineInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
     label: str
@@ -34,6 +52,7 @@ class EngineInfo(BaseModel):
     num_gpu_blocks: int
     block_size: int
     num_usable_blocks: int
+    memory_breakdown: MemoryBreakdown | None  # null: not priced (placeholder step time)
 
 
 class TraceInfo(BaseModel):

@@ -3,6 +3,7 @@
 
 import { openLink } from "./transport/index.js";
 import { uploadTrace } from "./transport/upload.js";
+import { fetchCatalog } from "./transport/catalog.js";
 import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
 import { changesEngines, configureMessage, joinPlan, paneLabels } from "./ui/compare_mode.js";
@@ -10,6 +11,7 @@ import { bindPlayback, drawControls, drivesSession, lockControls } from "./ui/co
 import { bindTools } from "./ui/diagnosis.js";
 import { actionForKey, sliderToSpeed } from "./ui/keys.js";
 import { bindPanels, showWorkload, UPLOADED } from "./ui/panels.js";
+import { fillCatalog, showEngineConfig, showServerError } from "./ui/config_form.js";
 import { drawProvenance } from "./ui/provenance.js";
 import { forgetSizes } from "./render/size.js";
 import { caption } from "./state/caption.js";
@@ -60,7 +62,7 @@ function handle(msg) {
     markDirty(store, "controls");
   } else if (msg.type === "error") {
     store.panes.forEach((p) => { p.error = msg.message; });
-    showError(msg.field ? `${msg.field}: ${msg.message}` : msg.message);
+    showError(showServerError(doc, msg));
   }
 }
 
@@ -80,6 +82,7 @@ function onInit(msg) {
   showError(null);
   store.formReadOnly = showWorkload(doc, msg, { presets: boot.presets ?? [], preset: scenario.preset,
     pageConfig: { ...(boot.config ?? {}), ...scenario.config }, readOnly: store.formReadOnly });
+  showEngineConfig(doc, msg);
   const plan = joinPlan(msg, scenario, { first: !configured, bootPreset: boot.preset });
   if (plan.view) setView(plan.view, { reconfigure: false });
   const first = !configured;
@@ -236,6 +239,7 @@ function bindControls() {
     { onApply, onUpload: upload });
   bindTools(doc, { sessionId: () => store.sessionId ?? boot.session_id,
     charts: () => explore?.charts?.charts ?? [] });
+  fetchCatalog().then((c) => fillCatalog(doc, c), (err) => showError(`No model and GPU lists: ${err.message}`));
 }
 
 // Apply: the chosen workload (a preset, synthetic, or the uploaded trace) with the form's config.

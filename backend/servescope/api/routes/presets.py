@@ -1,13 +1,15 @@
-"""Presets, and the model and GPU catalogs the cost model knows."""
+"""Presets, and the model and GPU catalogs the cost model knows (the names `model` and `gpu`
+take: a model's `name` is its Hugging Face id, a GPU's `key` its short name)."""
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 from typing import Any
 
 from fastapi import APIRouter
 
 from servescope.api.workloads import list_presets
+from servescope.core import catalog
 
 router = APIRouter(prefix="/api", tags=["catalog"])
 
@@ -19,28 +21,11 @@ def presets() -> list[dict[str, Any]]:
 
 @router.get("/models")
 def models() -> list[dict[str, Any]]:
-    return _catalog("MODELS")
+    """Every catalog model's geometry, as ModelSpec names it."""
+    return [dataclasses.asdict(spec) for spec in catalog.MODELS.values()]
 
 
 @router.get("/gpus")
 def gpus() -> list[dict[str, Any]]:
-    return _catalog("GPUS")
-
-
-def _catalog(name: str) -> list[dict[str, Any]]:
-    """The hardware catalog's entries as plain dicts ([] until the catalog exists)."""
-    try:
-        module = importlib.import_module("servescope.core.catalog")
-    except ImportError:
-        return []
-    table = getattr(module, name, {})
-    items = table.items() if isinstance(table, dict) else enumerate(table)
-    return [{"name": str(key), **_plain(value)} for key, value in items]
-
-
-def _plain(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    if hasattr(value, "__dataclass_fields__"):
-        return {k: getattr(value, k) for k in value.__dataclass_fields__}
-    return {"value": str(value)}
+    """Every catalog GPU's datasheet figures, as GpuSpec names them (`name`: the long name)."""
+    return [dataclasses.asdict(spec) for spec in catalog.GPUS.values()]

@@ -5,17 +5,29 @@
 export const POLICIES = ["vllm-v1", "vllm-v0", "static", "naive"];
 export const ALLOCATORS = ["paged", "max", "pow2", "oracle"];
 
-// kind: int | float | bool | choice | text; `help` is shown beside the input.
+// kind: int | float | bool | choice | catalog; `help` is the field's tooltip.
+// A `catalog` field is a choice among the names GET /api/models or /api/gpus gives (filled in
+// when they arrive); `none` labels the empty choice of a nullable choice or catalog field.
+const PLACEHOLDER = "none: placeholder step time"; // 10 ms + 0.02 ms a token, no memory sizing
 export const CONFIG_FIELDS = [
-  { name: "model", kind: "text", nullable: true, help: "model from the catalog, e.g. llama-3.1-8b" },
-  { name: "gpu", kind: "text", nullable: true, help: "GPU from the catalog, e.g. H100-SXM" },
+  { name: "model", kind: "catalog", catalog: "models", nullable: true, none: PLACEHOLDER,
+    help: "--model: a Hugging Face id from the catalog; with a gpu, the cost model prices each " +
+      "step, and sizes the KV pool when num_gpu_blocks is empty" },
+  { name: "gpu", kind: "catalog", catalog: "gpus", nullable: true, none: PLACEHOLDER,
+    help: "the GPU each tensor-parallel rank runs on (catalog short name)" },
   { name: "tensor_parallel_size", kind: "int", min: 1, help: "--tensor-parallel-size" },
-  { name: "dtype", kind: "choice", options: ["auto", "bfloat16", "float16", "fp8"] },
-  { name: "kv_cache_dtype", kind: "choice", options: ["auto", "fp8"] },
+  { name: "dtype", kind: "choice", options: ["auto", "bfloat16", "float16"],
+    help: "--dtype of activations and unquantized weights; auto = the checkpoint's" },
+  { name: "quantization", kind: "choice", options: ["fp8"], nullable: true,
+    none: "none", help: "--quantization fp8: 1-byte linear-layer weights; none: weights in dtype" },
+  { name: "kv_cache_dtype", kind: "choice", options: ["auto", "fp8"],
+    help: "--kv-cache-dtype: auto = dtype; fp8 halves the bytes a token's KV takes" },
   { name: "gpu_memory_utilization", kind: "float", gt: 0, max: 1, help: "fraction in (0, 1]" },
   { name: "block_size", kind: "int", min: 1, pow2: true, help: "tokens per KV block" },
   { name: "num_gpu_blocks", kind: "int", min: 2, nullable: true,
-    help: "KV blocks incl. the null block; empty = sized from model and GPU" },
+    help: "KV blocks incl. the null block; empty = sized from model and gpu memory" },
+  { name: "max_model_len", kind: "int", min: 2, nullable: true,
+    help: "--max-model-len; empty = the model's max_position_embeddings" },
   { name: "max_num_seqs", kind: "int", min: 1 },
   { name: "max_num_batched_tokens", kind: "int", min: 1, help: "the token budget per step" },
   { name: "enable_chunked_prefill", kind: "bool" },
@@ -47,7 +59,7 @@ export function parseField(field, raw) {
     if (!field.options.includes(text)) throw new Error(`must be one of ${field.options.join(", ")}`);
     return text;
   }
-  if (field.kind === "text") return String(text);
+  if (field.kind === "catalog") return String(text); // the server resolves the catalog's aliases
   const value = Number(text);
   if (!Number.isFinite(value)) throw new Error(`expected a number, got ${JSON.stringify(String(text))}`);
   if (field.kind === "int" && !Number.isInteger(value)) throw new Error(`expected a whole number, got ${text}`);
@@ -88,4 +100,15 @@ function crossCheck(v, errors) {
       errors[`${what}_max`] = `${what}_max: must be at least ${what}_min (${v[`${what}_min`]})`;
     }
   }
+}
+
+/** A server `error` message: the config field it names (compare mode's "configs[1].model" names
+ * model; null when none) and the text for the page's error line, which says that a refused
+ * configure left the session as it was. */
+export function serverError(msg) {
+  const [, where = "", name = ""] = /^(configs\[\d+\]\.)?(.*)$/.exec(msg.field ?? "");
+  const own = name !== "" && msg.message.startsWith(`${name}: `);
+  const text = !msg.field ? msg.message : own ? where + msg.message : `${msg.field}: ${msg.message}`;
+  const kept = msg.code === "config" || msg.code === "workload";
+  return { field: name || null, text: kept ? `Not applied; the session runs as before. ${text}` : text };
 }

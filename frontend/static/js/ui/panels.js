@@ -2,18 +2,12 @@
 // read back and validated, with each bad field's message shown beside it.
 
 import { CONFIG_FIELDS, SYNTHETIC_FIELDS, validateForm } from "../state/fields.js";
+import { choose, selectFor } from "./config_form.js";
 
 function input(doc, field, value) {
   let el;
-  if (field.kind === "choice") {
-    el = doc.createElement("select");
-    for (const opt of field.options) {
-      const o = doc.createElement("option");
-      o.value = opt;
-      o.textContent = opt;
-      el.appendChild(o);
-    }
-    el.value = value ?? field.options[0];
+  if (field.kind === "choice" || field.kind === "catalog") {
+    el = selectFor(doc, field, value);
   } else {
     el = doc.createElement("input");
     if (field.kind === "bool") {
@@ -21,12 +15,13 @@ function input(doc, field, value) {
       el.checked = !!value;
     } else {
       el.type = "text";
-      el.inputMode = field.kind === "text" ? "text" : "decimal";
+      el.inputMode = "decimal";
       el.value = value ?? "";
     }
   }
   el.name = field.name;
   el.id = `field-${field.name}`;
+  if (field.help) el.title = field.help;
   return el;
 }
 
@@ -37,8 +32,11 @@ export function buildForm(form, fields, values) {
   for (const field of fields) {
     const label = doc.createElement("label");
     label.dataset.field = field.name;
+    if (field.kind === "catalog") label.className = "wide"; // long names: the select on its own row
     const name = doc.createElement("span");
-    name.textContent = field.name;
+    for (const [k, part] of field.name.split(/(?<=_)/).entries()) { // wrap after an underscore
+      name.append(...(k ? [doc.createElement("wbr"), part] : [part]));
+    }
     if (field.help) name.title = field.help;
     label.append(name, input(doc, field, values?.[field.name]));
     frag.appendChild(label);
@@ -53,7 +51,8 @@ export function fillForm(form, fields, values, readOnly = false) {
     if (!el) continue;
     const value = values?.[field.name];
     if (field.kind === "bool") el.checked = !!value;
-    else el.value = value ?? (field.kind === "choice" ? field.options[0] : "");
+    else if (el.tagName === "SELECT") choose(el, field, value);
+    else el.value = value ?? "";
     el.disabled = readOnly;
   }
 }
