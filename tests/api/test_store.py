@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 from servescope.api.store import Store, valid_id
 
@@ -38,8 +39,9 @@ def test_a_crash_leaves_no_entry_behind(tmp_path):
     kept = put(store)
     (store.tmp / "inflight.part").write_text("half an upl")  # killed mid-upload
     (store.blobs / "OrphanBlobWithoutRow0000").write_text("[]")  # killed before commit
-    store.db.execute("INSERT INTO traces VALUES ('RowWithoutBlob000000000', 'x', 'f', 0, 0, "
-                     "'{}', 0)")  # blob lost
+    store.db.execute("INSERT INTO traces (id, filename, format, num_requests, size, summary, "
+                     "created_s) VALUES ('RowWithoutBlob000000000', 'x', 'f', 0, 0, '{}', 0)")
+    # blob lost
     store.close()
     again = Store(tmp_path)
     assert [t["trace_id"] for t in again.traces()] == [kept["trace_id"]]
@@ -61,3 +63,23 @@ def test_a_failed_commit_keeps_neither_row_nor_blob(tmp_path, monkeypatch):
     except OSError:
         pass
     assert store.traces() == [] and list(store.blobs.iterdir()) == []
+
+
+def test_an_index_from_before_upload_options_opens_and_new_rows_keep_theirs(tmp_path):
+    old = sqlite3.connect(tmp_path / "index.sqlite3")
+    old.executescript("""
+        CREATE TABLE traces (id TEXT PRIMARY KEY, filename TEXT NOT NULL, format TEXT NOT NULL,
+          num_requests INTEGER, size INTEGER NOT NULL, summary TEXT NOT NULL,
+          created_s REAL NOT NULL);
+        INSERT INTO traces VALUES ('OldTraceFromBefore00000', 'old.csv', 'azure', 3, 10, '{}', 1);
+    """)
+    old.close()
+    (tmp_path / "blobs").mkdir()
+    (tmp_path / "blobs" / "OldTraceFromBefore00000").write_text("x")
+    store = Store(tmp_path)
+    assert store.trace("OldTraceFromBefore00000")["options"] == {}
+    part = store.temp_path()
+    part.write_text("[]")
+    new = store.commit_trace(part, "t.json", "workload-json", 0, {}, {"sample_n": 5})
+    store.close()
+    assert Store(tmp_path).trace(new["trace_id"])["options"] == {"sample_n": 5}

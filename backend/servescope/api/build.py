@@ -11,13 +11,13 @@ from servescope.api import protocol as P
 from servescope.api.serialize import request_info
 from servescope.api.settings import Settings
 from servescope.api.store import Store
+from servescope.api.trace_workload import stored_trace, with_fit_notes
 from servescope.api.track import Track, dumps, engine_source, replay_source
 from servescope.api.workloads import (
     DEMO,
     Workload,
     WorkloadError,
     preset_workload,
-    read_trace,
     rows_to_specs,
     synthetic_workload,
 )
@@ -66,9 +66,10 @@ async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: S
                         "num_usable_blocks": max(0, blocks - 1),
                         "memory_breakdown": _memory_breakdown(track, config)})
         tracks.append(track)
+    fits = [(e["label"], t.engine) for e, t in zip(engines, tracks, strict=True)]
     return Built(workload, "replayed" if resolved.records is not None else "simulated",
                  resolved.preset, engines, tracks, dumps(info), configs=configs,
-                 trace=resolved.trace)
+                 trace=with_fit_notes(resolved.trace, resolved.specs, fits))
 
 
 def _check_replay_configs(base: dict[str, Any], configs: list[dict[str, Any]]) -> None:
@@ -93,14 +94,7 @@ async def resolve(workload: P.Workload, configs: list[dict[str, Any]],
         if workload.requests is not None:
             return Workload(dict(DEMO["config"]), rows_to_specs(workload.requests)), configs
         if workload.trace is not None:
-            path = store.trace_path(workload.trace)
-            if path is None:
-                raise BuildError(f"no uploaded trace {workload.trace!r}", "trace", "workload")
-            _, resolved, _ = await asyncio.to_thread(read_trace, path)
-            stored = store.trace(workload.trace) or {}
-            resolved.trace = {"trace_id": workload.trace, "filename": stored.get("filename"),
-                              **(resolved.trace or {})}
-            return resolved, configs
+            return await asyncio.to_thread(stored_trace, store, workload.trace), configs
         scenario = store.scenario(workload.scenario or "")
         if scenario is None:
             raise BuildError(f"no saved scenario {workload.scenario!r}", "scenario", "workload")

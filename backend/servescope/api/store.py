@@ -23,10 +23,14 @@ from typing import Any
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS traces (
   id TEXT PRIMARY KEY, filename TEXT NOT NULL, format TEXT NOT NULL, num_requests INTEGER,
-  size INTEGER NOT NULL, summary TEXT NOT NULL, created_s REAL NOT NULL);
+  size INTEGER NOT NULL, summary TEXT NOT NULL, created_s REAL NOT NULL,
+  options TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS scenarios (
   id TEXT PRIMARY KEY, name TEXT NOT NULL, body TEXT NOT NULL, created_s REAL NOT NULL);
 """
+
+TRACE_COLUMNS = ("id", "filename", "format", "num_requests", "size", "summary", "created_s",
+                 "options")
 
 
 def new_id() -> str:
@@ -50,6 +54,9 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(traces)")}
+        if "options" not in columns:  # an index from before upload options
+            self.db.execute("ALTER TABLE traces ADD COLUMN options TEXT NOT NULL DEFAULT '{}'")
         self.recover()
 
     def close(self) -> None:
@@ -73,12 +80,16 @@ class Store:
         return self.tmp / f"{new_id()}.part"
 
     def commit_trace(self, part: Path, filename: str, fmt: str, num_requests: int | None,
-                     summary: dict[str, Any]) -> dict[str, Any]:
+                     summary: dict[str, Any],
+                     options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """`options`: what the upload asked for (window, sample, ...), applied at each load."""
         tid = new_id()
         size = part.stat().st_size
-        row = (tid, filename[:200], fmt, num_requests, size, json.dumps(summary), time.time())
+        row = (tid, filename[:200], fmt, num_requests, size, json.dumps(summary), time.time(),
+               json.dumps(options or {}))
         with self._transaction():
-            self.db.execute("INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+            self.db.execute(f"INSERT INTO traces ({', '.join(TRACE_COLUMNS)}) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
             os.replace(part, self.blobs / tid)
             _fsync_dir(self.blobs)
         return self.trace(tid) or {}
@@ -86,14 +97,14 @@ class Store:
     def trace(self, tid: str) -> dict[str, Any] | None:
         if not valid_id(tid):
             return None
-        cur = self.db.execute("SELECT id, filename, format, num_requests, size, summary, "
-                              "created_s FROM traces WHERE id = ?", (tid,))
+        cur = self.db.execute(f"SELECT {', '.join(TRACE_COLUMNS)} FROM traces WHERE id = ?",
+                              (tid,))
         row = cur.fetchone()
         return None if row is None else _trace_row(row)
 
     def traces(self) -> list[dict[str, Any]]:
-        cur = self.db.execute("SELECT id, filename, format, num_requests, size, summary, "
-                              "created_s FROM traces ORDER BY created_s")
+        cur = self.db.execute(f"SELECT {', '.join(TRACE_COLUMNS)} FROM traces "
+                              "ORDER BY created_s")
         return [_trace_row(r) for r in cur]
 
     def trace_path(self, tid: str) -> Path | None:
@@ -131,9 +142,10 @@ class Store:
 
 
 def _trace_row(row: tuple[Any, ...]) -> dict[str, Any]:
-    keys = ("trace_id", "filename", "format", "num_requests", "size", "summary", "created_s")
+    keys = ("trace_id", *TRACE_COLUMNS[1:])
     out = dict(zip(keys, row, strict=True))
     out["summary"] = json.loads(out["summary"])
+    out["options"] = json.loads(out["options"])
     return out
 
 

@@ -1,5 +1,6 @@
 """Receiving a trace upload: stream the multipart body's `file` field to a temporary file under a
-size limit, parse it, and only then commit it to the store."""
+size limit, keep its small option fields (api/upload_options.py), parse the file with them, and
+only then commit it to the store."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from typing import Any
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from servescope.api.store import Store
-from servescope.api.workloads import read_trace
+from servescope.api.trace_workload import TooManyRequests, read_trace
+from servescope.api.upload_options import OptionError, UploadOptions
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
 
 log = logging.getLogger(__name__)
+MAX_FIELD_BYTES = 1024
+MAX_FIELDS = 32
 
 
 class UploadError(Exception):
@@ -25,8 +29,9 @@ class UploadError(Exception):
         self.detail = {"message": message, **where}
 
 
-class _FilePart:
-    """Collects the `file` field of a multipart body into `path`, counting bytes."""
+class _Body:
+    """Collects the `file` field of a multipart body into `path`, counting bytes, and every
+    other field's text into `fields`."""
 
     def __init__(self, path: Path, limit: int) -> None:
         self.path, self.limit = path, limit
@@ -34,29 +39,41 @@ class _FilePart:
         self.size = 0
         self.filename: str | None = None
         self.found = False
+        self.fields: dict[str, str] = {}
         self._header: list[bytes] = [b"", b""]
         self._in_file = False
+        self._part: str | None = None  # the option field being read
+        self._value = bytearray()
 
     def callbacks(self) -> dict[str, Any]:
-        return {"on_header_field": self._field, "on_header_value": self._value,
+        return {"on_header_field": self._on_field, "on_header_value": self._on_value,
                 "on_header_end": self._header_end, "on_part_data": self._data,
                 "on_part_end": self._part_end}
 
-    def _field(self, data: bytes, start: int, end: int) -> None:
+    def _on_field(self, data: bytes, start: int, end: int) -> None:
         self._header[0] += data[start:end]
 
-    def _value(self, data: bytes, start: int, end: int) -> None:
+    def _on_value(self, data: bytes, start: int, end: int) -> None:
         self._header[1] += data[start:end]
 
     def _header_end(self) -> None:
         name, value = self._header
         self._header = [b"", b""]
-        if name.lower() == b"content-disposition":
-            _, params = parse_options_header(value)
-            self._in_file = params.get(b"name") == b"file" and not self.found
+        if name.lower() != b"content-disposition":
+            return
+        _, params = parse_options_header(value)
+        field = params.get(b"name", b"").decode("utf-8", "replace")
+        if field == "file":  # a second file part is ignored
+            self._in_file = not self.found
             if self._in_file:
                 self.found = True
                 self.filename = params.get(b"filename", b"upload").decode("utf-8", "replace")
+            return
+        if field in self.fields or len(self.fields) >= MAX_FIELDS:
+            raise UploadError(400, f"field {field!r} given twice, or too many fields",
+                              line=0, field=field)
+        self._part = field
+        self._value.clear()
 
     def _data(self, data: bytes, start: int, end: int) -> None:
         if self._in_file:
@@ -64,57 +81,76 @@ class _FilePart:
             if self.size > self.limit:
                 raise UploadError(413, f"upload larger than the limit of {self.limit} bytes")
             self.handle.write(data[start:end])
+        elif self._part is not None:
+            self._value += data[start:end]
+            if len(self._value) > MAX_FIELD_BYTES:
+                raise UploadError(400, f"field {self._part!r} is longer than "
+                                       f"{MAX_FIELD_BYTES} bytes", line=0, field=self._part)
 
     def _part_end(self) -> None:
-        self._in_file = False
+        if self._part is not None:
+            self.fields[self._part] = self._value.decode("utf-8", "replace")
+        self._in_file, self._part = False, None
 
 
 async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
-                  limit: int) -> dict[str, Any]:
+                  limit: int, max_requests: int) -> dict[str, Any]:
     """Stream, parse and commit one upload; returns the stored trace's description."""
     kind, params = parse_options_header(content_type)
     if kind != b"multipart/form-data" or b"boundary" not in params:
         raise UploadError(415, "send the trace as multipart/form-data with a `file` field")
-    part = _FilePart(store.temp_path(), limit)
+    body = _Body(store.temp_path(), limit)
     try:
-        parser = MultipartParser(params[b"boundary"], part.callbacks())  # type: ignore[arg-type]
+        parser = MultipartParser(params[b"boundary"], body.callbacks())  # type: ignore[arg-type]
         async for chunk in chunks:
             parser.write(chunk)
         parser.finalize()
-        part.handle.close()
-        if not part.found:
-            raise UploadError(400, "no `file` field in the upload")
-        return await asyncio.to_thread(_parse_and_commit, store, part)
+        body.handle.close()
+        if not body.found:
+            raise UploadError(400, "no `file` field in the upload", line=0, field="file")
+        try:
+            options = UploadOptions.from_fields(body.fields, max_requests)
+        except OptionError as err:
+            raise UploadError(400, str(err), line=0, field=err.field) from err
+        return await asyncio.to_thread(_parse_and_commit, store, body, options, max_requests)
     except UploadError:
         raise
     except ValueError as err:  # the multipart parser's own errors
         raise UploadError(400, f"malformed multipart body: {err}") from err
     finally:
-        part.handle.close()
-        part.path.unlink(missing_ok=True)
+        body.handle.close()
+        body.path.unlink(missing_ok=True)
 
 
-def _parse_and_commit(store: Store, part: _FilePart) -> dict[str, Any]:
+def _parse_and_commit(store: Store, body: _Body, options: UploadOptions,
+                      max_requests: int) -> dict[str, Any]:
+    name = body.filename
     try:
-        fmt, workload, report = read_trace(part.path)
+        fmt, workload, report = read_trace(body.path, options, max_requests)
+    except OptionError as err:  # an option the file's format does not take
+        raise UploadError(400, str(err), line=0, field=err.field) from err
+    except TooManyRequests as err:
+        raise UploadError(413, f"{name}: {err}", line=0, field="",
+                          num_requests=err.num_requests, max_requests=err.max_requests,
+                          fits_end_s=err.fits_end_s) from err
     except TraceFormatError as err:
-        raise UploadError(400, f"{part.filename}: {err}", line=err.line, field=err.field) from err
+        raise UploadError(400, f"{name}: {err}", line=err.line, field=err.field) from err
     except (UnicodeDecodeError, OSError, ValueError) as err:
-        raise UploadError(400, f"{part.filename}: not a trace this server reads ({err})",
+        raise UploadError(400, f"{name}: not a trace this server reads ({err})",
                           line=0, field="") from err
     except TraceDependencyError as err:  # the server lacks a reader's optional package
-        raise UploadError(501, f"{part.filename}: this server cannot read that format: {err}",
+        raise UploadError(501, f"{name}: this server cannot read that format: {err}",
                           line=0, field="") from err
     except Exception as err:  # an adapter bug must not become a 5xx or lose the session
-        log.exception("reading upload %s", part.filename)
-        raise UploadError(400, f"{part.filename}: could not read the trace ({type(err).__name__})",
+        log.exception("reading upload %s", name)
+        raise UploadError(400, f"{name}: could not read the trace ({type(err).__name__})",
                           line=0, field="") from err
     if not workload.specs and not workload.records:
-        raise UploadError(400, f"{part.filename}: no requests in the trace", line=0, field="")
+        what = "after the upload options" if options.given() else "in the trace"
+        raise UploadError(400, f"{name}: no requests {what}", line=0, field="")
     summary = _summary(workload)
-    stored = store.commit_trace(part.path, part.filename or "upload", fmt, len(workload.specs),
-                                {**summary, "report": report.to_dict()})
-    return stored
+    return store.commit_trace(body.path, name or "upload", fmt, len(workload.specs),
+                              {**summary, "report": report.to_dict()}, options.to_dict())
 
 
 def _summary(workload: Any) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Trace uploads: multipart, streamed to disk under the size limit, parsed, then committed."""
+"""Trace uploads: multipart, streamed to disk under the size limit, parsed with the upload's
+options, then committed."""
 
 from __future__ import annotations
 
@@ -9,16 +10,38 @@ from fastapi import APIRouter, HTTPException, Request
 from servescope.api import uploads
 from servescope.api.deps import SettingsDep, StoreDep
 from servescope.api.routes._lookup import found
+from servescope.api.upload_options import FIELDS
+from servescope.traces import registry
 
 router = APIRouter(prefix="/api", tags=["traces"])
+OPTION_TYPES = {str: "string", int: "integer", float: "number"}
 UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
     "type": "object", "required": ["file"],
-    "properties": {"file": {"type": "string", "format": "binary"}}}}}}}
+    "properties": {"file": {"type": "string", "format": "binary"},
+                   **{name: {"type": OPTION_TYPES[kind], "description": text}
+                      for name, (kind, text) in FIELDS.items()}}}}}}}
+UPLOAD_DESCRIPTION = """Upload a trace file (multipart field `file`) in any format the server
+reads. The other form fields are options, applied in this order: `window_start_s` /
+`window_end_s` (seconds after the trace's first request; arrivals rebased to the window start),
+then `limit` (the first N) or `sample_n` (a uniform sample of N, seeded by `seed`), then
+`arrival_scale` and `length_scale`; `format` overrides detection; `rate_per_s` gives a
+sharegpt-stats file (lengths only) Poisson arrivals, and `sample_n` or `limit` its number of
+requests. A blank field is absent; an unknown one is refused. The
+trace is stored with its options (GET /api/traces/{id} reports them) and every session on it
+loads it with them. A request trace with more requests than a session may hold is refused
+(413) with its count and the window that would fit; a bad option is a 400 whose `field` names
+it. Nothing is stored unless the upload succeeds."""
 
 
 @router.post("/traces", status_code=201, openapi_extra=UPLOAD_BODY,
-             responses={400: {"description": "not a trace: message, line, field"},
-                        413: {"description": "larger than the upload limit"}})
+             description=UPLOAD_DESCRIPTION,
+             responses={400: {"description": "not a trace, or a bad option: message, line, "
+                                             "field"},
+                        413: {"description": "larger than the upload limit, or more requests "
+                                             "than a session holds (num_requests, "
+                                             "max_requests, fits_end_s)"},
+                        501: {"description": "the format's reader needs a package this server "
+                                             "lacks"}})
 async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep) -> dict[str, Any]:
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > settings.max_upload_bytes + 65536:
@@ -26,19 +49,28 @@ async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep)
                                              f"{settings.max_upload_bytes} bytes"})
     try:
         stored = await uploads.receive(request.stream(), request.headers.get("content-type", ""),
-                                       store, settings.max_upload_bytes)
+                                       store, settings.max_upload_bytes,
+                                       settings.max_requests_per_session)
     except uploads.UploadError as err:
         raise HTTPException(err.status, err.detail) from err
     summary = dict(stored["summary"])
     report = summary.pop("report", {})
     return {"trace_id": stored["trace_id"], "format": stored["format"],
             "num_requests": stored["num_requests"], "filename": stored["filename"],
-            "size": stored["size"], "summary": summary, "report": report}
+            "size": stored["size"], "options": stored["options"], "summary": summary,
+            "report": report}
 
 
 @router.get("/traces")
 def list_traces(store: StoreDep) -> list[dict[str, Any]]:
     return store.traces()
+
+
+@router.get("/traces/formats")
+def list_formats() -> list[dict[str, str]]:
+    """The formats an upload's `format` option may name."""
+    return [{"name": f.name, "kind": f.kind, "description": f.description}
+            for f in registry.FORMATS.values()]
 
 
 @router.get("/traces/{trace_id}")

@@ -1,0 +1,211 @@
+"""An uploaded trace as a session's workload: read through the trace adapters with the options
+it was uploaded with, within the requests a session may hold, and what the views say about it
+(init.trace: what the file records, what the options did, which requests the KV cache cannot
+hold)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from servescope.api.store import Store
+from servescope.api.upload_options import UploadOptions, describe
+from servescope.api.workloads import DEMO, Workload, WorkloadError, explicit_config, rows_to_specs
+from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.engine import Engine
+from servescope.core.kv_cache_manager import cdiv
+from servescope.core.request import RequestSpec
+from servescope.traces import registry
+from servescope.traces.errors import TraceFormatError
+from servescope.traces.options import TraceOptions, apply_options
+from servescope.traces.report import TraceReport
+
+MAX_RECORDS = 2_000_000  # a step recording longer than this is cut (a session holds fewer)
+
+
+class TooManyRequests(Exception):
+    """More requests than a session may hold, after the options: the upload names a window
+    (`fits_end_s`: the window end that holds the first `max_requests`) or a sample."""
+
+    def __init__(self, num_requests: int, max_requests: int, fits_end_s: float | None,
+                 windowed: bool) -> None:
+        self.num_requests, self.max_requests = num_requests, max_requests
+        self.fits_end_s = fits_end_s
+        where = " in the window" if windowed else ""
+        fits = (f"; the first {max_requests:,} arrive by window_end_s={fits_end_s:.6g}"
+                if fits_end_s is not None else "")
+        super().__init__(f"{num_requests:,} requests{where}, more than the {max_requests:,} a "
+                         "session here can animate. Upload it again with a time window "
+                         f"(window_start_s, window_end_s{fits}), sample_n (a uniform sample) or "
+                         "limit (the first N).")
+
+
+def read_trace(path: Path, options: UploadOptions | None = None,
+               max_requests: int | None = None) -> tuple[str, Workload, TraceReport]:
+    """Detects the format (unless the options name one) and loads the file through the trace
+    adapters: TraceFormatError names the line and field on bad input, OptionError an option
+    that does not apply, TooManyRequests a request trace over `max_requests`."""
+    options = options or UploadOptions()
+    fmt = options.format or registry.detect(path)
+    options.check_kind(fmt)
+    report, stream = registry.open_trace(path, fmt, **options.adapter_params(fmt))
+    if registry.FORMATS[fmt].kind == "requests":
+        specs = _requests(stream, report, options, max_requests)
+        return fmt, Workload(dict(DEMO["config"]), specs, trace=trace_info(report, specs)), report
+    records = [r.to_dict() for r in itertools.islice(stream, MAX_RECORDS)]
+    meta = report.meta
+    specs = rows_to_specs(meta["requests"]) if meta.get("requests") else []
+    return fmt, Workload(_replay_config(meta, records), specs, records=records,
+                         trace=trace_info(report, specs)), report
+
+
+def _requests(stream: Iterator[RequestSpec], report: TraceReport, options: UploadOptions,
+              max_requests: int | None) -> list[RequestSpec]:
+    """The options applied in TraceOptions' order, counting what the window keeps; a trace
+    over the limit is counted to its end but not held."""
+    trace_options = options.trace_options()
+    windowed = _Counted(apply_options(stream, TraceOptions(window_s=trace_options.window_s)))
+    shaped = apply_options(windowed, dataclasses.replace(trace_options, window_s=None))
+    specs = list(shaped if max_requests is None else itertools.islice(shaped, max_requests + 1))
+    if max_requests is not None and len(specs) > max_requests:
+        for _ in shaped:
+            pass
+        last = specs[max_requests - 1].arrival_s  # rebased and scaled: back to file seconds
+        fits = None if last is None else \
+            (options.window_start_s or 0.0) + last / options.arrival_scale
+        raise TooManyRequests(windowed.count, max_requests, fits,
+                              trace_options.window_s is not None)
+    note = describe(options, report.format, windowed.count, len(specs))
+    if note:
+        report.note(note)
+    return specs
+
+
+class _Counted:
+    def __init__(self, items: Iterable[RequestSpec]) -> None:
+        self.items, self.count = items, 0
+
+    def __iter__(self) -> Iterator[RequestSpec]:
+        for item in self.items:
+            self.count += 1
+            yield item
+
+
+def stored_trace(store: Store, trace_id: str) -> Workload:
+    """An uploaded trace, read again with the options it was uploaded with."""
+    stored, path = store.trace(trace_id), store.trace_path(trace_id)
+    if stored is None or path is None:
+        raise WorkloadError(f"no uploaded trace {trace_id!r}", "trace")
+    options = dataclasses.replace(UploadOptions.from_dict(stored["options"]),
+                                  format=stored["format"])
+    _, workload, _ = read_trace(path, options)
+    workload.trace = {"trace_id": trace_id, "filename": stored["filename"],
+                      **(workload.trace or {})}
+    return workload
+
+
+def trace_info(report: TraceReport, specs: list[RequestSpec]) -> dict[str, Any]:
+    """What the views say about a trace: its format, what it does not record (`unknown`), the
+    recording's own source (servescope-steps), and what was measured (vllm-bench)."""
+    return {"format": report.format, "kind": report.kind, "num_rows": report.num_rows,
+            "skipped": dict(report.skipped), "notes": list(report.notes),
+            "unknown": list(report.meta.get("unknown", [])),
+            "source": report.meta.get("source"),
+            "measured": measured_summary(specs, report.meta.get("measured_summary"))}
+
+
+METRICS = ("ttft", "tpot", "itl", "e2el")
+MEASURED_SCALARS = ("completed", "failed", "duration", "total_input_tokens",
+                    "total_output_tokens", "request_throughput", "output_throughput",
+                    "total_token_throughput", "request_goodput")
+_LATENCY_KEY = re.compile(r"(mean|median|std|p\d+(\.\d+)?)_(ttft|tpot|itl|e2el)_ms")
+
+
+def measured_summary(specs: list[RequestSpec],
+                     scalars: dict[str, Any] | None) -> dict[str, float | int] | None:
+    """A benchmark's measured results under the keys the simulated summary uses: the file's own
+    scalars where it has them, else statistics of its per-request measurements (None: none)."""
+    lists: dict[str, list[float]] = {m: [] for m in METRICS}
+    for spec in specs:
+        m = spec.measured or {}
+        ttft, e2el, itl = m.get("ttft_s"), m.get("e2el_s"), m.get("itl_s")
+        if isinstance(ttft, float):
+            lists["ttft"].append(ttft * 1000)
+            if isinstance(e2el, float) and spec.output_len > 1:
+                lists["tpot"].append((e2el - ttft) * 1000 / (spec.output_len - 1))
+        if isinstance(e2el, float):
+            lists["e2el"].append(e2el * 1000)
+        if isinstance(itl, list):
+            lists["itl"] += [x * 1000 for x in itl]
+    out: dict[str, float | int] = {key: value for metric, values in lists.items() if values
+                                   for key, value in _stats(metric, values).items()}
+    for key, value in (scalars or {}).items():
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        if numeric and (key in MEASURED_SCALARS or _LATENCY_KEY.fullmatch(key)):
+            out[key] = value
+    return out or None
+
+
+def _stats(metric: str, values: list[float]) -> dict[str, float]:
+    """The statistics `vllm bench serve` reports (numpy's percentile, as vLLM uses)."""
+    arr = np.asarray(values, dtype=float)
+    return {f"mean_{metric}_ms": float(arr.mean()), f"median_{metric}_ms": float(np.median(arr)),
+            f"std_{metric}_ms": float(arr.std()), f"p99_{metric}_ms": float(np.percentile(arr, 99))}
+
+
+def _replay_config(meta: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The recording's own config, or one inferred from its records (vLLM logs carry none)."""
+    config = dict(meta.get("config") or {})
+    if records:  # 0 is what a KV-event capture says of limits it does not know: keep defaults
+        last = records[-1]
+        config.setdefault("num_gpu_blocks", last["num_usable_blocks"] + 1)
+        if last["max_num_seqs"]:
+            config.setdefault("max_num_seqs", last["max_num_seqs"])
+        if last["token_budget"]:
+            config.setdefault("max_num_batched_tokens", last["token_budget"])
+    if meta.get("block_size"):
+        config.setdefault("block_size", int(meta["block_size"]))
+    try:
+        return explicit_config(EngineConfig.from_dict(config))
+    except (ConfigError, TypeError) as err:
+        raise TraceFormatError(1, "config", f"the recording's config is not valid: {err}") from err
+
+
+def with_fit_notes(trace: dict[str, Any] | None, specs: list[RequestSpec],
+                   engines: list[tuple[str, Engine | None]]) -> dict[str, Any] | None:
+    """`trace` with a note per engine whose KV cache (or max_model_len) cannot hold some of the
+    trace's requests: the engine rejects those on arrival, so the page says how many and why."""
+    if trace is None:
+        return None
+    notes = [note for label, engine in engines if engine is not None
+             for note in [_fit_note(engine, specs, label if len(engines) > 1 else "")] if note]
+    return {**trace, "notes": [*trace.get("notes", []), *notes]} if notes else trace
+
+
+def _fit_note(engine: Engine, specs: list[RequestSpec], label: str) -> str | None:
+    config, kv = engine.config, engine.kv
+    usable, max_len = kv.pool.num_usable_blocks, config.max_model_len
+    too_long = [s.prompt_len + s.output_len for s in specs
+                if max_len is not None and s.prompt_len + s.output_len > max_len]
+    too_big = [s.prompt_len + s.output_len for s in specs
+               if (max_len is None or s.prompt_len + s.output_len <= max_len) and
+               cdiv(kv.reservation_tokens(s.prompt_len, s.output_len), config.block_size) > usable]
+    where = f" ({label})" if label else ""
+    parts = []
+    if too_big:
+        parts.append(f"{len(too_big):,} of {len(specs):,} requests need more KV blocks than "
+                     f"this config's cache holds{where} ({usable:,} blocks of {config.block_size} "
+                     f"tokens; the longest request is {max(too_big):,} tokens)")
+    if too_long:
+        parts.append(f"{len(too_long):,} of {len(specs):,} requests are longer than "
+                     f"max_model_len {max_len:,}{where}")
+    if not parts:
+        return None
+    return (f"{' and '.join(parts)}: the engine rejects them on arrival. A bigger num_gpu_blocks "
+            "or max_model_len, or a model and GPU, in the Engine config fits them.")
