@@ -143,3 +143,16 @@ def test_tensor_parallel_must_divide_heads() -> None:
     with pytest.raises(ConfigError) as err:
         cost_model.resolve(_config(tensor_parallel_size=3))
     assert err.value.field == "tensor_parallel_size"
+
+
+def test_a_model_that_does_not_fit_is_refused_with_each_part_of_the_budget() -> None:
+    config = EngineConfig(model="meta-llama/Llama-3.3-70B-Instruct", gpu="H100")
+    b = cost_model.memory_breakdown(config)
+    with pytest.raises(ConfigError) as err:
+        cost_model.num_gpu_blocks(config)
+    message = str(err.value)
+    assert err.value.field == "model" and "does not fit" in message
+    for part in (f"{b['weights_gib']:.1f} GiB", f"activations {b['activation_gib']:.2f} GiB",
+                 f"non-torch memory {b['non_torch_gib']:.2f} GiB",
+                 f"{b['budget_gib']:.1f} GiB (0.9 x 79.22 GiB)"):
+        assert part in message, part

@@ -11,14 +11,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from servescope.core.config import ConfigError
+from servescope.core.config import DTYPE_ALIASES, KV_DTYPE_ALIASES, ConfigError
 
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "fp8": 1}
-DTYPE_ALIASES = {"auto": "auto", "bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16",
-                 "half": "float16", "fp16": "float16"}
-KV_DTYPE_ALIASES = {"auto": "auto", "bfloat16": "bfloat16", "float16": "float16",
-                    "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
-QUANTIZATIONS = ("fp8",)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,12 @@ from typing import Any
 
 POLICIES = ("vllm-v1", "vllm-v0", "static", "naive")
 ALLOCATORS = ("paged", "max", "pow2", "oracle")
+# vLLM's --dtype, --kv-cache-dtype and --quantization values the cost model prices.
+DTYPE_ALIASES = {"auto": "auto", "bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16",
+                 "half": "float16", "fp16": "float16"}
+KV_DTYPE_ALIASES = {"auto": "auto", "bfloat16": "bfloat16", "float16": "float16",
+                    "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
+QUANTIZATIONS = ("fp8",)
 SCHEDULING_POLICIES = ("fcfs", "priority")
 
 
@@ -89,6 +95,10 @@ class EngineConfig:
         _one_of(self, "policy", POLICIES)
         _one_of(self, "allocator", ALLOCATORS)
         _one_of(self, "scheduling_policy", SCHEDULING_POLICIES)
+        _one_of(self, "dtype", tuple(DTYPE_ALIASES), self.dtype.lower())
+        _one_of(self, "kv_cache_dtype", tuple(KV_DTYPE_ALIASES), self.kv_cache_dtype.lower())
+        if self.quantization is not None:
+            _one_of(self, "quantization", QUANTIZATIONS)
         if self.allocator != "paged" and self.policy == "vllm-v1" and self.enable_prefix_caching:
             raise ConfigError("allocator", "contiguous allocators cannot share prefix blocks; "
                               "set enable_prefix_caching to false")
@@ -120,7 +130,9 @@ def _at_least(config: EngineConfig, name: str, low: int) -> None:
         raise ConfigError(name, f"must be at least {low}, got {value}")
 
 
-def _one_of(config: EngineConfig, name: str, options: tuple[str, ...]) -> None:
-    value = getattr(config, name)
+def _one_of(config: EngineConfig, name: str, options: tuple[str, ...],
+            value: Any = None) -> None:
+    """`value` (default: the field's own) must be one of `options`."""
+    value = getattr(config, name) if value is None else value
     if value not in options:
         raise ConfigError(name, f"must be one of {', '.join(options)}; got {value!r}")

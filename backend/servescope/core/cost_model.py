@@ -57,10 +57,7 @@ def resolve(config: EngineConfig) -> Hardware:
     if heads % tp or (kv_heads % tp and tp % kv_heads):
         raise ConfigError("tensor_parallel_size", f"{model_id} has {heads} attention and "
                           f"{kv_heads} KV heads; TP {tp} does not divide them")
-    quantization = config.quantization or ("fp8" if fp8_checkpoint else None)
-    if quantization not in (None, *catalog.QUANTIZATIONS):
-        raise ConfigError("quantization", f"unsupported quantization {quantization!r}; "
-                          "one of fp8 or null")
+    quantization = config.quantization or ("fp8" if fp8_checkpoint else None)  # validated
     activation = catalog.dtype_name(config.dtype, model)
     return Hardware(model=model, gpu=gpu, calibration=catalog.calibration(gpu.key),
                     tensor_parallel_size=tp, activation_dtype=activation,
@@ -105,6 +102,7 @@ def memory_breakdown(config: EngineConfig) -> dict[str, float | int]:
         "weights_gib": weights / GIB, "non_torch_gib": non_torch / GIB,
         "activation_gib": activation / GIB, "kv_cache_gib": max(available, 0.0) / GIB,
         "kv_bytes_per_token": kv_per_token, "block_bytes": block_bytes,
+        # both count block 0, the null block, as vLLM's "GPU KV cache size" log line does
         "num_gpu_blocks": blocks, "kv_capacity_tokens": blocks * config.block_size,
     }
 
@@ -116,8 +114,9 @@ def num_gpu_blocks(config: EngineConfig) -> int:
         hw = resolve(config)
         raise ConfigError("model", (
             f"{hw.model.name} does not fit: weights take {b['weights_gib']:.1f} GiB per GPU "
-            f"(TP {hw.tensor_parallel_size}, {hw.weight_bytes}-byte weights) and activations "
-            f"{b['activation_gib'] + b['non_torch_gib']:.1f} GiB, but {hw.gpu.key} offers "
+            f"(TP {hw.tensor_parallel_size}, {hw.weight_bytes}-byte weights), activations "
+            f"{b['activation_gib']:.2f} GiB and non-torch memory {b['non_torch_gib']:.2f} GiB, "
+            f"but {hw.gpu.key} offers "
             f"{b['budget_gib']:.1f} GiB ({config.gpu_memory_utilization} x "
             f"{b['total_gib']:.2f} GiB); try FP8, more GPUs or a larger GPU"))
     max_len = config.max_model_len or resolve(config).model.max_position_embeddings
