@@ -10,7 +10,7 @@ NODE_STAMP := node_modules/.package-lock.json
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-vllm install lint typecheck pytest node-test chromium venv-support clean
+.PHONY: run test test-vllm screenshots install lint typecheck pytest node-test chromium venv-support clean
 
 run: install
 	$(BIN)/servescope serve --host $(HOST) --port $(PORT)
@@ -22,6 +22,11 @@ test: install chromium
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
 	node --test tests/frontend
+
+# The README's screenshots, taken by the e2e tests that show each view.
+screenshots: install chromium
+	SERVESCOPE_SCREENSHOTS=docs $(BIN)/python -m pytest -q tests/e2e/test_walking_skeleton.py \
+	  tests/e2e/test_explorer.py -k "play_demo or compare_runs or projection"
 
 # Optional (CI need not run it): servescope.capture against vLLM 0.33's real scheduler, with a
 # Python that has vLLM and servescope installed: make test-vllm VLLM_PYTHON=/path/to/python

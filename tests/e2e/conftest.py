@@ -86,9 +86,13 @@ def page(browser):
 
 
 @pytest.fixture(scope="session")
-def screenshots() -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    return SCREENSHOTS
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the e2e tests save their screenshots: docs/screenshots (the README's) only when
+    SERVESCOPE_SCREENSHOTS=docs is set (`make screenshots`), else a temporary folder."""
+    if os.environ.get("SERVESCOPE_SCREENSHOTS") == "docs":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        return SCREENSHOTS
+    return tmp_path_factory.mktemp("screenshots")
 
 
 @pytest.fixture
