@@ -198,7 +198,8 @@ def test_requests_the_kv_cache_cannot_hold_are_counted_and_a_bigger_cache_fits_t
     data = upload(client, mooncake(5, prompt_len=lambda i: lengths[i])).json()
     init, summary = run_to_end(client, data["trace_id"])
     notes = [n for n in init["trace"]["notes"] if "KV blocks" in n]
-    assert len(notes) == 1 and "2 of 5 requests" in notes[0] and "41,004 tokens" in notes[0]
+    assert len(notes) == 1 and "2 of 5 requests" in notes[0] and "8,192 tokens" in notes[0]
+    assert "the longest request is 41,004" in notes[0]
     assert "num_gpu_blocks" in notes[0]
     assert summary["failed"] == 2 and summary["completed"] == 3
     init, summary = run_to_end(client, data["trace_id"], {"num_gpu_blocks": 3000})

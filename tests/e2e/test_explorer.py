@@ -109,8 +109,8 @@ def test_bad_upload_shows_the_servers_error(page, fresh_url, tmp_path):
     page.goto(fresh_url)
     wait_ready(page)
     page.set_input_files("#upload", str(bad))
-    page.wait_for_selector("#error:not([hidden])")
-    text = page.text_content("#error")
+    page.wait_for_selector("#upload-error:not([hidden])")  # next to the upload
+    text = page.text_content("#upload-error")
     # the server's own words for the same file, asked directly
     detail = page.evaluate("""async (body) => {
         const form = new FormData();

@@ -1,6 +1,8 @@
-"""Uploads of vLLM's own outputs in a real Chromium: an iteration log replays, labelled
-replayed, named by its file, with its recorded config read-only and what it does not record
-said; a `vllm bench serve` result simulates with its measured TTFT/ITL shown beside."""
+"""Uploads in a real Chromium: an iteration log replays, labelled replayed, named by its file,
+with its recorded config read-only and what it does not record said; a `vllm bench serve`
+result simulates with its measured TTFT/ITL shown beside; a Mooncake trace uploads with a time
+window and a sample from the upload options, a bad option refused next to the upload, and the
+requests the KV cache cannot hold counted until a bigger cache is applied."""
 
 from __future__ import annotations
 
@@ -84,6 +86,64 @@ def test_an_iteration_log_replays_and_a_bench_result_shows_measured_beside(page,
     assert "mean TTFT: measured 41.5 ms, simulated " in line and "so far" not in line
     simulated = page.evaluate("() => window.__servescope.store.panes[0].summary.mean_ttft_ms")
     assert f"simulated {simulated:.1f} ms" in line
+    assert page.errors == [], page.errors
+
+
+def mooncake_trace(path, n=400, gap_ms=100, long_every=10):
+    """Request mc<i> arrives at i * gap_ms; every `long_every`-th has a 40k-token prompt."""
+    rows = [{"timestamp": i * gap_ms, "input_length": 40_000 if i % long_every == 0 else 300 + i,
+             "output_length": 8, "hash_ids": [i % 5, i]} for i in range(n)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+INIT = "() => window.__servescope.store.panes[0].init"
+REJECTED = ("() => window.__servescope.store.panes[0].run.reqs"
+            ".filter((r) => r.status === 'rejected').length")
+
+
+def test_a_mooncake_trace_uploads_with_a_window_and_a_sample(page, fresh_url, tmp_path):
+    trace = tmp_path / "conversation_trace.jsonl"
+    mooncake_trace(trace)
+    page.goto(fresh_url)
+    wait_ready(page)
+    page.click("#upload-options summary")
+    page.fill("#upload-window_start_s", "5")
+    page.fill("#upload-window_end_s", "3")
+    page.set_input_files("#upload", str(trace))
+    page.wait_for_selector("#upload-error:not([hidden])")
+    assert "window_end_s" in page.text_content("#upload-error")
+    bad = '#upload-fields label[data-field="window_end_s"]'
+    assert "bad" in page.get_attribute(bad, "class")
+    assert "must not be before window_start_s" in page.text_content(bad)
+    assert page.is_hidden("#error")
+
+    page.fill("#upload-window_end_s", "25")
+    page.fill("#upload-sample_n", "40")
+    page.fill("#upload-seed", "7")
+    page.click("#upload-again")
+    uploaded(page, "conversation_trace.jsonl")
+    assert page.is_hidden("#upload-error")
+    init = page.evaluate(INIT)
+    ids = [int(r["id"][2:]) for r in init["requests"]]
+    assert len(ids) == 40 and all(50 <= i <= 250 for i in ids)  # 5-25 s at 10 a second
+    provenance = page.text_content("#provenance")
+    assert "a uniform sample of 40 of the 201 requests in the window (seed 7)" in provenance
+    # the demo cache holds 512 blocks of 16 tokens: the 40k prompts in the sample cannot fit
+    num_long = sum(1 for i in ids if i % 10 == 0)
+    assert num_long > 0
+    assert f"{num_long} of 40 requests need more KV blocks" in provenance
+    play_to_end(page, 1)
+    assert page.evaluate(REJECTED) == num_long
+
+    page.fill("#field-num_gpu_blocks", "3000")
+    page.click("#apply")
+    page.wait_for_function(f"() => ({INIT})().config.num_gpu_blocks === 3000", timeout=20000)
+    wait_ready(page)
+    assert "need more KV blocks" not in page.text_content("#provenance")
+    assert "a uniform sample of 40" in page.text_content("#provenance")  # the same 40
+    assert [r["id"] for r in page.evaluate(INIT)["requests"]] == [r["id"] for r in init["requests"]]
+    play_to_end(page, 1)
+    assert page.evaluate(REJECTED) == 0
     assert page.errors == [], page.errors
 
 

@@ -200,8 +200,9 @@ def _fit_note(engine: Engine, specs: list[RequestSpec], label: str) -> str | Non
     parts = []
     if too_big:
         parts.append(f"{len(too_big):,} of {len(specs):,} requests need more KV blocks than "
-                     f"this config's cache holds{where} ({usable:,} blocks of {config.block_size} "
-                     f"tokens; the longest request is {max(too_big):,} tokens)")
+                     f"this config's cache holds{where} ({usable:,} usable blocks of "
+                     f"{config.block_size} tokens = {usable * config.block_size:,} tokens; the "
+                     f"longest request is {max(too_big):,})")
     if too_long:
         parts.append(f"{len(too_long):,} of {len(specs):,} requests are longer than "
                      f"max_model_len {max_len:,}{where}")

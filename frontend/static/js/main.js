@@ -2,7 +2,7 @@
 // rendering and input together. Everything else is a module that does one of those.
 
 import { openLink } from "./transport/index.js";
-import { uploadTrace } from "./transport/upload.js";
+import { fetchFormats, uploadTrace } from "./transport/upload.js";
 import { fetchCatalog } from "./transport/catalog.js";
 import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
@@ -13,6 +13,7 @@ import { actionForKey, sliderToSpeed } from "./ui/keys.js";
 import { bindPanels, showWorkload, UPLOADED } from "./ui/panels.js";
 import { fillCatalog, showEngineConfig, showServerError } from "./ui/config_form.js";
 import { drawProvenance } from "./ui/provenance.js";
+import { bindUploadOptions, readUploadOptions, showUploadError } from "./ui/upload_form.js";
 import { forgetSizes } from "./render/size.js";
 import { caption } from "./state/caption.js";
 import { uploadStatus } from "./state/provenance.js";
@@ -237,6 +238,7 @@ function bindControls() {
   });
   bindPanels(doc, { ...boot, config: { ...(boot.config ?? {}), ...scenario.config } }, scenario.preset,
     { onApply, onUpload: upload });
+  bindUploadOptions(doc, upload, fetchFormats(`${boot.upload_url ?? "/api/traces"}/formats`));
   bindTools(doc, { sessionId: () => store.sessionId ?? boot.session_id,
     charts: () => explore?.charts?.charts ?? [] });
   fetchCatalog().then((c) => fillCatalog(doc, c), (err) => showError(`No model and GPU lists: ${err.message}`));
@@ -253,15 +255,16 @@ function onApply({ config, synthetic, choice }) {
 
 async function upload(file) {
   if (!file) return;
+  showUploadError(doc, null);
   setText("upload-status", `uploading ${file.name}…`);
   try {
-    const data = await uploadTrace(boot.upload_url ?? "/api/traces", file);
+    const data = await uploadTrace(boot.upload_url ?? "/api/traces", file, readUploadOptions(doc));
     setText("upload-status", uploadStatus(file.name, data));
     scenario.trace = data.trace_id;
     applyConfig(data.report?.kind === "steps" ? {} : scenario.config); // a replay runs as recorded
   } catch (err) {
     setText("upload-status", "");
-    showError(`Upload failed: ${err.message}`);
+    showUploadError(doc, err);
   }
 }
 

@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import test from "node:test";
+
+import { fetchFormats, UploadError, uploadBody, uploadTrace } from "../../frontend/static/js/transport/upload.js";
+
+test("the body carries the options that are not blank, trimmed, before the file", async () => {
+  const file = new Blob(["{}\n"]);
+  const body = uploadBody(file, { window_start_s: " 10 ", window_end_s: "", sample_n: 500, seed: 0,
+    limit: null, format: undefined });
+  assert.deepEqual([...body.keys()], ["window_start_s", "sample_n", "seed", "file"]);
+  assert.equal(body.get("window_start_s"), "10");
+  assert.equal(body.get("sample_n"), "500");
+  assert.equal(body.get("seed"), "0"); // 0 is a value, not a blank
+  assert.equal(await body.get("file").text(), "{}\n");
+});
+
+test("an upload the server refuses throws its message, the field it names and the status", async () => {
+  const refuse = async () => ({ ok: false, status: 400,
+    json: async () => ({ detail: { message: "window_end_s (2) must not be before window_start_s (5)", line: 0, field: "window_end_s" } }) });
+  await assert.rejects(uploadTrace("/api/traces", new Blob(["x"]), { window_start_s: 5 }, refuse), (err) => {
+    assert.ok(err instanceof UploadError);
+    assert.equal(err.status, 400);
+    assert.equal(err.field, "window_end_s");
+    assert.match(err.message, /must not be before/);
+    return true;
+  });
+  const tooMany = async () => ({ ok: false, status: 413,
+    json: async () => ({ detail: { message: "30 requests", field: "", num_requests: 30, max_requests: 20 } }) });
+  await assert.rejects(uploadTrace("/api/traces", new Blob(["x"]), {}, tooMany),
+    (err) => err.status === 413 && err.detail.max_requests === 20 && err.field === "");
+  const plain = async () => ({ ok: false, status: 502, json: async () => { throw new SyntaxError("not JSON"); } });
+  await assert.rejects(uploadTrace("/api/traces", new Blob(["x"]), {}, plain), /HTTP 502/);
+  const flat = async () => ({ ok: false, status: 501, json: async () => ({ detail: "needs msgpack" }) });
+  await assert.rejects(uploadTrace("/api/traces", new Blob(["x"]), {}, flat), /needs msgpack/);
+});
+
+test("an accepted upload returns the stored trace; the options go in the same request", async () => {
+  let sent = null;
+  const accept = async (url, init) => {
+    sent = { url, method: init.method, body: init.body };
+    return { ok: true, status: 201, json: async () => ({ trace_id: "t9" }) };
+  };
+  assert.deepEqual(await uploadTrace("/api/traces", new Blob(["x"]), { limit: 3 }, accept), { trace_id: "t9" });
+  assert.equal(sent.url, "/api/traces");
+  assert.equal(sent.method, "POST");
+  assert.equal(sent.body.get("limit"), "3");
+  assert.ok(sent.body.has("file"));
+});
+
+test("the formats list, or an Error naming the URL", async () => {
+  const ok = async () => ({ ok: true, json: async () => [{ name: "azure", kind: "requests" }] });
+  assert.deepEqual(await fetchFormats("/api/traces/formats", ok), [{ name: "azure", kind: "requests" }]);
+  const down = async () => ({ ok: false, status: 503 });
+  await assert.rejects(fetchFormats("/api/traces/formats", down), /\/api\/traces\/formats: HTTP 503/);
+});
