@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from support.server import make_settings, receive, receive_until
 
 from servescope.api.app import create_app
+from servescope.traces import registry
 
 
 def mooncake(n: int, prompt_len=lambda i: 100 + i, gap_ms: int = 1000) -> bytes:
@@ -222,3 +223,27 @@ def test_the_openapi_document_and_the_formats_list_name_the_options(client):
         assert name in schema["properties"] and name in post["description"], name
     formats = {f["name"]: f["kind"] for f in client.get("/api/traces/formats").json()}
     assert formats["mooncake"] == "requests" and formats["vllm-kv-events"] == "steps"
+
+
+def test_sessions_on_an_uploaded_trace_do_not_read_its_file_again(client, monkeypatch):
+    opened = []
+    real = registry.open_trace
+
+    def open_trace(path, *args, **kwargs):
+        opened.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(registry, "open_trace", open_trace)
+    data = upload(client, mooncake(30), sample_n=5, seed=2).json()
+    assert len(opened) == 1  # the upload's own read
+    first = session_init(client, data["trace_id"])
+    again = session_init(client, data["trace_id"], {"max_num_seqs": 4})
+    assert len(opened) == 1
+    assert first["requests"] == again["requests"] and len(first["requests"]) == 5
+    assert first["trace"]["notes"] == again["trace"]["notes"]
+    others = [upload(client, mooncake(3)).json()["trace_id"] for _ in range(4)]  # 4 more kept
+    assert len(opened) == 5
+    assert session_init(client, data["trace_id"])["requests"] == first["requests"]
+    assert len(opened) == 6  # pushed out by the others: read again, the same sample
+    session_init(client, others[-1])
+    assert len(opened) == 6

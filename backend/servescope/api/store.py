@@ -14,7 +14,9 @@ import json
 import os
 import secrets
 import sqlite3
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,6 +55,7 @@ class Store:
                                   check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
+        self.loaded = Recent(4)  # trace id -> what it loads as (api/trace_workload.py)
         self.db.executescript(SCHEMA)
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(traces)")}
         if "options" not in columns:  # an index from before upload options
@@ -139,6 +142,31 @@ class Store:
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
+
+
+class Recent:
+    """The last `size` values put, by key, for any thread. A blob never changes, so what a
+    trace loads as can be kept: a session on a trace just uploaded, or configured again, need
+    not read its file again."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
 
 
 def _trace_row(row: tuple[Any, ...]) -> dict[str, Any]:

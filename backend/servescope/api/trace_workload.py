@@ -98,16 +98,27 @@ class _Counted:
 
 
 def stored_trace(store: Store, trace_id: str) -> Workload:
-    """An uploaded trace, read again with the options it was uploaded with."""
+    """An uploaded trace as loaded with the options it was uploaded with (read again unless
+    the store still holds what it loads as)."""
     stored, path = store.trace(trace_id), store.trace_path(trace_id)
     if stored is None or path is None:
         raise WorkloadError(f"no uploaded trace {trace_id!r}", "trace")
-    options = dataclasses.replace(UploadOptions.from_dict(stored["options"]),
-                                  format=stored["format"])
-    _, workload, _ = read_trace(path, options)
-    workload.trace = {"trace_id": trace_id, "filename": stored["filename"],
-                      **(workload.trace or {})}
-    return workload
+    workload: Workload | None = store.loaded.get(trace_id)
+    if workload is None:
+        options = dataclasses.replace(UploadOptions.from_dict(stored["options"]),
+                                      format=stored["format"])
+        _, workload, _ = read_trace(path, options)
+        remember(store, trace_id, workload)
+    trace = {"trace_id": trace_id, "filename": stored["filename"], **(workload.trace or {})}
+    return dataclasses.replace(workload, base_config=dict(workload.base_config),
+                               specs=list(workload.specs), trace=trace)
+
+
+def remember(store: Store, trace_id: str, workload: Workload) -> None:
+    """Keep a request trace's loaded workload (a recorded run's records are not kept: they can
+    be many more than a request trace's requests)."""
+    if workload.records is None:
+        store.loaded.put(trace_id, workload)
 
 
 def trace_info(report: TraceReport, specs: list[RequestSpec]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from servescope.api.store import Store
-from servescope.api.trace_workload import TooManyRequests, read_trace
+from servescope.api.trace_workload import TooManyRequests, read_trace, remember
 from servescope.api.upload_options import OptionError, UploadOptions
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
 
@@ -149,8 +149,10 @@ def _parse_and_commit(store: Store, body: _Body, options: UploadOptions,
         what = "after the upload options" if options.given() else "in the trace"
         raise UploadError(400, f"{name}: no requests {what}", line=0, field="")
     summary = _summary(workload)
-    return store.commit_trace(body.path, name or "upload", fmt, len(workload.specs),
-                              {**summary, "report": report.to_dict()}, options.to_dict())
+    stored = store.commit_trace(body.path, name or "upload", fmt, len(workload.specs),
+                                {**summary, "report": report.to_dict()}, options.to_dict())
+    remember(store, stored["trace_id"], workload)  # its first session need not read it again
+    return stored
 
 
 def _summary(workload: Any) -> dict[str, Any]:
