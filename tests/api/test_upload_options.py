@@ -247,3 +247,20 @@ def test_sessions_on_an_uploaded_trace_do_not_read_its_file_again(client, monkey
     assert len(opened) == 6  # pushed out by the others: read again, the same sample
     session_init(client, others[-1])
     assert len(opened) == 6
+
+
+def test_a_benchmark_cut_by_the_options_shows_what_its_kept_requests_measured(client):
+    bench = {"completed": 3, "mean_ttft_ms": 50.0, "input_lens": [100, 200, 300],
+             "output_lens": [4, 3, 5], "ttfts": [0.02, 0.04, 0.09],
+             "start_times": [10.0, 10.5, 11.0]}
+    body = json.dumps(bench).encode()
+    whole = session_init(client, upload(client, body, "bench.json").json()["trace_id"])
+    assert whole["trace"]["measured"]["mean_ttft_ms"] == 50.0  # the file's own figure
+    assert whole["trace"]["measured"]["completed"] == 3
+    for fields in ({"limit": 2}, {"window_end_s": 0.5}):
+        cut = session_init(client, upload(client, body, "bench.json", **fields).json()["trace_id"])
+        assert cut["trace"]["measured"]["mean_ttft_ms"] == pytest.approx(30.0), fields
+        assert "completed" not in cut["trace"]["measured"]  # the whole run's count
+    scaled = session_init(client, upload(client, body, "bench.json", length_scale=2).json()
+                          ["trace_id"])
+    assert scaled["trace"]["measured"]["mean_ttft_ms"] == 50.0

@@ -57,7 +57,10 @@ def read_trace(path: Path, options: UploadOptions | None = None,
     report, stream = registry.open_trace(path, fmt, **options.adapter_params(fmt))
     if registry.FORMATS[fmt].kind == "requests":
         specs = _requests(stream, report, options, max_requests)
-        return fmt, Workload(dict(DEMO["config"]), specs, trace=trace_info(report, specs)), report
+        whole = not options.trace_options().window_s and options.sample_n is None and \
+            options.limit is None
+        return fmt, Workload(dict(DEMO["config"]), specs,
+                             trace=trace_info(report, specs, whole)), report
     records = [r.to_dict() for r in itertools.islice(stream, MAX_RECORDS)]
     meta = report.meta
     specs = rows_to_specs(meta["requests"]) if meta.get("requests") else []
@@ -121,14 +124,16 @@ def remember(store: Store, trace_id: str, workload: Workload) -> None:
         store.loaded.put(trace_id, workload)
 
 
-def trace_info(report: TraceReport, specs: list[RequestSpec]) -> dict[str, Any]:
+def trace_info(report: TraceReport, specs: list[RequestSpec],
+               whole: bool = True) -> dict[str, Any]:
     """What the views say about a trace: its format, what it does not record (`unknown`), the
-    recording's own source (servescope-steps), and what was measured (vllm-bench)."""
+    recording's own source (servescope-steps), and what was measured (vllm-bench: the file's
+    own figures describe its whole run, so a window or sample keeps only its requests' own)."""
+    scalars = report.meta.get("measured_summary") if whole else None
     return {"format": report.format, "kind": report.kind, "num_rows": report.num_rows,
             "skipped": dict(report.skipped), "notes": list(report.notes),
             "unknown": list(report.meta.get("unknown", [])),
-            "source": report.meta.get("source"),
-            "measured": measured_summary(specs, report.meta.get("measured_summary"))}
+            "source": report.meta.get("source"), "measured": measured_summary(specs, scalars)}
 
 
 METRICS = ("ttft", "tpot", "itl", "e2el")
