@@ -1,6 +1,7 @@
 import pytest
 from support.trace_load import load
 
+from servescope.core.records import BlockTables
 from servescope.traces.errors import TraceFormatError
 
 PREFIX = "(EngineCore_DP0 pid=7) INFO 12-02 11:00:0{} [core.py:312] "
@@ -56,13 +57,11 @@ def test_blocks_in_use_are_held_by_placeholders(write):
     path = write("v.log", log((1, 1, 5, 0, 0, "1", "40"), (2, 0, 0, 1, 1, "1", "50"),
                               (3, 0, 0, 1, 1, "1", "10")))
     records, report = load(path, "vllm-iteration-log", num_blocks=100)
-    tables: dict[str, list[int]] = {}
+    folded = BlockTables()
     for r in records:
-        for owner, blocks in r.new_blocks.items():
-            tables.setdefault(owner, []).extend(blocks)
-        for owner in r.released:
-            del tables[owner]
-        used = sorted(b for t in tables.values() for b in t)
+        folded.apply(r)
+        folded.after_update(r)
+        used = sorted(b for t in folded.tables.values() for b in t)
         assert used == list(range(1, r.num_usable_blocks - r.num_free_blocks + 1))
     assert all(owner.startswith("~kv") for r in records for owner in r.new_blocks)
     assert records[2].freed_blocks == tuple(range(11, 51))

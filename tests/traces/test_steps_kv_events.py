@@ -3,6 +3,7 @@ import sys
 import pytest
 from support.trace_load import load
 
+from servescope.core.records import BlockTables
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
 
 msgpack = pytest.importorskip("msgpack")
@@ -80,12 +81,10 @@ def test_cached_slots_are_held_by_placeholders_and_a_stored_then_evicted_slot_is
     records, _ = load(path, "vllm-kv-events")
     # batch 2: hash 3 is stored in slot 3 and evicted at once, hash 1 leaves slot 1
     assert [(e.kind, e.block_ids) for e in records[1].block_events] == [("removed", (1,))]
-    tables: dict[str, list[int]] = {}
+    folded = BlockTables()
     for r in records:
-        for owner, blocks in r.new_blocks.items():
-            tables.setdefault(owner, []).extend(blocks)
-        for owner in r.released:
-            del tables[owner]
-        assert len([b for t in tables.values() for b in t]) == r.num_usable_blocks - \
+        folded.apply(r)
+        folded.after_update(r)
+        assert len([b for t in folded.tables.values() for b in t]) == r.num_usable_blocks - \
             r.num_free_blocks
-    assert [sorted(b for t in tables.values() for b in t)] == [[]]
+    assert [sorted(b for t in folded.tables.values() for b in t)] == [[]]
