@@ -26,7 +26,7 @@ from servescope.traces.errors import TraceFormatError
 from servescope.traces.options import TraceOptions, apply_options
 from servescope.traces.report import TraceReport
 
-MAX_RECORDS = 2_000_000  # a step recording longer than this is cut (a session holds fewer)
+MAX_RECORDS = 500_000  # steps of a recording replayed: Settings.max_records_per_session's default
 
 
 class TooManyRequests(Exception):
@@ -61,7 +61,11 @@ def read_trace(path: Path, options: UploadOptions | None = None,
             options.limit is None
         return fmt, Workload(dict(DEMO["config"]), specs,
                              trace=trace_info(report, specs, whole)), report
-    records = [r.to_dict() for r in itertools.islice(stream, MAX_RECORDS)]
+    records = [r.to_dict() for r in itertools.islice(stream, MAX_RECORDS + 1)]
+    if len(records) > MAX_RECORDS:
+        records.pop()
+        report.note(f"the recording has more than {MAX_RECORDS:,} steps; only the first "
+                    f"{MAX_RECORDS:,} are replayed")
     meta = report.meta
     specs = rows_to_specs(meta["requests"]) if meta.get("requests") else []
     return fmt, Workload(_replay_config(meta, records), specs, records=records,
