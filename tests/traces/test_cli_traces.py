@@ -3,6 +3,7 @@ import http.server
 import json
 import threading
 
+import pytest
 from support.paths import shared_path
 
 from servescope.cli import main
@@ -59,3 +60,20 @@ def _handler():
         def log_message(self, *args):
             pass
     return Handler
+
+
+def test_inspect_draws_sharegpt_requests_at_a_rate(tmp_path, capsys):
+    path = tmp_path / "sharegpt_stats.csv"
+    path.write_text("num_prefill_tokens,num_decode_tokens\n" +
+                    "".join(f"{10 + i},{1 + i % 7}\n" for i in range(50)))
+    assert main(["traces", "inspect", str(path), "--format", "sharegpt-stats", "--sample",
+                 "400", "--rate-per-s", "20", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert summary["num_requests"] == 400
+    assert 400 / summary["arrival_span"] == pytest.approx(20, rel=0.2)
+    assert main(["traces", "inspect", str(path), "--format", "sharegpt-stats"]) == 0
+    assert "num_requests: 1000" in capsys.readouterr().out  # the reader's default, all at 0
+    bursty = tmp_path / "b.csv"
+    bursty.write_text(BODY.decode())
+    assert main(["traces", "inspect", str(bursty), "--rate-per-s", "5"]) == 2
+    assert "sharegpt-stats only" in capsys.readouterr().err

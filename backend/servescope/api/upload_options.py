@@ -114,12 +114,8 @@ class UploadOptions:
     def adapter_params(self, fmt: str) -> dict[str, Any]:
         """What the format's reader takes from the options: sharegpt-stats draws N requests
         (sample_n or limit, else the reader's default) at rate_per_s."""
-        if fmt != SHAREGPT:
-            return {}
-        params: dict[str, Any] = {"seed": self.seed, "rate_per_s": self.rate_per_s}
-        if (self.sample_n or self.limit) is not None:
-            params["num_requests"] = self.sample_n or self.limit
-        return params
+        return registry.draw_params(fmt, self.sample_n or self.limit, self.rate_per_s,
+                                    self.seed)
 
 
 def _parse(name: str, text: str, max_requests: int) -> Any:

@@ -4,6 +4,7 @@ catalog, a quick look at any trace file ServeScope reads, and synthetic workload
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect as signature
 import json
 import sys
@@ -43,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     inspect.add_argument("--limit", type=int, help="first N requests")
     inspect.add_argument("--sample", type=int, help="uniform random N requests")
     inspect.add_argument("--seed", type=int, default=0)
+    inspect.add_argument("--rate-per-s", type=float,
+                         help="sharegpt-stats: Poisson arrivals at this rate (default: all at 0); "
+                              "--sample or --limit there sets how many requests are drawn")
     inspect.add_argument("--json", action="store_true", help="print JSON")
     _add_generate(sub)
     for p in (listing, fetch):
@@ -95,7 +99,13 @@ def _inspect(args: argparse.Namespace) -> int:
     options = TraceOptions(window_s=_window(args.window), arrival_scale=args.arrival_scale,
                            length_scale=args.length_scale, limit=args.limit,
                            sample_n=args.sample, seed=args.seed)
-    report, stream = registry.open_trace(args.file, args.format, options)
+    fmt = args.format or registry.detect(args.file)
+    draw = registry.draw_params(fmt, args.sample or args.limit, args.rate_per_s, args.seed)
+    if args.rate_per_s is not None and not draw:
+        raise CliError(f"--rate-per-s applies to sharegpt-stats only, not {fmt}")
+    if draw:  # the reader draws exactly N, so the options do not sample again
+        options = dataclasses.replace(options, sample_n=None, limit=None)
+    report, stream = registry.open_trace(args.file, fmt, options, **draw)
     summary = (summarize_requests(stream, args.seed) if report.kind == "requests"
                else summarize_steps(stream))
     result = {**report.to_dict(), "summary": summary}

@@ -144,6 +144,18 @@ def load(path: Path, report: TraceReport, options: TraceOptions | None = None,
     return stream
 
 
+def draw_params(fmt: str, count: int | None, rate_per_s: float | None,
+                seed: int) -> dict[str, Any]:
+    """What a format without arrival times (sharegpt-stats) takes from the load options: it
+    draws `count` requests (sample or limit; else its default) at `rate_per_s`."""
+    if fmt != "sharegpt-stats":
+        return {}
+    params: dict[str, Any] = {"seed": seed, "rate_per_s": rate_per_s}
+    if count is not None:
+        params["num_requests"] = count
+    return params
+
+
 def open_trace(path: Path, fmt: str | None = None, options: TraceOptions | None = None,
                **params: Any) -> tuple[TraceReport, Iterator[Any]]:
     """(report, stream): the report fills in as the stream is consumed."""
