@@ -12,14 +12,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from servescope.api.store import Store
 from servescope.api.upload_options import UploadOptions, describe
 from servescope.api.workloads import DEMO, Workload, WorkloadError, explicit_config, rows_to_specs
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.kv_cache_manager import cdiv
+from servescope.core.metrics import latency_stats
 from servescope.core.request import RequestSpec
 from servescope.traces import registry
 from servescope.traces.errors import TraceFormatError
@@ -164,19 +163,12 @@ def measured_summary(specs: list[RequestSpec],
         if isinstance(itl, list):
             lists["itl"] += [x * 1000 for x in itl]
     out: dict[str, float | int] = {key: value for metric, values in lists.items() if values
-                                   for key, value in _stats(metric, values).items()}
+                                   for key, value in latency_stats(metric, values).items()}
     for key, value in (scalars or {}).items():
         numeric = isinstance(value, int | float) and not isinstance(value, bool)
         if numeric and (key in MEASURED_SCALARS or _LATENCY_KEY.fullmatch(key)):
             out[key] = value
     return out or None
-
-
-def _stats(metric: str, values: list[float]) -> dict[str, float]:
-    """The statistics `vllm bench serve` reports (numpy's percentile, as vLLM uses)."""
-    arr = np.asarray(values, dtype=float)
-    return {f"mean_{metric}_ms": float(arr.mean()), f"median_{metric}_ms": float(np.median(arr)),
-            f"std_{metric}_ms": float(arr.std()), f"p99_{metric}_ms": float(np.percentile(arr, 99))}
 
 
 def _replay_config(meta: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:

@@ -31,7 +31,9 @@ def request_metrics(request: Request) -> dict[str, Any]:
     }
 
 
-def _stats(prefix: str, values: list[float]) -> dict[str, float]:
+def latency_stats(prefix: str, values: list[float]) -> dict[str, float]:
+    """mean/median/std/p99 of `values` in ms, under `vllm bench serve`'s keys (numpy's
+    percentile, as vLLM uses); zeros when there are none."""
     arr = np.asarray(values, dtype=float)
     if arr.size == 0:
         arr = np.zeros(1)
@@ -65,10 +67,10 @@ def summarize(done: list[Request], duration_s: float, rejected: list[tuple[str, 
         "output_throughput": output_tokens / duration,
         "total_token_throughput": (input_tokens + output_tokens) / duration,
     }
-    summary.update(_stats("ttft", [r["ttft_ms"] for r in rows if r["ttft_ms"] is not None]))
-    summary.update(_stats("tpot", [r["tpot_ms"] for r in rows if r["tpot_ms"] is not None]))
-    summary.update(_stats("itl", [x for r in rows for x in r["itl_ms"]]))
-    summary.update(_stats("e2el", [r["e2el_ms"] for r in rows if r["e2el_ms"] is not None]))
+    summary.update(latency_stats("ttft", [r["ttft_ms"] for r in rows if r["ttft_ms"] is not None]))
+    summary.update(latency_stats("tpot", [r["tpot_ms"] for r in rows if r["tpot_ms"] is not None]))
+    summary.update(latency_stats("itl", [x for r in rows for x in r["itl_ms"]]))
+    summary.update(latency_stats("e2el", [r["e2el_ms"] for r in rows if r["e2el_ms"] is not None]))
     summary["num_preemptions"] = sum(r.num_preemptions for r in done)
     summary.update(waste_shares(waste_totals))
     return summary
