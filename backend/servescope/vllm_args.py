@@ -3,7 +3,6 @@ defaults as vLLM 0.33 does (by GPU memory class), and list what was ignored and 
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,7 +10,8 @@ from typing import Any
 from servescope import feature_matrix
 from servescope.core import catalog, cost_model
 from servescope.core.config import ConfigError, EngineConfig
-from servescope.vllm_flags import ALIASES, BOOLEAN, NO_EFFECT, NOT_MODELLED, SCHEDULING
+from servescope.vllm_cmdline import VllmArgsError, parse_command_line, parse_engine_args_json
+from servescope.vllm_flags import NO_EFFECT, NOT_MODELLED, SCHEDULING
 
 BIG_GPU_GIB = 70  # vLLM's threshold for the larger batch defaults (A100s excluded)
 # (max_num_batched_tokens for the API server, for the LLM class, max_num_seqs)
@@ -21,10 +21,6 @@ SMALL_DEFAULTS = (2048, 8192, 256)
 GPU_MEMORY_GIB = (("a100-40", 39.4), ("a100", 79.2), ("h100", 79.2), ("h200", 139.8),
                   ("b200", 178.4), ("l40s", 44.4), ("l40", 44.4), ("l4", 22.0), ("a10", 22.0),
                   ("mi300x", 191.5), ("mi325x", 255.5), ("t4", 14.6))
-
-class VllmArgsError(ValueError):
-    """The input is not a command line or engine-args JSON that can be read at all."""
-
 
 @dataclass
 class ImportResult:
@@ -41,71 +37,6 @@ class ImportResult:
                 "ignored": self.ignored, "features": self.features,
                 "compatibility": self.compatibility, "warnings": self.warnings,
                 "memory": self.memory}
-
-
-def parse_command_line(text: str) -> dict[str, Any]:
-    """`vllm serve MODEL --flag value ...` (or `python -m vllm.entrypoints.openai.api_server`)
-    -> {engine arg name: raw value}; a bare boolean flag gives True, `--no-X` gives X False."""
-    try:
-        tokens = shlex.split(text.replace("\\\n", " "), comments=True)
-    except ValueError as err:
-        raise VllmArgsError(f"cannot split the command line: {err}") from err
-    tokens = _strip_launcher(tokens)
-    args: dict[str, Any] = {}
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        index += 1
-        if not token.startswith("-") or token == "-":
-            if "model" in args:
-                raise VllmArgsError(f"unexpected positional argument {token!r}")
-            args["model"] = token
-            continue
-        name, eq, value = token.lstrip("-").partition("=")
-        name = ALIASES.get(name, name.replace("-", "_"))
-        if name.startswith("no_") and name[3:] in BOOLEAN:
-            args[name[3:]] = False
-            continue
-        if not eq and (name in BOOLEAN or index >= len(tokens) or _is_flag(tokens[index])):
-            args[name] = True
-            continue
-        if not eq:
-            value = tokens[index]
-            index += 1
-        args[name] = value
-    return args
-
-
-def _is_flag(token: str) -> bool:
-    return token.startswith("-") and not _looks_numeric(token)
-
-
-def _looks_numeric(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
-
-
-def _strip_launcher(tokens: list[str]) -> list[str]:
-    """Drop env assignments and the program: everything up to `serve` or the api_server module."""
-    for index, token in enumerate(tokens):
-        if token == "serve" or token.endswith("api_server"):
-            return tokens[index + 1:]
-    while tokens and "=" in tokens[0] and not tokens[0].startswith("-"):
-        tokens = tokens[1:]
-    return tokens
-
-
-def parse_engine_args_json(text: str) -> dict[str, Any]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise VllmArgsError(f"engine-args JSON: line {err.lineno}: {err.msg}") from err
-    if not isinstance(data, dict):
-        raise VllmArgsError("engine-args JSON must be an object of engine argument names")
-    return {ALIASES.get(k, k.replace("-", "_")): v for k, v in data.items()}
 
 
 def gpu_memory_gib(gpu: str | None) -> float | None:
