@@ -46,7 +46,14 @@ def test_compare_session_takes_an_engine(client: TestClient) -> None:
     second = client.get(f"/api/sessions/{sid}/diagnosis", params={"engine": 1}).json()
     assert first["engine"] == 0 and second["engine"] == 1
     assert first["dominant"] == "kv_starvation" and second["dominant"] != "kv_starvation"
-    assert client.get(f"/api/sessions/{sid}/diagnosis", params={"engine": 2}).status_code == 404
+    past = client.get(f"/api/sessions/{sid}/diagnosis", params={"engine": 2})
+    assert past.status_code == 404
+    assert past.json()["detail"]["field"] == "engine"
+    assert "0..1" in past.json()["detail"]["message"]
+    # past the four engines a session can have: refused before the session is asked
+    bad = client.get(f"/api/sessions/{sid}/diagnosis", params={"engine": 4})
+    assert bad.status_code == 422
+    assert [e["loc"] for e in bad.json()["detail"]] == [["query", "engine"]]
 
 
 def test_unknown_session_is_404(client: TestClient) -> None:

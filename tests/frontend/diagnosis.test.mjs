@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { describeDiagnosis, diagnosisUrl, exportUrl } from "../../frontend/static/js/ui/diagnosis.js";
+import { describeDiagnosis, diagnosisUrl, exportUrl, verdictRow } from "../../frontend/static/js/ui/diagnosis.js";
 
 const DATA = {
   dominant: "kv_starvation", source: "replayed", complete: false, num_records: 12,
@@ -37,4 +37,13 @@ test("urls escape the session id and carry engine, check and format", () => {
   assert.equal(diagnosisUrl("a/b", { engine: 1, check: true }),
     "/api/sessions/a%2Fb/diagnosis?engine=1&check=true");
   assert.equal(exportUrl("s1", "perfetto"), "/api/sessions/s1/export?format=perfetto&engine=0");
+});
+
+test("a compare row names the engine, its dominant verdict and that verdict's first knob", () => {
+  const row = verdictRow({ ...DATA, engine: 1, label: "policy=static" });
+  assert.deepEqual(row, { label: "policy=static", verdict: "KV cache starvation (kv_starvation)",
+    knob: "--gpu-memory-utilization 0.95", scope: "first 12 steps" });
+  const none = verdictRow({ ...DATA, dominant: null, complete: true, engine: 2 });
+  assert.deepEqual(none, { label: "engine 2", verdict: "no dominant bottleneck", knob: "-",
+    scope: "whole run" });
 });

@@ -1,8 +1,9 @@
 // The diagnosis and export tools: a "Diagnose" button that asks the server to diagnose the
-// session's run so far, rendered as text nodes only, and downloads of the run (bench JSON, CSV,
-// Perfetto trace) and of each chart as PNG.
+// session's run so far (in compare mode, each engine's), rendered as text nodes only, and
+// downloads of the run (bench JSON, CSV, Perfetto trace) and of each chart as PNG and SVG.
 
 import { CHART_SPECS } from "../render/charts.js";
+import { chartModel, chartSvg } from "../render/chart_svg.js";
 
 export const EXPORTS = [
   { format: "bench", label: "vllm bench JSON", file: "servescope-bench.json" },
@@ -92,6 +93,12 @@ function download(doc, href, file) {
   a.remove();
 }
 
+function downloadBlob(doc, blob, file) {
+  const url = URL.createObjectURL(blob);
+  download(doc, url, file);
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
 /** A chart's canvas as a PNG download, on an opaque background. */
 export function chartPng(doc, canvas, name, background = "#ffffff") {
   const out = doc.createElement("canvas");
@@ -101,25 +108,62 @@ export function chartPng(doc, canvas, name, background = "#ffffff") {
   ctx.fillStyle = background;
   ctx.fillRect(0, 0, out.width, out.height);
   ctx.drawImage(canvas, 0, 0);
-  out.toBlob((blob) => {
-    if (!blob) return;
-    const url = URL.createObjectURL(blob);
-    download(doc, url, `servescope-${name}.png`);
-    setTimeout(() => URL.revokeObjectURL(url), 10000);
-  }, "image/png");
+  out.toBlob((blob) => blob && downloadBlob(doc, blob, `servescope-${name}.png`), "image/png");
+}
+
+/** A chart ({spec, u}) as an SVG download, drawn from its data and scales. */
+export function chartSvgFile(doc, chart) {
+  const blob = new Blob([chartSvg(chartModel(chart))], { type: "image/svg+xml" });
+  downloadBlob(doc, blob, `servescope-${chart.spec.key}.svg`);
+}
+
+async function fetchDiagnosis(url) {
+  const res = await fetch(url);
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(data.detail?.message ?? `HTTP ${res.status}`);
+  return data;
 }
 
 async function diagnose(el, status, sessionId, opts) {
   status.textContent = "diagnosing…";
   try {
-    const res = await fetch(diagnosisUrl(sessionId(), opts));
-    const data = await res.json().catch(() => ({}));
-    if (!res.ok) throw new Error(data.detail?.message ?? `HTTP ${res.status}`);
-    renderDiagnosis(el, data);
+    renderDiagnosis(el, await fetchDiagnosis(diagnosisUrl(sessionId(), opts)));
     status.textContent = "";
   } catch (err) {
     status.textContent = `Diagnosis failed: ${err.message}`;
   }
+}
+
+/** One compare row: the engine's label, its dominant verdict and that verdict's first knob. */
+export function verdictRow(data) {
+  const top = data.verdicts?.find((v) => v.kind === data.dominant) ?? null;
+  const rec = top?.recommendations?.[0];
+  const knob = !rec ? "-" : rec.value === undefined || rec.value === null ? rec.flag
+    : `${rec.flag} ${rec.value}`;
+  const scope = data.complete ? "whole run" : `first ${data.num_records} steps`;
+  return { label: data.label ?? `engine ${data.engine}`,
+    verdict: top ? `${top.title} (${top.kind})` : "no dominant bottleneck", knob, scope };
+}
+
+/** Diagnose each of a compare session's `n` engines; one table row per engine. */
+async function diagnoseEach(table, status, sessionId, n) {
+  status.textContent = "diagnosing…";
+  const rows = await Promise.all(Array.from({ length: n }, (_, engine) =>
+    fetchDiagnosis(diagnosisUrl(sessionId(), { engine })).then(verdictRow,
+      (err) => ({ label: `engine ${engine}`, verdict: `failed: ${err.message}`, knob: "-", scope: "" }))));
+  const doc = table.ownerDocument;
+  table.tBodies[0].replaceChildren(...rows.map((row, engine) => {
+    const tr = doc.createElement("tr");
+    tr.dataset.engine = String(engine);
+    for (const text of [row.label, row.verdict, row.knob, row.scope]) {
+      const td = doc.createElement("td");
+      td.textContent = text;
+      tr.appendChild(td);
+    }
+    return tr;
+  }));
+  table.hidden = false;
+  status.textContent = "";
 }
 
 /** Wire the tools. `sessionId()` names the session; `charts()` the explorer's uPlot charts. */
@@ -138,15 +182,22 @@ export function bindTools(doc, { sessionId, charts }) {
     b.addEventListener("click", () => download(doc, exportUrl(sessionId(), x.format), x.file));
     exportsEl.appendChild(b);
   }
+  const chartFiles = { png: (c) => chartPng(doc, c.u.ctx.canvas, c.spec.key),
+    svg: (c) => chartSvgFile(doc, c) };
   for (const spec of CHART_SPECS) {
-    const b = doc.createElement("button");
-    b.type = "button";
-    b.dataset.export = `png-${spec.key}`;
-    b.textContent = `${spec.title} (PNG)`;
-    b.addEventListener("click", () => {
-      const c = charts().find((x) => x.spec.key === spec.key);
-      if (c) chartPng(doc, c.u.ctx.canvas, spec.key);
-    });
-    exportsEl.appendChild(b);
+    for (const [kind, save] of Object.entries(chartFiles)) {
+      const b = doc.createElement("button");
+      b.type = "button";
+      b.dataset.export = `${kind}-${spec.key}`;
+      b.textContent = `${spec.title} (${kind.toUpperCase()})`;
+      b.addEventListener("click", () => {
+        const c = charts().find((x) => x.spec.key === spec.key);
+        if (c) save(c);
+      });
+      exportsEl.appendChild(b);
+    }
   }
+  $("btn-compare-diagnose").addEventListener("click", () =>
+    diagnoseEach($("compare-diagnosis"), $("compare-diagnosis-status"), sessionId,
+      doc.querySelectorAll("#compare-panes > [data-pane]").length));
 }
