@@ -22,9 +22,8 @@ from servescope.scenarios.workloads import (
     Workload,
     WorkloadError,
     explicit_config,
-    rows_to_specs,
 )
-from servescope.traces import registry
+from servescope.traces import registry, workload_json
 from servescope.traces.errors import TraceFormatError
 from servescope.traces.load import open_with_options, requests_from
 from servescope.traces.report import TraceReport
@@ -52,7 +51,7 @@ def read_trace(path: Path, options: UploadOptions | None = None,
         report.note(f"the recording has more than {MAX_RECORDS:,} steps; only the first "
                     f"{MAX_RECORDS:,} are replayed")
     meta = report.meta
-    specs = rows_to_specs(meta["requests"]) if meta.get("requests") else []
+    specs = workload_json.read_rows(meta["requests"]) if meta.get("requests") else []
     return fmt, Workload(_replay_config(meta, records), specs, records=records,
                          trace=trace_info(report, specs)), report
 
