@@ -44,6 +44,7 @@ class EngineConfig:
     scheduler_reserve_full_isl: bool = True
     watermark: float = 0.0
     scheduling_policy: str = "fcfs"
+    async_scheduling: bool = False  # vLLM's AsyncScheduler: step N + 1 planned before N's tokens
     policy: str = "vllm-v1"
     allocator: str = "paged"
     static_batch_size: int = 8
@@ -99,6 +100,9 @@ class EngineConfig:
         _one_of(self, "kv_cache_dtype", tuple(KV_DTYPE_ALIASES), self.kv_cache_dtype.lower())
         if self.quantization is not None:
             _one_of(self, "quantization", QUANTIZATIONS)
+        if self.async_scheduling and self.policy != "vllm-v1":
+            raise ConfigError("async_scheduling", "only the vllm-v1 policy schedules "
+                              f"asynchronously (policy is {self.policy!r})")
         if self.allocator != "paged" and self.policy == "vllm-v1" and self.enable_prefix_caching:
             raise ConfigError("allocator", "contiguous allocators cannot share prefix blocks; "
                               "set enable_prefix_caching to false")

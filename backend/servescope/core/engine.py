@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from servescope.core import cost_model, metrics
+from servescope.core.batch_queue import BatchQueue
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager, cdiv
 from servescope.core.kv_contiguous import ContiguousKVCacheManager
@@ -22,6 +23,7 @@ from servescope.core.scheduler.naive import NaiveScheduler
 from servescope.core.scheduler.static import StaticScheduler
 from servescope.core.scheduler.vllm_v0 import VllmV0Scheduler
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
+from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
 from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
 
 POLICY_CLASSES: dict[str, type[Scheduler]] = {
@@ -38,6 +40,8 @@ def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
     else:
         kv = ContiguousKVCacheManager(num_gpu_blocks, config.block_size, config.allocator,
                                       config.max_model_len)
+    if config.async_scheduling:
+        return VllmV1AsyncScheduler(config, kv)
     return POLICY_CLASSES[config.policy](config, kv)
 
 
@@ -65,6 +69,7 @@ class Engine:
         self._num_arrived = 0
         self.waste_totals: dict[str, int] = {}
         self.step_end_s: list[float] = []  # end of each engine iteration, for token times
+        self.batch_queue = BatchQueue(self) if config.async_scheduling else None
 
     def _arrival_key(self, spec: RequestSpec) -> float:
         return float(spec.arrival_step or 0) if self.step_clock else (spec.arrival_s or 0.0)
@@ -82,6 +87,8 @@ class Engine:
             yield record
 
     def step(self) -> StepRecord | None:
+        if self.batch_queue is not None:
+            return self.batch_queue.step()
         if self.done:
             return None
         arrivals: list[str] = []

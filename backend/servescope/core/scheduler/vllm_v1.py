@@ -50,7 +50,10 @@ class VllmV1Scheduler(Scheduler):
                     index += taken
                     continue
             request = running[index]
-            n = min(self._chunk(request.num_tokens - request.num_computed_tokens), budget)
+            n = min(self._num_new_tokens(request), budget)
+            if n == 0:  # (async) nothing to schedule until its step in flight is sampled
+                index += 1
+                continue
             blocks = self.kv.allocate_slots(request, n)
             while blocks is None:
                 position, victim = self._pick_victim()
@@ -67,6 +70,10 @@ class VllmV1Scheduler(Scheduler):
             budget -= n
             index += 1
         return budget
+
+    def _num_new_tokens(self, request: Request) -> int:
+        """Tokens a running request would take this step, before the budget."""
+        return self._chunk(request.num_tokens - request.num_computed_tokens)
 
     def _schedule_waiting(self, output: SchedulerOutput, budget: int) -> None:
         config = self.config

@@ -1,0 +1,76 @@
+"""vLLM 0.33's async scheduling on tiny hand-made cases: step N + 1 is planned before step N's
+tokens are known, so a request's blocks outlive its last step by one schedule."""
+
+from __future__ import annotations
+
+import pytest
+from support.factories import make_config, make_requests, run_checked
+
+from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.engine import Engine
+
+
+def _plan(record) -> list[tuple[str, int]]:
+    return [(e.id, e.n) for e in record.scheduled]
+
+
+def test_a_finished_requests_blocks_are_held_while_the_next_step_is_planned() -> None:
+    # 4 usable blocks of 4 tokens. r0 takes 2 and samples its only token in step 0; r1 needs 3.
+    specs = make_requests((8, 1), (12, 1))
+    sync = run_checked(make_config(num_gpu_blocks=5), specs)
+    assert [(r.step, _plan(r)) for r in sync] == [(0, [("r0", 8)]), (1, [("r1", 12)])]
+    records = run_checked(make_config(num_gpu_blocks=5, async_scheduling=True), specs)
+    # Step 1 is planned while step 0 runs: r0 still holds its blocks and has nothing left to
+    # schedule (its last token is in flight), r1 does not fit, so step 1 runs nothing.
+    assert [(r.step, _plan(r)) for r in records] == [(0, [("r0", 8)]), (2, [("r1", 12)])]
+    assert records[0].finished == ("r0",) and records[0].num_free_blocks == 4
+    assert records[1].new == ("r1",)
+
+
+def test_decodes_are_planned_on_placeholders_and_each_token_is_sampled_once() -> None:
+    cfg = make_config(num_gpu_blocks=40, max_num_seqs=4, max_num_batched_tokens=16,
+                      async_scheduling=True)
+    specs = make_requests((30, 5), (10, 9), (7, 1))
+    records = run_checked(cfg, specs)
+    assert not any(r.preempted for r in records)
+    sampled: dict[str, int] = {}
+    for record in records:
+        for entry in record.scheduled:
+            sampled[entry.id] = sampled.get(entry.id, 0) + entry.sampled
+    assert sampled == {"r0": 5, "r1": 9, "r2": 1}
+    # A decode is scheduled before the previous step's token exists: its start counts it.
+    r1 = [e for r in records for e in r.scheduled if e.id == "r1"]
+    assert [e.start for e in r1 if not e.prefill] == list(range(10, 18))
+
+
+def test_a_request_preempted_with_its_last_token_in_flight_finishes_from_the_queue() -> None:
+    # 4 usable blocks of 4 tokens. Step 1 samples r1's last token; planning step 2, r0 needs a
+    # third block and preempts the running tail, r1. Step 1's update then delivers r1's token
+    # (stale: r1 is no longer running) and r1 finishes without being resumed.
+    cfg = make_config(num_gpu_blocks=5, async_scheduling=True)
+    records = run_checked(cfg, make_requests((7, 4), (6, 2)))
+    assert [_plan(r) for r in records] == [
+        [("r0", 7), ("r1", 6)], [("r0", 1), ("r1", 1)], [("r0", 1)], [("r0", 1)]]
+    assert records[1].finished == ("r1",)
+    assert records[2].preempted == ("r1",) and records[2].waiting == ("r1",)
+    assert records[3].waiting == () and records[3].finished == ("r0",)
+
+
+def test_same_input_gives_byte_identical_async_records() -> None:
+    cfg = make_config(num_gpu_blocks=17, max_num_batched_tokens=24, enable_prefix_caching=True,
+                      async_scheduling=True)
+    specs = make_requests((40, 9), (33, 12), (21, 30), (50, 4))
+
+    def serialized() -> list[dict[str, object]]:
+        return [r.to_dict() for r in Engine(cfg, specs).run()]
+
+    first = serialized()
+    assert first == serialized()
+    assert any(r["preempted"] for r in first)
+
+
+@pytest.mark.parametrize("policy", ["vllm-v0", "static", "naive"])
+def test_only_the_v1_policy_schedules_asynchronously(policy: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        EngineConfig.from_dict({"policy": policy, "async_scheduling": True})
+    assert err.value.field == "async_scheduling"
