@@ -19,6 +19,8 @@ from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 
 
 class VllmV1AsyncScheduler(VllmV1Scheduler):
+    policy_name = ""  # not a policy of its own: vllm-v1 under async_scheduling (engine picks it)
+
     def __init__(self, config: EngineConfig, kv: KVCacheManager) -> None:
         super().__init__(config, kv)
         self.num_in_flight: dict[str, int] = {}  # tokens scheduled in steps not yet updated
