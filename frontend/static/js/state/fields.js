@@ -33,6 +33,9 @@ export const CONFIG_FIELDS = [
   { name: "enable_chunked_prefill", kind: "bool" },
   { name: "long_prefill_token_threshold", kind: "int", min: 0, help: "0 = no cap per chunk" },
   { name: "enable_prefix_caching", kind: "bool" },
+  { name: "async_scheduling", kind: "bool",
+    help: "--async-scheduling: vLLM's AsyncScheduler plans step N + 1 while step N runs, so a " +
+      "request's blocks are held one schedule longer; vllm serve turns it on by default" },
   { name: "policy", kind: "choice", options: POLICIES },
   { name: "allocator", kind: "choice", options: ALLOCATORS },
 ];
@@ -90,7 +93,23 @@ export function validateForm(fields, raw) {
   return { values, errors };
 }
 
+/** vLLM's default for async_scheduling as `vllm serve` on a GPU resolves it: on when a model
+ * and a gpu are chosen (the V1 policy only). */
+export function asyncDefault(v) {
+  return Boolean(v.model && v.gpu) && (v.policy ?? "vllm-v1") === "vllm-v1";
+}
+
+/** The words beside the async_scheduling toggle: what it is set to against vLLM's default. */
+export function asyncNote(v) {
+  const gpu = Boolean(v.model && v.gpu);
+  if (v.async_scheduling) return gpu ? "on, as vllm serve runs on a GPU (vLLM's default)" : "on: vLLM's AsyncScheduler";
+  return gpu ? "off: vllm serve would run it on (--no-async-scheduling)" : "off: the synchronous scheduler";
+}
+
 function crossCheck(v, errors) {
+  if (v.async_scheduling && v.policy && v.policy !== "vllm-v1") {
+    errors.async_scheduling = `async_scheduling: only the vllm-v1 policy schedules asynchronously (policy is '${v.policy}')`;
+  }
   if (v.allocator && v.allocator !== "paged" && v.policy === "vllm-v1" && v.enable_prefix_caching) {
     errors.allocator = "allocator: contiguous allocators cannot share prefix blocks; " +
       "set enable_prefix_caching to false";
