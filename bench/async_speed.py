@@ -1,6 +1,6 @@
 """Async scheduling's cost in simulator speed: request-steps per second of the V1 policy with
 and without `async_scheduling` on the same workloads (sim_speed.py's), measured in this run.
-Under async the vector decode path is off, so every request takes the per-request path."""
+Under async, runs of plain decodes take core/scheduler/async_decode.py's vector path."""
 
 from __future__ import annotations
 

@@ -3,11 +3,18 @@ tokens are known, so a request's blocks outlive its last step by one schedule.""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support.factories import make_config, make_requests, run_checked
 
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
+from servescope.core.invariants import check_invariants
+from servescope.core.request import RequestSpec
+from servescope.core.scheduler import async_decode, vector_decode
 
 
 def _plan(record) -> list[tuple[str, int]]:
@@ -74,3 +81,47 @@ def test_only_the_v1_policy_schedules_asynchronously(policy: str) -> None:
     with pytest.raises(ConfigError) as err:
         EngineConfig.from_dict({"policy": policy, "async_scheduling": True})
     assert err.value.field == "async_scheduling"
+
+
+def _serialized(config: EngineConfig, specs: list[RequestSpec], min_rows: int,
+                monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(vector_decode, "MIN_ROWS", min_rows)
+    engine = Engine(config, specs)
+    lines = []
+    for record in engine.run():
+        check_invariants(engine.scheduler, record)
+        lines.append(json.dumps(record.to_dict(), sort_keys=True))
+    return "\n".join(lines) + json.dumps(engine.summary(), sort_keys=True)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(config=st.fixed_dictionaries({
+    "block_size": st.sampled_from([1, 4, 16]), "num_gpu_blocks": st.integers(8, 400),
+    "max_num_seqs": st.integers(4, 48), "max_num_batched_tokens": st.integers(8, 256),
+    "long_prefill_token_threshold": st.sampled_from([0, 16]),
+    "enable_prefix_caching": st.booleans(), "async_scheduling": st.just(True)}),
+    rows=st.lists(st.tuples(st.integers(1, 90), st.integers(1, 60), st.integers(0, 40),
+                            st.sampled_from([(), (("sys", 32),), (("sys", 20),)])),
+                  min_size=1, max_size=24))
+def test_async_vector_and_per_request_paths_agree(config: dict, rows: list,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = EngineConfig.from_dict(config)
+    specs = [RequestSpec(f"r{i}", p, o, arrival_step=a, prefix=pre)
+             for i, (p, o, a, pre) in enumerate(rows)]
+    assert _serialized(cfg, specs, 1, monkeypatch) == _serialized(cfg, specs, 10**9, monkeypatch)
+
+
+def test_the_async_vector_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = []
+    for name, fn in (("schedule", "schedule_chunk"), ("update", "update_chunk")):
+        original = getattr(async_decode, fn)
+
+        def spy(*args: object, _original=original, _name=name) -> object:
+            rows.append(_name)
+            return _original(*args)
+
+        monkeypatch.setattr(async_decode, fn, spy)
+    cfg = make_config(num_gpu_blocks=200, max_num_batched_tokens=64, async_scheduling=True)
+    run_checked(cfg, make_requests(*[(10 + i, 20) for i in range(8)]))
+    assert {"schedule", "update"} <= set(rows)

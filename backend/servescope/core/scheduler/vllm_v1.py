@@ -46,8 +46,7 @@ class VllmV1Scheduler(Scheduler):
         mask = self._vector_mask()
         while index < len(running) and budget > 0:
             if mask is not None and mask[index]:
-                taken = vector_decode.schedule_chunk(self.kv, output, running, mask, index,
-                                                     budget)
+                taken = self._schedule_chunk(output, mask, index, budget)
                 if taken:
                     budget -= taken
                     index += taken
@@ -73,6 +72,11 @@ class VllmV1Scheduler(Scheduler):
             budget -= n
             index += 1
         return budget
+
+    def _schedule_chunk(self, output: SchedulerOutput, mask: np.ndarray, index: int,
+                        budget: int) -> int:
+        """Plain decodes from `index` on, as one vector step; how many were taken."""
+        return vector_decode.schedule_chunk(self.kv, output, self.running, mask, index, budget)
 
     def _num_new_tokens(self, request: Request) -> int:
         """Tokens a running request would take this step, before the budget."""

@@ -10,26 +10,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from servescope.core.config import EngineConfig
-from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.records import ScheduledEntry
 from servescope.core.request import Request, RequestStatus
-from servescope.core.scheduler.base import SchedulerOutput
+from servescope.core.scheduler import async_decode, vector_decode
+from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 
 
 class VllmV1AsyncScheduler(VllmV1Scheduler):
     policy_name = ""  # not a policy of its own: vllm-v1 under async_scheduling (engine picks it)
 
-    def __init__(self, config: EngineConfig, kv: KVCacheManager) -> None:
-        super().__init__(config, kv)
-        self.num_in_flight: dict[str, int] = {}  # tokens scheduled in steps not yet updated
-
     def schedule(self) -> SchedulerOutput:
         output = super().schedule()
-        for entry in self._entries(output):
-            self.num_in_flight[entry.id] = self.num_in_flight.get(entry.id, 0) + entry.n
-            if entry.sampled:
+        for entry in output.entries:  # vLLM adds the placeholders once the plan is made
+            if isinstance(entry, DecodeChunk):
+                self.running.num_placeholders[entry.lo:entry.hi] += 1
+            elif entry.sampled:
                 self.requests[entry.id].num_output_placeholders += 1
         return output
 
@@ -42,7 +38,13 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
         return self._chunk(request.num_tokens + placeholders - request.num_computed_tokens)
 
     def _vector_mask(self) -> np.ndarray | None:
-        return None  # placeholders are per request; the columnar decode path does not track them
+        if len(self.running) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs":
+            return None
+        return async_decode.plain_decode_mask(self.running)
+
+    def _schedule_chunk(self, output: SchedulerOutput, mask: np.ndarray, index: int,
+                        budget: int) -> int:
+        return async_decode.schedule_chunk(self.kv, output, self.running, mask, index, budget)
 
     def _preempt(self, request: Request, output: SchedulerOutput) -> None:
         super()._preempt(request, output)
@@ -51,24 +53,33 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
     def update_from_output(self, output: SchedulerOutput, iteration: int) -> list[Request]:
         """Step `output`'s tokens arrive (one step after the next was planned)."""
         finished: list[Request] = []
-        for entry in self._entries(output):
-            request = self.requests.get(entry.id)
-            if request is None:
+        for entry in output.entries:
+            if isinstance(entry, ScheduledEntry):
+                finished += self._sample_one(entry.id, entry.start + entry.n, entry.sampled,
+                                             iteration)
                 continue
-            in_flight = self.num_in_flight.pop(entry.id) - entry.n
-            if in_flight:
-                self.num_in_flight[entry.id] = in_flight
-            if not entry.sampled:
+            requests = [self.requests.get(rid) for rid in entry.ids]
+            if async_decode.all_running(requests):
+                finished += async_decode.update_chunk(self.kv, self.running, requests,
+                                                      entry.start, iteration)
                 continue
-            request.add_token(iteration)
-            if request.status is RequestStatus.RUNNING:  # else preempted since: stale output
-                request.num_output_placeholders -= 1
-                if self.kv.enable_caching:
-                    self.kv.cache_full_blocks(request, request.num_computed_tokens - in_flight)
-            if request.is_finished:
-                finished.append(request)
+            for rid, start in zip(entry.ids, entry.start.tolist(), strict=True):
+                finished += self._sample_one(rid, start + 1, True, iteration)
         self._release(finished)
         return finished
+
+    def _sample_one(self, rid: str, computed: int, sampled: bool,
+                    iteration: int) -> list[Request]:
+        """One request's token; `computed` is its num_computed_tokens through that step."""
+        request = self.requests.get(rid)
+        if request is None or not sampled:
+            return []
+        request.add_token(iteration)
+        if request.status is RequestStatus.RUNNING:  # else preempted since: stale output
+            request.num_output_placeholders -= 1
+            if self.kv.enable_caching:
+                self.kv.cache_full_blocks(request, computed)
+        return [request] if request.is_finished else []
 
     def _release(self, finished: list[Request]) -> None:
         self.released = [r.id for r in finished]
@@ -77,14 +88,7 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
             if request.status is not RequestStatus.RUNNING:
                 self.waiting.remove(request)  # its last token arrived after a preemption
             del self.requests[request.id]
-            self.num_in_flight.pop(request.id, None)
             request.status = RequestStatus.FINISHED
             self.kv.free(request)
         if running:
             self.running.remove_many(running)
-
-    @staticmethod
-    def _entries(output: SchedulerOutput) -> list[ScheduledEntry]:
-        entries = [e for e in output.entries if isinstance(e, ScheduledEntry)]
-        assert len(entries) == len(output.entries), "no decode chunks under async scheduling"
-        return entries
