@@ -125,3 +125,11 @@ def test_the_async_vector_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None
     cfg = make_config(num_gpu_blocks=200, max_num_batched_tokens=64, async_scheduling=True)
     run_checked(cfg, make_requests(*[(10 + i, 20) for i in range(8)]))
     assert {"schedule", "update"} <= set(rows)
+
+
+def test_a_request_no_step_can_admit_is_rejected_and_the_run_ends() -> None:
+    cfg = make_config(num_gpu_blocks=200, enable_chunked_prefill=False,
+                      max_num_batched_tokens=64, async_scheduling=True)
+    records = run_checked(cfg, make_requests((20, 3), (100, 2)))
+    assert [rid for r in records for rid, _ in r.rejected] == ["r1"]
+    assert [rid for r in records for rid in r.finished] == ["r0"]
