@@ -133,3 +133,13 @@ def test_a_request_no_step_can_admit_is_rejected_and_the_run_ends() -> None:
     records = run_checked(cfg, make_requests((20, 3), (100, 2)))
     assert [rid for r in records for rid, _ in r.rejected] == ["r1"]
     assert [rid for r in records for rid in r.finished] == ["r0"]
+
+
+def test_an_arrival_refused_at_an_empty_plan_is_still_recorded() -> None:
+    # r1 arrives while r0's only step runs and the plan for that step is empty; it can never
+    # fit (3 blocks of 1 token, 2 usable): a last record carries its refusal.
+    cfg = make_config(block_size=1, num_gpu_blocks=3, max_num_seqs=1, async_scheduling=True)
+    specs = [RequestSpec("r0", 1, 1, arrival_step=28), RequestSpec("r1", 1, 2, arrival_step=29)]
+    records = run_checked(cfg, specs)
+    assert [r.finished for r in records] == [("r0",), ()]
+    assert [rid for rid, _ in records[-1].rejected] == ["r1"]

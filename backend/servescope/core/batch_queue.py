@@ -50,7 +50,12 @@ class BatchQueue:
     def step(self) -> StepRecord | None:
         """Schedule the next step, then update the one in flight: its record (None at the end)."""
         engine, scheduler = self.engine, self.engine.scheduler
-        while not (engine.done and self.in_flight is None):
+        while True:
+            if engine.done and self.in_flight is None:
+                if not (self._arrivals or self._rejected):
+                    return None
+                # the last arrivals joined at an empty plan and were all refused: say so
+                return self._update(self._launch(SchedulerOutput(), engine.time_s))
             if not scheduler.has_unfinished and self.in_flight is None:
                 engine._jump_to_next_arrival()
             engine._add_arrivals(self._arrivals, self._rejected)
@@ -72,7 +77,6 @@ class BatchQueue:
                 continue
             engine._reject_stuck(self._rejected)
             return self._update(self._launch(output, start_s))
-        return None
 
     def _launch(self, output: SchedulerOutput, start_s: float) -> Flight:
         engine, scheduler = self.engine, self.engine.scheduler
