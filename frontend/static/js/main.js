@@ -13,6 +13,8 @@ import { actionForKey, sliderToSpeed } from "./ui/keys.js";
 import { bindPanels, showWorkload, UPLOADED } from "./ui/panels.js";
 import { fillCatalog, showEngineConfig, showServerError } from "./ui/config_form.js";
 import { drawProvenance } from "./ui/provenance.js";
+import { bindShare, showShare } from "./ui/share.js";
+import { drivePath } from "./state/share.js";
 import { bindUploadOptions, readUploadOptions, showUploadError } from "./ui/upload_form.js";
 import { forgetSizes } from "./render/size.js";
 import { caption } from "./state/caption.js";
@@ -79,6 +81,8 @@ function onInit(msg) {
   store.role = msg.role ?? "driver";
   lockControls(doc, store.role === "follower");
   if (msg.session_id) store.sessionId = msg.session_id;
+  if (msg.token) boot.ws_path = drivePath(msg.session_id, msg.token); // a reconnect rejoins it
+  showShare(doc, { origin: location.origin, sessionId: store.sessionId, token: msg.token });
   if (msg.speed) scenario.speed = clampSpeed(msg.speed);
   showError(null);
   store.formReadOnly = showWorkload(doc, msg, { presets: boot.presets ?? [], preset: scenario.preset,
@@ -127,7 +131,14 @@ function sendConfigure() {
 function connect() {
   store.panes = [createPane({ num_gpu_blocks: 1, block_size: 16, requests: [] })];
   link = openLink(boot, {
-    onOpen: () => setText("conn", store.role === "follower" ? "following" : "connected"),
+    onOpen: () => {
+      setText("conn", boot.follow ? "following (read-only)" : "connected");
+      // a page of its own: the session is created on connect and runs what the page asks for
+      if (!configured && boot.session_id === "new") {
+        configured = true;
+        sendConfigure();
+      }
+    },
     onMessage: handle,
     onClose: () => setText("conn", "disconnected"),
   });
@@ -238,6 +249,7 @@ function bindControls() {
   });
   bindPanels(doc, { ...boot, config: { ...(boot.config ?? {}), ...scenario.config } }, scenario.preset,
     { onApply, onUpload: upload });
+  bindShare(doc);
   bindUploadOptions(doc, upload, fetchFormats(`${boot.upload_url ?? "/api/traces"}/formats`));
   bindTools(doc, { sessionId: () => store.sessionId ?? boot.session_id,
     charts: () => explore?.charts?.charts ?? [] });
