@@ -28,14 +28,16 @@ class PresetError(ValueError):
 
 
 def list_presets(directory: Path = PRESET_DIR) -> list[dict[str, Any]]:
-    """[{name, title, description, verdict, variants}] for the explorer's preset menu."""
+    """[{name, title, description, verdict, variants, config}] for the explorer's preset menu
+    (`config`: the preset's own config as its file gives it)."""
     out = []
     for path in sorted(directory.glob("*.json")):
         data = json.loads(path.read_text())
         out.append({"name": path.stem, "title": data.get("title", path.stem),
                     "description": data.get("description", ""),
                     "verdict": data.get("verdict"),
-                    "variants": [v["name"] for v in data.get("variants", [])]})
+                    "variants": [v["name"] for v in data.get("variants", [])],
+                    "config": data["config"]})
     return out
 
 

@@ -7,7 +7,7 @@ import {
 
 test("a scenario survives the round trip through the query string", () => {
   const s = {
-    session: "a1b2c3d4e5f6a7b8c9", follow: true, preset: "chunked", trace: "t0123456789abcdef",
+    session: "a1b2c3d4e5f6a7b8c9", token: "tok-en_1", follow: true, preset: "chunked", trace: "t0123456789abcdef",
     view: "compare", speed: 2.5, step: 40,
     config: { max_num_batched_tokens: 512, enable_prefix_caching: false, model: "llama-3.1-8b" },
     compare: [{ policy: "vllm-v1" }, { policy: "vllm-v0" }],
@@ -15,9 +15,10 @@ test("a scenario survives the round trip through the query string", () => {
   assert.deepEqual(parseScenario(formatScenario(s)), s);
 });
 
-test("session, follow and trace are not engine flags", () => {
-  const s = parseScenario("?session=abcdefabcdefabcdef&follow=1&trace=xyz&block_size=32");
+test("session, token, follow and trace are not engine flags", () => {
+  const s = parseScenario("?session=abcdefabcdefabcdef&token=T1&follow=1&trace=xyz&block_size=32");
   assert.deepEqual(s.config, { block_size: 32 });
+  assert.equal(s.token, "T1");
   assert.equal(s.session, "abcdefabcdefabcdef");
   assert.equal(s.follow, true);
   assert.equal(s.trace, "xyz");

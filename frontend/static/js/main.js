@@ -10,7 +10,8 @@ import { changesEngines, configureMessage, joinPlan, paneLabels } from "./ui/com
 import { bindPlayback, drawControls, drivesSession, lockControls } from "./ui/controls.js";
 import { bindTools } from "./ui/diagnosis.js";
 import { actionForKey, sliderToSpeed } from "./ui/keys.js";
-import { bindPanels, showWorkload, UPLOADED } from "./ui/panels.js";
+import { bindPanels, formConfig, showRunningConfig, showWorkload, UPLOADED } from "./ui/panels.js";
+import { baseConfig, configOverrides } from "./state/config_state.js";
 import { fillCatalog, showEngineConfig, showServerError } from "./ui/config_form.js";
 import { drawProvenance } from "./ui/provenance.js";
 import { bindShare, showShare } from "./ui/share.js";
@@ -88,6 +89,7 @@ function onInit(msg) {
   store.formReadOnly = showWorkload(doc, msg, { presets: boot.presets ?? [], preset: scenario.preset,
     pageConfig: { ...(boot.config ?? {}), ...scenario.config }, readOnly: store.formReadOnly });
   showEngineConfig(doc, msg);
+  showRunningConfig(doc, msg, { typedBlocks: Number.isInteger(scenario.config.num_gpu_blocks) });
   const plan = joinPlan(msg, scenario, { first: !configured, bootPreset: boot.preset });
   if (plan.view) setView(plan.view, { reconfigure: false });
   const first = !configured;
@@ -258,22 +260,31 @@ function bindControls() {
 
 // Apply: the chosen workload (a preset, synthetic, or the uploaded trace) with the form's config.
 // The form shows a replay's recorded config: leaving the replay keeps the page's own.
-function onApply({ config, synthetic, choice }) {
+function onApply({ config, synthetic, choice, blocksTyped }) {
   if (choice === UPLOADED && store.formReadOnly) return applyConfig({}); // a replay runs as recorded
   if (choice !== UPLOADED) Object.assign(scenario, { trace: null, preset: choice });
   scenario.synthetic = synthetic;
-  applyConfig(store.formReadOnly ? scenario.config : config);
+  applyConfig(store.formReadOnly ? scenario.config
+    : configOverrides(baseConfig(boot.presets ?? [], choice), config, { blocksTyped }));
+}
+
+// An uploaded request trace runs on the form's config (model and GPU included) over the demo's.
+function uploadConfig() {
+  const { config, blocksTyped, errors } = formConfig(doc);
+  if (store.formReadOnly || Object.keys(errors).length) return scenario.config;
+  return configOverrides(baseConfig(boot.presets ?? [], UPLOADED), config, { blocksTyped });
 }
 
 async function upload(file) {
   if (!file) return;
   showUploadError(doc, null);
+  const config = uploadConfig(); // read before the upload: the form is what the user sees now
   setText("upload-status", `uploading ${file.name}…`);
   try {
     const data = await uploadTrace(boot.upload_url ?? "/api/traces", file, readUploadOptions(doc));
     setText("upload-status", uploadStatus(file.name, data));
     scenario.trace = data.trace_id;
-    applyConfig(data.report?.kind === "steps" ? {} : scenario.config); // a replay runs as recorded
+    applyConfig(data.report?.kind === "steps" ? {} : config); // a replay runs as recorded
   } catch (err) {
     setText("upload-status", "");
     showUploadError(doc, err);

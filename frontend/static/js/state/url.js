@@ -1,5 +1,5 @@
-// The scenario in the URL, so a link reproduces the view: the session joined (and whether only
-// to follow it), preset or uploaded trace, config overrides (vLLM flag names), view mode,
+// The scenario in the URL, so a link reproduces the view: the session joined (with its driver
+// token, or only to follow it), preset or uploaded trace, config overrides (vLLM flag names), view mode,
 // compare configs, speed and step. Pure string <-> object functions.
 
 export const VIEWS = ["explore", "compare", "projection"];
@@ -14,14 +14,15 @@ function parseValue(raw) {
   return raw;
 }
 
-/** {session, follow, preset, trace, view, speed, step, config: {...}, compare: [{...}, ...]}
+/** {session, token, follow, preset, trace, view, speed, step, config: {...}, compare: [{...}, ...]}
  * from a query string. */
 export function parseScenario(search) {
   const params = new URLSearchParams(search);
-  const scenario = { session: null, follow: false, preset: null, trace: null, view: "explore",
+  const scenario = { session: null, token: null, follow: false, preset: null, trace: null, view: "explore",
     speed: 1, step: null, config: {}, compare: [] };
   for (const [key, raw] of params) {
     if (key === "session") scenario.session = raw;
+    else if (key === "token") scenario.token = raw;
     else if (key === "follow") scenario.follow = raw === "1" || raw === "true";
     else if (key === "trace") scenario.trace = raw;
     else if (key === "preset") scenario.preset = raw;
@@ -48,6 +49,7 @@ function parseCompare(raw) {
 export function formatScenario(scenario) {
   const params = new URLSearchParams();
   if (scenario.session) params.set("session", scenario.session);
+  if (scenario.token) params.set("token", scenario.token);
   if (scenario.follow) params.set("follow", "1");
   if (scenario.trace) params.set("trace", scenario.trace);
   if (scenario.preset) params.set("preset", scenario.preset);
