@@ -9,8 +9,8 @@ import json
 import pytest
 from pagestate import wait_ready
 
-from servescope.api.workloads import DEMO
-from servescope.presets import PRESET_DIR
+from servescope.scenarios.presets import PRESET_DIR
+from servescope.scenarios.workloads import DEMO
 
 pytestmark = pytest.mark.e2e
 

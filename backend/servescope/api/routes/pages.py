@@ -17,8 +17,8 @@ from servescope.api import access
 from servescope.api.deps import RegistryDep, SettingsDep
 from servescope.api.routes._lookup import found
 from servescope.api.store import valid_id
-from servescope.api.workloads import list_presets, preset_workload
 from servescope.core.config import EngineConfig
+from servescope.scenarios.workloads import list_presets, preset_workload
 
 router = APIRouter(tags=["pages"])
 SYNTHETIC_DEFAULTS = {"num_requests": 32, "request_rate": 10.0, "prompt_len_min": 32,
