@@ -8,7 +8,7 @@ import {
 test("a scenario survives the round trip through the query string", () => {
   const s = {
     session: "a1b2c3d4e5f6a7b8c9", token: "tok-en_1", follow: true, preset: "chunked", trace: "t0123456789abcdef",
-    view: "compare", speed: 2.5, step: 40,
+    view: "compare", projection: true, speed: 2.5, step: 40,
     config: { max_num_batched_tokens: 512, enable_prefix_caching: false, model: "llama-3.1-8b" },
     compare: [{ policy: "vllm-v1" }, { policy: "vllm-v0" }],
   };
@@ -22,6 +22,13 @@ test("session, token, follow and trace are not engine flags", () => {
   assert.equal(s.session, "abcdefabcdefabcdef");
   assert.equal(s.follow, true);
   assert.equal(s.trace, "xyz");
+});
+
+test("projection is a flag over the view; an older view=projection link still projects", () => {
+  assert.deepEqual([parseScenario("?view=projection").view, parseScenario("?view=projection").projection], ["explore", true]);
+  const s = parseScenario("?view=compare&projection=1");
+  assert.equal(s.view, "compare");
+  assert.equal(s.projection, true);
 });
 
 test("defaults stay out of the URL", () => {

@@ -15,6 +15,7 @@ import { baseConfig, configOverrides } from "./state/config_state.js";
 import { fillCatalog, showEngineConfig, showServerError } from "./ui/config_form.js";
 import { drawProvenance } from "./ui/provenance.js";
 import { bindShare, showShare } from "./ui/share.js";
+import { applyProjection, drawModeLabel } from "./ui/projection.js";
 import { drivePath } from "./state/share.js";
 import { bindUploadOptions, readUploadOptions, showUploadError } from "./ui/upload_form.js";
 import { forgetSizes } from "./render/size.js";
@@ -207,15 +208,25 @@ export const api = { play, pause, stepBy, seekIndex, setSpeed, send, store, scen
 
 // --- views and input ------------------------------------------------------------------------
 
+// Projection is a flag over the view (explore or compare): compare stays projected.
+function setProjection(on) {
+  scenario.projection = on;
+  applyProjection(doc, on);
+  forgetSizes();
+  explore?.setDark(on);
+  compare?.setDark(on);
+  updateUrl();
+  markDirty(store, "all");
+}
+
 function setView(view, { reconfigure = true } = {}) {
+  if (view === "projection") return setProjection(!scenario.projection);
   const old = scenario.view;
   scenario.view = view;
-  doc.body.classList.toggle("projection", view === "projection");
   $("explore").hidden = view === "compare";
   $("compare").hidden = view !== "compare";
-  $("keys").hidden = view !== "projection";
-  for (const b of doc.querySelectorAll("[data-view]")) b.setAttribute("aria-pressed", String(b.dataset.view === view));
-  explore?.setDark(view === "projection");
+  for (const b of doc.querySelectorAll("[data-view]:not([data-view=projection])")) b.setAttribute("aria-pressed", String(b.dataset.view === view));
+  forgetSizes();
   updateUrl();
   if (reconfigure && changesEngines(old, view) && link && store.role !== "follower") sendConfigure();
   markDirty(store, "all");
@@ -231,7 +242,11 @@ function onKey(ev) {
   else if (a.type === "seek") seekIndex(0);
   else if (a.type === "seek_end") seekIndex((lead()?.history.length ?? 1) - 1);
   else if (a.type === "speed") setSpeed(nextSpeed(scenario.speed, a.dir));
-  else if (a.type === "view") setView(a.toggle && scenario.view === a.view ? "explore" : a.view);
+  else if (a.type === "projection") setProjection(!scenario.projection);
+  else if (a.type === "view") {
+    if (a.view === "explore" && !a.toggle) setProjection(false); // E / Esc: back to the plain explorer
+    setView(a.toggle && scenario.view === a.view ? "explore" : a.view);
+  }
   else if (a.type === "lesson") applyConfig({ ...scenario.config, ...a.mode.config });
 }
 
@@ -247,6 +262,7 @@ function bindControls() {
     stepBy, seekIndex, setView, onKey, setSpeed: (v) => setSpeed(sliderToSpeed(v)) });
   window.addEventListener("resize", () => {
     forgetSizes();
+    if (scenario.projection) setProjection(true); // projected charts are sized to the window
     markDirty(store, "all");
   });
   bindPanels(doc, { ...boot, config: { ...(boot.config ?? {}), ...scenario.config } }, scenario.preset,
@@ -299,6 +315,7 @@ function draw(dirty) {
   drawControls(doc, p, { playing: store.panes.some((x) => x.playing), speed: scenario.speed });
   if (p) {
     drawProvenance(doc, p, scenario.preset);
+    drawModeLabel(doc, store.panes);
     setText("caption", caption(p.run, p.run.record));
   }
   let again = false;
@@ -327,6 +344,7 @@ async function start() {
   onFrame(store, draw);
   bindControls();
   setView(scenario.view);
+  setProjection(!!scenario.projection);
   connect();
   window.__servescope = { store, api, explore: () => explore, compare: () => compare };
 }

@@ -2,7 +2,7 @@
 // token, or only to follow it), preset or uploaded trace, config overrides (vLLM flag names), view mode,
 // compare configs, speed and step. Pure string <-> object functions.
 
-export const VIEWS = ["explore", "compare", "projection"];
+export const VIEWS = ["explore", "compare"];
 
 const NUMERIC = /^-?\d+(\.\d+)?$/;
 
@@ -14,11 +14,11 @@ function parseValue(raw) {
   return raw;
 }
 
-/** {session, token, follow, preset, trace, view, speed, step, config: {...}, compare: [{...}, ...]}
+/** {session, token, follow, preset, trace, view, projection, speed, step, config: {...}, compare: [{...}, ...]}
  * from a query string. */
 export function parseScenario(search) {
   const params = new URLSearchParams(search);
-  const scenario = { session: null, token: null, follow: false, preset: null, trace: null, view: "explore",
+  const scenario = { session: null, token: null, follow: false, preset: null, trace: null, view: "explore", projection: false,
     speed: 1, step: null, config: {}, compare: [] };
   for (const [key, raw] of params) {
     if (key === "session") scenario.session = raw;
@@ -26,7 +26,9 @@ export function parseScenario(search) {
     else if (key === "follow") scenario.follow = raw === "1" || raw === "true";
     else if (key === "trace") scenario.trace = raw;
     else if (key === "preset") scenario.preset = raw;
+    else if (key === "view" && raw === "projection") scenario.projection = true; // older links
     else if (key === "view") scenario.view = VIEWS.includes(raw) ? raw : "explore";
+    else if (key === "projection") scenario.projection = raw === "1" || raw === "true";
     else if (key === "speed") scenario.speed = clampSpeed(Number(raw));
     else if (key === "step") scenario.step = Number.isInteger(Number(raw)) ? Number(raw) : null;
     else if (key === "compare") scenario.compare = parseCompare(raw);
@@ -54,6 +56,7 @@ export function formatScenario(scenario) {
   if (scenario.trace) params.set("trace", scenario.trace);
   if (scenario.preset) params.set("preset", scenario.preset);
   if (scenario.view && scenario.view !== "explore") params.set("view", scenario.view);
+  if (scenario.projection) params.set("projection", "1");
   if (scenario.speed && scenario.speed !== 1) params.set("speed", String(scenario.speed));
   if (Number.isInteger(scenario.step)) params.set("step", String(scenario.step));
   for (const [k, v] of Object.entries(scenario.config ?? {})) params.set(k, String(v));

@@ -8,6 +8,7 @@ import { widthOf } from "../render/size.js";
 import { drainChanged } from "../state/reduce.js";
 import { batchView, lanes, lessonRow } from "../state/select.js";
 import { themeColours } from "./explore.js";
+import { basePx } from "./projection.js";
 
 const fmt = (v, digits = 1) => (v == null || Number.isNaN(v) ? "-" : v.toFixed(digits));
 
@@ -21,6 +22,15 @@ export class CompareView {
     this.uPlot = uPlot;
     this.panes = [];
     this.theme = themeColours(false);
+    this.dark = false;
+  }
+
+  /** Projection's theme and type size; the panes are rebuilt at the next draw. */
+  setDark(dark) {
+    this.dark = dark;
+    this.theme = { ...themeColours(dark), fontPx: dark ? Math.round(basePx(this.doc)) : undefined };
+    for (const p of this.panes) p.charts?.destroy();
+    this.panes = [];
   }
 
   build(panes) {
@@ -42,7 +52,9 @@ export class CompareView {
       el.append(title, kv, bar, info, charts);
       box.appendChild(el);
       const c = this.uPlot ? createCharts(this.uPlot, charts, this.theme, THROUGHPUT_CHART, 300) : null;
-      return { el, title, kv, bar, info, grid: new KvGrid(kv), charts: c, sized: null };
+      const grid = new KvGrid(kv);
+      grid.setTheme(this.dark);
+      return { el, title, kv, bar, info, grid, charts: c, sized: null };
     });
   }
 

@@ -2,15 +2,18 @@
 // lanes, timeline and charts, and draws only the parts a frame's dirty keys touched.
 
 import { drawBatchBar, drawStrip, STRIP_LENGTH } from "../render/batch.js";
-import { createCharts } from "../render/charts.js";
+import { CHART_SPECS, createCharts } from "../render/charts.js";
 import { drawHighlight, KvGrid } from "../render/kvgrid.js";
 import { drawQueues } from "../render/queues.js";
-import { forgetSizes, widthOf } from "../render/size.js";
+import { forgetSizes, sizeGeneration, widthOf } from "../render/size.js";
 import { rowAt, Timeline } from "../render/timeline.js";
 import { drainChanged, isPlaceholder } from "../state/reduce.js";
+import { basePx } from "./projection.js";
 import { batchView, blockInfo, blockTable, lanes, pastBatches, requestInfo } from "../state/select.js";
 
 const $ = (doc, id) => doc.getElementById(id);
+// Projection shows the charts a lecture reads from the back row, in one row.
+const PROJECTED_CHARTS = ["throughput", "itl", "kv"];
 
 export function themeColours(dark) {
   return dark
@@ -70,13 +73,29 @@ export class ExploreView {
   setDark(dark) {
     forgetSizes();
     this.dark = dark;
-    this.theme = themeColours(dark);
+    this.theme = { ...themeColours(dark), fontPx: dark ? Math.round(basePx(this.doc)) : undefined };
     this.grid.setTheme(dark);
     this.sized = null;
     if (this.charts) {
       this.charts.destroy();
-      this.charts = createCharts(this.uPlot, this.el.charts, this.theme, undefined, this.chartWidth());
+      if (!dark) {
+        this.charts = createCharts(this.uPlot, this.el.charts, this.theme, undefined, this.chartWidth());
+        return;
+      }
+      const specs = CHART_SPECS.filter((s) => PROJECTED_CHARTS.includes(s.key));
+      const [w, h] = this.projectedChartSize(specs.length);
+      this.charts = createCharts(this.uPlot, this.el.charts, this.theme, specs, w, h);
     }
+  }
+
+  /** Projected charts share the charts panel's row; their height leaves room for the title
+   * and the one-row legend that uPlot puts around the plot. */
+  projectedChartSize(n) {
+    const box = this.el.charts;
+    const gap = 8;
+    const w = Math.floor((box.clientWidth - gap * (n - 1)) / n);
+    const h = Math.floor(box.clientHeight - 3.6 * this.theme.fontPx);
+    return [Math.max(160, w), Math.max(60, h)];
   }
 
   chartWidth() {
@@ -85,11 +104,22 @@ export class ExploreView {
 
   ensureSize(run) {
     const width = Math.max(200, widthOf(this.el.grid.parentElement.parentElement) - 24);
-    const key = `${run.numBlocks}:${width}:${this.dark}`;
+    const height = this.dark ? this.projectedPoolHeight() : 420;
+    const key = `${run.numBlocks}:${width}:${height}`;
     if (this.sized === key) return false;
     this.sized = key;
-    this.grid.resize(run.numBlocks, width, this.dark ? 520 : 420);
+    this.grid.resize(run.numBlocks, width, height);
     return true;
+  }
+
+  /** Projected, the pool fills what its panel has left below its heading and info line. */
+  projectedPoolHeight() {
+    if (this.poolHeight?.generation === sizeGeneration()) return this.poolHeight.h;
+    const wrap = this.el.grid.parentElement;
+    const panel = wrap.parentElement.getBoundingClientRect();
+    const h = Math.max(40, Math.floor(panel.bottom - wrap.getBoundingClientRect().top - 14));
+    this.poolHeight = { generation: sizeGeneration(), h };
+    return h;
   }
 
   /** Draw what `dirty` names for `pane`; returns true when an animation wants another frame. */

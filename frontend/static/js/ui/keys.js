@@ -18,7 +18,7 @@ export function actionForKey(ev) {
     case "End": return { type: "seek_end" };
     case "+": case "=": return { type: "speed", dir: 1 };
     case "-": case "_": return { type: "speed", dir: -1 };
-    case "p": case "P": return { type: "view", view: "projection", toggle: true };
+    case "p": case "P": return { type: "projection" };
     case "c": case "C": return { type: "view", view: "compare", toggle: true };
     case "e": case "E": case "Escape": return { type: "view", view: "explore" };
     default: break;
