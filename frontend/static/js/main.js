@@ -16,6 +16,8 @@ import { fillCatalog, showEngineConfig, showServerError } from "./ui/config_form
 import { drawProvenance } from "./ui/provenance.js";
 import { bindShare, showShare } from "./ui/share.js";
 import { applyProjection, drawModeLabel } from "./ui/projection.js";
+import { Lesson } from "./ui/lesson.js";
+import { bindLessonBar, drawLessonBar, eventMarksPlugin } from "./ui/lesson_bar.js";
 import { drivePath } from "./state/share.js";
 import { bindUploadOptions, readUploadOptions, showUploadError } from "./ui/upload_form.js";
 import { forgetSizes } from "./render/size.js";
@@ -38,6 +40,8 @@ let configured = false; // whether this page has sent its scenario's configure y
 let uPlot = null;
 let explore = null;
 let compare = null;
+const lesson = new Lesson({ send: (m) => send(m), lead: () => store.panes[0],
+  changed: () => markDirty(store, "controls") });
 
 function setText(id, text) {
   const el = $(id);
@@ -57,7 +61,10 @@ function showError(message) {
 function handle(msg) {
   const i = msg.engine ?? 0;
   if (msg.type === "init") onInit(msg);
-  else if (msg.type === "step") applyRecords(store, i, msg.records ?? []);
+  else if (msg.type === "step") {
+    applyRecords(store, i, msg.records ?? []);
+    if (i === 0 && store.panes[0]) lesson.onRecords(msg.records ?? [], store.panes[0].run);
+  }
   else if (msg.type === "keyframe") onKeyframe(i, msg);
   else if (msg.type === "status") onStatus(msg);
   else if (msg.type === "done") {
@@ -72,6 +79,7 @@ function handle(msg) {
 }
 
 function onInit(msg) {
+  lesson.reset();
   const engines = msg.engines?.length ? msg.engines : [msg];
   const labels = paneLabels(scenario, engines);
   store.panes.length = engines.length;
@@ -115,6 +123,7 @@ function onKeyframe(i, msg) {
 const ECHO_MS = 1500;
 
 function onStatus(msg) {
+  if (msg.done) lesson.onDone();
   // the end of a run is no echo: a short run ends within ECHO_MS of its play
   if (!msg.done && performance.now() - (store.sentAt ?? -Infinity) < ECHO_MS) return;
   store.panes.forEach((p) => { p.playing = !!msg.playing; });
@@ -237,7 +246,10 @@ function onKey(ev) {
   const a = actionForKey(ev);
   if (!a || (store.role === "follower" && drivesSession(a))) return;
   ev.preventDefault();
-  if (a.type === "toggle") (store.panes.some((p) => p.playing) ? pause : play)();
+  if (a.type === "toggle" && lesson.on) lesson.toggle(); // Space ends lesson playback
+  else if (a.type === "toggle") (store.panes.some((p) => p.playing) ? pause : play)();
+  else if (a.type === "pacing") lesson.toggle();
+  else if (a.type === "next_event") lesson.next(a.kind);
   else if (a.type === "step") stepBy(a.n);
   else if (a.type === "seek") seekIndex(0);
   else if (a.type === "seek_end") seekIndex((lead()?.history.length ?? 1) - 1);
@@ -313,10 +325,11 @@ function draw(dirty) {
   const now = performance.now();
   const p = lead();
   drawControls(doc, p, { playing: store.panes.some((x) => x.playing), speed: scenario.speed });
+  drawLessonBar(doc, lesson, p);
   if (p) {
     drawProvenance(doc, p, scenario.preset);
     drawModeLabel(doc, store.panes);
-    setText("caption", caption(p.run, p.run.record));
+    setText("caption", lesson.caption(caption(p.run, p.run.record), now));
   }
   let again = false;
   if (scenario.view === "compare") compare?.draw(dirty, store.panes, now);
@@ -339,7 +352,8 @@ async function start() {
   } catch (err) {
     showError(`Charts unavailable: ${err.message}`);
   }
-  explore = new ExploreView(doc, uPlot, onSelect);
+  explore = new ExploreView(doc, uPlot, onSelect, [eventMarksPlugin(() => lesson.events)]);
+  bindLessonBar(doc, lesson, (act) => store.role !== "follower" && act());
   compare = new CompareView($("compare"), uPlot);
   onFrame(store, draw);
   bindControls();

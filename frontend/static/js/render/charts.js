@@ -50,14 +50,14 @@ function options(spec, width, height, theme) {
 }
 
 /** One uPlot per spec inside `container`; returns {update(history, cursor_s), resize(w), charts}. */
-export function createCharts(uPlot, container, theme, specs = CHART_SPECS, width = 420, height = 170) {
+export function createCharts(uPlot, container, theme, specs = CHART_SPECS, width = 420, height = 170, plugins = []) {
   const charts = specs.map((spec) => {
     const el = container.ownerDocument.createElement("div");
     el.className = "chart";
     el.dataset.chart = spec.key;
     container.appendChild(el);
     const data = [[], ...spec.series.map(() => [])];
-    const u = new uPlot(options(spec, width, height, theme), data, el);
+    const u = new uPlot({ ...options(spec, width, height, theme), plugins }, data, el);
     const marker = container.ownerDocument.createElement("div");
     marker.className = "chart-cursor";
     u.over.appendChild(marker);

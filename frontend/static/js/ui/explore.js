@@ -25,7 +25,8 @@ export function themeColours(dark) {
 }
 
 export class ExploreView {
-  constructor(doc, uPlot, onSelect) {
+  /** `plugins`: uPlot plugins every chart gets (the event markers). */
+  constructor(doc, uPlot, onSelect, plugins = []) {
     this.doc = doc;
     this.el = {
       grid: $(doc, "kv-grid"), overlay: $(doc, "kv-overlay"), poolInfo: $(doc, "pool-info"),
@@ -44,7 +45,8 @@ export class ExploreView {
     this.dark = false;
     this.theme = themeColours(false);
     this.uPlot = uPlot;
-    this.charts = uPlot ? createCharts(uPlot, this.el.charts, this.theme) : null;
+    this.plugins = plugins;
+    this.charts = uPlot ? createCharts(uPlot, this.el.charts, this.theme, undefined, 420, 170, plugins) : null;
     this.selected = null;
     this.hoverBlock = -1;
     this.sized = null;
@@ -79,12 +81,12 @@ export class ExploreView {
     if (this.charts) {
       this.charts.destroy();
       if (!dark) {
-        this.charts = createCharts(this.uPlot, this.el.charts, this.theme, undefined, this.chartWidth());
+        this.charts = createCharts(this.uPlot, this.el.charts, this.theme, undefined, this.chartWidth(), 170, this.plugins);
         return;
       }
       const specs = CHART_SPECS.filter((s) => PROJECTED_CHARTS.includes(s.key));
       const [w, h] = this.projectedChartSize(specs.length);
-      this.charts = createCharts(this.uPlot, this.el.charts, this.theme, specs, w, h);
+      this.charts = createCharts(this.uPlot, this.el.charts, this.theme, specs, w, h, this.plugins);
     }
   }
 

@@ -1,5 +1,7 @@
 // One key for every control. Pure: maps a KeyboardEvent-like {key, shiftKey} to an action.
 
+import { kindForKey } from "../state/events.js";
+
 export const LESSON_MODES = [
   { key: "1", label: "naive", config: { policy: "naive" } },
   { key: "2", label: "static batching", config: { policy: "static" } },
@@ -21,8 +23,11 @@ export function actionForKey(ev) {
     case "p": case "P": return { type: "projection" };
     case "c": case "C": return { type: "view", view: "compare", toggle: true };
     case "e": case "E": case "Escape": return { type: "view", view: "explore" };
+    case "L": return { type: "pacing" }; // Shift+L: lesson playback (l alone steps)
     default: break;
   }
+  const kind = kindForKey(ev.key.toLowerCase?.() ?? ev.key);
+  if (kind) return { type: "next_event", kind };
   const mode = LESSON_MODES.find((m) => m.key === ev.key);
   return mode ? { type: "lesson", mode } : null;
 }
