@@ -52,7 +52,10 @@ def _check_svg_export(page) -> None:
 
 
 def _check_compare_diagnosis(page, server_url: str) -> None:
-    """Compare view (C): one row per engine with the verdict the REST API gives that engine."""
+    """Compare view (C): one row per engine with the verdict the REST API gives that engine
+    (two engines: the lesson's four modes would diagnose kv-starvation's long naive run)."""
+    page.evaluate("() => { window.__servescope.api.scenario.compare ="
+                  " [{ policy: 'vllm-v1' }, { policy: 'vllm-v0' }]; }")
     page.keyboard.press("c")
     wait_ready(page, 1)
     sid = page.evaluate("() => window.__servescope.store.sessionId")

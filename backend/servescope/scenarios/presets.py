@@ -28,8 +28,9 @@ class PresetError(ValueError):
 
 
 def list_presets(directory: Path = PRESET_DIR) -> list[dict[str, Any]]:
-    """[{name, title, description, verdict, variants, config}] for the explorer's preset menu
-    (`config`: the preset's own config as its file gives it)."""
+    """[{name, title, description, verdict, variants, variant_sets, config}] for the explorer's
+    preset menu (`config`: the preset's own config as its file gives it; `variant_sets`: each
+    variant's name and config overrides, for the compare picker)."""
     out = []
     for path in sorted(directory.glob("*.json")):
         data = json.loads(path.read_text())
@@ -37,6 +38,8 @@ def list_presets(directory: Path = PRESET_DIR) -> list[dict[str, Any]]:
                     "description": data.get("description", ""),
                     "verdict": data.get("verdict"),
                     "variants": [v["name"] for v in data.get("variants", [])],
+                    "variant_sets": [{"name": v["name"], "set": v["set"]}
+                                     for v in data.get("variants", [])],
                     "config": data["config"]})
     return out
 

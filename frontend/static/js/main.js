@@ -6,7 +6,8 @@ import { fetchFormats, uploadTrace } from "./transport/upload.js";
 import { fetchCatalog } from "./transport/catalog.js";
 import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
-import { changesEngines, configureMessage, joinPlan, paneLabels } from "./ui/compare_mode.js";
+import { changesEngines, compareList, configureMessage, joinPlan, paneLabels } from "./ui/compare_mode.js";
+import { pickerEntries, showPicker } from "./ui/compare_picker.js";
 import { bindPlayback, drawControls, drivesSession, lockControls } from "./ui/controls.js";
 import { bindTools } from "./ui/diagnosis.js";
 import { actionForKey, sliderToSpeed } from "./ui/keys.js";
@@ -81,7 +82,8 @@ function handle(msg) {
 function onInit(msg) {
   lesson.reset();
   const engines = msg.engines?.length ? msg.engines : [msg];
-  const labels = paneLabels(scenario, engines);
+  const choices = pickerEntries(boot.presets ?? [], scenario.preset);
+  const labels = paneLabels(scenario, engines, choices);
   store.panes.length = engines.length;
   engines.forEach((e, i) => {
     const pane = resetPane(store, i, { ...msg, ...e, engines: undefined });
@@ -98,6 +100,12 @@ function onInit(msg) {
   store.formReadOnly = showWorkload(doc, msg, { presets: boot.presets ?? [], preset: scenario.preset,
     pageConfig: { ...(boot.config ?? {}), ...scenario.config }, readOnly: store.formReadOnly });
   showEngineConfig(doc, msg);
+  showPicker(doc, choices, engines.length > 1 ? compareList(scenario) : [], (configs) => {
+    if (store.role === "follower") return;
+    Object.assign(scenario, { compare: configs, step: null });
+    updateUrl();
+    sendConfigure();
+  });
   showRunningConfig(doc, msg, { typedBlocks: Number.isInteger(scenario.config.num_gpu_blocks) });
   const plan = joinPlan(msg, scenario, { first: !configured, bootPreset: boot.preset });
   if (plan.view) setView(plan.view, { reconfigure: false });

@@ -23,6 +23,29 @@ export class CompareView {
     this.panes = [];
     this.theme = themeColours(false);
     this.dark = false;
+    this.yMax = 0; // one y-scale for every pane's throughput chart
+    this.seen = []; // per pane: {length, max} of its throughput column so far
+  }
+
+  /** The largest throughput any pane has shown; every chart's y-scale reaches it. */
+  sharedMax(panes) {
+    let top = 0;
+    panes.forEach((pane, i) => {
+      const col = pane.history.cols.output_tokens_per_s;
+      const s = this.seen[i]?.length <= pane.history.length ? this.seen[i] : { length: 0, max: 0 };
+      for (let k = s.length; k < pane.history.length; k++) if (col[k] > s.max) s.max = col[k];
+      s.length = pane.history.length;
+      this.seen[i] = s;
+      top = Math.max(top, s.max);
+    });
+    return top;
+  }
+
+  shareScale(panes) {
+    const top = this.sharedMax(panes);
+    if (top === this.yMax) return;
+    this.yMax = top;
+    for (const p of this.panes) p.charts?.charts.forEach((c) => c.u.setScale("y", { min: 0, max: top * 1.05 || 1 }));
   }
 
   /** Projection's theme and type size; the panes are rebuilt at the next draw. */
@@ -51,7 +74,8 @@ export class CompareView {
       const charts = this.doc.createElement("div");
       el.append(title, kv, bar, info, charts);
       box.appendChild(el);
-      const c = this.uPlot ? createCharts(this.uPlot, charts, this.theme, THROUGHPUT_CHART, 300) : null;
+      const spec = { ...THROUGHPUT_CHART[0], range: (u, min, max) => [0, Math.max(max, this.yMax) * 1.05 || 1] };
+      const c = this.uPlot ? createCharts(this.uPlot, charts, this.theme, [spec], 300) : null;
       const grid = new KvGrid(kv);
       grid.setTheme(this.dark);
       return { el, title, kv, bar, info, grid, charts: c, sized: null };
@@ -60,7 +84,9 @@ export class CompareView {
 
   draw(dirty, panes, now) {
     if (this.panes.length !== panes.length || dirty.has("all")) this.build(panes);
+    if (dirty.has("all")) this.seen = [];
     panes.forEach((pane, i) => this.drawPane(this.panes[i], pane, now));
+    this.shareScale(panes);
     this.drawTable(panes);
   }
 

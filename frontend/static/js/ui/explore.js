@@ -9,7 +9,7 @@ import { forgetSizes, sizeGeneration, widthOf } from "../render/size.js";
 import { rowAt, Timeline } from "../render/timeline.js";
 import { drainChanged, isPlaceholder } from "../state/reduce.js";
 import { basePx } from "./projection.js";
-import { batchView, blockInfo, blockTable, lanes, pastBatches, requestInfo } from "../state/select.js";
+import { batchView, blockInfo, blockTable, lanes, lessonRow, pastBatches, requestInfo } from "../state/select.js";
 
 const $ = (doc, id) => doc.getElementById(id);
 // Projection shows the charts a lecture reads from the back row, in one row.
@@ -164,8 +164,10 @@ export class ExploreView {
       `${view.num_seqs} of ${view.max_num_seqs} seqs`;
     const rec = run.record;
     const used = rec ? rec.num_usable_blocks - rec.num_free_blocks : 0;
+    const waste = lessonRow(run, history).kv_waste_pct;
     this.el.poolInfo.textContent = `${run.numBlocks} blocks of ${run.blockSize} tokens · ` +
-      `${used} in use` + (rec ? ` (${(rec.kv_usage * 100).toFixed(1)}%)` : "");
+      `${used} in use` + (rec ? ` (${(rec.kv_usage * 100).toFixed(1)}%)` : "") +
+      (Number.isFinite(waste) ? ` · KV waste ${waste.toFixed(1)}%` : "");
     this.timed("queues", () => drawQueues(this.el.lanes, lanes(run), run));
     this.drawTimeline(pane);
   }

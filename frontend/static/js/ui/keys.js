@@ -5,8 +5,8 @@ import { kindForKey } from "../state/events.js";
 export const LESSON_MODES = [
   { key: "1", label: "naive", config: { policy: "naive" } },
   { key: "2", label: "static batching", config: { policy: "static" } },
-  { key: "3", label: "continuous batching", config: { policy: "vllm-v0" } },
-  { key: "4", label: "continuous + chunked prefill", config: { policy: "vllm-v1", enable_chunked_prefill: true } },
+  { key: "3", label: "continuous batching, no chunking", config: { policy: "vllm-v0" } },
+  { key: "4", label: "continuous batching + chunked prefill", config: { policy: "vllm-v1", enable_chunked_prefill: true } },
 ];
 
 /** {type, ...} for a key press, or null when the key is not ours. */
