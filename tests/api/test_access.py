@@ -107,3 +107,11 @@ def test_follow_qr_is_an_svg_of_the_follow_link(client):
     assert r.status_code == 200 and r.headers["content-type"] == "image/svg+xml"
     assert r.text.startswith("<svg") and "<path" in r.text
     assert client.get("/api/sessions/AAAAAAAAAAAAAAAAAAAAAA/follow-qr.svg").status_code == 404
+
+
+def test_the_explainers_page_has_every_concept(client):
+    r = client.get("/explain")
+    assert r.status_code == 200 and "main.js" not in r.text
+    for anchor in ("paged-attention", "block-pool", "batching", "token-budget",
+                   "chunked-prefill", "prefix-caching", "preemption"):
+        assert f'id="{anchor}"' in r.text, anchor

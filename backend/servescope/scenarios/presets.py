@@ -6,7 +6,9 @@ A workload is explicit `requests`, a `generator` or a list of `generators` (each
    {"rate_per_s": r} | {"at_step": s}, "prompt_len": L, "output_len": L}
 where a length L is an int, [low, high] (uniform, inclusive), {"choice": [...]} or
 {"mean", "sd", "min", "max"} (normal, rounded and clipped). An exercise preset also lists
-`variants`: [{name, set: {config overrides}}], the runs to compare side by side.
+`variants`: [{name, set: {config overrides}}], the runs to compare side by side. A generator's
+`shared_prefix`: {"key", "num_tokens"} starts every prompt with the same tokens (a system
+prompt), added to its drawn length, so prefix caching can reuse their blocks.
 """
 
 from __future__ import annotations
@@ -92,8 +94,12 @@ def generate(spec: dict[str, Any]) -> list[RequestSpec]:
     else:
         steps = [int(arrival.get("at_step", 0))] * n
     prefix = spec.get("id_prefix", "r")
-    return [RequestSpec(f"{prefix}{i}", int(prompts[i]), int(outputs[i]), arrival_step=steps[i],
-                        arrival_s=times[i]) for i in range(n)]
+    shared = spec.get("shared_prefix")
+    head = ((str(shared["key"]), int(shared["num_tokens"])),) if shared else ()
+    extra = head[0][1] if head else 0
+    return [RequestSpec(f"{prefix}{i}", int(prompts[i]) + extra, int(outputs[i]),
+                        arrival_step=steps[i], arrival_s=times[i], prefix=head)
+            for i in range(n)]
 
 
 def _lengths(rng: np.random.Generator, spec: Any, n: int) -> np.ndarray:

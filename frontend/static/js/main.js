@@ -254,9 +254,10 @@ function onKey(ev) {
   const a = actionForKey(ev);
   if (!a || (store.role === "follower" && drivesSession(a))) return;
   ev.preventDefault();
-  if (a.type === "toggle" && lesson.on) lesson.toggle(); // Space ends lesson playback
+  if (a.type === "toggle" && (lesson.on || lesson.tour)) lesson.toggle(); // Space pauses or goes on
   else if (a.type === "toggle") (store.panes.some((p) => p.playing) ? pause : play)();
   else if (a.type === "pacing") lesson.toggle();
+  else if (a.type === "tour") lesson.startTour();
   else if (a.type === "next_event") lesson.next(a.kind);
   else if (a.type === "step") stepBy(a.n);
   else if (a.type === "seek") seekIndex(0);

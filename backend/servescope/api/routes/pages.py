@@ -48,6 +48,13 @@ def index(request: Request, registry: RegistryDep, settings: SettingsDep, sessio
     return templates.TemplateResponse(request, "index.html", {"boot": boot, "csp_nonce": nonce})
 
 
+@router.get("/explain", response_class=HTMLResponse)
+def explain(request: Request, settings: SettingsDep) -> HTMLResponse:
+    """The concepts the panels link to, each with its figure."""
+    templates = Jinja2Templates(directory=settings.frontend_dir / "templates")
+    return templates.TemplateResponse(request, "explain.html", {"boot": {"static_url": "/static"}})
+
+
 @router.get("/api/sessions/{session_id}/follow-qr.svg", tags=["sessions"])
 def follow_qr(request: Request, registry: RegistryDep, session_id: str) -> Response:
     """A QR code of the session's follow link (read-only, no token) for a room to scan."""

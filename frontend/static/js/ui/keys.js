@@ -24,6 +24,7 @@ export function actionForKey(ev) {
     case "c": case "C": return { type: "view", view: "compare", toggle: true };
     case "e": case "E": case "Escape": return { type: "view", view: "explore" };
     case "L": return { type: "pacing" }; // Shift+L: lesson playback (l alone steps)
+    case "t": case "T": return { type: "tour" };
     default: break;
   }
   const kind = kindForKey(ev.key.toLowerCase?.() ?? ev.key);

@@ -3,6 +3,7 @@
 // next record of one kind (found among the records seen, else by stepping the server ahead).
 
 import { eventKinds, labelOf, nextEvent } from "../state/events.js";
+import { TOUR_START, TOUR_STOPS } from "./tour.js";
 
 export const STEP_MS = 400; // 2.5 steps a second
 export const HOLD_MS = 2500; // a caption stays at least this long, unless an event replaces it
@@ -17,6 +18,8 @@ export class Lesson {
     this.on = false;
     this.pauseAt = new Set(["preemption", "prefix_cache_hit", "static_waste"]);
     this.note = null; // why lesson playback stopped, or what "next" is looking for
+    this.anchor = null; // the explainer (/explain#anchor) the note is about
+    this.tour = null; // the tour's stops not reached yet (a Set of kinds), or null
     this.searching = null;
     this.shown = { text: "", at: -Infinity };
   }
@@ -41,21 +44,24 @@ export class Lesson {
       }
     }
     if (this.searching) return this.continueSearch(found);
-    const stop = this.on && found.find((e) => this.pauseAt.has(e.kind));
-    if (stop) this.stop(`Paused at a ${labelOf(stop.kind)} (step ${stop.step}): L or Space to go on.`);
+    const pausing = this.tour ?? this.pauseAt;
+    const stop = this.on && found.find((e) => pausing.has(e.kind));
+    if (stop && this.tour) this.tourStop(stop, records.find((r) => r.iter === stop.iter), run);
+    else if (stop) this.stop(`Paused at a ${labelOf(stop.kind)} (step ${stop.step}): L or Space to go on.`);
     else if (this.on) this.setTimer(() => this.tick(), STEP_MS);
   }
 
   /** The run reached its end (a status with done): nothing more will arrive to step or find. */
   onDone() {
     if (this.searching) this.stop(`No ${labelOf(this.searching)} after this point in the run.`);
-    else if (this.on) this.stop("The run has ended.");
+    else if (this.on) this.stop(this.tour ? "The run has ended; the tour is over." : "The run has ended.");
   }
 
   toggle() {
-    if (this.on) return this.stop(null);
+    if (this.on) return this.stop(null, this.tour ? TOUR_START.anchor : null);
     this.on = true;
-    this.note = `Lesson playback: ${1000 / STEP_MS} steps a second, pausing at ${[...this.pauseAt].map(labelOf).join(", ")}.`;
+    this.note = this.tour ? "Tour: playing to the next stop…"
+      : `Lesson playback: ${1000 / STEP_MS} steps a second, pausing at ${[...this.pauseAt].map(labelOf).join(", ")}.`;
     this.send({ type: "pause" });
     this.tick();
   }
@@ -66,11 +72,31 @@ export class Lesson {
     this.send({ type: "step", n: 1 });
   }
 
-  stop(note) {
+  stop(note, anchor = null) {
     this.on = false;
     this.searching = null;
     this.note = note;
+    this.anchor = anchor;
+    if (!anchor) this.tour = null; // a stop that is not a tour stop ends the tour
     this.changed();
+  }
+
+  /** The guided tour: from the start of the run, lesson playback that stops once at the first
+   * record of each concept (ui/tour.js). */
+  startTour() {
+    this.send({ type: "seek", iter: -1 });
+    this.events = [];
+    this.seen = -1;
+    this.tour = new Set(Object.keys(TOUR_STOPS));
+    this.stop(TOUR_START.text, TOUR_START.anchor);
+  }
+
+  tourStop(e, rec, run) {
+    this.tour.delete(e.kind);
+    const { text, anchor } = TOUR_STOPS[e.kind](rec, run);
+    const last = this.tour.size === 0 ? " That was the tour's last stop." : "";
+    this.stop(`Step ${e.step}. ${text}${last}`, anchor);
+    if (last) this.tour = null;
   }
 
   /** Jump to the next record of `kind` after the cursor. */

@@ -20,6 +20,8 @@ export function bindLessonBar(doc, lesson, drive) {
   const bar = doc.getElementById("lesson-bar");
   const play = button(doc, "Lesson (Shift+L)", "lesson playback: a few steps a second, captions held, pauses at the ticked events", () => drive(() => lesson.toggle()));
   play.id = "btn-lesson";
+  const tour = button(doc, "Tour (T)", "a guided tour of this run: stops at each concept's first occurrence", () => drive(() => lesson.startTour()));
+  tour.id = "btn-tour";
   const next = EVENT_KINDS.map((k) => {
     const b = button(doc, `${k.label} (${k.key.toUpperCase()})`, `jump to the next ${k.label}`, () => drive(() => lesson.next(k.kind)));
     b.dataset.event = k.kind;
@@ -39,14 +41,26 @@ export function bindLessonBar(doc, lesson, drive) {
   }
   const nextLabel = doc.createElement("span");
   nextLabel.textContent = "next:";
-  bar.append(play, nextLabel, ...next, pause);
+  bar.append(tour, play, nextLabel, ...next, pause);
 }
 
 /** The lesson note, the Lesson button's state and the markers on the scrubber. */
 export function drawLessonBar(doc, lesson, pane) {
   const note = doc.getElementById("lesson-note");
   const text = lesson.note ?? "";
-  if (note.textContent !== text) note.textContent = text;
+  if (note.dataset.text !== text || note.dataset.anchor !== (lesson.anchor ?? "")) {
+    note.dataset.text = text;
+    note.dataset.anchor = lesson.anchor ?? "";
+    note.textContent = text;
+    if (lesson.anchor) {
+      const a = doc.createElement("a");
+      a.href = `/explain#${lesson.anchor}`;
+      a.target = "_blank";
+      a.rel = "noopener";
+      a.textContent = " Read more.";
+      note.append(a);
+    }
+  }
   note.hidden = !text;
   doc.getElementById("btn-lesson")?.setAttribute("aria-pressed", String(lesson.on));
   const marks = doc.getElementById("event-marks");
