@@ -34,7 +34,7 @@ def test_next_event_keys_land_on_their_kind(page, server_url):
 
 
 def test_lesson_playback_steps_and_pauses_at_a_preemption(page, server_url):
-    page.goto(server_url + "/?preset=kv-starvation")
+    page.goto(server_url + "/?preset=kv-starvation&pace=10")
     wait_ready(page)
     page.wait_for_function(
         "() => window.__servescope.store.panes[0].init.preset === 'kv-starvation'")

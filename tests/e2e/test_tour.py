@@ -19,7 +19,7 @@ STOPS = {"chunked-prefill", "prefix-caching", "block-pool", "token-budget", "pre
 def test_the_tour_stops_at_each_concept_once(page, server_url):
     errors = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(server_url + "/")
+    page.goto(server_url + "/?pace=20")  # 20 steps a second: the stops are the same
     wait_ready(page)
     page.click("#btn-tour")
     page.wait_for_function(f"() => ({NOTE})().startsWith('Tour:')")

@@ -42,7 +42,7 @@ let uPlot = null;
 let explore = null;
 let compare = null;
 const lesson = new Lesson({ send: (m) => send(m), lead: () => store.panes[0],
-  changed: () => markDirty(store, "controls") });
+  changed: () => markDirty(store, "controls"), ...(scenario.pace ? { stepMs: 1000 / scenario.pace } : {}) });
 
 function setText(id, text) {
   const el = $(id);

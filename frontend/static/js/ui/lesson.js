@@ -5,14 +5,14 @@
 import { eventKinds, labelOf, nextEvent } from "../state/events.js";
 import { TOUR_START, TOUR_STOPS } from "./tour.js";
 
-export const STEP_MS = 400; // 2.5 steps a second
+export const STEP_MS = 400; // 2.5 steps a second unless the URL's `pace` says otherwise
 export const HOLD_MS = 2500; // a caption stays at least this long, unless an event replaces it
 const SEARCH_STEP = 16;
 
 export class Lesson {
   /** `send(msg)` drives the session; `lead()` is the lead pane; `changed()` redraws. */
-  constructor({ send, lead, changed, setTimer = (fn, ms) => setTimeout(fn, ms) }) {
-    Object.assign(this, { send, lead, changed, setTimer });
+  constructor({ send, lead, changed, setTimer = (fn, ms) => setTimeout(fn, ms), stepMs = STEP_MS }) {
+    Object.assign(this, { send, lead, changed, setTimer, stepMs });
     this.events = []; // [{iter, step, t, kind}] of the lead pane, by iter
     this.seen = -1; // the last iter looked at
     this.on = false;
@@ -48,7 +48,7 @@ export class Lesson {
     const stop = this.on && found.find((e) => pausing.has(e.kind));
     if (stop && this.tour) this.tourStop(stop, records.find((r) => r.iter === stop.iter), run);
     else if (stop) this.stop(`Paused at a ${labelOf(stop.kind)} (step ${stop.step}): L or Space to go on.`);
-    else if (this.on) this.setTimer(() => this.tick(), STEP_MS);
+    else if (this.on) this.setTimer(() => this.tick(), this.stepMs);
   }
 
   /** The run reached its end (a status with done): nothing more will arrive to step or find. */
@@ -61,7 +61,7 @@ export class Lesson {
     if (this.on) return this.stop(null, this.tour ? TOUR_START.anchor : null);
     this.on = true;
     this.note = this.tour ? "Tour: playing to the next stop…"
-      : `Lesson playback: ${1000 / STEP_MS} steps a second, pausing at ${[...this.pauseAt].map(labelOf).join(", ")}.`;
+      : `Lesson playback: ${+(1000 / this.stepMs).toFixed(1)} steps a second, pausing at ${[...this.pauseAt].map(labelOf).join(", ")}.`;
     this.send({ type: "pause" });
     this.tick();
   }
