@@ -17,14 +17,19 @@ from servescope.api import access
 from servescope.api.deps import RegistryDep, SettingsDep
 from servescope.api.routes._lookup import found
 from servescope.api.store import valid_id
-from servescope.core.config import EngineConfig
-from servescope.scenarios.workloads import list_presets, preset_workload
+from servescope.core.config import EngineConfig, field_schema
+from servescope.scenarios.workloads import SYNTHETIC_FIELDS, list_presets, preset_workload
 
 router = APIRouter(tags=["pages"])
-SYNTHETIC_DEFAULTS = {"num_requests": 32, "request_rate": 10.0, "prompt_len_min": 32,
-                      "prompt_len_max": 512, "output_len_min": 16, "output_len_max": 128,
-                      "seed": 0}
 Id = Annotated[str | None, Query(max_length=64)]
+
+
+@router.get("/api/config/fields")
+def config_fields() -> dict[str, list[dict[str, Any]]]:
+    """The engine-config and synthetic-workload fields: names, kinds, defaults, bounds, choices
+    and help, as EngineConfig and the synthetic workload check them (the page builds and
+    validates its forms from this)."""
+    return {"config": field_schema(), "synthetic": SYNTHETIC_FIELDS}
 
 
 @router.get("/healthz")
@@ -81,7 +86,7 @@ def boot_data(session_id: str | None, follow: bool, token: str | None, nonce: st
     return {
         "session_id": sid, "follow": follow, "ws_path": f"/ws/sessions/{sid}{query}",
         "protocol_version": 1, "presets": list_presets(), "preset": preset,
-        "config": preset_config(preset), "synthetic_defaults": SYNTHETIC_DEFAULTS,
+        "config": preset_config(preset), "fields": config_fields(),
         "upload_url": "/api/traces", "static_url": "/static",
         "uplot_js": "/vendor/uplot/uPlot.esm.js", "uplot_css": "/vendor/uplot/uPlot.min.css",
         "csp_nonce": nonce,

@@ -1,7 +1,7 @@
 // The config and workload panels: forms built from the field lists (flag names as labels),
 // read back and validated, with each bad field's message shown beside it.
 
-import { CONFIG_FIELDS, SYNTHETIC_FIELDS, validateForm } from "../state/fields.js";
+import { CONFIG_FIELDS, SYNTHETIC_FIELDS, setFieldSchema, validateForm } from "../state/fields.js";
 import { choose, selectFor } from "./config_form.js";
 import { baseConfig, blocksNote } from "../state/config_state.js";
 
@@ -160,13 +160,14 @@ export function formConfig(doc) {
   return { config, blocksTyped: blocksTyped(doc), errors };
 }
 
-/** Build the forms from `boot` (config, synthetic_defaults, presets) and bind them:
+/** Build the forms from `boot` (config, the fields' schema, presets) and bind them:
  * `onApply({config, synthetic, choice, blocksTyped})` once both forms validate, `onUpload(file)`.
  * Choosing a preset shows its own config in the form. */
 export function bindPanels(doc, boot, preset, { onApply, onUpload }) {
   const $ = (id) => doc.getElementById(id);
+  setFieldSchema(boot.fields);
   buildForm($("config-form"), CONFIG_FIELDS, boot.config ?? {});
-  buildForm($("synthetic"), SYNTHETIC_FIELDS, boot.synthetic_defaults ?? {});
+  buildForm($("synthetic"), SYNTHETIC_FIELDS, Object.fromEntries(SYNTHETIC_FIELDS.map((f) => [f.name, f.default])));
   fillPresets($("preset"), boot.presets ?? [], preset);
   showBlocksNote(doc);
   $("preset").addEventListener("change", (ev) => {
