@@ -24,13 +24,18 @@ def test_compare_opens_with_the_four_lesson_modes(page, server_url, screenshots)
     wait_ready(page, 3)
     rows = page.eval_on_selector_all("#lesson tbody tr", ROWS)
     assert [r[0] for r in rows] == NAMES
-    # played to the end (every record shown: the table folds the records it has seen)
+    # played to the end
     page.evaluate("() => { window.__servescope.api.setSpeed(50); window.__servescope.api.play(); }")
     page.wait_for_function(DONE, timeout=60000)
     page.wait_for_timeout(300)  # the table redraws at the next frame
     rows = {r[0]: r for r in page.eval_on_selector_all("#lesson tbody tr", ROWS)}
     tput = {name: float(rows[name][1]) for name in NAMES}
     itl = {name: float(rows[name][3]) for name in NAMES}
+    # at the end the table is each engine's whole-run summary from the server
+    summaries = page.evaluate("() => window.__servescope.store.panes.map((p) => p.summary)")
+    for name, summary in zip(NAMES, summaries, strict=True):
+        assert abs(tput[name] - summary["output_throughput"]) <= 0.5, (name, tput, summary)
+        assert abs(itl[name] - summary["p99_itl_ms"]) <= 0.05, (name, itl, summary)
     assert tput[NAMES[2]] > tput[NAMES[1]] > tput[NAMES[0]], tput
     assert tput[NAMES[3]] > tput[NAMES[1]], tput
     assert itl[NAMES[3]] < itl[NAMES[2]], itl

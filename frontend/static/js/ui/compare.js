@@ -12,6 +12,16 @@ import { basePx } from "./projection.js";
 
 const fmt = (v, digits = 1) => (v == null || Number.isNaN(v) ? "-" : v.toFixed(digits));
 
+/** At the end of a finished run, the table shows the server's summary of the whole run: the
+ * records a viewer folded may have skipped some (a keyframe after falling behind). */
+function endRow(pane) {
+  const s = pane.summary;
+  const last = (pane.init.num_records ?? 0) - 1;
+  if (pane.status !== "done" || !s || pane.run.record?.iter !== last) return null;
+  return { output_throughput: s.output_throughput, mean_ttft_ms: s.mean_ttft_ms, p99_itl_ms: s.p99_itl_ms,
+    kv_waste_pct: lessonRow(pane.run, pane.history).kv_waste_pct };
+}
+
 const THROUGHPUT_CHART = [{ key: "throughput", title: "Output tokens/s", unit: "tokens/s",
   series: [["output_tokens_per_s", "output tokens/s", "#0072b2"]] }];
 
@@ -118,7 +128,7 @@ export class CompareView {
   drawTable(panes) {
     const body = this.root.querySelector("#lesson tbody");
     const rows = panes.map((pane) => {
-      const row = lessonRow(pane.run, pane.history);
+      const row = endRow(pane) ?? lessonRow(pane.run, pane.history);
       const tr = this.doc.createElement("tr");
       for (const text of [pane.label, fmt(row.output_throughput, 0), fmt(row.mean_ttft_ms),
         fmt(row.p99_itl_ms), fmt(row.kv_waste_pct)]) {
