@@ -27,7 +27,10 @@ def test_compare_opens_with_the_four_lesson_modes(page, server_url, screenshots)
     # played to the end
     page.evaluate("() => { window.__servescope.api.setSpeed(50); window.__servescope.api.play(); }")
     page.wait_for_function(DONE, timeout=60000)
-    page.wait_for_timeout(300)  # the table redraws at the next frame
+    page.wait_for_function(  # the table's next frame shows the end of every run
+        "() => [...document.querySelectorAll('#lesson tbody tr')].every((r, i) =>"
+        " Math.abs(Number(r.cells[1].textContent)"
+        " - window.__servescope.store.panes[i].summary.output_throughput) <= 0.5)")
     rows = {r[0]: r for r in page.eval_on_selector_all("#lesson tbody tr", ROWS)}
     tput = {name: float(rows[name][1]) for name in NAMES}
     itl = {name: float(rows[name][3]) for name in NAMES}

@@ -52,7 +52,10 @@ LAYOUT = """() => {
 def measure(page, width, height):
     page.set_viewport_size({"width": width, "height": height})
     page.wait_for_function("([w, h]) => innerWidth === w && innerHeight === h", arg=[width, height])
-    page.wait_for_timeout(300)  # the resize handler re-measures at the next frame
+    # the resize handler rebuilt the projected charts for this window's charts row
+    page.wait_for_function("""() => { const box = document.getElementById('charts');
+      const want = Math.max(160, Math.floor((box.clientWidth - 16) / 3));
+      return window.__servescope.explore().charts.charts[0].u.width === want; }""")
     return page.evaluate(TEXTS), page.evaluate(LAYOUT)
 
 
