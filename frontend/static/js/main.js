@@ -2,7 +2,7 @@
 // rendering and input together. Everything else is a module that does one of those.
 
 import { openLink } from "./transport/index.js";
-import { fetchFormats, uploadTrace } from "./transport/upload.js";
+import { fetchFormats } from "./transport/upload.js";
 import { fetchCatalog } from "./transport/catalog.js";
 import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
@@ -11,8 +11,8 @@ import { pickerEntries, showPicker } from "./ui/compare_picker.js";
 import { bindPlayback, drawControls, drivesSession, lockControls } from "./ui/controls.js";
 import { bindTools } from "./ui/diagnosis.js";
 import { actionForKey, sliderToSpeed } from "./ui/keys.js";
-import { bindPanels, formConfig, showRunningConfig, showWorkload, UPLOADED } from "./ui/panels.js";
-import { baseConfig, configOverrides } from "./state/config_state.js";
+import { bindPanels, showRunningConfig, showWorkload } from "./ui/panels.js";
+import { bindApply } from "./ui/apply.js";
 import { fillCatalog, showEngineConfig, showServerError } from "./ui/config_form.js";
 import { drawProvenance } from "./ui/provenance.js";
 import { bindShare, showShare } from "./ui/share.js";
@@ -20,10 +20,9 @@ import { applyProjection, drawModeLabel } from "./ui/projection.js";
 import { Lesson } from "./ui/lesson.js";
 import { bindLessonBar, drawLessonBar, eventMarksPlugin } from "./ui/lesson_bar.js";
 import { drivePath } from "./state/share.js";
-import { bindUploadOptions, readUploadOptions, showUploadError } from "./ui/upload_form.js";
+import { bindUploadOptions } from "./ui/upload_form.js";
 import { forgetSizes } from "./render/size.js";
 import { caption } from "./state/caption.js";
-import { uploadStatus } from "./state/provenance.js";
 import { applyKeyframe } from "./state/keyframe.js";
 import { historyIndexAt } from "./state/select.js";
 import { appendRecord } from "./state/history.js";
@@ -272,8 +271,7 @@ function onKey(ev) {
 }
 
 function applyConfig(config) {
-  scenario.config = config;
-  scenario.step = null;
+  Object.assign(scenario, { config, step: null });
   updateUrl();
   sendConfigure();
 }
@@ -286,6 +284,7 @@ function bindControls() {
     if (scenario.projection) setProjection(true); // projected charts are sized to the window
     markDirty(store, "all");
   });
+  const { onApply, upload } = bindApply({ doc, boot, scenario, store, applyConfig });
   bindPanels(doc, { ...boot, config: { ...(boot.config ?? {}), ...scenario.config } }, scenario.preset,
     { onApply, onUpload: upload });
   bindShare(doc);
@@ -293,39 +292,6 @@ function bindControls() {
   bindTools(doc, { sessionId: () => store.sessionId ?? boot.session_id,
     charts: () => explore?.charts?.charts ?? [] });
   fetchCatalog().then((c) => fillCatalog(doc, c), (err) => showError(`No model and GPU lists: ${err.message}`));
-}
-
-// Apply: the chosen workload (a preset, synthetic, or the uploaded trace) with the form's config.
-// The form shows a replay's recorded config: leaving the replay keeps the page's own.
-function onApply({ config, synthetic, choice, blocksTyped }) {
-  if (choice === UPLOADED && store.formReadOnly) return applyConfig({}); // a replay runs as recorded
-  if (choice !== UPLOADED) Object.assign(scenario, { trace: null, preset: choice });
-  scenario.synthetic = synthetic;
-  applyConfig(store.formReadOnly ? scenario.config
-    : configOverrides(baseConfig(boot.presets ?? [], choice), config, { blocksTyped }));
-}
-
-// An uploaded request trace runs on the form's config (model and GPU included) over the demo's.
-function uploadConfig() {
-  const { config, blocksTyped, errors } = formConfig(doc);
-  if (store.formReadOnly || Object.keys(errors).length) return scenario.config;
-  return configOverrides(baseConfig(boot.presets ?? [], UPLOADED), config, { blocksTyped });
-}
-
-async function upload(file) {
-  if (!file) return;
-  showUploadError(doc, null);
-  const config = uploadConfig(); // read before the upload: the form is what the user sees now
-  setText("upload-status", `uploading ${file.name}…`);
-  try {
-    const data = await uploadTrace(boot.upload_url ?? "/api/traces", file, readUploadOptions(doc));
-    setText("upload-status", uploadStatus(file.name, data));
-    scenario.trace = data.trace_id;
-    applyConfig(data.report?.kind === "steps" ? {} : config); // a replay runs as recorded
-  } catch (err) {
-    setText("upload-status", "");
-    showUploadError(doc, err);
-  }
 }
 
 // --- drawing --------------------------------------------------------------------------------
