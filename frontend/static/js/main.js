@@ -153,7 +153,8 @@ function connect() {
     onOpen: () => {
       setText("conn", boot.follow ? "following (read-only)" : "connected");
       // a page of its own: the session is created on connect and runs what the page asks for
-      if (!configured && boot.session_id === "new") {
+      // (again on a reconnect before its init came: that connection made another session)
+      if (boot.ws_path === "/ws/sessions/new") {
         configured = true;
         sendConfigure();
       }
