@@ -30,6 +30,9 @@ def test_next_event_keys_land_on_their_kind(page, server_url):
     marks = page.eval_on_selector_all("#event-marks .event-mark",
                                       "els => els.map(e => e.dataset.kind)")
     assert "preemption" in marks and "finished" in marks
+    on_timeline = page.eval_on_selector_all("#timeline-marks .event-mark",
+                                            "els => els.map(e => e.dataset.kind)")
+    assert "preemption" in on_timeline and "finished" in on_timeline
     assert page.errors == []
 
 

@@ -18,7 +18,7 @@ import { drawProvenance } from "./ui/provenance.js";
 import { bindShare, showShare } from "./ui/share.js";
 import { applyProjection, drawModeLabel } from "./ui/projection.js";
 import { Lesson } from "./ui/lesson.js";
-import { bindLessonBar, drawLessonBar, eventMarksPlugin } from "./ui/lesson_bar.js";
+import { bindLessonBar, drawLessonBar, drawTimelineMarks, eventMarksPlugin } from "./ui/lesson_bar.js";
 import { drivePath } from "./state/share.js";
 import { bindUploadOptions } from "./ui/upload_form.js";
 import { forgetSizes } from "./render/size.js";
@@ -309,7 +309,10 @@ function draw(dirty) {
   }
   let again = false;
   if (scenario.view === "compare") compare?.draw(dirty, store.panes, now);
-  else if (lead()) again = explore.draw(dirty, lead(), now);
+  else if (lead()) {
+    again = explore.draw(dirty, lead(), now);
+    drawTimelineMarks(doc, lesson.events, explore.timeline.layout?.xOf);
+  }
   if (again) markDirty(store, "anim");
 }
 

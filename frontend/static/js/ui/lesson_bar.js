@@ -80,6 +80,26 @@ export function drawLessonBar(doc, lesson, pane) {
   marks.replaceChildren(frag);
 }
 
+/** Ticks over the request timeline at each event's time; `xOf` is the timeline's time axis. */
+export function drawTimelineMarks(doc, events, xOf) {
+  const box = doc.getElementById("timeline-marks");
+  if (!box || !xOf) return;
+  const key = `${events.length}:${xOf(0)}:${xOf(1)}`;
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  const frag = doc.createDocumentFragment();
+  const step = Math.max(1, Math.ceil(events.length / MAX_MARKS));
+  for (let i = 0; i < events.length; i += step) {
+    const m = doc.createElement("span");
+    m.className = "event-mark";
+    m.dataset.kind = events[i].kind;
+    m.style.left = `${Math.round(xOf(events[i].t))}px`;
+    m.style.background = colourOf(events[i].kind);
+    frag.appendChild(m);
+  }
+  box.replaceChildren(frag);
+}
+
 /** A uPlot plugin: a tick at the top of the plot for each event, in its kind's colour. */
 export function eventMarksPlugin(events) {
   return {
