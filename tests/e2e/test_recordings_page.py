@@ -37,6 +37,8 @@ def uploaded(page, name):
 
 
 def play_to_end(page, num_records):
+    # 10x: a 20 s window of arrivals must not race the wait's own timeout at 1x
+    page.evaluate("() => window.__servescope.api.setSpeed(10)")
     page.click("#btn-play")
     page.wait_for_function(
         "(n) => { const p = window.__servescope.store.panes[0];"

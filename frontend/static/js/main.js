@@ -6,16 +6,17 @@ import { fetchFormats } from "./transport/upload.js";
 import { fetchCatalog } from "./transport/catalog.js";
 import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
-import { changesEngines, compareList, configureMessage, joinPlan, paneLabels } from "./ui/compare_mode.js";
-import { pickerEntries, showPicker } from "./ui/compare_picker.js";
-import { bindPlayback, drawControls, drivesSession, lockControls } from "./ui/controls.js";
+import { changesEngines, configureMessage, joinPlan, paneLabels } from "./ui/compare_mode.js";
+import { pickerEntries } from "./ui/compare_picker.js";
+import { showJoined } from "./ui/joined.js";
+import { bindPlayback, drawControls, drivesSession } from "./ui/controls.js";
 import { bindTools } from "./ui/diagnosis.js";
 import { actionForKey, sliderToSpeed } from "./ui/keys.js";
-import { bindPanels, showRunningConfig, showWorkload } from "./ui/panels.js";
+import { bindPanels } from "./ui/panels.js";
 import { bindApply } from "./ui/apply.js";
-import { fillCatalog, showEngineConfig, showServerError } from "./ui/config_form.js";
+import { fillCatalog, showServerError } from "./ui/config_form.js";
 import { drawProvenance } from "./ui/provenance.js";
-import { bindShare, showShare } from "./ui/share.js";
+import { bindShare } from "./ui/share.js";
 import { applyProjection, drawModeLabel } from "./ui/projection.js";
 import { Lesson } from "./ui/lesson.js";
 import { bindLessonBar, drawLessonBar, drawTimelineMarks, eventMarksPlugin } from "./ui/lesson_bar.js";
@@ -90,22 +91,15 @@ function onInit(msg) {
     pane.playing = !!msg.playing;
   });
   store.role = msg.role ?? "driver";
-  lockControls(doc, store.role === "follower");
   if (msg.session_id) store.sessionId = msg.session_id;
   if (msg.token) boot.ws_path = drivePath(msg.session_id, msg.token); // a reconnect rejoins it
-  showShare(doc, { origin: location.origin, sessionId: store.sessionId, token: msg.token });
   if (msg.speed) scenario.speed = clampSpeed(msg.speed);
   showError(null);
-  store.formReadOnly = showWorkload(doc, msg, { presets: boot.presets ?? [], preset: scenario.preset,
-    pageConfig: { ...(boot.config ?? {}), ...scenario.config }, readOnly: store.formReadOnly });
-  showEngineConfig(doc, msg);
-  showPicker(doc, choices, engines.length > 1 ? compareList(scenario) : [], (configs) => {
-    if (store.role === "follower") return;
+  showJoined(doc, msg, { boot, scenario, store, choices, onCompare: (configs) => {
     Object.assign(scenario, { compare: configs, step: null });
     updateUrl();
     sendConfigure();
-  });
-  showRunningConfig(doc, msg, { typedBlocks: Number.isInteger(scenario.config.num_gpu_blocks) });
+  } });
   const plan = joinPlan(msg, scenario, { first: !configured, bootPreset: boot.preset });
   if (plan.view) setView(plan.view, { reconfigure: false });
   const first = !configured;
