@@ -48,9 +48,9 @@ class Built:
 
 
 async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: Settings,
-                store: Store, limited: bool = True) -> Built:
+                store: Store) -> Built:
     resolved, configs = await resolve(workload, configs, store)
-    if limited and len(resolved.specs) > settings.max_requests_per_session:
+    if len(resolved.specs) > settings.max_requests_per_session:
         raise BuildError(f"{len(resolved.specs)} requests; this server allows at most "
                          f"{settings.max_requests_per_session} per session", "workload", "limit")
     if resolved.records is not None:

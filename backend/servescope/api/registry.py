@@ -20,7 +20,6 @@ class Registry:
         self.store = store
         self.clock = clock
         self.sessions: dict[str, Session] = {}
-        self.demo_id: str | None = None
 
     def create(self) -> Session:
         if len(self.sessions) >= self.settings.max_sessions:
@@ -32,10 +31,10 @@ class Registry:
         self.sessions[session.id] = session
         return session
 
-    async def create_configured(self, msg: P.Configure, limited: bool = True) -> Session:
+    async def create_configured(self, msg: P.Configure) -> Session:
         session = self.create()
         try:
-            await session.configure(msg, limited)
+            await session.configure(msg)
         except Exception:
             self.sessions.pop(session.id, None)
             raise
@@ -44,17 +43,10 @@ class Registry:
     def get(self, sid: str) -> Session | None:
         return self.sessions.get(sid)
 
-    async def start_demo(self) -> Session:
-        demo = await self.create_configured(P.Configure(
-            type="configure", workload=P.Workload(preset=self.settings.demo_preset)), False)
-        demo.pinned = True
-        self.demo_id = demo.id
-        return demo
-
     def reap(self) -> list[str]:
-        """Drop unpinned sessions without viewers idle longer than the idle time."""
+        """Drop sessions without viewers idle longer than the idle time."""
         now = self.clock()
-        gone = [sid for sid, s in self.sessions.items() if not s.pinned and not s.viewers
+        gone = [sid for sid, s in self.sessions.items() if not s.viewers
                 and now - s.last_active > self.settings.session_idle_s]
         for sid in gone:
             self.sessions.pop(sid).close()

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, WebSocket
 
-from servescope.api import control
+from servescope.api import access, control
 from servescope.api.deps import RegistryDep, SettingsDep
 from servescope.api.session import SessionError
 from servescope.api.settings import Settings
@@ -31,7 +31,8 @@ def origin_allowed(socket: WebSocket, settings: Settings) -> bool:
 
 @router.websocket("/ws/sessions/{session_id}")
 async def session_socket(socket: WebSocket, session_id: str, registry: RegistryDep,
-                         settings: SettingsDep, follow: bool = False) -> None:
+                         settings: SettingsDep, follow: bool = False,
+                         token: str | None = None) -> None:
     if not origin_allowed(socket, settings):
         await socket.close(code=4403, reason="origin not allowed")
         return
@@ -50,7 +51,8 @@ async def session_socket(socket: WebSocket, session_id: str, registry: RegistryD
                                 "code": "not_found" if session is None else "limit"})
         await socket.close(code=4404 if session is None else 4429)
         return
-    viewer = Viewer(session, socket.send_text, "follower" if follow else "driver")
+    role = access.role_for(session, token, follow, created=session_id == "new")
+    viewer = Viewer(session, socket.send_text, role)
     session.viewers.add(viewer)
     sender = asyncio.create_task(viewer.run())
     try:
