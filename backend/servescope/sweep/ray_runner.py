@@ -98,7 +98,8 @@ def run(points: Sequence[Point], specs: Sequence[RequestSpec], slos: Mapping[str
     prices)` runs one point in a Ray worker."""
     import ray
 
-    remote = ray.remote(num_cpus=1, max_retries=0)(task)
+    # SPREAD: points go to every node of a cluster, not packed onto the head first
+    remote = ray.remote(num_cpus=1, max_retries=0, scheduling_strategy="SPREAD")(task)
     specs_ref = ray.put(list(specs))
     reports: dict[int, dict[str, Any]] = {}
     errors: dict[int, list[str]] = {}
