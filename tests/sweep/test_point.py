@@ -7,14 +7,14 @@ from pathlib import Path
 
 from support.factories import run_checked
 
-from servescope.api.upload_options import UploadOptions
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
-from servescope.diagnosis_check import prepare
+from servescope.scenarios.diagnosis_check import prepare
 from servescope.sweep.cost import prices
 from servescope.sweep.grid import expand
 from servescope.sweep.point import run_point, split_round_robin
 from servescope.sweep.trace import load_trace
+from servescope.traces.upload_options import UploadOptions
 
 
 def test_a_point_reports_the_single_run_of_its_config(trace_file: Path,

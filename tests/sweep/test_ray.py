@@ -10,16 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import ray
+from ray.cluster_utils import Cluster
 
-ray = pytest.importorskip("ray")
-from ray.cluster_utils import Cluster  # noqa: E402
-
-from servescope.api.upload_options import UploadOptions  # noqa: E402
-from servescope.core.config import EngineConfig  # noqa: E402
-from servescope.sweep import plan as sweep_plan  # noqa: E402
-from servescope.sweep import ray_runner  # noqa: E402
-from servescope.sweep.point import run_point  # noqa: E402
-from servescope.sweep.trace import load_trace  # noqa: E402
+from servescope.core.config import EngineConfig
+from servescope.sweep import plan as sweep_plan
+from servescope.sweep import ray_runner
+from servescope.sweep.point import run_point
+from servescope.sweep.trace import load_trace
+from servescope.traces.upload_options import UploadOptions
 
 STORE = 80 * 2**20  # object store per node: the trace is a few KiB
 

@@ -9,16 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from servescope.api.upload_options import FIELDS, OptionError, UploadOptions
 from servescope.cli import CliError
-from servescope.cli.sim import load_config
-from servescope.recording import atomic_writer
+from servescope.cli.sim import add_trace_options, load_config, load_trace
 from servescope.sweep import plan as sweep_plan
 from servescope.sweep.cost import PriceError
 from servescope.sweep.grid import GRID_KEYS, GridError, read_grid
 from servescope.sweep.ray_runner import SweepError
 from servescope.sweep.slo import METRICS, SloError, parse_slos
-from servescope.sweep.trace import TraceError, load_trace
+from servescope.traces.recording import atomic_writer
 
 HELP = "sweep a config grid over a trace on Ray (capacity planning)"
 DESCRIPTION = ("Simulate every config of a grid over one trace, as Ray tasks (Ray in this "
@@ -27,16 +25,13 @@ DESCRIPTION = ("Simulate every config of a grid over one trace, as Ray tasks (Ra
                "cost/goodput Pareto set, and the cheapest config that meets the SLOs.")
 EPILOG = (f"Grid keys: {', '.join(GRID_KEYS)}. SLO metrics: {', '.join(METRICS)}. "
           "Replicas split the arrivals round-robin. docs/sweep.md has the details.")
-MAX_REQUESTS = 10_000_000  # the most --limit / --sample-n may ask for
-UPLOAD_FLAGS = [name for name in FIELDS if name != "format"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--trace", required=True, type=Path, help="a request trace file")
-    parser.add_argument("--format", help="the trace format, overriding detection "
-                                         "(servescope traces formats)")
-    for name in UPLOAD_FLAGS:
-        parser.add_argument(f"--{name.replace('_', '-')}", dest=name, help=FIELDS[name][1])
+    parser.add_argument("--trace", required=True, type=Path,
+                        help="a request trace in any format `servescope sim --trace` reads, "
+                             "shaped by the trace options below; read once, shared by all points")
+    add_trace_options(parser)
     parser.add_argument("--config", required=True, type=Path,
                         help="the base engine config JSON (it must name a model)")
     parser.add_argument("--grid", required=True, type=Path,
@@ -77,16 +72,12 @@ def _prepare(args: argparse.Namespace) -> tuple[sweep_plan.Plan, list[Any]]:
     if args.max_parallel is not None and args.max_parallel < 1:
         raise CliError("--max-parallel: must be at least 1")
     try:
-        given = {n: getattr(args, n) for n in ("format", *UPLOAD_FLAGS)
-                 if getattr(args, n) is not None}
-        options = UploadOptions.from_fields(given, MAX_REQUESTS)
         slos = parse_slos(args.slo)
         plan = sweep_plan.make_plan(load_config(args.config), read_grid(args.grid), slos,
                                     args.gpu_price)
-        specs = load_trace(args.trace, options)
-    except (OptionError, SloError, PriceError, GridError, TraceError) as err:
+    except (SloError, PriceError, GridError) as err:
         raise CliError(str(err)) from err
-    return plan, specs
+    return plan, load_trace(args)
 
 
 class _Bar:

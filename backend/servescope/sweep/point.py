@@ -11,7 +11,7 @@ from servescope.core import catalog, metrics
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from servescope.diagnosis_check import diagnose_records, prepare
+from servescope.scenarios.diagnosis_check import diagnose_records, prepare
 from servescope.sweep import slo
 from servescope.sweep.cost import point_cost
 from servescope.sweep.grid import Point

@@ -12,7 +12,7 @@ from typing import Any
 
 from servescope.core.config import ConfigError
 from servescope.core.request import RequestSpec
-from servescope.diagnosis_check import prepare
+from servescope.scenarios.diagnosis_check import prepare
 from servescope.sweep.grid import Point
 from servescope.sweep.point import run_point
 

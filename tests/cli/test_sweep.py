@@ -1,0 +1,90 @@
+"""`servescope sweep` end to end, with Ray in-process: results JSON, point 0 equal to
+`servescope sim --trace` on its config, and bad input refused before anything runs."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "servescope.cli", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    rows = ["TIMESTAMP,ContextTokens,GeneratedTokens"]
+    rows += [f"2023-11-16 18:17:0{i // 4}.{(i % 4) * 25:02d}00000,{200 + 97 * i},{6 + i}"
+             for i in range(16)]
+    (tmp_path / "trace.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "base.json").write_text(json.dumps({"model": MODEL, "gpu": "H100"}))
+    (tmp_path / "grid.yaml").write_text("max_num_seqs: [2, 8]\nmax_num_batched_tokens: [512]\n")
+    return {name: tmp_path / f for name, f in
+            [("trace", "trace.csv"), ("base", "base.json"), ("grid", "grid.yaml")]}
+
+
+def _sweep(files: dict[str, Path], out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return _run("sweep", "--trace", str(files["trace"]), "--config", str(files["base"]),
+                "--grid", str(files["grid"]), "--out", str(out), *extra)
+
+
+def test_sweep_in_process_matches_sim_on_point_zero(files: dict[str, Path],
+                                                    tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = _sweep(files, out, "--slo", "p99_ttft_ms=100000", "--gpu-price", "H100=2.49",
+                  "--limit", "12")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    points = result["points"]
+    assert [p["point"] for p in points] == [{"max_num_seqs": 2, "max_num_batched_tokens": 512},
+                                            {"max_num_seqs": 8, "max_num_batched_tokens": 512}]
+    assert result["ray"]["address"] == "in-process"
+    assert all(p["node"] == result["ray"]["nodes"][0]["node"] for p in points)
+    assert all(p["meets_slo"] and p["cost"]["usd_per_gpu_hour"] == 2.49 for p in points)
+    assert result["pareto"] and set(result["pareto"]) <= {0, 1}
+    assert "Cheapest config meeting the SLOs: point" in done.stdout
+    (tmp_path / "p0.json").write_text(json.dumps({"model": MODEL, "gpu": "H100",
+                                                  **points[0]["point"]}))
+    sim = _run("sim", "--trace", str(files["trace"]), "--limit", "12", "--config",
+               str(tmp_path / "p0.json"), "--summary", str(tmp_path / "s.json"))
+    assert sim.returncode == 0, sim.stderr
+    assert points[0]["summary"] == json.loads((tmp_path / "s.json").read_text())
+    assert points[0]["summary"]["completed"] == 12
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"grid": "max_num_seqs: [8]\nspeculative_tokens: [2]\n"},
+     "speculative_tokens: unknown grid key; known: gpu"),
+    ({"grid": "gpu_memory_utilization: [0.5, 2]\n"}, "gpu_memory_utilization: must be in (0, 1]"),
+    ({"slo": "p95_ttft_ms=100"}, "known: mean_ttft_ms, median_ttft_ms, p99_ttft_ms"),
+    ({"price": "H900=3"}, "unknown GPU 'H900'"),
+])
+def test_bad_input_is_refused_before_anything_runs(files: dict[str, Path], tmp_path: Path,
+                                                   change: dict[str, str], words: str) -> None:
+    if "grid" in change:
+        files["grid"].write_text(change["grid"])
+    extra = ["--slo", change.get("slo", "p99_ttft_ms=1000"),
+             "--gpu-price", change.get("price", "H100=1")]
+    out = tmp_path / "results.json"
+    done = _sweep(files, out, *extra)
+    assert done.returncode == 2
+    assert words in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()
+
+
+def test_an_unreachable_ray_address_is_named(files: dict[str, Path], tmp_path: Path) -> None:
+    with socket.socket() as sock:  # a port nothing listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = _sweep(files, tmp_path / "r.json", "--ray-address", f"127.0.0.1:{port}")
+    assert done.returncode == 2
+    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in done.stderr
+    assert not (tmp_path / "r.json").exists()
