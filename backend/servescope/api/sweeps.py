@@ -1,0 +1,95 @@
+"""The server's sweep jobs: a sweep runs on its own thread (off the event loop) through
+sweep.plan, one at a time per server (they share the process's Ray); its progress and results
+stay in memory until the server stops."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from servescope.core.config import EngineConfig
+from servescope.core.request import RequestSpec
+from servescope.sweep import plan as sweep_plan
+from servescope.sweep.ray_runner import Cancelled
+
+MAX_JOBS = 16  # finished jobs kept; the oldest is forgotten first
+
+
+class SweepBusy(Exception):
+    pass
+
+
+@dataclass
+class SweepJob:
+    sweep_id: str
+    plan: sweep_plan.Plan
+    workload: dict[str, Any]
+    status: str = "running"  # running | done | failed | cancelled
+    reports: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+    def view(self) -> dict[str, Any]:
+        """The job as GET /api/sweeps/{id} reports it (the result's points, once done)."""
+        out = {"sweep_id": self.sweep_id, "status": self.status, "workload": self.workload,
+               "base_config": self.plan.base.to_dict(), "total": len(self.plan.points),
+               "done": len(self.reports), "error": self.error}
+        if self.result is not None:
+            return {**out, **self.result}
+        return {**out, "points": sorted(self.reports, key=lambda r: r["index"])}
+
+
+class SweepJobs:
+    def __init__(self, ray_address: str | None = None, num_cpus: int | None = None) -> None:
+        self.ray_address, self.num_cpus = ray_address or None, num_cpus or None
+        self.jobs: dict[str, SweepJob] = {}
+        self.threads: list[threading.Thread] = []
+        self.lock = threading.Lock()
+
+    def start(self, plan: sweep_plan.Plan, specs: list[RequestSpec],
+              workload: dict[str, Any], max_parallel: int | None) -> SweepJob:
+        with self.lock:
+            if any(j.status == "running" for j in self.jobs.values()):
+                raise SweepBusy("a sweep is already running on this server; cancel it "
+                                "(DELETE /api/sweeps/{id}) or wait for it")
+            job = SweepJob(secrets.token_hex(8), plan, workload)
+            self.jobs[job.sweep_id] = job
+            while len(self.jobs) > MAX_JOBS:
+                self.jobs.pop(next(iter(self.jobs)))
+        thread = threading.Thread(target=self._run, args=(job, specs, max_parallel),
+                                  name=f"sweep-{job.sweep_id}", daemon=True)
+        self.threads.append(thread)
+        thread.start()
+        return job
+
+    def _run(self, job: SweepJob, specs: list[RequestSpec], max_parallel: int | None) -> None:
+        try:
+            job.result = sweep_plan.execute(job.plan, specs, self.ray_address, max_parallel,
+                                            on_report=job.reports.append, cancel=job.cancel,
+                                            num_cpus=self.num_cpus)
+            job.status = "done"
+        except Cancelled:
+            job.status = "cancelled"
+        except Exception as err:  # noqa: BLE001 - the job reports what ended it
+            job.error, job.status = f"{type(err).__name__}: {err}", "failed"
+
+    def get(self, sweep_id: str) -> SweepJob | None:
+        return self.jobs.get(sweep_id)
+
+    def close(self) -> None:
+        for job in self.jobs.values():
+            job.cancel.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+
+
+def base_config(workload_config: dict[str, Any], overrides: dict[str, Any]) -> EngineConfig:
+    """The workload's own config with the request's settings over it; KV blocks are left to
+    the cost model (each point derives its own from its GPU and memory settings)."""
+    merged = {**workload_config, **overrides}
+    if "num_gpu_blocks" not in overrides:
+        merged.pop("num_gpu_blocks", None)
+    return EngineConfig.from_dict(merged)
