@@ -61,6 +61,8 @@ def test_a_sweep_runs_in_the_background_and_reports_its_points(server: Server) -
                for p in view["points"])
     assert view["pareto"] and view["answer"] and view["ray"]["address"] == "in-process"
     assert view["workload"] == {"preset": "demo"}
+    again = _call(server, "POST", "/api/sweeps", {**BODY, "grid": {"max_num_seqs": [8]}})[1]
+    assert wait_done(server, again["sweep_id"])["status"] == "done"  # Ray stayed up between
 
 
 @pytest.mark.parametrize(("change", "field"), [

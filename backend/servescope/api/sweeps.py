@@ -1,17 +1,19 @@
-"""The server's sweep jobs: a sweep runs on its own thread (off the event loop) through
-sweep.plan, one at a time per server (they share the process's Ray); its progress and results
-stay in memory until the server stops."""
+"""The server's sweep jobs: sweeps run one at a time on one worker thread (off the event loop;
+Ray's driver calls hang when made from a thread other than the one that started it), through
+sweep.plan; progress and results stay in memory until the server stops."""
 
 from __future__ import annotations
 
 import secrets
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from servescope.core.config import EngineConfig
 from servescope.core.request import RequestSpec
 from servescope.sweep import plan as sweep_plan
+from servescope.sweep import ray_runner
 from servescope.sweep.ray_runner import Cancelled
 
 MAX_JOBS = 16  # finished jobs kept; the oldest is forgotten first
@@ -46,7 +48,8 @@ class SweepJobs:
     def __init__(self, ray_address: str | None = None, num_cpus: int | None = None) -> None:
         self.ray_address, self.num_cpus = ray_address or None, num_cpus or None
         self.jobs: dict[str, SweepJob] = {}
-        self.threads: list[threading.Thread] = []
+        self.started_ray = False  # Ray stays up between sweeps; close() shuts it down
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep")
         self.lock = threading.Lock()
 
     def start(self, plan: sweep_plan.Plan, specs: list[RequestSpec],
@@ -59,21 +62,19 @@ class SweepJobs:
             self.jobs[job.sweep_id] = job
             while len(self.jobs) > MAX_JOBS:
                 self.jobs.pop(next(iter(self.jobs)))
-        thread = threading.Thread(target=self._run, args=(job, specs, max_parallel),
-                                  name=f"sweep-{job.sweep_id}", daemon=True)
-        self.threads.append(thread)
-        thread.start()
+        self.worker.submit(self._run, job, specs, max_parallel)
         return job
 
     def _run(self, job: SweepJob, specs: list[RequestSpec], max_parallel: int | None) -> None:
         try:
+            self.started_ray |= ray_runner.connect(self.ray_address, self.num_cpus)
             job.result = sweep_plan.execute(job.plan, specs, self.ray_address, max_parallel,
                                             on_report=job.reports.append, cancel=job.cancel,
                                             num_cpus=self.num_cpus)
             job.status = "done"
         except Cancelled:
             job.status = "cancelled"
-        except Exception as err:  # noqa: BLE001 - the job reports what ended it
+        except Exception as err:  # the job reports what ended it (an unreachable cluster)
             job.error, job.status = f"{type(err).__name__}: {err}", "failed"
 
     def get(self, sweep_id: str) -> SweepJob | None:
@@ -82,8 +83,14 @@ class SweepJobs:
     def close(self) -> None:
         for job in self.jobs.values():
             job.cancel.set()
-        for thread in self.threads:
-            thread.join(timeout=30)
+        self.worker.submit(self._shutdown)
+        self.worker.shutdown(wait=True)
+
+    def _shutdown(self) -> None:
+        if self.started_ray:
+            import ray
+
+            ray.shutdown()
 
 
 def base_config(workload_config: dict[str, Any], overrides: dict[str, Any]) -> EngineConfig:

@@ -4,6 +4,7 @@ failed; cancelling (Ctrl-C or an event) cancels the tasks still running."""
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import threading
@@ -89,6 +90,15 @@ def _task(point: Point, specs: Sequence[RequestSpec], slos: Mapping[str, float],
     return report
 
 
+@functools.cache
+def _remote(task: Callable[..., dict[str, Any]]) -> Any:
+    """The task as a Ray remote function, registered once per process (not once per sweep)."""
+    import ray
+
+    # SPREAD: points go to every node of a cluster, not packed onto the head first
+    return ray.remote(num_cpus=1, max_retries=0, scheduling_strategy="SPREAD")(task)
+
+
 def run(points: Sequence[Point], specs: Sequence[RequestSpec], slos: Mapping[str, float],
         prices: Mapping[str, float], max_parallel: int | None = None,
         on_report: Callable[[dict[str, Any]], None] | None = None,
@@ -98,8 +108,7 @@ def run(points: Sequence[Point], specs: Sequence[RequestSpec], slos: Mapping[str
     prices)` runs one point in a Ray worker."""
     import ray
 
-    # SPREAD: points go to every node of a cluster, not packed onto the head first
-    remote = ray.remote(num_cpus=1, max_retries=0, scheduling_strategy="SPREAD")(task)
+    remote = _remote(task)
     specs_ref = ray.put(list(specs))
     reports: dict[int, dict[str, Any]] = {}
     errors: dict[int, list[str]] = {}
