@@ -14,7 +14,6 @@ from typing import Any
 from servescope.api.store import Store
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
-from servescope.core.kv_cache_manager import cdiv
 from servescope.core.metrics import latency_stats
 from servescope.core.request import RequestSpec
 from servescope.scenarios.workloads import (
@@ -22,9 +21,8 @@ from servescope.scenarios.workloads import (
     Workload,
     WorkloadError,
     explicit_config,
-    rows_to_specs,
 )
-from servescope.traces import registry
+from servescope.traces import registry, workload_json
 from servescope.traces.errors import TraceFormatError
 from servescope.traces.load import open_with_options, requests_from
 from servescope.traces.report import TraceReport
@@ -52,7 +50,7 @@ def read_trace(path: Path, options: UploadOptions | None = None,
         report.note(f"the recording has more than {MAX_RECORDS:,} steps; only the first "
                     f"{MAX_RECORDS:,} are replayed")
     meta = report.meta
-    specs = rows_to_specs(meta["requests"]) if meta.get("requests") else []
+    specs = workload_json.read_rows(meta["requests"]) if meta.get("requests") else []
     return fmt, Workload(_replay_config(meta, records), specs, records=records,
                          trace=trace_info(report, specs)), report
 
@@ -155,13 +153,12 @@ def with_fit_notes(trace: dict[str, Any] | None, specs: list[RequestSpec],
 
 
 def _fit_note(engine: Engine, specs: list[RequestSpec], label: str) -> str | None:
-    config, kv = engine.config, engine.kv
-    usable, max_len = kv.pool.num_usable_blocks, config.max_model_len
-    too_long = [s.prompt_len + s.output_len for s in specs
-                if max_len is not None and s.prompt_len + s.output_len > max_len]
-    too_big = [s.prompt_len + s.output_len for s in specs
-               if (max_len is None or s.prompt_len + s.output_len <= max_len) and
-               cdiv(kv.reservation_tokens(s.prompt_len, s.output_len), config.block_size) > usable]
+    config, usable = engine.config, engine.kv.pool.num_usable_blocks
+    unfit = [(s.prompt_len + s.output_len, why[0]) for s in specs
+             for why in [engine.unfit(s)] if why is not None]
+    too_long = [n for n, kind in unfit if kind == "max_model_len"]
+    too_big = [n for n, kind in unfit if kind == "kv"]
+    max_len = config.max_model_len
     where = f" ({label})" if label else ""
     parts = []
     if too_big:

@@ -7,19 +7,17 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from servescope.cli import CliError
-from servescope.core.config import ConfigError, EngineConfig
+from servescope.cli._scenario import load_config, load_workload
+from servescope.core.config import ConfigError
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.scenarios.diagnosis_check import prepare
-from servescope.traces import workload_json
 from servescope.traces.errors import TraceFormatError
 from servescope.traces.load import read_requests
 from servescope.traces.recording import atomic_writer, header, write_recording
-from servescope.traces.report import TraceReport
 from servescope.traces.upload_options import FIELDS, OptionError, UploadOptions
 
 MAX_TRACE_REQUESTS = 100_000_000  # the bound --limit and --sample-n are checked against
@@ -68,26 +66,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_config(path: Path) -> EngineConfig:
-    data = _read_json(path)
-    if not isinstance(data, dict):
-        raise CliError(f"{path}: an engine config must be a JSON object")
-    try:
-        return EngineConfig.from_dict(data)
-    except ConfigError as err:
-        raise CliError(f"{path}: {err}") from err
-
-
-def load_workload(path: Path) -> list[RequestSpec]:
-    """The workload JSON the trace adapter reads (errors name the line and field)."""
-    try:
-        return list(workload_json.read(path, TraceReport("workload-json", "requests")))
-    except TraceFormatError as err:
-        raise CliError(f"{path}: {err}") from err
-    except OSError as err:
-        raise CliError(f"{path}: {err.strerror}") from err
-
-
 def add_trace_options(parser: argparse.ArgumentParser) -> None:
     """--format and the upload options (docs/trace-format.md), as flags."""
     group = parser.add_argument_group("trace options (with --trace)")
@@ -110,15 +88,6 @@ def load_trace(args: argparse.Namespace) -> list[RequestSpec]:
         raise CliError(f"{args.trace}: {err}") from err
     except OSError as err:
         raise CliError(f"{args.trace}: {err.strerror}") from err
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except OSError as err:
-        raise CliError(f"{path}: {err.strerror}") from err
-    except json.JSONDecodeError as err:
-        raise CliError(f"{path}: line {err.lineno}: {err.msg}") from err
 
 
 def _progress(records: Iterator[StepRecord], total: int, engine: Engine) -> Iterator[StepRecord]:
