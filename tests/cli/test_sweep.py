@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -88,3 +89,28 @@ def test_an_unreachable_ray_address_is_named(files: dict[str, Path], tmp_path: P
     assert done.returncode == 2
     assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in done.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+def test_ctrl_c_cancels_the_sweep_and_writes_nothing(files: dict[str, Path],
+                                                     tmp_path: Path) -> None:
+    files["grid"].write_text("max_num_seqs: [1, 2, 3, 4, 5, 6, 7, 8]\n")
+    many = tmp_path / "many.csv"  # a longer trace, so points are still running at the signal
+    many.write_text(files["trace"].read_text() + "".join(
+        f"2023-11-16 18:18:{i // 100:02d}.{i % 100:02d}00000,{900 + i},{200}\n"
+        for i in range(600)))
+    out = tmp_path / "results.json"
+    proc = subprocess.Popen([sys.executable, "-m", "servescope.cli", "sweep", "--trace", str(many),
+                             "--config", str(files["base"]), "--grid", str(files["grid"]),
+                             "--max-parallel", "1", "--out", str(out)],
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    line = ""
+    while "points on" not in line:  # Ray is up and the points go out after this line
+        line = proc.stderr.readline()
+        assert line, "the sweep ended before it started"
+    assert "8 points on Ray in this process" in line, line
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "sweep cancelled; nothing written" in err and "Traceback" not in err
+    assert not out.exists()

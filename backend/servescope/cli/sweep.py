@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     bar = _progress_bar(len(plan.points))
     try:
         result = sweep_plan.execute(plan, specs, args.ray_address, args.max_parallel,
-                                    on_report=bar.report if bar else None)
+                                    on_report=bar.report if bar else None,
+                                    on_start=lambda nodes: _started(plan, nodes, args))
     except KeyboardInterrupt:
         print("\nservescope: sweep cancelled; nothing written", file=sys.stderr)
         return 130
@@ -98,6 +99,14 @@ class _Bar:
 
 def _progress_bar(total: int) -> _Bar | None:
     return _Bar(total) if sys.stderr.isatty() else None
+
+
+def _started(plan: sweep_plan.Plan, nodes: list[dict[str, Any]],
+             args: argparse.Namespace) -> None:
+    where = args.ray_address or "Ray in this process"
+    cpus = sum(n["cpus"] for n in nodes)
+    print(f"servescope: {len(plan.points)} points on {where} ({len(nodes)} node(s), {cpus:g} "
+          "CPUs); Ctrl-C cancels", file=sys.stderr, flush=True)
 
 
 def _print_result(result: dict[str, Any], out: Path) -> None:

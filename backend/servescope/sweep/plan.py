@@ -37,12 +37,15 @@ def make_plan(base: EngineConfig, grid: dict[str, Any], slos: Mapping[str, float
 def execute(plan: Plan, specs: Sequence[RequestSpec], ray_address: str | None = None,
             max_parallel: int | None = None,
             on_report: Callable[[dict[str, Any]], None] | None = None,
-            cancel: threading.Event | None = None,
-            num_cpus: int | None = None) -> dict[str, Any]:
-    """Run every point on Ray (started here unless it is already up) and add them up."""
+            cancel: threading.Event | None = None, num_cpus: int | None = None,
+            on_start: Callable[[list[dict[str, Any]]], None] | None = None) -> dict[str, Any]:
+    """Run every point on Ray (started here unless it is already up) and add them up;
+    `on_start(nodes)` once Ray is up."""
     started = ray_runner.connect(ray_address, num_cpus)
     try:
         cluster = ray_runner.nodes()
+        if on_start is not None:
+            on_start(cluster)
         reports = ray_runner.run(plan.points, specs, plan.slos, plan.prices, max_parallel,
                                  on_report, cancel)
     finally:
