@@ -50,6 +50,8 @@ def test_sweep_in_process_matches_sim_on_point_zero(files: dict[str, Path],
     assert result["ray"]["address"] == "in-process"
     assert all(p["node"] == result["ray"]["nodes"][0]["node"] for p in points)
     assert all(p["meets_slo"] and p["cost"]["usd_per_gpu_hour"] == 2.49 for p in points)
+    assert result["gpu_prices"]["sources"]["H100"] == "--gpu-price"
+    assert "mercatus" in result["gpu_prices"]["sources"]["H200"]  # the table's own, cited
     assert result["pareto"] and set(result["pareto"]) <= {0, 1}
     assert "Cheapest config meeting the SLOs: point" in done.stdout
     (tmp_path / "p0.json").write_text(json.dumps({"model": MODEL, "gpu": "H100",

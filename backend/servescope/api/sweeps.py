@@ -14,6 +14,7 @@ from servescope.core.config import EngineConfig
 from servescope.core.request import RequestSpec
 from servescope.sweep import plan as sweep_plan
 from servescope.sweep import ray_runner
+from servescope.sweep.point import explicit
 from servescope.sweep.ray_runner import Cancelled
 
 MAX_JOBS = 16  # finished jobs kept; the oldest is forgotten first
@@ -37,7 +38,7 @@ class SweepJob:
     def view(self) -> dict[str, Any]:
         """The job as GET /api/sweeps/{id} reports it (the result's points, once done)."""
         out = {"sweep_id": self.sweep_id, "status": self.status, "workload": self.workload,
-               "base_config": self.plan.base.to_dict(), "total": len(self.plan.points),
+               "base_config": explicit(self.plan.base), "total": len(self.plan.points),
                "done": len(self.reports), "error": self.error}
         if self.result is not None:
             return {**out, **self.result}

@@ -60,11 +60,15 @@ def execute(plan: Plan, specs: Sequence[RequestSpec], ray_address: str | None = 
 def summarize(plan: Plan, reports: list[dict[str, Any]], ray_info: dict[str, Any],
               num_requests: int) -> dict[str, Any]:
     table = cost.price_table()
+    sources = {k: v["source"] for k, v in table["prices"].items()}
+    for gpu, usd in plan.prices.items():
+        if gpu not in table["prices"] or table["prices"][gpu]["usd_per_hour"] != usd:
+            sources[gpu] = "--gpu-price"
     return {
         "base_config": explicit(plan.base), "grid": plan.grid, "slos": plan.slos,
         "num_requests": num_requests, "replica_routing": REPLICA_ROUTING,
         "gpu_prices": {"usd_per_gpu_hour": plan.prices, "date": table["date"],
-                       "sources": {k: v["source"] for k, v in table["prices"].items()}},
+                       "sources": sources},
         "cost_unit": results.cost_unit(reports),
         "points": reports, "pareto": results.pareto(reports),
         "answer": results.answer(reports, plan.slos), "ray": ray_info,
