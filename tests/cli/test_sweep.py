@@ -27,7 +27,8 @@ def files(tmp_path: Path) -> dict[str, Path]:
              for i in range(16)]
     (tmp_path / "trace.csv").write_text("\n".join(rows) + "\n")
     (tmp_path / "base.json").write_text(json.dumps({"model": MODEL, "gpu": "H100"}))
-    (tmp_path / "grid.yaml").write_text("max_num_seqs: [2, 8]\nmax_num_batched_tokens: [512]\n")
+    (tmp_path / "grid.yaml").write_text("max_num_seqs: [2, 8]\nmax_num_batched_tokens: [512]\n"
+                                        "gpu_memory_utilization: [0.9, 0.1]\n")
     return {name: tmp_path / f for name, f in
             [("trace", "trace.csv"), ("base", "base.json"), ("grid", "grid.yaml")]}
 
@@ -45,14 +46,19 @@ def test_sweep_in_process_matches_sim_on_point_zero(files: dict[str, Path],
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
     points = result["points"]
-    assert [p["point"] for p in points] == [{"max_num_seqs": 2, "max_num_batched_tokens": 512},
-                                            {"max_num_seqs": 8, "max_num_batched_tokens": 512}]
+    assert [(p["point"]["max_num_seqs"], p["point"]["gpu_memory_utilization"]) for p in points] \
+        == [(2, 0.9), (2, 0.1), (8, 0.9), (8, 0.1)]
+    # 10% of an H100 is 7.9 GiB, less than the 8B model's 15 GiB of weights: reported, not run
+    assert [p["status"] for p in points] == ["ok", "does_not_fit", "ok", "does_not_fit"]
+    assert "does not fit" in points[1]["reason"] and "node" not in points[1]
+    assert "2 do not fit" in done.stdout
+    ran = [p for p in points if p["status"] == "ok"]
     assert result["ray"]["address"] == "in-process"
-    assert all(p["node"] == result["ray"]["nodes"][0]["node"] for p in points)
-    assert all(p["meets_slo"] and p["cost"]["usd_per_gpu_hour"] == 2.49 for p in points)
+    assert all(p["node"] == result["ray"]["nodes"][0]["node"] for p in ran)
+    assert all(p["meets_slo"] and p["cost"]["usd_per_gpu_hour"] == 2.49 for p in ran)
     assert result["gpu_prices"]["sources"]["H100"] == "--gpu-price"
     assert "mercatus" in result["gpu_prices"]["sources"]["H200"]  # the table's own, cited
-    assert result["pareto"] and set(result["pareto"]) <= {0, 1}
+    assert result["pareto"] and set(result["pareto"]) <= {0, 2}
     assert "Cheapest config meeting the SLOs: point" in done.stdout
     (tmp_path / "p0.json").write_text(json.dumps({"model": MODEL, "gpu": "H100",
                                                   **points[0]["point"]}))

@@ -112,15 +112,7 @@ def run(points: Sequence[Point], specs: Sequence[RequestSpec], slos: Mapping[str
     specs_ref = ray.put(list(specs))
     reports: dict[int, dict[str, Any]] = {}
     errors: dict[int, list[str]] = {}
-    queue = []
-    for point in points:
-        reason = unfit_reason(point)
-        if reason is None:
-            queue.append(point)
-        else:
-            _done(reports, on_report, {"index": point.index, "point": dict(point.values),
-                                       "replicas": point.replicas, "status": "does_not_fit",
-                                       "reason": reason, "config": point.config.to_dict()})
+    queue = [p for p in points if not _unfit(p, reports, on_report)]
     limit = max_parallel or max(1, int(ray.cluster_resources().get("CPU", 1)))
     in_flight: dict[Any, tuple[Point, int]] = {}
     try:
@@ -139,6 +131,17 @@ def run(points: Sequence[Point], specs: Sequence[RequestSpec], slos: Mapping[str
         for ref in in_flight:
             ray.cancel(ref, force=True)
     return [reports[i] for i in sorted(reports)]
+
+
+def _unfit(point: Point, reports: dict[int, dict[str, Any]],
+           on_report: Callable[[dict[str, Any]], None] | None) -> bool:
+    """Report a point that does not fit its GPU memory (not run); True if it does not."""
+    reason = unfit_reason(point)
+    if reason is not None:
+        _done(reports, on_report, {"index": point.index, "point": dict(point.values),
+                                   "replicas": point.replicas, "status": "does_not_fit",
+                                   "reason": reason, "config": point.config.to_dict()})
+    return reason is not None
 
 
 def _collect(ref: Any, point: Point, attempt: int, queue: list[Point],
