@@ -3,6 +3,8 @@ nodes and equal single runs; a failing point is retried and reported; a cancel s
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -19,6 +21,8 @@ from servescope.sweep import ray_runner
 from servescope.sweep.point import run_point
 from servescope.sweep.trace import load_trace
 from servescope.traces.upload_options import UploadOptions
+
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 
 STORE = 80 * 2**20  # object store per node: the trace is a few KiB
 
@@ -97,3 +101,19 @@ def test_a_cancelled_sweep_stops_and_says_so(cluster: Cluster, trace_file: Path,
         sweep_plan.execute(plan, specs, ray_address=cluster.address, max_parallel=1,
                            on_report=on_report, cancel=cancel)
     assert seen == [0] and not ray.is_initialized()
+
+
+def test_the_command_joins_the_cluster_by_address(cluster: Cluster, trace_file: Path,
+                                                  tmp_path: Path) -> None:
+    (tmp_path / "base.json").write_text(json.dumps({"model": MODEL, "gpu": "H100"}))
+    (tmp_path / "grid.json").write_text(json.dumps({"max_num_seqs": [2, 4, 8, 16]}))
+    out = tmp_path / "r.json"
+    done = subprocess.run([sys.executable, "-m", "servescope.cli", "sweep", "--trace",
+                           str(trace_file), "--config", str(tmp_path / "base.json"), "--grid",
+                           str(tmp_path / "grid.json"), "--ray-address", cluster.address,
+                           "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert result["ray"]["address"] == cluster.address
+    assert {p["node"] for p in result["points"]} == {n["node"] for n in result["ray"]["nodes"]}
+    assert len(result["ray"]["nodes"]) == 2
