@@ -39,7 +39,8 @@ class SweepJob:
         """The job as GET /api/sweeps/{id} reports it (the result's points, once done)."""
         out = {"sweep_id": self.sweep_id, "status": self.status, "workload": self.workload,
                "base_config": explicit(self.plan.base), "total": len(self.plan.points),
-               "done": len(self.reports), "error": self.error}
+               "done": len(self.reports), "error": self.error, "grid": self.plan.grid,
+               "slos": self.plan.slos}
         if self.result is not None:
             return {**out, **self.result}
         return {**out, "points": sorted(self.reports, key=lambda r: r["index"])}
