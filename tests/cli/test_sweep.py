@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import ray
+
+from servescope.cli import main
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 
@@ -77,26 +80,31 @@ def test_sweep_in_process_matches_sim_on_point_zero(files: dict[str, Path],
     ({"price": "H900=3"}, "unknown GPU 'H900'"),
 ])
 def test_bad_input_is_refused_before_anything_runs(files: dict[str, Path], tmp_path: Path,
-                                                   change: dict[str, str], words: str) -> None:
+                                                   change: dict[str, str], words: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
     if "grid" in change:
         files["grid"].write_text(change["grid"])
-    extra = ["--slo", change.get("slo", "p99_ttft_ms=1000"),
-             "--gpu-price", change.get("price", "H100=1")]
     out = tmp_path / "results.json"
-    done = _sweep(files, out, *extra)
-    assert done.returncode == 2
-    assert words in done.stderr and "Traceback" not in done.stderr
-    assert not out.exists()
+    rc = main(["sweep", "--trace", str(files["trace"]), "--config", str(files["base"]),
+               "--grid", str(files["grid"]), "--out", str(out),
+               "--slo", change.get("slo", "p99_ttft_ms=1000"),
+               "--gpu-price", change.get("price", "H100=1")])
+    assert rc == 2
+    assert words in capsys.readouterr().err
+    assert not out.exists() and not ray.is_initialized()
 
 
-def test_an_unreachable_ray_address_is_named(files: dict[str, Path], tmp_path: Path) -> None:
+def test_an_unreachable_ray_address_is_named(files: dict[str, Path], tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as sock:  # a port nothing listens on once closed
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    done = _sweep(files, tmp_path / "r.json", "--ray-address", f"127.0.0.1:{port}")
-    assert done.returncode == 2
-    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in done.stderr
-    assert not (tmp_path / "r.json").exists()
+    rc = main(["sweep", "--trace", str(files["trace"]), "--config", str(files["base"]),
+               "--grid", str(files["grid"]), "--out", str(tmp_path / "r.json"),
+               "--ray-address", f"127.0.0.1:{port}"])
+    assert rc == 2
+    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists() and not ray.is_initialized()
 
 
 def test_ctrl_c_cancels_the_sweep_and_writes_nothing(files: dict[str, Path],
