@@ -19,7 +19,7 @@ from typing import Any
 
 from servescope.core.config import EngineConfig
 from servescope.sweep import plan as sweep_plan
-from servescope.sweep.trace import load_trace
+from servescope.traces.load import read_requests
 from servescope.traces.upload_options import UploadOptions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +46,7 @@ def main() -> None:
     parser.add_argument("--skip-grid16", action="store_true")
     args = parser.parse_args()
 
-    window = load_trace(args.trace, UploadOptions(window_end_s=args.window_end_s))
+    window = read_requests(args.trace, UploadOptions(window_end_s=args.window_end_s))[1]
     points = len(sweep_plan.make_plan(BASE, SCALE_GRID, SLOS).points)
     print(f"scaling: {points} points over the first {args.window_end_s:g} s of {args.trace.name} "
           f"({len(window):,} requests); Ray in-process; times include starting Ray")
@@ -59,7 +59,7 @@ def main() -> None:
     print(f"  speed-up with 2 workers: {rates[2] / rates[1]:.2f}x (ideal 2.00x)")
     if args.skip_grid16:
         return
-    whole = load_trace(args.trace, UploadOptions())
+    whole = read_requests(args.trace, UploadOptions())[1]
     seconds, result = timed_sweep(GRID16, whole, 2)
     ran = sum(p["status"] == "ok" for p in result["points"])
     print(f"16-point grid (2 GPUs x 2 max_num_seqs x 2 budgets x 2 TP, Llama 3.1 8B) over all "

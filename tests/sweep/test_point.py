@@ -13,13 +13,13 @@ from servescope.scenarios.diagnosis_check import prepare
 from servescope.sweep.cost import prices
 from servescope.sweep.grid import expand
 from servescope.sweep.point import run_point, split_round_robin
-from servescope.sweep.trace import load_trace
+from servescope.traces.load import read_requests
 from servescope.traces.upload_options import UploadOptions
 
 
 def test_a_point_reports_the_single_run_of_its_config(trace_file: Path,
                                                       base: EngineConfig) -> None:
-    specs = load_trace(trace_file, UploadOptions())
+    specs = read_requests(trace_file, UploadOptions())[1]
     point = expand(base, {"max_num_seqs": [4], "max_num_batched_tokens": [512]})[0]
     report = run_point(point, specs, {"p99_ttft_ms": 50.0}, prices(["H100=2.0"]))
     config, step_time = prepare(point.config)
@@ -38,14 +38,14 @@ def test_a_point_reports_the_single_run_of_its_config(trace_file: Path,
 
 
 def test_the_simulated_steps_keep_every_invariant(trace_file: Path, base: EngineConfig) -> None:
-    specs = load_trace(trace_file, UploadOptions(limit=12))
+    specs = read_requests(trace_file, UploadOptions(limit=12))[1]
     config, _ = prepare(base.replace(max_num_seqs=4, max_num_batched_tokens=512))
     run_checked(config, specs)
 
 
 def test_replicas_deal_arrivals_in_turn_and_add_up(trace_file: Path,
                                                     base: EngineConfig) -> None:
-    specs = load_trace(trace_file, UploadOptions())
+    specs = read_requests(trace_file, UploadOptions())[1]
     shares = split_round_robin(specs, 3)
     assert [s.id for s in shares[1]] == [s.id for s in specs[1::3]]
     point = expand(base, {"replicas": [3]})[0]
@@ -58,6 +58,6 @@ def test_replicas_deal_arrivals_in_turn_and_add_up(trace_file: Path,
 def test_a_config_that_cannot_fit_is_reported_not_run(trace_file: Path) -> None:
     big = EngineConfig(model="meta-llama/Llama-3.1-405B-Instruct", gpu="L40S")
     point = expand(big, {"max_num_seqs": [8]})[0]
-    report = run_point(point, load_trace(trace_file, UploadOptions()), {}, prices())
+    report = run_point(point, read_requests(trace_file, UploadOptions())[1], {}, prices())
     assert report["status"] == "does_not_fit"
     assert "does not fit" in report["reason"] and "summary" not in report

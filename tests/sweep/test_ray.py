@@ -19,7 +19,7 @@ from servescope.core.config import EngineConfig
 from servescope.sweep import plan as sweep_plan
 from servescope.sweep import ray_runner
 from servescope.sweep.point import run_point
-from servescope.sweep.trace import load_trace
+from servescope.traces.load import read_requests
 from servescope.traces.upload_options import UploadOptions
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
@@ -44,7 +44,7 @@ def cluster() -> Iterator[Cluster]:
 
 def test_points_run_on_both_nodes_and_equal_single_runs(cluster: Cluster, trace_file: Path,
                                                         base: EngineConfig) -> None:
-    specs = load_trace(trace_file, UploadOptions())
+    specs = read_requests(trace_file, UploadOptions())[1]
     plan = sweep_plan.make_plan(base, {"max_num_seqs": [2, 4], "max_num_batched_tokens":
                                        [256, 1024]}, {"p99_ttft_ms": 500.0})
     result = sweep_plan.execute(plan, specs, ray_address=cluster.address)
@@ -71,7 +71,7 @@ def flaky_task(point: Any, specs: Any, slos: Any, prices: Any) -> dict[str, Any]
 
 def test_a_failed_point_is_retried_then_reported(cluster: Cluster, trace_file: Path,
                                                  base: EngineConfig, tmp_path: Path) -> None:
-    specs = load_trace(trace_file, UploadOptions(limit=8))
+    specs = read_requests(trace_file, UploadOptions(limit=8))[1]
     plan = sweep_plan.make_plan(base, {"max_num_seqs": [2, 4, 8]}, {})
     ray_runner.connect(cluster.address)
     try:
@@ -89,7 +89,7 @@ def test_a_failed_point_is_retried_then_reported(cluster: Cluster, trace_file: P
 
 def test_a_cancelled_sweep_stops_and_says_so(cluster: Cluster, trace_file: Path,
                                              base: EngineConfig) -> None:
-    specs = load_trace(trace_file, UploadOptions())
+    specs = read_requests(trace_file, UploadOptions())[1]
     plan = sweep_plan.make_plan(base, {"max_num_seqs": [2, 3, 4, 5, 6, 7]}, {})
     cancel, seen = threading.Event(), []
 
