@@ -13,6 +13,7 @@ Usage: python bench/sweep_scale.py [--trace ../shared/traces/AzureLLMInferenceTr
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,8 @@ def main() -> None:
         rates[workers] = points / seconds * 60
         print(f"  {workers} worker{'s' if workers > 1 else ' '}: {seconds:7.1f} s  "
               f"{rates[workers]:6.2f} points/min")
-    print(f"  speed-up with 2 workers: {rates[2] / rates[1]:.2f}x (ideal 2.00x)")
+    print(f"  speed-up with 2 workers: {rates[2] / rates[1]:.2f}x (ideal 2.00x on {os.cpu_count()} "
+          f"CPUs; load average now {os.getloadavg()[0]:.1f}: other work shares the cores)")
     if args.skip_grid16:
         return
     whole = read_requests(args.trace, UploadOptions())[1]
