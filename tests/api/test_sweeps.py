@@ -90,3 +90,17 @@ def test_the_route_is_in_the_openapi_schema(server: Server) -> None:
     schema = server.get("/openapi.json")
     assert {"post"} <= set(schema["paths"]["/api/sweeps"])
     assert "grid" in schema["components"]["schemas"]["SweepRequest"]["properties"]
+
+
+def test_a_running_sweep_is_cancelled_and_the_next_one_runs(server: Server) -> None:
+    grid = {"max_num_seqs": list(range(1, 41))}  # 40 points one at a time: seconds of work
+    status, started = _call(server, "POST", "/api/sweeps",
+                            {**BODY, "grid": grid, "max_parallel": 1})
+    assert status == 202
+    busy = _call(server, "POST", "/api/sweeps", BODY)
+    assert busy[0] == 409 and busy[1]["detail"]["field"] == "sweep"
+    assert _call(server, "DELETE", f"/api/sweeps/{started['sweep_id']}")[1]["cancelling"]
+    view = wait_done(server, started["sweep_id"])
+    assert view["status"] == "cancelled" and view["done"] < 40
+    after = _call(server, "POST", "/api/sweeps", BODY)[1]
+    assert wait_done(server, after["sweep_id"])["status"] == "done"
