@@ -52,7 +52,11 @@ def test_async_scheduling_is_swept_only_where_the_engine_config_has_it(
     fields = {f.name for f in dataclasses.fields(EngineConfig)}
     assert "async_scheduling" in GRID_KEYS
     if "async_scheduling" in fields:
-        assert len(expand(base, {"async_scheduling": [False, True]})) == 2
+        assert [p.config.async_scheduling for p in
+                expand(base, {"async_scheduling": [False, True]})] == [False, True]
+        with pytest.raises(GridError) as err:  # a combination the engine config refuses
+            expand(base, {"policy": ["vllm-v0"], "async_scheduling": [True]})
+        assert err.value.field == "async_scheduling" and "point 0" in str(err.value)
     else:
         with pytest.raises(GridError, match="async_scheduling: this build's engine config"):
             expand(base, {"async_scheduling": [False, True]})
