@@ -3,6 +3,7 @@ committed), a base config and a grid over it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,11 @@ def write_azure_trace(path: Path, num_requests: int = 24, gap_ms: int = 40) -> P
                     f"{300 + (i * 373) % 1100},{8 + (i * 7) % 33}")
     path.write_text("\n".join(rows) + "\n")
     return path
+
+
+@pytest.fixture
+def make_trace() -> Callable[..., Path]:
+    return write_azure_trace
 
 
 @pytest.fixture

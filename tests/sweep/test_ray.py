@@ -7,7 +7,8 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,10 @@ def cluster() -> Iterator[Cluster]:
         "num_cpus": 1, "object_store_memory": STORE, "include_dashboard": False})
     cluster.add_node(num_cpus=1, object_store_memory=STORE)
     cluster.wait_for_nodes()
+    ray.init(address=cluster.address)
+    while ray.available_resources().get("CPU") != 2:  # both nodes' CPUs known to the cluster
+        time.sleep(0.1)
+    ray.shutdown()
     # the flaky task below is defined here: workers get it by value, not by importing tests
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     try:
@@ -42,9 +47,11 @@ def cluster() -> Iterator[Cluster]:
         cluster.shutdown()
 
 
-def test_points_run_on_both_nodes_and_equal_single_runs(cluster: Cluster, trace_file: Path,
-                                                        base: EngineConfig) -> None:
-    specs = read_requests(trace_file, UploadOptions())[1]
+def test_points_run_on_both_nodes_and_equal_single_runs(
+        cluster: Cluster, tmp_path: Path, base: EngineConfig,
+        make_trace: Callable[..., Path]) -> None:
+    # points of a few hundred requests: the first two are running together, one a node
+    specs = read_requests(make_trace(tmp_path / "t.csv", 240), UploadOptions())[1]
     plan = sweep_plan.make_plan(base, {"max_num_seqs": [2, 4], "max_num_batched_tokens":
                                        [256, 1024]}, {"p99_ttft_ms": 500.0})
     result = sweep_plan.execute(plan, specs, ray_address=cluster.address)
