@@ -28,6 +28,7 @@ screenshots: install chromium
 	SERVESCOPE_SCREENSHOTS=docs $(BIN)/python -m pytest -q tests/e2e/test_walking_skeleton.py \
 	  tests/e2e/test_explorer.py tests/e2e/test_projection.py tests/e2e/test_compare_lesson.py \
 	  -k "play_demo or compare_runs or projection or four_lesson_modes"
+	SERVESCOPE_SCREENSHOTS=docs $(BIN)/python -m pytest -q tests/e2e/test_sweep_view.py -k frontier
 
 # Optional (CI need not run it): servescope.capture against vLLM 0.33's real scheduler, with a
 # Python that has vLLM and servescope installed: make test-vllm VLLM_PYTHON=/path/to/python

@@ -1,5 +1,6 @@
 """The package's floors: each wing imports only from wings below it (core <- traces <-
-scenarios <- api, cli), and nothing but __init__ and exports lies loose at the package root."""
+scenarios <- sweep <- api, cli), and nothing but __init__ and exports lies loose at the
+package root."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ BELOW = {
     "capture": {"core", "traces"},
     "vllm_import": {"core"},
     "scenarios": {"core", "traces"},
-    "api": {"core", "traces", "scenarios", "vllm_import"},
-    "cli": {"core", "traces", "scenarios", "vllm_import", "capture", "api"},
+    "sweep": {"core", "traces", "scenarios"},
+    "api": {"core", "traces", "scenarios", "vllm_import", "sweep"},
+    "cli": {"core", "traces", "scenarios", "vllm_import", "capture", "api", "sweep"},
 }
 ROOT_MODULES = {"__init__", "exports"}
 

@@ -12,9 +12,10 @@ from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
 from servescope.api.registry import Registry
-from servescope.api.routes import diagnosis, pages, presets, sessions, traces, ws
+from servescope.api.routes import diagnosis, pages, presets, sessions, sweeps, traces, ws
 from servescope.api.settings import Settings
 from servescope.api.store import Store
+from servescope.api.sweeps import SweepJobs
 
 CSP = ("default-src 'self'; script-src 'self'{nonce}; style-src 'self' 'unsafe-inline'; "
        "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
@@ -30,11 +31,13 @@ def create_app(settings: Settings | None = None,
         store = Store(settings.data_dir)
         registry = Registry(settings, store, clock)
         app.state.store, app.state.registry = store, registry
+        app.state.sweeps = SweepJobs(settings.sweep_ray_address, settings.sweep_num_cpus)
         reaper = asyncio.create_task(registry.reap_loop())
         try:
             yield
         finally:
             reaper.cancel()
+            await asyncio.to_thread(app.state.sweeps.close)
             registry.close()
             store.close()
 
@@ -42,7 +45,7 @@ def create_app(settings: Settings | None = None,
                   description="A visual explorer of LLM serving-engine internals. "
                               "The WebSocket protocol is in docs/protocol.md.")
     app.state.settings = settings
-    for module in (pages, presets, sessions, traces, ws, diagnosis):
+    for module in (pages, presets, sessions, traces, ws, diagnosis, sweeps):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=settings.frontend_dir / "static"), name="static")
     uplot = settings.node_modules / "uplot" / "dist"

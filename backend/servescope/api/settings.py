@@ -30,6 +30,8 @@ class Settings:
     compute_budget_s: float = 0.008  # simulation time per playback tick before yielding
     max_message_bytes: int = 4 * 1024 * 1024
     allowed_origins: tuple[str, ...] = ()  # besides the server's own host
+    sweep_ray_address: str = ""  # sweeps join this Ray cluster; "": Ray in the server process
+    sweep_num_cpus: int = 0  # CPUs of the in-process Ray; 0: this machine's
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:

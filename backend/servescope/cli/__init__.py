@@ -10,7 +10,7 @@ import sys
 
 # Add a module here to add a command.
 COMMAND_MODULES = ("sim", "diagnose", "import_vllm", "exercise", "export", "serve", "compare",
-                   "traces")
+                   "traces", "sweep")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,11 +14,14 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from servescope.api import access
-from servescope.api.deps import RegistryDep, SettingsDep
+from servescope.api.deps import RegistryDep, SettingsDep, StoreDep
 from servescope.api.routes._lookup import found
 from servescope.api.store import valid_id
 from servescope.core.config import EngineConfig, field_schema
 from servescope.scenarios.workloads import SYNTHETIC_FIELDS, list_presets, preset_workload
+from servescope.sweep.grid import GRID_KEYS
+from servescope.sweep.slo import METRICS
+from servescope.traces import registry as trace_formats
 
 router = APIRouter(tags=["pages"])
 Id = Annotated[str | None, Query(max_length=64)]
@@ -91,3 +94,18 @@ def boot_data(session_id: str | None, follow: bool, token: str | None, nonce: st
         "uplot_js": "/vendor/uplot/uPlot.esm.js", "uplot_css": "/vendor/uplot/uPlot.min.css",
         "csp_nonce": nonce,
     }
+
+
+@router.get("/sweep", response_class=HTMLResponse)
+def sweep_page(request: Request, store: StoreDep, settings: SettingsDep) -> HTMLResponse:
+    """The Sweep view: a config grid over a preset or an uploaded request trace."""
+    nonce = secrets.token_urlsafe(16)
+    request.state.csp_nonce = nonce
+    traces = [{"trace_id": t["trace_id"], "filename": t["filename"]} for t in store.traces()
+              if trace_formats.FORMATS[t["format"]].kind == "requests"]
+    boot = {"presets": list_presets(), "traces": traces, "grid_keys": list(GRID_KEYS),
+            "slo_metrics": list(METRICS), "static_url": "/static",
+            "uplot_js": "/vendor/uplot/uPlot.esm.js", "uplot_css": "/vendor/uplot/uPlot.min.css",
+            "entry": "sweep_main.js"}
+    templates = Jinja2Templates(directory=settings.frontend_dir / "templates")
+    return templates.TemplateResponse(request, "sweep.html", {"boot": boot, "csp_nonce": nonce})

@@ -1,0 +1,120 @@
+"""`servescope sweep`: simulate a grid of engine configs over one trace on Ray and name the
+cheapest config that meets the SLOs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from servescope.cli import CliError
+from servescope.cli.sim import add_trace_options, load_config, load_trace
+from servescope.sweep import plan as sweep_plan
+from servescope.sweep.cost import PriceError
+from servescope.sweep.grid import GRID_KEYS, GridError, read_grid
+from servescope.sweep.ray_runner import SweepError
+from servescope.sweep.slo import METRICS, SloError, parse_slos
+from servescope.traces.recording import atomic_writer
+
+HELP = "sweep a config grid over a trace on Ray (capacity planning)"
+DESCRIPTION = ("Simulate every config of a grid over one trace, as Ray tasks (Ray in this "
+               "process unless --ray-address names a cluster), and report each point's "
+               "vllm-bench summary, SLO verdicts, goodput, cost and dominant bottleneck, the "
+               "cost/goodput Pareto set, and the cheapest config that meets the SLOs.")
+EPILOG = (f"Grid keys: {', '.join(GRID_KEYS)}. SLO metrics: {', '.join(METRICS)}. "
+          "Replicas split the arrivals round-robin. docs/sweep.md has the details.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trace", required=True, type=Path,
+                        help="a request trace in any format `servescope sim --trace` reads, "
+                             "shaped by the trace options below; read once, shared by all points")
+    add_trace_options(parser)
+    parser.add_argument("--config", required=True, type=Path,
+                        help="the base engine config JSON (it must name a model)")
+    parser.add_argument("--grid", required=True, type=Path,
+                        help="JSON or YAML mapping grid keys to lists of values")
+    parser.add_argument("--slo", action="append", default=[], metavar="METRIC=MS",
+                        help="a latency objective, e.g. p99_ttft_ms=2000 (repeatable)")
+    parser.add_argument("--gpu-price", action="append", default=[], metavar="GPU=USD",
+                        help="$ per GPU-hour, overriding the price table (repeatable)")
+    parser.add_argument("--ray-address", help="an existing Ray cluster (HOST:PORT); default: "
+                                              "start Ray in this process")
+    parser.add_argument("--max-parallel", type=int, help="points running at once (default: "
+                                                         "the cluster's CPUs)")
+    parser.add_argument("--out", required=True, type=Path, help="write the results JSON here")
+
+
+def run(args: argparse.Namespace) -> int:
+    plan, specs = _prepare(args)
+    bar = _progress_bar(len(plan.points))
+    try:
+        result = sweep_plan.execute(plan, specs, args.ray_address, args.max_parallel,
+                                    on_report=bar.report if bar else None,
+                                    on_start=lambda nodes: _started(plan, nodes, args))
+    except KeyboardInterrupt:
+        print("\nservescope: sweep cancelled; nothing written", file=sys.stderr)
+        return 130
+    except SweepError as err:
+        raise CliError(str(err)) from err
+    finally:
+        if bar:
+            bar.close()
+    with atomic_writer(args.out) as out:
+        json.dump(result, out, indent=1)
+    _print_result(result, args.out)
+    return 0
+
+
+def _prepare(args: argparse.Namespace) -> tuple[sweep_plan.Plan, list[Any]]:
+    """Everything checked before Ray starts: options, SLOs, prices, config, grid, trace."""
+    if args.max_parallel is not None and args.max_parallel < 1:
+        raise CliError("--max-parallel: must be at least 1")
+    try:
+        slos = parse_slos(args.slo)
+        plan = sweep_plan.make_plan(load_config(args.config), read_grid(args.grid), slos,
+                                    args.gpu_price)
+    except (SloError, PriceError, GridError) as err:
+        raise CliError(str(err)) from err
+    return plan, load_trace(args)
+
+
+class _Bar:
+    def __init__(self, total: int) -> None:
+        from tqdm import tqdm
+
+        self.tqdm = tqdm(total=total, unit="point", file=sys.stderr)
+        self.failed = 0
+
+    def report(self, report: dict[str, Any]) -> None:
+        self.failed += report["status"] == "failed"
+        self.tqdm.set_postfix(failed=self.failed)
+        self.tqdm.update(1)
+
+    def close(self) -> None:
+        self.tqdm.close()
+
+
+def _progress_bar(total: int) -> _Bar | None:
+    return _Bar(total) if sys.stderr.isatty() else None
+
+
+def _started(plan: sweep_plan.Plan, nodes: list[dict[str, Any]],
+             args: argparse.Namespace) -> None:
+    where = args.ray_address or "Ray in this process"
+    cpus = sum(n["cpus"] for n in nodes)
+    print(f"servescope: {len(plan.points)} points on {where} ({len(nodes)} node(s), {cpus:g} "
+          "CPUs); Ctrl-C cancels", file=sys.stderr, flush=True)
+
+
+def _print_result(result: dict[str, Any], out: Path) -> None:
+    points = result["points"]
+    counts = {s: sum(p["status"] == s for p in points) for s in ("ok", "does_not_fit", "failed")}
+    print(f"{len(points)} points: {counts['ok']} ran, {counts['does_not_fit']} do not fit, "
+          f"{counts['failed']} failed; Pareto set: points {result['pareto']}; wrote {out}")
+    for p in points:
+        if p["status"] == "failed":
+            print(f"point {p['index']} failed after {p['attempts']} attempts: {p['reason']}")
+    print(result["answer"])

@@ -1,0 +1,128 @@
+"""A sweep's grid: engine-config keys (and `replicas`) mapped to the values to try, checked
+before anything runs (an unknown key or a value out of range names the key), expanded into
+points in row-major order (the last key varies fastest)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from servescope.core import cost_model
+from servescope.core.config import ConfigError, EngineConfig
+
+ENGINE_KEYS = ("gpu", "tensor_parallel_size", "quantization", "max_num_seqs",
+               "max_num_batched_tokens", "gpu_memory_utilization", "block_size", "policy",
+               "enable_prefix_caching", "async_scheduling")
+GRID_KEYS = (*ENGINE_KEYS, "replicas")
+MAX_REPLICAS = 1024
+MAX_POINTS = 10_000
+
+
+class GridError(ValueError):
+    """A grid (or base config) that cannot be swept; `field` names the key."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Point:
+    """One config of the grid: `values` are the grid's own keys; `config` the engine config
+    one replica runs (the base with the values applied, KV blocks not yet derived)."""
+
+    index: int
+    values: dict[str, Any]
+    config: EngineConfig
+    replicas: int
+
+
+def read_grid(path: Path) -> dict[str, list[Any]]:
+    """A grid file: a JSON or YAML mapping of key -> list of values."""
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise GridError("grid", f"{path}: {err.strerror}") from err
+    if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            raise GridError("grid", f"{path}: not valid YAML: {err}") from err
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise GridError("grid", f"{path}: line {err.lineno}: {err.msg}") from err
+    if not isinstance(data, dict):
+        raise GridError("grid", f"{path}: a grid maps config keys to lists of values")
+    return data
+
+
+def expand(base: EngineConfig, grid: dict[str, Any]) -> list[Point]:
+    """Every point of the grid over `base`; GridError names the first bad key or value."""
+    check_grid(base, grid)
+    keys = list(grid)
+    points = []
+    for index, combo in enumerate(itertools.product(*(grid[k] for k in keys))):
+        values = dict(zip(keys, combo, strict=True))
+        engine = {k: v for k, v in values.items() if k != "replicas"}
+        try:
+            config = base.replace(**engine)
+            cost_model.resolve(config)  # model, GPU and TP that the cost model knows
+        except ConfigError as err:
+            raise GridError(err.field, f"point {index} {values}: {err}") from err
+        points.append(Point(index, values, config, int(values.get("replicas", 1))))
+    return points
+
+
+def check_grid(base: EngineConfig, grid: dict[str, Any]) -> None:
+    if not base.model:
+        raise GridError("model", "the base config must name a model: the sweep prices every "
+                                 "point with the cost model")
+    if not grid:
+        raise GridError("grid", "the grid is empty: map at least one key to its values")
+    size = 1
+    for key, values in grid.items():
+        _check_key(key)
+        if not isinstance(values, list) or not values:
+            raise GridError(key, "must map to a non-empty list of values")
+        for value in values:
+            _check_value(base, key, value)
+        size *= len(values)
+    if size > MAX_POINTS:
+        raise GridError("grid", f"{size:,} points, more than the {MAX_POINTS:,} a sweep runs")
+    if not base.gpu and "gpu" not in grid:
+        raise GridError("gpu", "name a GPU in the base config or the grid: the sweep prices "
+                               "every point with the cost model")
+
+
+def _check_key(key: str) -> None:
+    if key not in GRID_KEYS:
+        raise GridError(key, f"unknown grid key; known: {', '.join(GRID_KEYS)}")
+    fields = {f.name for f in dataclasses.fields(EngineConfig)}
+    if key != "replicas" and key not in fields:
+        raise GridError(key, "this build's engine config has no such setting (the simulator "
+                             "does not model it yet), so it cannot be swept")
+
+
+def _check_value(base: EngineConfig, key: str, value: Any) -> None:
+    if key == "replicas":
+        if not isinstance(value, int) or isinstance(value, bool) or \
+                not 1 <= value <= MAX_REPLICAS:
+            raise GridError(key, f"must be an integer in [1, {MAX_REPLICAS}], got {value!r}")
+        return
+    try:
+        config = base.replace(**{key: value})
+        if key == "gpu":
+            cost_model.resolve(config)
+    except ConfigError as err:
+        message = str(err).removeprefix(f"{key}: ") if err.field == key else str(err)
+        raise GridError(key, message) from err
+    except TypeError as err:
+        raise GridError(key, f"bad value {value!r}: {err}") from err

@@ -1,0 +1,91 @@
+"""What a sweep's points add up to: the cost / goodput Pareto frontier and the answer in
+words (the cheapest config that meets the SLOs, and why the next cheaper one does not)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+Report = Mapping[str, Any]
+
+
+def cost_unit(points: Sequence[Report]) -> str:
+    """"usd" ($ per million output tokens) when every point that ran has a price, else
+    "gpu_hours" for all of them (a GPU without a price must not look free)."""
+    ran = [p for p in points if p.get("status") == "ok"]
+    priced = all(p["cost"]["usd_per_m_output_tokens"] is not None for p in ran)
+    return "usd" if priced else "gpu_hours"
+
+
+def cost_of(point: Report, unit: str) -> float | None:
+    """The point's cost in `unit`; None: it did not run."""
+    if point.get("status") != "ok":
+        return None
+    cost = point["cost"]
+    return float(cost["usd_per_m_output_tokens" if unit == "usd" else "gpu_hours"])
+
+
+def _ran(points: Sequence[Report], unit: str) -> list[Report]:
+    """The points that ran, cheapest first (ties: higher goodput, then grid order)."""
+    return sorted((p for p in points if p.get("status") == "ok"),
+                  key=lambda p: (cost_of(p, unit), -p["request_goodput"], p["index"]))
+
+
+def pareto(points: Sequence[Report]) -> list[int]:
+    """Indexes of the points no other point beats on both cost (lower) and goodput (higher),
+    cheapest first; of equal points the first is kept."""
+    front, best = [], float("-inf")
+    for p in _ran(points, cost_unit(points)):
+        if p["request_goodput"] > best:
+            front.append(int(p["index"]))
+            best = p["request_goodput"]
+    return front
+
+
+def label(point: Report) -> str:
+    values = ", ".join(f"{k}={v}" for k, v in point["point"].items())
+    return f"point {point['index']} ({values})"
+
+
+def answer(points: Sequence[Report], slos: Mapping[str, float]) -> str:
+    """The cheapest config meeting the SLOs and why the next cheaper one fails."""
+    unit = cost_unit(points)
+    ran = _ran(points, unit)
+    if not ran:
+        return "No point ran: every config failed or does not fit."
+    if not slos:
+        return (f"No SLOs given: every config that ran meets them; the cheapest is "
+                f"{label(ran[0])} at {_money(ran[0], unit)}.")
+    meeting = [p for p in ran if p["meets_slo"]]
+    if not meeting:
+        best = max(ran, key=lambda p: p["request_goodput"])
+        return (f"No config meets the SLOs. The highest goodput is {label(best)}: "
+                f"{_misses(best)}; its dominant bottleneck is {_bottleneck(best)}.")
+    cheapest = meeting[0]
+    text = (f"Cheapest config meeting the SLOs: {label(cheapest)} at {_money(cheapest, unit)}, "
+            f"goodput {cheapest['request_goodput']:.2f} req/s.")
+    cheaper = [p for p in ran if cost_of(p, unit) < cost_of(cheapest, unit)]  # type: ignore[operator]
+    if not cheaper:
+        return text + " It is also the cheapest config that ran."
+    nxt = cheaper[-1]
+    return (text + f" The next cheaper one, {label(nxt)} at {_money(nxt, unit)}, "
+            f"fails: {_misses(nxt)}; its dominant bottleneck is {_bottleneck(nxt)}.")
+
+
+def _money(point: Report, unit: str) -> str:
+    if unit == "usd":
+        return f"${point['cost']['usd_per_m_output_tokens']:.3f} per million output tokens"
+    return f"{point['cost']['gpu_hours']:.3f} GPU-hours (no price for its GPU)"
+
+
+def _misses(point: Report) -> str:
+    missed = [f"{m} {v['value']:.1f} ms > {v['target']:.1f} ms"
+              for m, v in point["slo"].items() if not v["ok"]]
+    return ", ".join(missed) or "it meets them"
+
+
+def _bottleneck(point: Report) -> str:
+    diagnosis = point["diagnosis"]
+    if diagnosis["dominant"] is None:
+        return "none the diagnosis can name (no verdict scores high enough)"
+    return f"{diagnosis['dominant']} ({diagnosis['title']})"

@@ -1,0 +1,106 @@
+"""The sweep routes on a real server process (Ray in that process): a sweep over a preset runs
+as a background job whose progress GET reports; bad input is a 400 naming the field."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+from support.server import Server
+
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+BODY = {"workload": {"preset": "demo"}, "config": {"model": MODEL, "gpu": "H100"},
+        "grid": {"max_num_seqs": [4, 16]}, "slos": {"p99_ttft_ms": 60000},
+        "gpu_prices": {"H100": 2.5}}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    srv = Server(tmp_path_factory.mktemp("sweeps"), SERVESCOPE_SWEEP_NUM_CPUS="1")
+    yield srv
+    srv.stop()
+
+
+def _call(server: Server, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(server.url + path, data=data, method=method,
+                                 headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def wait_done(server: Server, sweep_id: str) -> dict[str, Any]:
+    """Polls until the job ends (the server's own pace: no deadline but the test's timeout)."""
+    seen_progress = []
+    while True:
+        status, view = _call(server, "GET", f"/api/sweeps/{sweep_id}")
+        assert status == 200
+        seen_progress.append(view["done"])
+        if view["status"] != "running":
+            assert seen_progress == sorted(seen_progress)
+            return view
+        time.sleep(0.2)
+
+
+def test_a_sweep_runs_in_the_background_and_reports_its_points(server: Server) -> None:
+    status, started = _call(server, "POST", "/api/sweeps", BODY)
+    assert status == 202, started
+    assert started["status"] == "running" and started["total"] == 2
+    view = wait_done(server, started["sweep_id"])
+    assert view["status"] == "done", view["error"]
+    assert view["done"] == 2 and [p["point"] for p in view["points"]] == \
+        [{"max_num_seqs": 4}, {"max_num_seqs": 16}]
+    assert all(p["status"] == "ok" and p["cost"]["usd_per_gpu_hour"] == 2.5
+               for p in view["points"])
+    assert view["pareto"] and view["answer"] and view["ray"]["address"] == "in-process"
+    assert view["workload"] == {"preset": "demo"}
+    again = _call(server, "POST", "/api/sweeps", {**BODY, "grid": {"max_num_seqs": [8]}})[1]
+    assert wait_done(server, again["sweep_id"])["status"] == "done"  # Ray stayed up between
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"grid": {"max_num_seqs": [4], "turbo": [True]}}, "turbo"),
+    ({"grid": {"max_num_batched_tokens": [0]}}, "max_num_batched_tokens"),
+    ({"slos": {"p95_ttft_ms": 100}}, "p95_ttft_ms"),
+    ({"config": {"gpu": "H100"}}, "model"),
+    ({"workload": {"preset": "no-such-preset"}}, "preset"),
+    ({"workload": {"trace": "0123456789abcdef"}}, "trace"),
+])
+def test_bad_sweeps_are_refused_naming_the_field(server: Server, change: dict[str, Any],
+                                                 field: str) -> None:
+    status, body = _call(server, "POST", "/api/sweeps", {**BODY, **change})
+    assert status == 400, body
+    assert body["detail"]["field"] == field and body["detail"]["message"]
+
+
+def test_an_unknown_sweep_is_a_404(server: Server) -> None:
+    status, body = _call(server, "GET", "/api/sweeps/nope")
+    assert status == 404 and body["detail"]["field"] == "sweep_id"
+    assert _call(server, "DELETE", "/api/sweeps/nope")[0] == 404
+
+
+def test_the_route_is_in_the_openapi_schema(server: Server) -> None:
+    schema = server.get("/openapi.json")
+    assert {"post"} <= set(schema["paths"]["/api/sweeps"])
+    assert "grid" in schema["components"]["schemas"]["SweepRequest"]["properties"]
+
+
+def test_a_running_sweep_is_cancelled_and_the_next_one_runs(server: Server) -> None:
+    grid = {"max_num_seqs": list(range(1, 41))}  # 40 points one at a time: seconds of work
+    status, started = _call(server, "POST", "/api/sweeps",
+                            {**BODY, "grid": grid, "max_parallel": 1})
+    assert status == 202
+    busy = _call(server, "POST", "/api/sweeps", BODY)
+    assert busy[0] == 409 and busy[1]["detail"]["field"] == "sweep"
+    assert _call(server, "DELETE", f"/api/sweeps/{started['sweep_id']}")[1]["cancelling"]
+    view = wait_done(server, started["sweep_id"])
+    assert view["status"] == "cancelled" and view["done"] < 40
+    after = _call(server, "POST", "/api/sweeps", BODY)[1]
+    assert wait_done(server, after["sweep_id"])["status"] == "done"

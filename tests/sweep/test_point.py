@@ -1,0 +1,63 @@
+"""One point without Ray: its summary is the single run's, replicas share the arrivals,
+configs that cannot fit are reported, not run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.factories import run_checked
+
+from servescope.core.config import EngineConfig
+from servescope.core.engine import Engine
+from servescope.scenarios.diagnosis_check import prepare
+from servescope.sweep.cost import prices
+from servescope.sweep.grid import expand
+from servescope.sweep.point import run_point, split_round_robin
+from servescope.traces.load import read_requests
+from servescope.traces.upload_options import UploadOptions
+
+
+def test_a_point_reports_the_single_run_of_its_config(trace_file: Path,
+                                                      base: EngineConfig) -> None:
+    specs = read_requests(trace_file, UploadOptions())[1]
+    point = expand(base, {"max_num_seqs": [4], "max_num_batched_tokens": [512]})[0]
+    report = run_point(point, specs, {"p99_ttft_ms": 50.0}, prices(["H100=2.0"]))
+    config, step_time = prepare(point.config)
+    engine = Engine(config, specs, step_time)
+    for _ in engine.run():
+        pass
+    assert report["status"] == "ok"
+    assert report["summary"] == engine.summary()
+    assert report["config"]["num_gpu_blocks"] == config.num_gpu_blocks
+    duration, tokens = engine.time_s, engine.summary()["total_output_tokens"]
+    assert report["cost"]["gpu_hours"] == duration / 3600
+    assert report["cost"]["usd_per_m_output_tokens"] == duration / 3600 * 2.0 / tokens * 1e6
+    assert report["meets_slo"] == (engine.summary()["p99_ttft_ms"] <= 50.0)
+    assert report["diagnosis"]["dominant"] in (None, "kv_starvation", "batch_slots",
+                                               "token_budget", "decode_floor", "memory_fit")
+
+
+def test_the_simulated_steps_keep_every_invariant(trace_file: Path, base: EngineConfig) -> None:
+    specs = read_requests(trace_file, UploadOptions(limit=12))[1]
+    config, _ = prepare(base.replace(max_num_seqs=4, max_num_batched_tokens=512))
+    run_checked(config, specs)
+
+
+def test_replicas_deal_arrivals_in_turn_and_add_up(trace_file: Path,
+                                                    base: EngineConfig) -> None:
+    specs = read_requests(trace_file, UploadOptions())[1]
+    shares = split_round_robin(specs, 3)
+    assert [s.id for s in shares[1]] == [s.id for s in specs[1::3]]
+    point = expand(base, {"replicas": [3]})[0]
+    report = run_point(point, specs, {}, prices())
+    assert report["summary"]["completed"] == len(specs)
+    assert report["summary"]["total_output_tokens"] == sum(s.output_len for s in specs)
+    assert report["cost"]["num_gpus"] == 3
+
+
+def test_a_config_that_cannot_fit_is_reported_not_run(trace_file: Path) -> None:
+    big = EngineConfig(model="meta-llama/Llama-3.1-405B-Instruct", gpu="L40S")
+    point = expand(big, {"max_num_seqs": [8]})[0]
+    report = run_point(point, read_requests(trace_file, UploadOptions())[1], {}, prices())
+    assert report["status"] == "does_not_fit"
+    assert "does not fit" in report["reason"] and "summary" not in report

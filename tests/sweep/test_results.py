@@ -1,0 +1,54 @@
+"""The Pareto frontier and the answer in words, on hand-made point reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servescope.sweep.results import answer, pareto
+
+SLOS = {"p99_ttft_ms": 1000.0}
+
+
+def _point(index: int, usd: float | None, goodput: float, ttft: float,
+           dominant: str | None = "kv_starvation", gpu_hours: float = 1.0) -> dict[str, Any]:
+    return {"index": index, "point": {"max_num_seqs": 8 * (index + 1)}, "status": "ok",
+            "cost": {"usd_per_m_output_tokens": usd, "gpu_hours": gpu_hours},
+            "request_goodput": goodput, "meets_slo": ttft <= SLOS["p99_ttft_ms"],
+            "slo": {"p99_ttft_ms": {"value": ttft, "target": 1000.0, "ok": ttft <= 1000.0}},
+            "diagnosis": {"dominant": dominant, "title": "KV cache starvation"}}
+
+
+def test_pareto_keeps_points_no_other_beats_on_cost_and_goodput() -> None:
+    points = [_point(0, 2.0, 5.0, 900),   # frontier: cheapest
+              _point(1, 3.0, 4.0, 900),   # dominated by 0 (dearer, less goodput)
+              _point(2, 4.0, 8.0, 500),   # frontier
+              _point(3, 4.0, 7.0, 500),   # same cost as 2, less goodput
+              _point(4, 9.0, 8.0, 400),   # same goodput as 2, dearer
+              {"index": 5, "point": {}, "status": "does_not_fit"}]
+    assert pareto(points) == [0, 2]
+
+
+def test_answer_names_the_cheapest_meeting_and_why_the_next_cheaper_fails() -> None:
+    points = [_point(0, 1.0, 1.0, 5000, "batch_slots"),
+              _point(1, 2.0, 2.0, 3000, "kv_starvation"),
+              _point(2, 3.0, 4.0, 800),
+              _point(3, 5.0, 4.5, 400)]
+    text = answer(points, SLOS)
+    assert text.startswith("Cheapest config meeting the SLOs: point 2 (max_num_seqs=24)")
+    assert "$3.000 per million output tokens" in text
+    assert "next cheaper one, point 1 (max_num_seqs=16)" in text
+    assert "p99_ttft_ms 3000.0 ms > 1000.0 ms" in text
+    assert "kv_starvation (KV cache starvation)" in text and "batch_slots" not in text
+
+
+def test_answer_when_nothing_meets_the_slos_or_the_cheapest_does() -> None:
+    failing = [_point(0, 1.0, 1.0, 5000), _point(1, 2.0, 3.0, 3000, "token_budget")]
+    assert answer(failing, SLOS).startswith("No config meets the SLOs. The highest goodput is "
+                                            "point 1")
+    assert "It is also the cheapest" in answer([_point(0, 1.0, 1.0, 10)], SLOS)
+
+
+def test_a_gpu_without_a_price_puts_every_point_in_gpu_hours() -> None:
+    points = [_point(0, None, 1.0, 10, gpu_hours=4.0), _point(1, 0.5, 1.0, 10, gpu_hours=2.0)]
+    assert pareto(points) == [1]  # fewer GPU-hours, same goodput; never "free"
+    assert "2.000 GPU-hours" in answer(points, SLOS)
