@@ -10,9 +10,11 @@ from collections.abc import AsyncIterator, Callable
 
 from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
+from prometheus_client import CollectorRegistry
 
+from servescope.api.metrics import HttpMetrics, SessionsCollector
 from servescope.api.registry import Registry
-from servescope.api.routes import diagnosis, pages, presets, sessions, traces, ws
+from servescope.api.routes import diagnosis, metrics, pages, presets, sessions, traces, ws
 from servescope.api.settings import Settings
 from servescope.api.store import Store
 
@@ -30,12 +32,15 @@ def create_app(settings: Settings | None = None,
         store = Store(settings.data_dir)
         registry = Registry(settings, store, clock)
         app.state.store, app.state.registry = store, registry
+        collector = SessionsCollector(registry)
+        app.state.metrics.register(collector)
         await registry.start_demo()
         reaper = asyncio.create_task(registry.reap_loop())
         try:
             yield
         finally:
             reaper.cancel()
+            app.state.metrics.unregister(collector)
             registry.close()
             store.close()
 
@@ -43,7 +48,8 @@ def create_app(settings: Settings | None = None,
                   description="A visual explorer of LLM serving-engine internals. "
                               "The WebSocket protocol is in docs/protocol.md.")
     app.state.settings = settings
-    for module in (pages, presets, sessions, traces, ws, diagnosis):
+    app.state.metrics = CollectorRegistry(auto_describe=False)
+    for module in (pages, presets, sessions, traces, ws, diagnosis, metrics):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=settings.frontend_dir / "static"), name="static")
     uplot = settings.node_modules / "uplot" / "dist"
@@ -60,4 +66,5 @@ def create_app(settings: Settings | None = None,
         response.headers.setdefault("Referrer-Policy", "same-origin")
         return response
 
+    app.middleware("http")(HttpMetrics(app.state.metrics).middleware)
     return app

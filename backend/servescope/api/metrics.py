@@ -1,0 +1,114 @@
+"""The server's Prometheus registry: vLLM's metrics of every session at its playback position
+(what its viewers see), the HTTP metrics vLLM's API server exports, and the count of
+sessions a scrape had to skip."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import CounterMetricFamily, Metric
+from starlette.requests import Request
+from starlette.responses import Response
+
+from servescope.api.registry import Registry
+from servescope.api.session import Session
+from servescope.observability.families import EngineView, Families, engine_samples, engine_view
+
+# vLLM's API server leaves these out of its HTTP metrics (prometheus-fastapi-instrumentator).
+UNCOUNTED = frozenset(("/metrics", "/healthz"))
+
+
+def public_label(session_id: str) -> str:
+    """The `session` label: a short digest, so a scrape never shows a session's id (which
+    grants control of it); the session's description lists it as `metrics_label`."""
+    return hashlib.sha256(f"servescope-session:{session_id}".encode()).hexdigest()[:12]
+
+
+def model_name(config: dict[str, Any]) -> str:
+    """vLLM's served_model_name defaults to the --model it serves."""
+    return str(config.get("model") or "unknown")
+
+
+class SessionsCollector:
+    """Collects every configured session's engines; views (with their histogram cursors)
+    are kept between scrapes and dropped with their session or configuration."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.views: dict[tuple[str, int], list[EngineView]] = {}
+        self.errors = 0
+
+    def collect(self) -> Iterator[Metric]:
+        families = Families()
+        live: set[tuple[str, int]] = set()
+        for session in list(self.registry.sessions.values()):
+            if session.built is None:
+                continue
+            key = (session.id, session.config_epoch)
+            live.add(key)
+            try:
+                views = self.views.get(key) or self._views(session)
+                self.views[key] = views
+                samples = [s for view, pos in zip(views, session.position, strict=True)
+                           for s in engine_samples(view, pos)]
+            except Exception:  # a session in a bad state must not fail the scrape
+                self.errors += 1
+                self.views.pop(key, None)
+                continue
+            families.put(samples)
+        for key in set(self.views) - live:
+            del self.views[key]
+        yield from families
+        errors = CounterMetricFamily("servescope_metrics_errors", "Sessions a scrape of "
+                                     "/metrics skipped because their state could not be read.")
+        errors.add_metric([], self.errors)
+        yield errors
+
+    @staticmethod
+    def _views(session: Session) -> list[EngineView]:
+        built = session.built
+        assert built is not None
+        label = public_label(session.id)
+        return [engine_view(t.meter, model_name(e["config"]), t.number, label, e["config"],
+                            max_model_len(e["config"], t.requests))
+                for t, e in zip(built.tracks, built.engines, strict=True)]
+
+
+def max_model_len(config: dict[str, Any], requests: list[dict[str, Any]]) -> int:
+    """The config's, else the longest request (what the pool was sized to hold)."""
+    if config.get("max_model_len"):
+        return int(config["max_model_len"])
+    return max((r["prompt_len"] + r["output_len"] for r in requests), default=1)
+
+
+class HttpMetrics:
+    """http_requests_total and http_request_duration_seconds, labelled as vLLM's are."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter("http_requests", "Total number of requests by method, status "
+                                "and handler.", ["method", "status", "handler"],
+                                registry=registry)
+        self.duration = Histogram("http_request_duration_seconds", "Latency with only few "
+                                  "buckets by handler.", ["method", "handler"],
+                                  buckets=(0.1, 0.5, 1.0), registry=registry)
+
+    async def middleware(self, request: Request,
+                         call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        start = time.perf_counter()
+        status = 500
+        try:
+            response = await call_next(request)
+            status = response.status_code
+            return response
+        finally:
+            route = request.scope.get("route")
+            handler = getattr(route, "path", None) or "none"
+            if handler not in UNCOUNTED:
+                self.requests.labels(request.method, f"{status // 100}xx", handler).inc()
+                self.duration.labels(request.method, handler).observe(
+                    time.perf_counter() - start)
+
