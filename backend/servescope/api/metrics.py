@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, Metric
@@ -16,7 +15,14 @@ from starlette.responses import Response
 
 from servescope.api.registry import Registry
 from servescope.api.session import Session
-from servescope.observability.families import EngineView, Families, engine_samples, engine_view
+from servescope.observability.families import (
+    EngineView,
+    Families,
+    engine_samples,
+    engine_view,
+    max_model_len,
+    model_name,
+)
 
 # vLLM's API server leaves these out of its HTTP metrics (prometheus-fastapi-instrumentator).
 UNCOUNTED = frozenset(("/metrics", "/healthz"))
@@ -26,11 +32,6 @@ def public_label(session_id: str) -> str:
     """The `session` label: a short digest, so a scrape never shows a session's id (which
     grants control of it); the session's description lists it as `metrics_label`."""
     return hashlib.sha256(f"servescope-session:{session_id}".encode()).hexdigest()[:12]
-
-
-def model_name(config: dict[str, Any]) -> str:
-    """vLLM's served_model_name defaults to the --model it serves."""
-    return str(config.get("model") or "unknown")
 
 
 class SessionsCollector:
@@ -76,13 +77,6 @@ class SessionsCollector:
         return [engine_view(t.meter, model_name(e["config"]), t.number, label, e["config"],
                             max_model_len(e["config"], t.requests))
                 for t, e in zip(built.tracks, built.engines, strict=True)]
-
-
-def max_model_len(config: dict[str, Any], requests: list[dict[str, Any]]) -> int:
-    """The config's, else the longest request (what the pool was sized to hold)."""
-    if config.get("max_model_len"):
-        return int(config["max_model_len"])
-    return max((r["prompt_len"] + r["output_len"] for r in requests), default=1)
 
 
 class HttpMetrics:

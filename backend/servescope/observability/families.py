@@ -44,6 +44,18 @@ class EngineView:
         return list(zip(les, counts, strict=True)), total
 
 
+def model_name(config: dict[str, Any]) -> str:
+    """vLLM's served_model_name defaults to the --model it serves."""
+    return str(config.get("model") or "unknown")
+
+
+def max_model_len(config: dict[str, Any], requests: Sequence[dict[str, Any]]) -> int:
+    """The config's, else the longest request (what the pool was sized to hold)."""
+    if config.get("max_model_len"):
+        return int(config["max_model_len"])
+    return max((r["prompt_len"] + r["output_len"] for r in requests), default=1)
+
+
 def engine_view(meter: Meter, model_name: str, engine: int, session: str,
                 config: dict[str, Any], max_model_len: int) -> EngineView:
     info = {"block_size": config.get("block_size"),
