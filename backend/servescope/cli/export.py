@@ -13,7 +13,6 @@ from servescope.cli._scenario import add_scenario_options, load_scenario
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from servescope.diagnosis_check import prepare
 from servescope.exports import (
     atomic_writer,
     bench_json,
@@ -25,6 +24,7 @@ from servescope.exports import (
 from servescope.observability.families import engine_view, max_model_len, model_name
 from servescope.observability.meter import Meter
 from servescope.observability.openmetrics import ExportError, default_epoch, openmetrics
+from servescope.scenarios.diagnosis_check import prepare
 
 HELP = "export a run as vllm-bench JSON, per-request CSV, a Perfetto trace or OpenMetrics"
 DESCRIPTION = ("Simulate a scenario and export it: `vllm bench serve`-compatible JSON "
