@@ -56,12 +56,17 @@ class _One:
 
 
 def openmetrics(view: EngineView, epoch_s: float, interval_s: float) -> Iterator[str]:
-    """The file as text chunks, one metric family at a time (all its samples in time order)."""
+    """The file as text chunks, one metric family at a time (all its samples in time order).
+    Bad options raise ExportError here, before the first chunk."""
     times = sample_times(view, interval_s)
+    return _chunks(view, [(round(epoch_s + t, 3), pos) for t, pos in times])
+
+
+def _chunks(view: EngineView, times: list[tuple[float, int]]) -> Iterator[str]:
     for k in range(len(TABLE)):
         families = Families(only=[k])
-        for t, pos in times:
-            families.put(engine_samples(view, pos, only=[k]), timestamp=round(epoch_s + t, 3))
+        for stamp, pos in times:
+            families.put(engine_samples(view, pos, only=[k]), timestamp=stamp)
         text = generate_latest(_One(families), escaping=ALLOWUTF8).decode()  # type: ignore[arg-type]
         yield text.removesuffix("# EOF\n")
     yield "# EOF\n"
