@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 
 from prometheus_client.openmetrics.exposition import ALLOWUTF8, generate_latest
+from prometheus_client.samples import Sample
 
 from servescope.observability.families import TABLE, EngineView, Families, engine_samples
 
@@ -67,6 +68,12 @@ def _chunks(view: EngineView, times: list[tuple[float, int]]) -> Iterator[str]:
         families = Families(only=[k])
         for stamp, pos in times:
             families.put(engine_samples(view, pos, only=[k]), timestamp=stamp)
+        for metric in families:  # OpenMetrics wants each series' points together, in order
+            metric.samples.sort(key=_series)
         text = generate_latest(_One(families), escaping=ALLOWUTF8).decode()  # type: ignore[arg-type]
         yield text.removesuffix("# EOF\n")
     yield "# EOF\n"
+
+
+def _series(sample: Sample) -> list[tuple[str, str]]:
+    return sorted((k, v) for k, v in sample.labels.items() if k != "le")
