@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 
+from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
 from prometheus_client.parser import text_string_to_metric_families
 from support.server import receive
@@ -203,3 +204,19 @@ def test_openmetrics_export_refuses_bad_sampling(client):
     r = client.get(base + "&interval_s=0.0000001")
     assert (r.status_code, r.json()["detail"]["field"]) == (400, "interval_s")
     assert client.get(base + "&epoch=-5").status_code == 422
+
+
+def test_the_metrics_writer_equals_prometheus_clients_generate_latest(client):
+    """/metrics writes the sessions' families itself (for speed): byte for byte what
+    prometheus-client's generate_latest writes for the same collector, mid-run and at rest."""
+    collector = client.app.state.sessions_metrics
+    other = client.post("/api/sessions", json={"configs": [{}, {"max_num_seqs": 4}]}).json()
+    with client.websocket_connect(f"/ws/sessions/{other['session_id']}") as ws:
+        ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": 60}))
+        while (msg := receive(ws))["type"] != "status" or msg["iters"][0] != 60:
+            pass
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    reference = generate_latest(registry).decode()
+    assert collector.text() == reference
+    assert 'engine="1"' in reference and 'le="2560.0"' in reference

@@ -32,15 +32,13 @@ def create_app(settings: Settings | None = None,
         store = Store(settings.data_dir)
         registry = Registry(settings, store, clock)
         app.state.store, app.state.registry = store, registry
-        collector = SessionsCollector(registry)
-        app.state.metrics.register(collector)
+        app.state.sessions_metrics = SessionsCollector(registry)
         await registry.start_demo()
         reaper = asyncio.create_task(registry.reap_loop())
         try:
             yield
         finally:
             reaper.cancel()
-            app.state.metrics.unregister(collector)
             registry.close()
             store.close()
 

@@ -8,7 +8,7 @@ import hashlib
 import time
 from collections.abc import Awaitable, Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, Metric
 from starlette.requests import Request
 from starlette.responses import Response
@@ -18,11 +18,13 @@ from servescope.api.session import Session
 from servescope.observability.families import (
     EngineView,
     Families,
+    Sample,
     engine_samples,
     engine_view,
     max_model_len,
     model_name,
 )
+from servescope.observability.text import render
 
 # vLLM's API server leaves these out of its HTTP metrics (prometheus-fastapi-instrumentator).
 UNCOUNTED = frozenset(("/metrics", "/healthz"))
@@ -43,8 +45,10 @@ class SessionsCollector:
         self.views: dict[tuple[str, int], list[EngineView]] = {}
         self.errors = 0
 
-    def collect(self) -> Iterator[Metric]:
-        families = Families()
+    def samples(self) -> list[Sample]:
+        """Every configured session's samples at its position; a session whose state cannot
+        be read adds none and is counted."""
+        out: list[Sample] = []
         live: set[tuple[str, int]] = set()
         for session in list(self.registry.sessions.values()):
             if session.built is None:
@@ -54,20 +58,32 @@ class SessionsCollector:
             try:
                 views = self.views.get(key) or self._views(session)
                 self.views[key] = views
-                samples = [s for view, pos in zip(views, session.position, strict=True)
-                           for s in engine_samples(view, pos)]
+                out += [s for view, pos in zip(views, session.position, strict=True)
+                        for s in engine_samples(view, pos)]
             except Exception:  # a session in a bad state must not fail the scrape
                 self.errors += 1
                 self.views.pop(key, None)
-                continue
-            families.put(samples)
         for key in set(self.views) - live:
             del self.views[key]
-        yield from families
+        return out
+
+    def errors_family(self) -> Metric:
         errors = CounterMetricFamily("servescope_metrics_errors", "Sessions a scrape of "
                                      "/metrics skipped because their state could not be read.")
         errors.add_metric([], self.errors)
-        yield errors
+        return errors
+
+    def collect(self) -> Iterator[Metric]:
+        """prometheus-client's collector protocol (the reference `text()` is checked on)."""
+        families = Families()
+        families.put(self.samples())
+        yield from families
+        yield self.errors_family()
+
+    def text(self) -> str:
+        """The Prometheus text format of `collect()`, written without building its objects."""
+        body = render(self.samples())
+        return body + generate_latest(_Only(self.errors_family())).decode()
 
     @staticmethod
     def _views(session: Session) -> list[EngineView]:
@@ -106,3 +122,11 @@ class HttpMetrics:
                 self.duration.labels(request.method, handler).observe(
                     time.perf_counter() - start)
 
+
+
+class _Only:
+    def __init__(self, metric: Metric) -> None:
+        self.metric = metric
+
+    def collect(self) -> Iterator[Metric]:
+        yield self.metric

@@ -32,6 +32,7 @@ class EngineView:
     max_model_len: int
     cache_info: dict[str, str]
     cursors: dict[str, HistogramCursor] = field(default_factory=dict)
+    les: dict[str, list[str]] = field(default_factory=dict)  # each histogram's `le` values
 
     def histogram(self, spec: V.Histogram, pos: int) -> tuple[list[tuple[str, float]], float]:
         cursor = self.cursors.get(spec.name)
@@ -39,9 +40,9 @@ class EngineView:
             buckets = spec.buckets or V.build_1_2_5_buckets(self.max_model_len)
             cursor = self.cursors[spec.name] = HistogramCursor(
                 self.meter, spec.observations, buckets)
+            self.les[spec.name] = [floatToGoString(b) for b in buckets] + ["+Inf"]
         counts, total, _ = cursor.at(pos)
-        les = [floatToGoString(b) for b in cursor.buckets] + ["+Inf"]
-        return list(zip(les, counts, strict=True)), total
+        return list(zip(self.les[spec.name], counts, strict=True)), total
 
 
 def model_name(config: dict[str, Any]) -> str:
@@ -68,42 +69,38 @@ def engine_view(meter: Meter, model_name: str, engine: int, session: str,
 
 
 Sample = tuple[int, list[str], tuple[Any, ...]]  # (family index, label values, add args)
-Filler = Callable[[EngineView, int], Iterable[tuple[list[str], tuple[Any, ...]]]]
-
-
-def _plain(value: Callable[[EngineView, int], float]) -> Filler:
-    return lambda view, pos: [(list(view.labels), (value(view, pos),))]
+Rows = list[tuple[list[str], tuple[Any, ...]]]
+Filler = Callable[[EngineView, int, dict[str, float]], Rows]  # (view, position, meter row)
 
 
 def _column(column: str | None) -> Filler:
     if column is None:
-        return _plain(lambda view, pos: 0.0)
-    return _plain(lambda view, pos: view.meter.row(pos)[column])
+        return lambda view, pos, row: [(list(view.labels), (0.0,))]
+    return lambda view, pos, row: [(list(view.labels), (row[column],))]
 
 
 def _histogram(spec: V.Histogram) -> Filler:
-    return lambda view, pos: [(list(view.labels), view.histogram(spec, pos))]
+    return lambda view, pos, row: [(list(view.labels), view.histogram(spec, pos))]
 
 
-def _success(view: EngineView, pos: int) -> list[tuple[list[str], tuple[Any, ...]]]:
-    done = view.meter.row(pos)["request_success"]
+def _success(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
+    done = row["request_success"]
     return [([*view.labels, reason], (done if reason == V.FINISHED_REASON else 0.0,))
             for reason in V.FINISHED_REASONS]
 
 
-def _by_source(view: EngineView, pos: int) -> list[tuple[list[str], tuple[Any, ...]]]:
-    row = view.meter.row(pos)
+def _by_source(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
     return [([*view.labels, source], (row[column] if column else 0.0,))
             for source, column in V.PROMPT_SOURCES]
 
 
-def _waiting(view: EngineView, pos: int) -> list[tuple[list[str], tuple[Any, ...]]]:
+def _waiting(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
     # No LoRA budget or KV transfer holds a request back here: every wait is for capacity.
-    waiting = view.meter.row(pos)["num_requests_waiting"]
+    waiting = row["num_requests_waiting"]
     return [([*view.labels, "capacity"], (waiting,)), ([*view.labels, "deferred"], (0.0,))]
 
 
-def _cache_info(view: EngineView, pos: int) -> list[tuple[list[str], tuple[Any, ...]]]:
+def _cache_info(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
     return [([*(view.cache_info[k] for k in CACHE_INFO_KEYS), view.labels[1], view.labels[2]],
              (1.0,))]
 
@@ -143,8 +140,9 @@ def engine_samples(view: EngineView, pos: int, only: Sequence[int] | None = None
     """Every sample of one engine after record `pos`; computed whole before any is added,
     so an engine in a bad state adds nothing."""
     out: list[Sample] = []
+    row = view.meter.row(pos)
     for k in (range(len(TABLE)) if only is None else only):
-        out += [(k, labels, args) for labels, args in TABLE[k][1](view, pos)]
+        out += [(k, labels, args) for labels, args in TABLE[k][1](view, pos, row)]
     return out
 
 

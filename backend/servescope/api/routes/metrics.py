@@ -1,4 +1,5 @@
-"""GET /metrics: vLLM's Prometheus metrics of every session, in the Prometheus text format."""
+"""GET /metrics: vLLM's Prometheus metrics of every session, then the server's own (HTTP),
+in the Prometheus text format."""
 
 from __future__ import annotations
 
@@ -11,4 +12,6 @@ router = APIRouter(tags=["metrics"])
 @router.get("/metrics", include_in_schema=False)
 async def metrics(request: Request) -> Response:
     # On the event loop, not a worker thread: no track advances while the scrape reads it.
-    return Response(generate_latest(request.app.state.metrics), media_type=CONTENT_TYPE_LATEST)
+    state = request.app.state
+    body = state.sessions_metrics.text().encode() + generate_latest(state.metrics)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)
