@@ -220,3 +220,8 @@ def test_the_metrics_writer_equals_prometheus_clients_generate_latest(client):
     reference = generate_latest(registry).decode()
     assert collector.text() == reference
     assert 'engine="1"' in reference and 'le="2560.0"' in reference
+    families = {f.name: f for f in text_string_to_metric_families(reference)}
+    info = {(s.labels["session"], s.labels["engine"]): s.labels
+            for s in families["servescope_session_info"].samples}
+    assert info[(other["metrics_label"], "1")]["engine_label"] == "max_num_seqs=4"
+    assert {i["source"] for i in info.values()} == {"simulated"}

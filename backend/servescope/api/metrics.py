@@ -9,7 +9,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -67,23 +67,34 @@ class SessionsCollector:
             del self.views[key]
         return out
 
-    def errors_family(self) -> Metric:
+    def own_families(self) -> list[Metric]:
+        """What each session's series are (simulated or replayed), and the skipped count."""
+        info = GaugeMetricFamily("servescope_session_info", "A ServeScope session's engine: "
+                                 "its source (simulated or replayed) and its config label.",
+                                 labels=["session", "engine", "source", "engine_label"])
+        for (sid, _), views in sorted(self.views.items()):
+            session = self.registry.get(sid)
+            if session is None or session.built is None:
+                continue
+            for view, engine in zip(views, session.built.engines, strict=False):
+                info.add_metric([view.labels[2], view.labels[1], session.built.source,
+                                 str(engine["label"])], 1.0)
         errors = CounterMetricFamily("servescope_metrics_errors", "Sessions a scrape of "
                                      "/metrics skipped because their state could not be read.")
         errors.add_metric([], self.errors)
-        return errors
+        return [info, errors]
 
     def collect(self) -> Iterator[Metric]:
         """prometheus-client's collector protocol (the reference `text()` is checked on)."""
         families = Families()
         families.put(self.samples())
         yield from families
-        yield self.errors_family()
+        yield from self.own_families()
 
     def text(self) -> str:
         """The Prometheus text format of `collect()`, written without building its objects."""
         body = render(self.samples())
-        return body + generate_latest(_Only(self.errors_family())).decode()
+        return body + generate_latest(_Own(self.own_families())).decode()
 
     @staticmethod
     def _views(session: Session) -> list[EngineView]:
@@ -124,9 +135,9 @@ class HttpMetrics:
 
 
 
-class _Only:
-    def __init__(self, metric: Metric) -> None:
-        self.metric = metric
+class _Own:
+    def __init__(self, metrics: list[Metric]) -> None:
+        self.metrics = metrics
 
     def collect(self) -> Iterator[Metric]:
-        yield self.metric
+        return iter(self.metrics)
