@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     outputs = (args.bench, args.csv, args.trace, args.openmetrics)
     if not any(outputs):
         raise CliError("name at least one of --bench, --csv, --trace, --openmetrics")
+    if not args.interval_s > 0:
+        raise CliError("--interval-s: interval_s must be > 0")
     config, specs = load_scenario(args)
     config, step_time = prepare(config)
     engine = Engine(config, specs, step_time)
