@@ -1,6 +1,6 @@
-"""The server's Prometheus registry: vLLM's metrics of every session at its playback position
-(what its viewers see), the HTTP metrics vLLM's API server exports, and the count of
-sessions a scrape had to skip."""
+"""What GET /metrics serves: vLLM's metrics of every session at its playback position (what its
+viewers see), which engines are simulated or replayed, the count of sessions a scrape had to
+skip, and the HTTP metrics vLLM's API server exports."""
 
 from __future__ import annotations
 
