@@ -14,8 +14,9 @@ BELOW = {
     "capture": {"core", "traces"},
     "vllm_import": {"core"},
     "scenarios": {"core", "traces"},
-    "api": {"core", "traces", "scenarios", "vllm_import"},
-    "cli": {"core", "traces", "scenarios", "vllm_import", "capture", "api"},
+    "observability": set(),
+    "api": {"core", "traces", "scenarios", "vllm_import", "observability"},
+    "cli": {"core", "traces", "scenarios", "vllm_import", "capture", "api", "observability"},
 }
 ROOT_MODULES = {"__init__", "exports"}
 
