@@ -10,14 +10,14 @@ NODE_STAMP := node_modules/.package-lock.json
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-vllm screenshots install lint typecheck pytest node-test chromium venv-support clean
+.PHONY: run test test-vllm screenshots install lint typecheck pytest node-test chromium prometheus venv-support clean
 
 run: install
 	$(BIN)/servescope serve --host $(HOST) --port $(PORT)
 
 install: $(PY_STAMP) $(NODE_STAMP)
 
-test: install chromium
+test: install chromium prometheus
 	$(BIN)/ruff check backend tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
@@ -56,6 +56,11 @@ $(NODE_STAMP): package.json package-lock.json
 # The browser tests drive Debian's chromium through Playwright.
 chromium:
 	@test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium)
+
+# The metrics tests scrape the server with Debian's Prometheus and backfill with its promtool.
+prometheus:
+	@test -x /usr/bin/prometheus -a -x /usr/bin/promtool || \
+	  (apt-get update && apt-get install -y --no-install-recommends prometheus)
 
 clean:
 	rm -rf $(VENV) node_modules

@@ -16,8 +16,10 @@ BELOW = {
     "vllm_import": {"core"},
     "scenarios": {"core", "traces"},
     "sweep": {"core", "traces", "scenarios"},
-    "api": {"core", "traces", "scenarios", "vllm_import", "sweep"},
-    "cli": {"core", "traces", "scenarios", "vllm_import", "capture", "api", "sweep"},
+    "observability": set(),
+    "api": {"core", "traces", "scenarios", "vllm_import", "sweep", "observability"},
+    "cli": {"core", "traces", "scenarios", "vllm_import", "capture", "api", "sweep",
+            "observability"},
 }
 ROOT_MODULES = {"__init__", "exports"}
 

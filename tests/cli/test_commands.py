@@ -70,6 +70,26 @@ def test_export_writes_files_the_readers_accept(tmp_path):
     assert len(csv_path.read_text().splitlines()) == 13
 
 
+def test_export_openmetrics_is_stamped_from_the_epoch_and_refuses_bad_options(tmp_path, capsys):
+    out = tmp_path / "run.om.txt"
+    assert main(["export", "--preset", "decode-floor", "--openmetrics", str(out), "--epoch",
+                 "2026-01-01T00:00:00Z", "--interval-s", "0.25", "--label", "what-if"]) == 0
+    text = out.read_text()
+    assert text.endswith("# EOF\n")
+    lines = [ln for ln in text.splitlines() if ln.startswith("vllm:num_requests_running{")]
+    assert 'session="what-if"' in lines[0]
+    stamps = [float(ln.rsplit(" ", 1)[1]) for ln in lines]
+    assert stamps[:2] == [1767225600.0, 1767225600.25] and stamps == sorted(stamps)
+    with pytest.raises(SystemExit):
+        main(["export", "--preset", "decode-floor", "--openmetrics", str(out), "--epoch",
+              "2026-01-01T00:00:00"])
+    assert "needs a time zone" in capsys.readouterr().err
+    assert main(["export", "--preset", "decode-floor", "--openmetrics", str(tmp_path / "x"),
+                 "--interval-s", "0"]) == 2
+    assert "--interval-s: interval_s must be > 0" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
 def test_every_command_module_is_bound_to_its_name_texts_and_run(capsys):
     from servescope.cli import COMMAND_MODULES, build_parser, import_vllm, sim
 

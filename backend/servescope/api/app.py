@@ -10,9 +10,20 @@ from collections.abc import AsyncIterator, Callable
 
 from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
+from prometheus_client import CollectorRegistry
 
+from servescope.api.metrics import HttpMetrics, SessionsCollector
 from servescope.api.registry import Registry
-from servescope.api.routes import diagnosis, pages, presets, sessions, sweeps, traces, ws
+from servescope.api.routes import (
+    diagnosis,
+    metrics,
+    pages,
+    presets,
+    sessions,
+    sweeps,
+    traces,
+    ws,
+)
 from servescope.api.settings import Settings
 from servescope.api.store import Store
 from servescope.api.sweeps import SweepJobs
@@ -32,6 +43,7 @@ def create_app(settings: Settings | None = None,
         registry = Registry(settings, store, clock)
         app.state.store, app.state.registry = store, registry
         app.state.sweeps = SweepJobs(settings.sweep_ray_address, settings.sweep_num_cpus)
+        app.state.sessions_metrics = SessionsCollector(registry)
         reaper = asyncio.create_task(registry.reap_loop())
         try:
             yield
@@ -46,6 +58,8 @@ def create_app(settings: Settings | None = None,
                               "The WebSocket protocol is in docs/protocol.md.")
     app.state.settings = settings
     for module in (pages, presets, sessions, traces, ws, diagnosis, sweeps):
+    app.state.metrics = CollectorRegistry(auto_describe=False)
+    for module in (pages, presets, sessions, traces, ws, diagnosis, metrics):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=settings.frontend_dir / "static"), name="static")
     uplot = settings.node_modules / "uplot" / "dist"
@@ -62,4 +76,5 @@ def create_app(settings: Settings | None = None,
         response.headers.setdefault("Referrer-Policy", "same-origin")
         return response
 
+    app.middleware("http")(HttpMetrics(app.state.metrics).middleware)
     return app

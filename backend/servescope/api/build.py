@@ -140,7 +140,8 @@ def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str
     given)."""
     if resolved.records is not None:
         return Track(k, replay_source(resolved.records), info, config.num_gpu_blocks or 0,
-                     settings.keyframe_interval, settings.max_records_per_session), config
+                     settings.keyframe_interval, settings.max_records_per_session,
+                     enable_prefix_caching=config.enable_prefix_caching), config
     try:
         engine = Engine(config, resolved.specs)
     except (ConfigError, KeyError, ValueError) as err:
@@ -149,6 +150,6 @@ def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str
     config = engine.config
     track = Track(k, engine_source(engine), info, config.num_gpu_blocks or 0,
                   settings.keyframe_interval, settings.max_records_per_session,
-                  summary=engine.summary)
+                  summary=engine.summary, enable_prefix_caching=config.enable_prefix_caching)
     track.engine = engine
     return track, config

@@ -1,5 +1,6 @@
 """Run results of a session for REST: descriptions, summaries (running the engines to the end)
-and exports (records as JSONL, `vllm bench serve` JSON, per-request CSV, Perfetto trace)."""
+and exports (records as JSONL, `vllm bench serve` JSON, per-request CSV, Perfetto trace,
+vLLM's metrics over the run as OpenMetrics)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from servescope import exports
+from servescope.api.metrics import public_label
 from servescope.api.session import Session, SessionError
 from servescope.api.track import Track
 from servescope.core.config import EngineConfig
+from servescope.observability import openmetrics as om
+from servescope.observability.families import engine_view, max_model_len, model_name
 from servescope.traces.steps_servescope import record_from_dict
 
-FORMATS = ("jsonl", "bench", "csv", "perfetto")
+FORMATS = ("jsonl", "bench", "csv", "perfetto", "openmetrics")
 
 
 def describe(session: Session, with_token: bool = False) -> dict[str, Any]:
@@ -27,6 +31,7 @@ def describe(session: Session, with_token: bool = False) -> dict[str, Any]:
         "engines": b.engines if b else [], "num_requests": len(json.loads(b.requests_text))
         if b else 0, "ws_path": f"/ws/sessions/{session.id}",
         "follow_url": f"/?session={session.id}&follow=1",
+        "metrics_label": public_label(session.id),
     }
     if with_token:
         out.update(token=session.token, ws_path=f"/ws/sessions/{session.id}?token={session.token}",
@@ -47,14 +52,18 @@ async def summaries(session: Session) -> list[dict[str, Any]]:
             for t in tracks]
 
 
-async def export(session: Session, engine: int, fmt: str) -> tuple[str, Iterator[str]]:
-    """(media type, text chunks) of one engine's run in the given format."""
+async def export(session: Session, engine: int, fmt: str, epoch_s: float | None = None,
+                 interval_s: float = 1.0) -> tuple[str, Iterator[str]]:
+    """(media type, text chunks) of one engine's run in the given format; `epoch_s` and
+    `interval_s` place and sample the OpenMetrics one."""
     if fmt not in FORMATS:
         raise SessionError(f"format must be one of {', '.join(FORMATS)}", "format")
     (track,) = await finish(session, engine)
     if fmt == "jsonl":
         return "application/x-ndjson", (json.dumps(r, separators=(",", ":")) + "\n"
                                         for r in track.records())
+    if fmt == "openmetrics":
+        return om.MEDIA_TYPE, _openmetrics(session, track, epoch_s, interval_s)
     if fmt == "perfetto":
         records = [record_from_dict(r, k + 1) for k, r in enumerate(track.records())]
         # a step-clock workload has no arrival_s: its requests' tracks start at zero
@@ -76,3 +85,15 @@ def _track(session: Session, engine: int) -> Track:
         raise SessionError(f"engine must be 0..{len(session.tracks) - 1}", "engine", "not_found")
     track: Track = session.tracks[engine]
     return track
+
+
+def _openmetrics(session: Session, track: Track, epoch_s: float | None,
+                 interval_s: float) -> Iterator[str]:
+    config = session.built.engines[track.number]["config"] if session.built else {}
+    view = engine_view(track.meter, model_name(config), track.number, public_label(session.id),
+                       config, max_model_len(config, track.requests))
+    try:
+        return om.openmetrics(view, om.default_epoch(view) if epoch_s is None else epoch_s,
+                              interval_s)
+    except om.ExportError as err:
+        raise SessionError(str(err), err.field) from err

@@ -10,6 +10,7 @@ from typing import Any
 
 from servescope.api.serialize import StreamState, keyframe, normalize, pack, unpack
 from servescope.core.engine import Engine
+from servescope.observability.meter import Meter
 
 Source = Callable[[], dict[str, Any] | None]  # the next record as to_dict(), None at the end
 
@@ -33,7 +34,8 @@ def replay_source(records: list[dict[str, Any]]) -> Source:
 class Track:
     def __init__(self, number: int, source: Source, requests: list[dict[str, Any]],
                  num_gpu_blocks: int, keyframe_interval: int, max_records: int,
-                 summary: Callable[[], dict[str, Any]] | None = None) -> None:
+                 summary: Callable[[], dict[str, Any]] | None = None,
+                 enable_prefix_caching: bool = True) -> None:
         self.number = number
         self.source = source
         self.num_gpu_blocks = num_gpu_blocks
@@ -54,6 +56,7 @@ class Track:
         self.done = False
         self.summary: dict[str, Any] | None = None
         self.engine: Engine | None = None  # for per-request metrics; None for a replay
+        self.meter = Meter(requests, enable_prefix_caching)  # vLLM's metrics (GET /metrics)
 
     @property
     def head(self) -> int:
@@ -71,6 +74,7 @@ class Track:
             return False
         rec = normalize(rec)
         rec["iter"] = len(self.packed)  # the stream's own index, whatever a recording says
+        self.meter.observe(rec)
         text = dumps(pack(self.state, rec))
         self.packed.append(text)
         self.size.append(len(text))

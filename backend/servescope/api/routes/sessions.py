@@ -14,6 +14,7 @@ from servescope.api.build import BuildError
 from servescope.api.deps import RegistryDep, StoreDep
 from servescope.api.routes._lookup import BuiltSessionDep, found, http_error
 from servescope.api.session import SessionError
+from servescope.observability import openmetrics as om
 
 router = APIRouter(prefix="/api", tags=["sessions"])
 
@@ -58,13 +59,17 @@ async def summary(session: BuiltSessionDep) -> list[dict[str, Any]]:
 
 @router.get("/sessions/{session_id}/export")
 async def export(session: BuiltSessionDep,
-                 format: Annotated[str, Query(max_length=10)] = "jsonl",
-                 engine: Annotated[int, Query(ge=0, le=3)] = 0) -> StreamingResponse:
+                 format: Annotated[str, Query(max_length=12)] = "jsonl",
+                 engine: Annotated[int, Query(ge=0, le=3)] = 0,
+                 epoch: Annotated[float | None, Query(ge=0, le=1e11)] = None,
+                 interval_s: Annotated[float, Query(gt=0, le=3600)] = 1.0,
+                 ) -> StreamingResponse:
     try:
-        media, chunks = await runs.export(session, engine, format)
+        media, chunks = await runs.export(session, engine, format, epoch, interval_s)
     except SessionError as err:
         raise http_error(err) from err
-    ext = {"application/x-ndjson": "jsonl", "text/csv": "csv"}.get(media, "json")
+    ext = {"application/x-ndjson": "jsonl", "text/csv": "csv",
+           om.MEDIA_TYPE: "om.txt"}.get(media, "json")
     headers = {"Content-Disposition": f'attachment; filename="servescope-run.{ext}"'}
     return StreamingResponse(chunks, media_type=media, headers=headers)
 

@@ -1,17 +1,24 @@
 // Time series over the run's time with uPlot: output tokens/s, TTFT and ITL p50/p99 (rolling),
 // KV usage, queue depths and preemptions. Units on every axis; a line marks the cursor.
-// uPlot is passed in (the page imports it from the npm package the app serves).
+// uPlot is passed in (the page imports it from the npm package the app serves). `metrics`: the
+// vLLM Prometheus metrics each chart shows the same quantity as (its tooltip; docs/metrics.md).
 
 export const CHART_SPECS = [
   { key: "throughput", title: "Output tokens/s (rolling)", unit: "tokens/s",
+    metrics: ["vllm:generation_tokens_total"],
     series: [["output_tokens_per_s", "output tokens/s", "#0072b2"]] },
   { key: "ttft", title: "TTFT p50 / p99 (rolling)", unit: "ms",
+    metrics: ["vllm:time_to_first_token_seconds"],
     series: [["ttft_p50_ms", "TTFT p50", "#117733"], ["ttft_p99_ms", "TTFT p99", "#882255"]] },
   { key: "itl", title: "ITL p50 / p99 (rolling)", unit: "ms",
+    metrics: ["vllm:inter_token_latency_seconds"],
     series: [["itl_p50_ms", "ITL p50", "#44aa99"], ["itl_p99_ms", "ITL p99", "#cc6677"]] },
   { key: "kv", title: "KV cache usage", unit: "% of blocks", range: [0, 100],
+    metrics: ["vllm:kv_cache_usage_perc"],
     series: [["kv_usage_pct", "KV usage", "#332288"]] },
   { key: "queues", title: "Queues and preemptions", unit: "requests",
+    metrics: ["vllm:num_requests_running", "vllm:num_requests_waiting",
+      "vllm:num_preemptions_total"],
     series: [["num_running", "running", "#0072b2"], ["num_waiting", "waiting", "#e69f00"],
       ["num_preempted", "preempted", "#d55e00"], ["num_preemptions_total", "preemptions (total)",
         "#999933"]] },
@@ -55,6 +62,7 @@ export function createCharts(uPlot, container, theme, specs = CHART_SPECS, width
     const el = container.ownerDocument.createElement("div");
     el.className = "chart";
     el.dataset.chart = spec.key;
+    if (spec.metrics) el.title = metricsTooltip(spec);
     container.appendChild(el);
     const data = [[], ...spec.series.map(() => [])];
     const u = new uPlot({ ...options(spec, width, height, theme), plugins }, data, el);
@@ -69,6 +77,12 @@ export function createCharts(uPlot, container, theme, specs = CHART_SPECS, width
     resize: (w, h = height) => charts.forEach((c) => c.u.setSize({ width: w, height: h })),
     destroy: () => charts.forEach((c) => { c.u.destroy(); c.el.remove(); }),
   };
+}
+
+/** The tooltip naming the vLLM metrics a chart matches, as /metrics exports them. */
+export function metricsTooltip(spec) {
+  return `vLLM metric${spec.metrics.length > 1 ? "s" : ""}: ${spec.metrics.join(", ")} ` +
+    "(GET /metrics; docs/metrics.md)";
 }
 
 /** Which charts to give new data: all of the stale ones, or (`oneChart`, while a run plays)

@@ -1,0 +1,93 @@
+"""The meter folds a simulated run's records into vLLM's stats: checked after every step
+against the record itself, and at the end against the core's own per-request metrics and
+run summary (computed by the engine, not from records)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from servescope.api.serialize import normalize, request_info
+from servescope.core.engine import Engine
+from servescope.observability.meter import COUNTERS, HistogramCursor, Meter
+from servescope.scenarios.diagnosis_check import prepare
+from servescope.scenarios.presets import load_preset
+
+
+@pytest.fixture(scope="module")
+def run():
+    config, specs, _ = load_preset("kv-starvation")
+    config, step_time = prepare(config)
+    engine = Engine(config, specs, step_time)
+    meter = Meter(request_info(specs), config.enable_prefix_caching)
+    records = []
+    for record in engine.run():
+        rec = normalize(record.to_dict())
+        before = meter.row(meter.num_records - 1)
+        meter.observe(rec)
+        after = meter.row(meter.num_records - 1)
+        assert after["num_requests_running"] == len(rec["running"])
+        assert after["num_requests_waiting"] == len(rec["waiting"])
+        assert after["kv_cache_usage_perc"] == pytest.approx(rec["kv_usage"])
+        assert after["num_preemptions"] - before["num_preemptions"] == len(rec["preempted"])
+        sampled = sum(1 for e in rec["scheduled"] if e["sampled"])
+        assert after["generation_tokens"] - before["generation_tokens"] == sampled
+        assert all(after[c] >= before[c] for c in COUNTERS)
+        records.append(rec)
+    return engine, meter, records
+
+
+def test_the_last_row_equals_the_run_summary(run):
+    engine, meter, _ = run
+    summary = engine.summary()
+    last = meter.row(meter.num_records - 1)
+    assert summary["num_preemptions"] > 0  # the preset preempts: the counter is exercised
+    assert last["generation_tokens"] == summary["total_output_tokens"]
+    assert last["prompt_tokens"] == summary["total_input_tokens"]
+    assert last["request_success"] == summary["completed"]
+    assert last["num_preemptions"] == summary["num_preemptions"]
+    assert last["prompt_tokens_local_compute"] + last["prompt_tokens_local_cache_hit"] \
+        == summary["total_input_tokens"]
+    assert len(meter.obs_value["time_to_first_token"]) == summary["completed"]
+
+
+@pytest.mark.parametrize(("histogram", "key", "scale"), [
+    ("time_to_first_token", "ttft_ms", 1e-3), ("e2e_request_latency", "e2el_ms", 1e-3),
+    ("request_queue_time", "queue_ms", 1e-3), ("request_prompt_tokens", "prompt_len", 1),
+])
+def test_observations_match_the_cores_request_metrics(run, histogram, key, scale):
+    engine, meter, _ = run
+    expected = sorted(r[key] * scale for r in engine.request_metrics())
+    assert sorted(meter.obs_value[histogram]) == pytest.approx(expected, abs=1e-9)
+
+
+def test_inter_token_latencies_match_the_cores(run):
+    engine, meter, _ = run
+    expected = sorted(x / 1000 for r in engine.request_metrics() for x in r["itl_ms"])
+    assert sorted(meter.obs_value["inter_token_latency"]) == pytest.approx(expected, abs=1e-9)
+
+
+def test_a_cursor_moved_back_and_forth_counts_as_a_fresh_one(run):
+    _, meter, _ = run
+    buckets = [0.01, 0.1, 1.0, 10.0]
+    moved = HistogramCursor(meter, "time_to_first_token", buckets)
+    rng = random.Random(7)
+    for pos in [rng.randrange(-1, meter.num_records) for _ in range(40)] + [-1]:
+        fresh = HistogramCursor(meter, "time_to_first_token", buckets)
+        counts, total, n = moved.at(pos)
+        want_counts, want_total, want_n = fresh.at(pos)
+        assert (counts, n) == (want_counts, want_n)
+        assert total == pytest.approx(want_total)
+        values = np.array([v for v, it in zip(meter.obs_value["time_to_first_token"],
+                                               meter.obs_iter["time_to_first_token"],
+                                               strict=True) if it <= pos])
+        assert counts == [int((values <= b).sum()) for b in buckets] + [len(values)]
+
+
+def test_a_position_not_yet_folded_is_an_error(run):
+    _, meter, _ = run
+    with pytest.raises(IndexError):
+        meter.row(meter.num_records)
+    assert set(meter.row(-1).values()) == {0.0}
