@@ -53,12 +53,16 @@ def value(families, name, session, sample=None, **labels) -> float:
 
 
 def demo(client) -> dict:
-    sid = client.app.state.registry.demo_id
-    return client.get(f"/api/sessions/{sid}").json()
+    """The demo preset's session, made once per client (its POST answer carries the driver
+    token: ws_path drives it)."""
+    if not hasattr(client, "demo_session"):
+        client.demo_session = client.post("/api/sessions",
+                                          json={"workload": {"preset": "demo"}}).json()
+    return client.demo_session
 
 
 def seek_to_end(client, sid) -> None:
-    with client.websocket_connect(f"/ws/sessions/{sid}") as ws:
+    with client.websocket_connect(demo(client)["ws_path"]) as ws:
         ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": 10**7}))
         for _ in range(500):
             msg = receive(ws)
@@ -126,7 +130,7 @@ def test_gauges_follow_the_playback_position(client):
     records = [json.loads(line) for line in
                client.get(f"/api/sessions/{sid}/export?format=jsonl").text.splitlines()]
     for it in (3, 40, len(records) // 2):
-        with client.websocket_connect(f"/ws/sessions/{sid}") as ws:
+        with client.websocket_connect(session["ws_path"]) as ws:
             ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": it}))
             while (msg := receive(ws))["type"] != "status" or msg["iters"] != [it]:
                 pass
@@ -154,6 +158,7 @@ def test_a_session_in_a_bad_state_is_skipped_and_counted(client):
 
 
 def test_session_ids_never_appear_on_metrics(client):
+    demo(client)
     client.post("/api/sessions", json={})
     text = client.get("/metrics").text
     ids = list(client.app.state.registry.sessions)
@@ -212,7 +217,7 @@ def test_the_metrics_writer_equals_prometheus_clients_generate_latest(client):
     prometheus-client's generate_latest writes for the same collector, mid-run and at rest."""
     collector = client.app.state.sessions_metrics
     other = client.post("/api/sessions", json={"configs": [{}, {"max_num_seqs": 4}]}).json()
-    with client.websocket_connect(f"/ws/sessions/{other['session_id']}") as ws:
+    with client.websocket_connect(other["ws_path"]) as ws:
         ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": 60}))
         while (msg := receive(ws))["type"] != "status" or msg["iters"][0] != 60:
             pass

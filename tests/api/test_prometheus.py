@@ -66,7 +66,7 @@ def test_every_overview_panel_has_data_while_a_session_plays(server, tmp_path):
     prom = Prometheus(tmp_path / "prometheus", targets=[f"127.0.0.1:{server.port}"])
 
     async def main() -> list[str]:
-        async with Client(f"{server.ws_url}/ws/sessions/{sid}") as driver:
+        async with Client(server.ws_url + session["ws_path"]) as driver:
             await driver.until(lambda m: m["type"] == "status")
             await driver.send(type="play", speed=1.0)
             return await asyncio.to_thread(wait_for_every_panel, prom, server, sid)

@@ -57,9 +57,8 @@ def create_app(settings: Settings | None = None,
                   description="A visual explorer of LLM serving-engine internals. "
                               "The WebSocket protocol is in docs/protocol.md.")
     app.state.settings = settings
-    for module in (pages, presets, sessions, traces, ws, diagnosis, sweeps):
     app.state.metrics = CollectorRegistry(auto_describe=False)
-    for module in (pages, presets, sessions, traces, ws, diagnosis, metrics):
+    for module in (pages, presets, sessions, traces, ws, diagnosis, sweeps, metrics):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=settings.frontend_dir / "static"), name="static")
     uplot = settings.node_modules / "uplot" / "dist"
