@@ -76,7 +76,8 @@ def one_to_five(limit: int) -> list[float]:
 
 
 def test_every_vllm_name_with_its_type_labels_and_buckets(client):
-    families, session = scrape(client), demo(client)
+    session = demo(client)
+    families = scrape(client)
     label = session["metrics_label"]
     for name, (kind, buckets) in TYPES.items():
         assert families[name].type == kind, name
@@ -142,6 +143,7 @@ def test_gauges_follow_the_playback_position(client):
 
 
 def test_a_session_in_a_bad_state_is_skipped_and_counted(client):
+    demo(client)
     other = client.post("/api/sessions", json={}).json()
     registry = client.app.state.registry
     assert other["metrics_label"] in client.get("/metrics").text
