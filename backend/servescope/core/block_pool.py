@@ -40,12 +40,13 @@ class BlockPool:
 
     def get_new_blocks(self, n: int) -> list[int]:
         assert n <= len(self.free_queue), "caller must check num_free_blocks first"
-        blocks = []
-        for _ in range(n):
-            block, _ = self.free_queue.popitem(last=False)
-            self._evict(block)
-            self.ref_cnt[block] = 1
-            blocks.append(block)
+        pop = self.free_queue.popitem
+        blocks = [pop(last=False)[0] for _ in range(n)]
+        ref_cnt, block_hash = self.ref_cnt, self.block_hash
+        for block in blocks:
+            ref_cnt[block] = 1
+            if block_hash[block] is not None:
+                self._evict(block)
         return blocks
 
     def touch(self, blocks: Iterable[int]) -> None:
@@ -70,11 +71,20 @@ class BlockPool:
             if self.block_hash[block] is not None:
                 self.free_queue[block] = None
 
-    def cache_blocks(self, blocks: list[int], hashes: list[int], request_id: str) -> None:
+    def cache_blocks(self, blocks: list[int], hashes: list[int], request_id: str,
+                     emit: bool = True) -> None:
+        """Give full blocks their hashes; `emit=False` leaves the 'stored' event to the caller
+        (a decode run, whose records say which step stored what)."""
+        cached = self.cached
         for block, block_hash in zip(blocks, hashes, strict=True):
             self.block_hash[block] = block_hash
-            self.cached.setdefault(block_hash, {})[block] = None
-        self.events.append(BlockEvent("stored", tuple(blocks), request_id))
+            copies = cached.get(block_hash)
+            if copies is None:
+                cached[block_hash] = {block: None}
+            else:
+                copies[block] = None
+        if emit:
+            self.events.append(BlockEvent("stored", tuple(blocks), request_id))
 
     def lookup(self, block_hash: int) -> int | None:
         copies = self.cached.get(block_hash)

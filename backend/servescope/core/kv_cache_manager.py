@@ -6,9 +6,12 @@ tokens; blocks are taken on demand, with no lookahead.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
+
+import numpy as np
 
 from servescope.core.block_pool import BlockPool
+from servescope.core.decode_run import DecodeBlocks, periodic
 from servescope.core.prefix import BlockHasher
 from servescope.core.request import Request
 from servescope.core.running_batch import RunningBatch
@@ -140,6 +143,57 @@ class PagedKVCacheManager:
         self.pool.cache_blocks(table[done:num_full], hashes[done:num_full], request.id)
         self.num_cached_blocks[request.id] = num_full
 
+    def decode_steps_fit(self, start: np.ndarray, num_steps: int) -> int:
+        """How many of `num_steps` decode steps (row i at position start[i] + j at step j) the
+        free blocks cover, taking no block from the prefix cache's hits."""
+        bs = self.block_size
+        per_residue = np.bincount(start % bs, minlength=bs)
+        per_step = per_residue[(-np.arange(num_steps)) % bs]
+        return int(np.searchsorted(np.cumsum(per_step), self.pool.num_free_blocks, "right"))
+
+    def advance_decodes(self, requests: list[Request], start: np.ndarray,
+                        num_steps: int) -> DecodeBlocks:
+        """The blocks of `num_steps` decode steps (see decode_steps_fit, which must cover them):
+        taken from the free queue in (step, row) order, and the blocks those steps complete
+        cached. Their events come back as data for the run's records, not in the pool."""
+        bs = self.block_size
+        steps, rows = periodic((-start) % bs, bs, num_steps)
+        mark = len(self.pool.events)
+        blocks = self.pool.get_new_blocks(len(rows))
+        evicted = {event.block_ids[0] for event in self.pool.events[mark:]}
+        del self.pool.events[mark:]
+        tables = self.tables
+        for row, block in zip(rows.tolist(), blocks, strict=True):
+            tables[requests[row].id].append(block)
+        self.num_table_blocks += len(blocks)
+        stored: list[tuple[int, int, tuple[int, ...]]] = []
+        if self.enable_caching:
+            stored = self._cache_decoded(requests, start, num_steps)
+        return DecodeBlocks(steps, rows, blocks, evicted, stored)
+
+    def _cache_decoded(self, requests: list[Request], start: np.ndarray,
+                       num_steps: int) -> list[tuple[int, int, tuple[int, ...]]]:
+        """Cache what a run completes; the 'stored' event of each (step, row), in that order."""
+        bs = self.block_size
+        steps, rows = periodic((-(start + 1)) % bs, bs, num_steps)
+        stored: list[tuple[int, int, tuple[int, ...]]] = []
+        done = {}
+        for step, row in zip(steps.tolist(), rows.tolist(), strict=True):
+            request = requests[row]
+            first = done.get(row, self.num_cached_blocks.get(request.id, 0))
+            num_full = (int(start[row]) + step + 1) // bs
+            if num_full > first:
+                stored.append((step, row, tuple(self.tables[request.id][first:num_full])))
+                done[row] = num_full
+        for row, num_full in done.items():
+            request = requests[row]
+            first = self.num_cached_blocks.get(request.id, 0)
+            hashes = self.hasher.hashes(request, num_full)
+            self.pool.cache_blocks(self.tables[request.id][first:num_full],
+                                   hashes[first:num_full], request.id, emit=False)
+            self.num_cached_blocks[request.id] = num_full
+        return stored
+
     def reserve(self, request: Request, num_tokens: int) -> list[int] | None:
         """Blocks for `num_tokens` up front (static batching's padded shape)."""
         needed = self.blocks_needed(num_tokens)
@@ -156,7 +210,12 @@ class PagedKVCacheManager:
 
     def waste(self, running: RunningBatch) -> dict[str, int]:
         """Token slots by PagedAttention Fig. 2 category: only partial last blocks are wasted."""
-        internal = self.num_table_blocks * self.block_size - running.total_computed()
-        used = self.pool.num_usable_blocks - self.pool.num_free_blocks
-        return {"token_states": used * self.block_size - internal, "reserved": 0,
-                "internal_fragmentation": internal, "external_fragmentation": 0}
+        return self.waste_of(self.num_table_blocks, running.total_computed(),
+                             self.pool.num_free_blocks)
+
+    def waste_of(self, num_table_blocks: Any, num_computed: Any, num_free: Any) -> dict[str, Any]:
+        """waste() from its three counts: ints, or numpy arrays of them (one a step of a run)."""
+        internal = num_table_blocks * self.block_size - num_computed
+        used = self.pool.num_usable_blocks - num_free
+        return {"token_states": used * self.block_size - internal, "reserved": 0 * internal,
+                "internal_fragmentation": internal, "external_fragmentation": 0 * internal}
