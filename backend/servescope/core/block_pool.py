@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from servescope.core.records import BlockEvent
 
 NULL_BLOCK = 0
+BlockHash = int | tuple[int, str, int]  # see prefix.BlockHasher
 
 
 class BlockPool:
@@ -24,9 +25,9 @@ class BlockPool:
         self.num_gpu_blocks = num_gpu_blocks
         self.enable_caching = enable_caching
         self.ref_cnt = [0] * num_gpu_blocks
-        self.block_hash: list[int | None] = [None] * num_gpu_blocks
+        self.block_hash: list[BlockHash | None] = [None] * num_gpu_blocks
         self.free_queue: OrderedDict[int, None] = OrderedDict.fromkeys(range(1, num_gpu_blocks))
-        self.cached: dict[int, dict[int, None]] = {}  # hash -> block ids, first copy first
+        self.cached: dict[BlockHash, dict[int, None]] = {}  # hash -> block ids, first copy first
         self.events: list[BlockEvent] = []
         self.freed: list[int] = []
 
@@ -38,15 +39,28 @@ class BlockPool:
     def num_free_blocks(self) -> int:
         return len(self.free_queue)
 
-    def get_new_blocks(self, n: int) -> list[int]:
+    def get_new_blocks(self, n: int, evicted: list[int] | None = None) -> list[int]:
+        """Pop n blocks off the head; those that held a hash leave the prefix cache, with a
+        'removed' event each (or, given `evicted`, listed there for the caller to report)."""
         assert n <= len(self.free_queue), "caller must check num_free_blocks first"
         pop = self.free_queue.popitem
         blocks = [pop(last=False)[0] for _ in range(n)]
-        ref_cnt, block_hash = self.ref_cnt, self.block_hash
+        ref_cnt, block_hash, cached = self.ref_cnt, self.block_hash, self.cached
+        gone = []
         for block in blocks:
             ref_cnt[block] = 1
-            if block_hash[block] is not None:
-                self._evict(block)
+            old = block_hash[block]
+            if old is not None:
+                copies = cached[old]
+                del copies[block]
+                if not copies:
+                    del cached[old]
+                block_hash[block] = None
+                gone.append(block)
+        if evicted is not None:
+            evicted += gone
+        elif gone:
+            self.events += [BlockEvent("removed", (block,)) for block in gone]
         return blocks
 
     def touch(self, blocks: Iterable[int]) -> None:
@@ -71,7 +85,7 @@ class BlockPool:
             if self.block_hash[block] is not None:
                 self.free_queue[block] = None
 
-    def cache_blocks(self, blocks: list[int], hashes: list[int], request_id: str,
+    def cache_blocks(self, blocks: list[int], hashes: list[BlockHash], request_id: str,
                      emit: bool = True) -> None:
         """Give full blocks their hashes; `emit=False` leaves the 'stored' event to the caller
         (a decode run, whose records say which step stored what)."""
@@ -86,7 +100,7 @@ class BlockPool:
         if emit:
             self.events.append(BlockEvent("stored", tuple(blocks), request_id))
 
-    def lookup(self, block_hash: int) -> int | None:
+    def lookup(self, block_hash: BlockHash) -> int | None:
         copies = self.cached.get(block_hash)
         return next(iter(copies)) if copies else None
 
@@ -94,14 +108,3 @@ class BlockPool:
         events, freed = self.events, self.freed
         self.events, self.freed = [], []
         return events, freed
-
-    def _evict(self, block: int) -> None:
-        block_hash = self.block_hash[block]
-        if block_hash is None:
-            return
-        copies = self.cached[block_hash]
-        del copies[block]
-        if not copies:
-            del self.cached[block_hash]
-        self.block_hash[block] = None
-        self.events.append(BlockEvent("removed", (block,)))

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+
 from servescope.core import cost_model, metrics
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.decode_run import DecodeRun

@@ -158,10 +158,8 @@ class PagedKVCacheManager:
         cached. Their events come back as data for the run's records, not in the pool."""
         bs = self.block_size
         steps, rows = periodic((-start) % bs, bs, num_steps)
-        mark = len(self.pool.events)
-        blocks = self.pool.get_new_blocks(len(rows))
-        evicted = {event.block_ids[0] for event in self.pool.events[mark:]}
-        del self.pool.events[mark:]
+        evicted: list[int] = []
+        blocks = self.pool.get_new_blocks(len(rows), evicted)
         tables = self.tables
         for row, block in zip(rows.tolist(), blocks, strict=True):
             tables[requests[row].id].append(block)
@@ -169,29 +167,30 @@ class PagedKVCacheManager:
         stored: list[tuple[int, int, tuple[int, ...]]] = []
         if self.enable_caching:
             stored = self._cache_decoded(requests, start, num_steps)
-        return DecodeBlocks(steps, rows, blocks, evicted, stored)
+        return DecodeBlocks(steps, rows, blocks, set(evicted), stored)
 
     def _cache_decoded(self, requests: list[Request], start: np.ndarray,
                        num_steps: int) -> list[tuple[int, int, tuple[int, ...]]]:
         """Cache what a run completes; the 'stored' event of each (step, row), in that order."""
         bs = self.block_size
         steps, rows = periodic((-(start + 1)) % bs, bs, num_steps)
-        stored: list[tuple[int, int, tuple[int, ...]]] = []
-        done = {}
-        for step, row in zip(steps.tolist(), rows.tolist(), strict=True):
+        tables = [self.tables[request.id] for request in requests]
+        first_cached = np.array([self.num_cached_blocks.get(request.id, 0)
+                                 for request in requests], np.int64)
+        num_full = (start[rows] + steps + 1) // bs
+        # a row's first completion stores what it has not stored yet, each later one a block
+        first = np.maximum(np.where(steps < bs, 0, num_full - 1), first_cached[rows])
+        keep = num_full > first
+        stored = [(step, row, tuple(tables[row][lo:hi])) for step, row, lo, hi in zip(
+            steps[keep].tolist(), rows[keep].tolist(), first[keep].tolist(),
+            num_full[keep].tolist(), strict=True)]
+        done = {row: (int(start[row]) + num_steps) // bs for row in set(rows[keep].tolist())}
+        for row, end in done.items():
             request = requests[row]
-            first = done.get(row, self.num_cached_blocks.get(request.id, 0))
-            num_full = (int(start[row]) + step + 1) // bs
-            if num_full > first:
-                stored.append((step, row, tuple(self.tables[request.id][first:num_full])))
-                done[row] = num_full
-        for row, num_full in done.items():
-            request = requests[row]
-            first = self.num_cached_blocks.get(request.id, 0)
-            hashes = self.hasher.hashes(request, num_full)
-            self.pool.cache_blocks(self.tables[request.id][first:num_full],
-                                   hashes[first:num_full], request.id, emit=False)
-            self.num_cached_blocks[request.id] = num_full
+            lo = self.num_cached_blocks.get(request.id, 0)
+            hashes = self.hasher.hashes(request, end)
+            self.pool.cache_blocks(tables[row][lo:end], hashes[lo:end], request.id, emit=False)
+            self.num_cached_blocks[request.id] = end
         return stored
 
     def reserve(self, request: Request, num_tokens: int) -> list[int] | None:

@@ -113,6 +113,7 @@ class Scheduler:
                 del requests[request.id]
                 request.status = RequestStatus.FINISHED
                 self.kv.free(request)
+                request.block_hashes = []  # a finished request is never looked up again
             self.running.remove_many(finished)
         return finished
 
