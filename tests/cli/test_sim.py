@@ -85,10 +85,12 @@ def _sim_files(tmp_path: Path) -> list[str]:
 def test_sim_draws_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     import os
     import pty
+    import termios
 
     args = _sim_files(tmp_path)
     assert _run(*args).stderr == ""  # a pipe: no bar
     master, slave = pty.openpty()
+    termios.tcsetwinsize(slave, (24, 100))  # a terminal 100 columns wide
     try:
         done = subprocess.run([sys.executable, "-m", "servescope.cli", *args],
                               stdout=subprocess.PIPE, stderr=slave, timeout=120)
