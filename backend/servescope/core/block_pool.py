@@ -60,7 +60,8 @@ class BlockPool:
         if evicted is not None:
             evicted += gone
         elif gone:
-            self.events += [BlockEvent("removed", (block,)) for block in gone]
+            new = tuple.__new__  # BlockEvent's own __new__ costs a Python call per block
+            self.events += [new(BlockEvent, ("removed", (block,), None)) for block in gone]
         return blocks
 
     def touch(self, blocks: Iterable[int]) -> None:
@@ -76,14 +77,14 @@ class BlockPool:
         for block in ordered:
             ref_cnt[block] -= 1
         released = [b for b in ordered if ref_cnt[b] == 0 and b != NULL_BLOCK]
-        self.freed.extend(released)
-        unhashed = [b for b in released if self.block_hash[b] is None]
+        self.freed += released
+        block_hash, free_queue = self.block_hash, self.free_queue
+        unhashed = [b for b in released if block_hash[b] is None]
         for block in reversed(unhashed):
-            self.free_queue[block] = None
-            self.free_queue.move_to_end(block, last=False)
-        for block in released:
-            if self.block_hash[block] is not None:
-                self.free_queue[block] = None
+            free_queue[block] = None
+            free_queue.move_to_end(block, last=False)
+        if len(unhashed) < len(released):
+            free_queue.update(dict.fromkeys(b for b in released if block_hash[b] is not None))
 
     def cache_blocks(self, blocks: list[int], hashes: list[BlockHash], request_id: str,
                      emit: bool = True) -> None:
