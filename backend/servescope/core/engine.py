@@ -2,7 +2,8 @@
 
 Two clocks run together. The step clock counts loop steps and is what `arrival_step` refers to;
 the time clock advances by each step's priced time and is what `arrival_s` refers to. When
-nothing is runnable the clock the workload uses jumps to the next arrival.
+nothing is runnable the clock the workload uses jumps to the next arrival. advance() takes a
+quiet stretch of decode steps as one DecodeRun (fast-forward), whose records are the steps' own.
 """
 
 from __future__ import annotations
