@@ -27,7 +27,9 @@ class BlockPool:
         self.ref_cnt = [0] * num_gpu_blocks
         self.block_hash: list[BlockHash | None] = [None] * num_gpu_blocks
         self.free_queue: OrderedDict[int, None] = OrderedDict.fromkeys(range(1, num_gpu_blocks))
-        self.cached: dict[BlockHash, dict[int, None]] = {}  # hash -> block ids, first copy first
+        # hash -> its block, or its copies in order (a dict) once there are two: most hashes
+        # have one copy, which then costs no dict of its own
+        self.cached: dict[BlockHash, int | dict[int, None]] = {}
         self.events: list[BlockEvent] = []
         self.freed: list[int] = []
 
@@ -52,9 +54,12 @@ class BlockPool:
             old = block_hash[block]
             if old is not None:
                 copies = cached[old]
-                del copies[block]
-                if not copies:
+                if isinstance(copies, int):
                     del cached[old]
+                else:
+                    del copies[block]
+                    if len(copies) == 1:
+                        cached[old] = next(iter(copies))
                 block_hash[block] = None
                 gone.append(block)
         if evicted is not None:
@@ -84,7 +89,9 @@ class BlockPool:
             free_queue[block] = None
             free_queue.move_to_end(block, last=False)
         if len(unhashed) < len(released):
-            free_queue.update(dict.fromkeys(b for b in released if block_hash[b] is not None))
+            for block in released:
+                if block_hash[block] is not None:
+                    free_queue[block] = None
 
     def cache_blocks(self, blocks: list[int], hashes: list[BlockHash], request_id: str,
                      emit: bool = True) -> None:
@@ -95,15 +102,26 @@ class BlockPool:
             self.block_hash[block] = block_hash
             copies = cached.get(block_hash)
             if copies is None:
-                cached[block_hash] = {block: None}
+                cached[block_hash] = block
+            elif isinstance(copies, int):
+                cached[block_hash] = {copies: None, block: None}
             else:
                 copies[block] = None
         if emit:
             self.events.append(BlockEvent("stored", tuple(blocks), request_id))
 
     def lookup(self, block_hash: BlockHash) -> int | None:
+        """The first cached copy of this hash, or None."""
         copies = self.cached.get(block_hash)
-        return next(iter(copies)) if copies else None
+        if copies is None or isinstance(copies, int):
+            return copies
+        return next(iter(copies))
+
+    def copies(self, block_hash: BlockHash) -> list[int]:
+        copies = self.cached.get(block_hash)
+        if copies is None:
+            return []
+        return [copies] if isinstance(copies, int) else list(copies)
 
     def drain(self) -> tuple[list[BlockEvent], list[int]]:
         events, freed = self.events, self.freed
