@@ -21,12 +21,12 @@ from servescope.core.records import BlockEvent, ScheduledColumns, StepRecord
 def periodic(first: np.ndarray, period: int, num_steps: int) -> tuple[np.ndarray, np.ndarray]:
     """(steps, rows) with steps = first[row] + m * period < num_steps, ordered by step, then
     row: where each row reaches a block boundary during a run."""
-    counts = np.maximum(0, -(-(num_steps - first) // period))
-    rows = np.repeat(np.arange(len(first)), counts)
-    m = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-    steps = first[rows] + m * period
-    order = np.lexsort((rows, steps))
-    return steps[order], rows[order]
+    order = np.argsort(first, kind="stable")  # within a period: by first boundary, then row
+    repeats = -(-num_steps // period)
+    steps = (first[order] + period * np.arange(repeats)[:, None]).ravel()
+    rows = np.tile(order, repeats)
+    keep = steps < num_steps
+    return steps[keep], rows[keep]
 
 
 @dataclass

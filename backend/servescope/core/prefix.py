@@ -23,6 +23,9 @@ class BlockHasher:
         hashes = request.block_hashes
         if len(hashes) >= num_blocks:
             return hashes
+        if not request.spec.prefix:  # no shared segment: every block is the request's own
+            hashes.extend([(0, request.id, i) for i in range(len(hashes), num_blocks)])
+            return hashes
         ids, size = self._ids, self.block_size
         shared = min(sum(length for _, length in request.spec.prefix), request.prompt_len)
         while len(hashes) < num_blocks and len(hashes) * size < shared:
