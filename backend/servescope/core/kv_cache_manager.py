@@ -156,7 +156,7 @@ class PagedKVCacheManager:
 
     def decode_steps_fit(self, start: np.ndarray, num_steps: int) -> int:
         """How many of `num_steps` decode steps (row i at position start[i] + j at step j) the
-        free blocks cover, taking no block from the prefix cache's hits."""
+        free blocks cover: each block boundary a row reaches takes one free block."""
         bs = self.block_size
         per_residue = np.bincount(start % bs, minlength=bs)
         per_step = per_residue[(-np.arange(num_steps)) % bs]
