@@ -19,7 +19,7 @@ from servescope.core.request import RequestSpec
 from servescope.core.scheduler import policy_classes
 from servescope.core.step_time import decode_steps_ms
 
-POLICIES = tuple(policy_classes())  # the async scheduler too, once it is registered
+POLICIES = tuple(policy_classes())
 
 rows_st = st.lists(st.tuples(st.integers(1, 90), st.integers(1, 80), st.integers(0, 60),
                              st.sampled_from([(), (("sys", 32),), (("sys", 20),)]),
@@ -34,6 +34,7 @@ config_st = st.fixed_dictionaries({
     "max_num_batched_tokens": st.integers(96, 256),
     "enable_prefix_caching": st.booleans(),
     "static_batch_size": st.integers(1, 6),
+    "async_scheduling": st.booleans(),
 })
 
 
@@ -51,6 +52,7 @@ def _step_path(config: EngineConfig, specs: list[RequestSpec]) -> tuple[list[str
 def test_fast_forward_and_the_step_path_agree(config: dict, rows: list, time_clock: bool) -> None:
     if config["policy"] == "static" and config["scheduling_policy"] == "priority":
         config["scheduling_policy"] = "fcfs"
+    config["async_scheduling"] &= config["policy"] == "vllm-v1"
     cfg = EngineConfig.from_dict(config)
     specs = [RequestSpec(f"r{i}", p, o, prefix=pre, priority=prio,
                          **({"arrival_s": a * 0.013} if time_clock else {"arrival_step": a}))
@@ -138,3 +140,7 @@ def test_only_vllm_v1_fast_forwards() -> None:
         while (item := engine.advance()) is not None:
             items.append(item)
         assert any(isinstance(i, DecodeRun) for i in items) == (policy == "vllm-v1")
+    engine = Engine(EngineConfig.from_dict({"num_gpu_blocks": 64, "async_scheduling": True}),
+                    specs)
+    while (item := engine.advance()) is not None:
+        assert not isinstance(item, DecodeRun)  # its batch queue overlaps the steps

@@ -2,8 +2,9 @@
 
 Two clocks run together. The step clock counts loop steps and is what `arrival_step` refers to;
 the time clock advances by each step's priced time and is what `arrival_s` refers to. When
-nothing is runnable the clock the workload uses jumps to the next arrival. advance() takes a
-quiet stretch of decode steps as one DecodeRun (fast-forward), whose records are the steps' own.
+nothing is runnable the clock the workload uses jumps to the next arrival. Under
+`async_scheduling` the loop is core/batch_queue.py's (schedule N + 1, then update N). advance()
+takes a quiet stretch of decode steps as one DecodeRun (fast-forward), records the steps' own.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from servescope.core import cost_model, metrics
+from servescope.core.batch_queue import BatchQueue
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.decode_run import DecodeRun
 from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager, cdiv
@@ -24,6 +26,7 @@ from servescope.core.request import Request, RequestSpec, RequestStatus
 from servescope.core.scheduler import policy_classes
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
+from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
 from servescope.core.step_time import StepTimeFn, decode_steps_ms, placeholder_step_time_ms
 
 MIN_RUN_STEPS = 2  # a one-step run costs more than the step
@@ -37,6 +40,8 @@ def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
     else:
         kv = ContiguousKVCacheManager(num_gpu_blocks, config.block_size, config.allocator,
                                       config.max_model_len)
+    if config.async_scheduling:
+        return VllmV1AsyncScheduler(config, kv)
     return policy_classes()[config.policy](config, kv)
 
 
@@ -64,9 +69,11 @@ class Engine:
         self._num_arrived = 0
         self.waste_totals: dict[str, int] = {}
         self.step_end_s: list[float] = []  # end of each engine iteration, for token times
-        # quiet decode stretches as one DecodeRun (advance(), run()); the async scheduler and
-        # every policy but vLLM V1's take every step one by one
-        self.fast_forward = fast_forward and type(self.scheduler) is VllmV1Scheduler
+        self.batch_queue = BatchQueue(self) if config.async_scheduling else None
+        # quiet decode stretches as one DecodeRun (advance(), run()); async scheduling (its
+        # batch queue overlaps steps) and every policy but vLLM V1's go one step at a time
+        self.fast_forward = (fast_forward and self.batch_queue is None
+                             and type(self.scheduler) is VllmV1Scheduler)
 
     def _arrival_key(self, spec: RequestSpec) -> float:
         return float(spec.arrival_step or 0) if self.step_clock else (spec.arrival_s or 0.0)
@@ -103,6 +110,8 @@ class Engine:
         return self.step()
 
     def step(self) -> StepRecord | None:
+        if self.batch_queue is not None:
+            return self.batch_queue.step()
         if self.done:
             return None
         arrivals: list[str] = []
