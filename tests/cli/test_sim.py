@@ -71,3 +71,40 @@ def test_sim_from_a_recordings_header_makes_the_recorded_decisions(tmp_path: Pat
         assert done.returncode == 0, done.stderr
         _, ours = read_recording(out)
         assert first_difference(list(views(ours)), list(views(rows))) is None, name
+
+
+def _sim_files(tmp_path: Path) -> list[str]:
+    workload = [{"id": f"q{i}", "arrival_step": 2 * i, "prompt_len": 30, "output_len": 40}
+                for i in range(12)]
+    (tmp_path / "w.json").write_text(json.dumps(workload))
+    (tmp_path / "c.json").write_text(json.dumps({"block_size": 8, "num_gpu_blocks": 128}))
+    return ["sim", "--workload", str(tmp_path / "w.json"), "--config", str(tmp_path / "c.json"),
+            "--summary", str(tmp_path / "s.json")]
+
+
+def test_sim_draws_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    import os
+    import pty
+    import termios
+
+    args = _sim_files(tmp_path)
+    assert _run(*args).stderr == ""  # a pipe: no bar
+    master, slave = pty.openpty()
+    termios.tcsetwinsize(slave, (24, 100))  # a terminal 100 columns wide
+    try:
+        done = subprocess.run([sys.executable, "-m", "servescope.cli", *args],
+                              stdout=subprocess.PIPE, stderr=slave, timeout=120)
+        os.close(slave)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(master)
+    assert done.returncode == 0
+    assert b"simulating" in drawn and b"12/12" in drawn

@@ -30,7 +30,7 @@ config_st = st.fixed_dictionaries({
 def _serialized(config: EngineConfig, specs: list[RequestSpec], min_rows: int,
                 monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(vector_decode, "MIN_ROWS", min_rows)
-    engine = Engine(config, specs)
+    engine = Engine(config, specs, fast_forward=False)
     lines = []
     for record in engine.run():
         check_invariants(engine.scheduler, record)
@@ -64,5 +64,6 @@ def test_the_vector_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vector_decode, "schedule_chunk", spy)
     cfg = EngineConfig.from_dict({"block_size": 4, "num_gpu_blocks": 200,
                                   "enable_prefix_caching": False})
-    list(Engine(cfg, [RequestSpec(f"r{i}", 5, 30, arrival_step=0) for i in range(12)]).run())
+    specs = [RequestSpec(f"r{i}", 5, 30, arrival_step=0) for i in range(12)]
+    list(Engine(cfg, specs, fast_forward=False).run())
     assert sum(calls) > 12 * 20

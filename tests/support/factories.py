@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from servescope.core.config import EngineConfig
+from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
 from servescope.core.invariants import check_invariants
 from servescope.core.records import BlockTables, StepRecord
 from servescope.core.request import RequestSpec
+from servescope.core.step_time import StepTimeFn
 
 
 def make_config(**overrides: object) -> EngineConfig:
@@ -25,8 +28,9 @@ def make_requests(*lengths: tuple[int, int], arrival_step: int = 0) -> list[Requ
 
 def run_checked(config: EngineConfig, specs: Sequence[RequestSpec],
                 max_steps: int = 100_000) -> list[StepRecord]:
-    """Run to the end, checking every invariant after every step."""
-    engine = Engine(config, specs)
+    """Run to the end step by step, checking every invariant after every step; then again with
+    fast-forward, whose expanded records must be the same (see checked_fast_forward)."""
+    engine = Engine(config, specs, fast_forward=False)
     records = []
     tables = BlockTables()
     for record in engine.run():
@@ -39,7 +43,40 @@ def run_checked(config: EngineConfig, specs: Sequence[RequestSpec],
         assert len(records) < max_steps, "engine did not terminate"
     assert not engine.scheduler.running and not engine.scheduler.waiting
     assert not engine.kv.tables
+    fast, _ = checked_fast_forward(config, specs)
+    assert [serialized(r) for r in fast] == [serialized(r) for r in records]
     return records
+
+
+def checked_fast_forward(config: EngineConfig, specs: Sequence[RequestSpec],
+                         step_time: StepTimeFn | None = None,
+                         ) -> tuple[list[StepRecord], Engine]:
+    """Run with fast-forward through advance(): every expanded record folds into the block
+    tables and passes the record checks; the engine's state, which a decode run leaves at its
+    last step, passes every invariant against that last record."""
+    engine = Engine(config, specs, step_time)
+    records: list[StepRecord] = []
+    tables = BlockTables()
+    while (item := engine.advance()) is not None:
+        expanded = list(item.records()) if isinstance(item, DecodeRun) else [item]
+        if isinstance(item, DecodeRun):
+            assert len(expanded) == item.num_steps >= 2
+        for record in expanded:
+            tables.apply(record)
+            tables.after_update(record)
+            assert record.num_scheduled_tokens <= record.token_budget
+            assert len(record.running) <= record.max_num_seqs
+        check_invariants(engine.scheduler, expanded[-1])
+        assert _with_in_flight(engine, tables) == engine.kv.tables, (
+            "records do not fold into the block tables")
+        records += expanded
+    return records, engine
+
+
+def serialized(record: StepRecord) -> str:
+    """The record as the wire and the files carry it, plus its clock values' exact bits."""
+    return json.dumps([record.to_dict(), repr(record.time_s), repr(record.step_time_ms)],
+                      sort_keys=True)
 
 
 def _with_in_flight(engine: Engine, folded: BlockTables) -> dict[str, list[int]]:

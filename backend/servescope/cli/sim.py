@@ -8,9 +8,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from tqdm import tqdm
+
 from servescope.cli import CliError
 from servescope.cli._scenario import load_config, load_workload
 from servescope.core.config import ConfigError
+from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
@@ -50,12 +53,13 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as err:
         raise CliError(f"{args.config}: {err}") from err
     engine = Engine(config, specs, step_time)
-    records = _progress(engine.run(), len(specs), engine)
-    if args.out:
-        write_recording(args.out, header(config, specs, "simulated"), records)
-    else:
-        for _ in records:
-            pass
+    with _progress_bar(len(specs)) as bar:
+        items = _advance(engine, bar)
+        if args.out:  # decode runs expanded into their steps' records
+            write_recording(args.out, header(config, specs, "simulated"), _records(items))
+        else:  # a summary needs no records: runs stay compact
+            for _ in items:
+                pass
     summary = engine.summary()
     if args.summary:
         with atomic_writer(args.summary) as out:
@@ -90,16 +94,24 @@ def load_trace(args: argparse.Namespace) -> list[RequestSpec]:
         raise CliError(f"{args.trace}: {err.strerror}") from err
 
 
-def _progress(records: Iterator[StepRecord], total: int, engine: Engine) -> Iterator[StepRecord]:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        yield from records
-        return
-    for record in records:
-        if record.iter % 200 == 0:
-            done = len(engine.done_requests)
-            bar = "#" * (30 * done // max(total, 1))
-            print(f"\r[{bar:<30}] {done}/{total} requests, step {record.step}",
-                  end="", file=sys.stderr)
-        yield record
-    print(file=sys.stderr)
+def _progress_bar(total: int) -> tqdm:
+    """Requests finished, on stderr, only when stderr is a terminal."""
+    return tqdm(total=total, unit="req", desc="simulating", disable=not sys.stderr.isatty(),
+                file=sys.stderr, mininterval=0.2)
+
+
+def _advance(engine: Engine, bar: tqdm) -> Iterator[StepRecord | DecodeRun]:
+    """The engine's steps and decode runs to the end, moving the bar as requests finish."""
+    while (item := engine.advance()) is not None:
+        done = len(engine.done_requests) + len(engine.rejected)
+        if done > bar.n:
+            bar.update(done - bar.n)
+        yield item
+
+
+def _records(items: Iterator[StepRecord | DecodeRun]) -> Iterator[StepRecord]:
+    for item in items:
+        if isinstance(item, DecodeRun):
+            yield from item.records()
+        else:
+            yield item

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from servescope.core.records import BlockEvent
 
 NULL_BLOCK = 0
+BlockHash = int | tuple[int, str, int]  # see prefix.BlockHasher
 
 
 class BlockPool:
@@ -24,9 +25,11 @@ class BlockPool:
         self.num_gpu_blocks = num_gpu_blocks
         self.enable_caching = enable_caching
         self.ref_cnt = [0] * num_gpu_blocks
-        self.block_hash: list[int | None] = [None] * num_gpu_blocks
+        self.block_hash: list[BlockHash | None] = [None] * num_gpu_blocks
         self.free_queue: OrderedDict[int, None] = OrderedDict.fromkeys(range(1, num_gpu_blocks))
-        self.cached: dict[int, dict[int, None]] = {}  # hash -> block ids, first copy first
+        # hash -> its block, or its copies in order (a dict) once there are two: most hashes
+        # have one copy, which then costs no dict of its own
+        self.cached: dict[BlockHash, int | dict[int, None]] = {}
         self.events: list[BlockEvent] = []
         self.freed: list[int] = []
 
@@ -38,14 +41,32 @@ class BlockPool:
     def num_free_blocks(self) -> int:
         return len(self.free_queue)
 
-    def get_new_blocks(self, n: int) -> list[int]:
+    def get_new_blocks(self, n: int, evicted: list[int] | None = None) -> list[int]:
+        """Pop n blocks off the head; those that held a hash leave the prefix cache, with a
+        'removed' event each (or, given `evicted`, listed there for the caller to report)."""
         assert n <= len(self.free_queue), "caller must check num_free_blocks first"
-        blocks = []
-        for _ in range(n):
-            block, _ = self.free_queue.popitem(last=False)
-            self._evict(block)
-            self.ref_cnt[block] = 1
-            blocks.append(block)
+        pop = self.free_queue.popitem
+        blocks = [pop(last=False)[0] for _ in range(n)]
+        ref_cnt, block_hash, cached = self.ref_cnt, self.block_hash, self.cached
+        gone = []
+        for block in blocks:
+            ref_cnt[block] = 1
+            old = block_hash[block]
+            if old is not None:
+                copies = cached[old]
+                if isinstance(copies, int):
+                    del cached[old]
+                else:
+                    del copies[block]
+                    if len(copies) == 1:
+                        cached[old] = next(iter(copies))
+                block_hash[block] = None
+                gone.append(block)
+        if evicted is not None:
+            evicted += gone
+        elif gone:
+            new = tuple.__new__  # BlockEvent's own __new__ costs a Python call per block
+            self.events += [new(BlockEvent, ("removed", (block,), None)) for block in gone]
         return blocks
 
     def touch(self, blocks: Iterable[int]) -> None:
@@ -61,37 +82,48 @@ class BlockPool:
         for block in ordered:
             ref_cnt[block] -= 1
         released = [b for b in ordered if ref_cnt[b] == 0 and b != NULL_BLOCK]
-        self.freed.extend(released)
-        unhashed = [b for b in released if self.block_hash[b] is None]
+        self.freed += released
+        block_hash, free_queue = self.block_hash, self.free_queue
+        unhashed = [b for b in released if block_hash[b] is None]
         for block in reversed(unhashed):
-            self.free_queue[block] = None
-            self.free_queue.move_to_end(block, last=False)
-        for block in released:
-            if self.block_hash[block] is not None:
-                self.free_queue[block] = None
+            free_queue[block] = None
+            free_queue.move_to_end(block, last=False)
+        if len(unhashed) < len(released):
+            for block in released:
+                if block_hash[block] is not None:
+                    free_queue[block] = None
 
-    def cache_blocks(self, blocks: list[int], hashes: list[int], request_id: str) -> None:
+    def cache_blocks(self, blocks: list[int], hashes: list[BlockHash], request_id: str,
+                     emit: bool = True) -> None:
+        """Give full blocks their hashes; `emit=False` leaves the 'stored' event to the caller
+        (a decode run, whose records say which step stored what)."""
+        cached = self.cached
         for block, block_hash in zip(blocks, hashes, strict=True):
             self.block_hash[block] = block_hash
-            self.cached.setdefault(block_hash, {})[block] = None
-        self.events.append(BlockEvent("stored", tuple(blocks), request_id))
+            copies = cached.get(block_hash)
+            if copies is None:
+                cached[block_hash] = block
+            elif isinstance(copies, int):
+                cached[block_hash] = {copies: None, block: None}
+            else:
+                copies[block] = None
+        if emit:
+            self.events.append(BlockEvent("stored", tuple(blocks), request_id))
 
-    def lookup(self, block_hash: int) -> int | None:
+    def lookup(self, block_hash: BlockHash) -> int | None:
+        """The first cached copy of this hash, or None."""
         copies = self.cached.get(block_hash)
-        return next(iter(copies)) if copies else None
+        if copies is None or isinstance(copies, int):
+            return copies
+        return next(iter(copies))
+
+    def copies(self, block_hash: BlockHash) -> list[int]:
+        copies = self.cached.get(block_hash)
+        if copies is None:
+            return []
+        return [copies] if isinstance(copies, int) else list(copies)
 
     def drain(self) -> tuple[list[BlockEvent], list[int]]:
         events, freed = self.events, self.freed
         self.events, self.freed = [], []
         return events, freed
-
-    def _evict(self, block: int) -> None:
-        block_hash = self.block_hash[block]
-        if block_hash is None:
-            return
-        copies = self.cached[block_hash]
-        del copies[block]
-        if not copies:
-            del self.cached[block_hash]
-        self.block_hash[block] = None
-        self.events.append(BlockEvent("removed", (block,)))

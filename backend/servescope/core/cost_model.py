@@ -195,21 +195,36 @@ def make_step_time(config: EngineConfig, calibration: Calibration | None = None)
     hw = resolve(config)
     if calibration is not None:
         hw = dataclasses.replace(hw, calibration=calibration)
-    k = coefficients(hw)
-    fast_kv = max(k.s_per_attention_pair, k.s_per_kv_token)
+    return RooflineStepTime(coefficients(hw))
 
-    def step_time_ms(num_scheduled: np.ndarray, num_context: np.ndarray) -> float:
-        num_requests = len(num_scheduled)
-        if num_requests == 0:
-            return 0.0
-        tokens = int(num_scheduled.sum())
+
+class RooflineStepTime:
+    """The roofline priced per step; `decode_steps_ms` prices a run of decode-only steps at once,
+    with the same floating-point operations in the same order (so the same bits)."""
+
+    def __init__(self, k: _Coefficients) -> None:
+        self.k = k
+        self.fast_kv = max(k.s_per_attention_pair, k.s_per_kv_token)
+
+    def _fixed_s(self, num_requests: int, tokens: int) -> float:
+        """Linear layers and LM head: everything before attention."""
+        k = self.k
         weights = k.s_dense_weights
         if k.s_per_expert:
             weights += k.s_per_expert * experts_touched(tokens, k.num_experts, k.experts_per_tok)
         seconds = max(tokens * k.s_per_linear_token, weights)
         seconds += max(num_requests * k.s_per_head_row, k.s_head_weights)
+        return seconds
+
+    def __call__(self, num_scheduled: np.ndarray, num_context: np.ndarray) -> float:
+        k = self.k
+        num_requests = len(num_scheduled)
+        if num_requests == 0:
+            return 0.0
+        tokens = int(num_scheduled.sum())
+        seconds = self._fixed_s(num_requests, tokens)
         if tokens == num_requests:  # all decodes: one query against context + 1 keys each
-            seconds += fast_kv * (float(num_context.sum()) + num_requests)
+            seconds += self.fast_kv * (float(num_context.sum()) + num_requests)
         else:
             n = num_scheduled.astype(np.float64)
             c = num_context.astype(np.float64)
@@ -221,7 +236,16 @@ def make_step_time(config: EngineConfig, calibration: Calibration | None = None)
         seconds += k.s_step + num_requests * k.s_per_request
         return seconds * 1000.0
 
-    return step_time_ms
+    def decode_steps_ms(self, num_requests: int, context_sums: np.ndarray) -> np.ndarray:
+        """Each step of `num_requests` one-token decodes whose contexts sum to context_sums[j]."""
+        k = self.k
+        seconds = self._fixed_s(num_requests, num_requests) + self.fast_kv * (
+            context_sums.astype(np.float64) + num_requests)
+        if k.s_allreduce_fixed:
+            seconds += k.s_allreduce_fixed + num_requests * k.s_allreduce_per_token
+        seconds += k.s_step + num_requests * k.s_per_request
+        out: np.ndarray = seconds * 1000.0
+        return out
 
 
 def decode_step_ms(config: EngineConfig, batch_size: int, context: int) -> float:

@@ -3,7 +3,8 @@
 Two clocks run together. The step clock counts loop steps and is what `arrival_step` refers to;
 the time clock advances by each step's priced time and is what `arrival_s` refers to. When
 nothing is runnable the clock the workload uses jumps to the next arrival. Under
-`async_scheduling` the loop is core/batch_queue.py's (schedule N + 1, then update N).
+`async_scheduling` the loop is core/batch_queue.py's (schedule N + 1, then update N). advance()
+takes a quiet stretch of decode steps as one DecodeRun (fast-forward), records the steps' own.
 """
 
 from __future__ import annotations
@@ -12,17 +13,23 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from servescope.core import cost_model, metrics
 from servescope.core.batch_queue import BatchQueue
 from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.decode_run import DecodeRun
 from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager, cdiv
 from servescope.core.kv_contiguous import ContiguousKVCacheManager
 from servescope.core.records import StepRecord
 from servescope.core.request import Request, RequestSpec, RequestStatus
 from servescope.core.scheduler import policy_classes
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
+from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
-from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
+from servescope.core.step_time import StepTimeFn, decode_steps_ms, placeholder_step_time_ms
+
+MIN_RUN_STEPS = 2  # a one-step run costs more than the step
 
 
 def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
@@ -40,7 +47,7 @@ def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
 
 class Engine:
     def __init__(self, config: EngineConfig, requests: Sequence[RequestSpec],
-                 step_time: StepTimeFn | None = None) -> None:
+                 step_time: StepTimeFn | None = None, fast_forward: bool = True) -> None:
         priced = config.model is not None and config.gpu is not None
         if priced:
             config = cost_model.with_derived_blocks(config)
@@ -63,6 +70,10 @@ class Engine:
         self.waste_totals: dict[str, int] = {}
         self.step_end_s: list[float] = []  # end of each engine iteration, for token times
         self.batch_queue = BatchQueue(self) if config.async_scheduling else None
+        # quiet decode stretches as one DecodeRun (advance(), run()); async scheduling (its
+        # batch queue overlaps steps) and every policy but vLLM V1's go one step at a time
+        self.fast_forward = (fast_forward and self.batch_queue is None
+                             and type(self.scheduler) is VllmV1Scheduler)
 
     def _arrival_key(self, spec: RequestSpec) -> float:
         return float(spec.arrival_step or 0) if self.step_clock else (spec.arrival_s or 0.0)
@@ -76,8 +87,27 @@ class Engine:
         return not self._pending and not self.scheduler.has_unfinished
 
     def run(self) -> Iterator[StepRecord]:
-        while (record := self.step()) is not None:
-            yield record
+        """Every step's record, decode runs expanded: the same stream as step() gives."""
+        while (item := self.advance()) is not None:
+            if isinstance(item, DecodeRun):
+                yield from item.records()
+            else:
+                yield item
+
+    def run_to_end(self) -> int:
+        """Simulate to the end without expanding decode runs (for a summary); the step count."""
+        num_steps = 0
+        while (item := self.advance()) is not None:
+            num_steps += item.num_steps if isinstance(item, DecodeRun) else 1
+        return num_steps
+
+    def advance(self) -> StepRecord | DecodeRun | None:
+        """The next step, or the quiet stretch of decode steps that starts here, as one run."""
+        if self.fast_forward and self.scheduler.running and not self.scheduler.waiting:
+            run = self._decode_run()
+            if run is not None:
+                return run
+        return self.step()
 
     def step(self) -> StepRecord | None:
         if self.batch_queue is not None:
@@ -109,6 +139,57 @@ class Engine:
         self.iter += 1
         self.time_s += step_time_ms / 1000.0
         return record
+
+    def _decode_run(self) -> DecodeRun | None:
+        """Quiet steps from here as one run: cut before the next arrival, ending at the first
+        finish or where the free blocks run out (the scheduler bounds those)."""
+        pending = self._pending[0] if self._pending else None
+        now = self.step_no if self.step_clock else self.time_s
+        if pending is not None and self._arrival_key(pending) <= now:
+            return None
+        num_steps = self.scheduler.quiet_decode_steps()
+        if pending is not None and self.step_clock:
+            num_steps = min(num_steps, (pending.arrival_step or 0) - self.step_no)
+        if num_steps < MIN_RUN_STEPS:
+            return None
+        running = self.scheduler.running
+        start = running.num_computed[:len(running)].copy()
+        step_ms = decode_steps_ms(self.step_time, start, num_steps)
+        clock = np.add.accumulate(np.concatenate(([self.time_s], step_ms / 1000.0)))
+        if pending is not None and not self.step_clock:  # it arrives at the first step it is due
+            num_steps = 1 + int(np.searchsorted(clock[1:num_steps], pending.arrival_s or 0.0))
+            if num_steps < MIN_RUN_STEPS:
+                return None
+        return self._apply_run(start, step_ms[:num_steps], clock[:num_steps + 1])
+
+    def _apply_run(self, start: np.ndarray, step_ms: np.ndarray, clock: np.ndarray) -> DecodeRun:
+        kv, scheduler, num_steps = self.kv, self.scheduler, len(step_ms)
+        ids, num_rows = tuple(scheduler.running.ids), len(start)
+        num_free, num_table = kv.num_free_blocks, kv.num_table_blocks
+        blocks, finished = scheduler.advance_decodes(num_steps, self.iter)
+        end_s = float(clock[-1])
+        self.step_end_s.extend(clock[1:].tolist())
+        for request in finished:
+            request.finish_time = end_s
+        self.done_requests.extend(finished)
+        events, freed = kv.pool.drain()
+        assert not events, "a decode run raises its events in its records"
+        taken = np.cumsum(np.bincount(blocks.steps, minlength=num_steps))
+        free = num_free - taken
+        free[-1] = kv.num_free_blocks
+        computed = int(start.sum()) + num_rows * np.arange(1, num_steps + 1)
+        assert isinstance(kv, PagedKVCacheManager)
+        waste = kv.waste_of(num_table + taken, computed, free)
+        for key, value in kv.waste(scheduler.running).items():  # the last step's, after finishing
+            waste[key][-1] = value
+            self.waste_totals[key] = self.waste_totals.get(key, 0) + int(waste[key].sum())
+        run = DecodeRun(self.step_no, self.iter, clock, step_ms, ids, start, blocks, free, waste,
+                        tuple(r.id for r in finished), tuple(freed), kv.pool.num_usable_blocks,
+                        self.config.max_num_batched_tokens, self.config.max_num_seqs)
+        self.step_no += num_steps
+        self.iter += num_steps
+        self.time_s = end_s
+        return run
 
     def summary(self) -> dict[str, Any]:
         return metrics.summarize(self.done_requests, self.time_s, self.rejected,

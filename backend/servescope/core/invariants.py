@@ -45,7 +45,9 @@ def check_invariants(scheduler: Scheduler, record: StepRecord) -> None:
         if on_demand and request in scheduler.running:
             needed = -(-request.num_computed_tokens // kv.block_size)
             _expect(held == needed, f"{request.id}: holds {held} blocks, on demand needs {needed}")
-    for block_hash, copies in pool.cached.items():
+    for block_hash in pool.cached:
+        copies = pool.copies(block_hash)
+        _expect(len(set(copies)) == len(copies), f"hash {block_hash!r} lists a block twice")
         for block in copies:
             _expect(pool.block_hash[block] == block_hash, f"cache map stale for block {block}")
 

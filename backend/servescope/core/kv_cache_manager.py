@@ -6,9 +6,12 @@ tokens; blocks are taken on demand, with no lookahead.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
+
+import numpy as np
 
 from servescope.core.block_pool import BlockPool
+from servescope.core.decode_run import DecodeBlocks, periodic
 from servescope.core.prefix import BlockHasher
 from servescope.core.request import Request
 from servescope.core.running_batch import RunningBatch
@@ -151,6 +154,56 @@ class PagedKVCacheManager:
         self.pool.cache_blocks(table[done:num_full], hashes[done:num_full], request.id)
         self.num_cached_blocks[request.id] = num_full
 
+    def decode_steps_fit(self, start: np.ndarray, num_steps: int) -> int:
+        """How many of `num_steps` decode steps (row i at position start[i] + j at step j) the
+        free blocks cover: each block boundary a row reaches takes one free block."""
+        bs = self.block_size
+        per_residue = np.bincount(start % bs, minlength=bs)
+        per_step = per_residue[(-np.arange(num_steps)) % bs]
+        return int(np.searchsorted(np.cumsum(per_step), self.pool.num_free_blocks, "right"))
+
+    def advance_decodes(self, requests: list[Request], start: np.ndarray,
+                        num_steps: int) -> DecodeBlocks:
+        """The blocks of `num_steps` decode steps (see decode_steps_fit, which must cover them):
+        taken from the free queue in (step, row) order, and the blocks those steps complete
+        cached. Their events come back as data for the run's records, not in the pool."""
+        bs = self.block_size
+        steps, rows = periodic((-start) % bs, bs, num_steps)
+        evicted: list[int] = []
+        blocks = self.pool.get_new_blocks(len(rows), evicted)
+        tables = self.tables
+        for row, block in zip(rows.tolist(), blocks, strict=True):
+            tables[requests[row].id].append(block)
+        self.num_table_blocks += len(blocks)
+        stored: list[tuple[int, int, tuple[int, ...]]] = []
+        if self.enable_caching:
+            stored = self._cache_decoded(requests, start, num_steps)
+        return DecodeBlocks(steps, rows, blocks, set(evicted), stored)
+
+    def _cache_decoded(self, requests: list[Request], start: np.ndarray,
+                       num_steps: int) -> list[tuple[int, int, tuple[int, ...]]]:
+        """Cache what a run completes; the 'stored' event of each (step, row), in that order."""
+        bs = self.block_size
+        steps, rows = periodic((-(start + 1)) % bs, bs, num_steps)
+        tables = [self.tables[request.id] for request in requests]
+        first_cached = np.array([self.num_cached_blocks.get(request.id, 0)
+                                 for request in requests], np.int64)
+        num_full = (start[rows] + steps + 1) // bs
+        # a row's first completion stores what it has not stored yet, each later one a block
+        first = np.maximum(np.where(steps < bs, 0, num_full - 1), first_cached[rows])
+        keep = num_full > first
+        stored = [(step, row, tuple(tables[row][lo:hi])) for step, row, lo, hi in zip(
+            steps[keep].tolist(), rows[keep].tolist(), first[keep].tolist(),
+            num_full[keep].tolist(), strict=True)]
+        done = {row: (int(start[row]) + num_steps) // bs for row in set(rows[keep].tolist())}
+        for row, end in done.items():
+            request = requests[row]
+            lo = self.num_cached_blocks.get(request.id, 0)
+            hashes = self.hasher.hashes(request, end)
+            self.pool.cache_blocks(tables[row][lo:end], hashes[lo:end], request.id, emit=False)
+            self.num_cached_blocks[request.id] = end
+        return stored
+
     def reserve(self, request: Request, num_tokens: int) -> list[int] | None:
         """Blocks for `num_tokens` up front (static batching's padded shape)."""
         needed = self.blocks_needed(num_tokens)
@@ -167,7 +220,12 @@ class PagedKVCacheManager:
 
     def waste(self, running: RunningBatch) -> dict[str, int]:
         """Token slots by PagedAttention Fig. 2 category: only partial last blocks are wasted."""
-        internal = self.num_table_blocks * self.block_size - running.total_computed()
-        used = self.pool.num_usable_blocks - self.pool.num_free_blocks
-        return {"token_states": used * self.block_size - internal, "reserved": 0,
-                "internal_fragmentation": internal, "external_fragmentation": 0}
+        return self.waste_of(self.num_table_blocks, running.total_computed(),
+                             self.pool.num_free_blocks)
+
+    def waste_of(self, num_table_blocks: Any, num_computed: Any, num_free: Any) -> dict[str, Any]:
+        """waste() from its three counts: ints, or numpy arrays of them (one a step of a run)."""
+        internal = num_table_blocks * self.block_size - num_computed
+        used = self.pool.num_usable_blocks - num_free
+        return {"token_states": used * self.block_size - internal, "reserved": 0 * internal,
+                "internal_fragmentation": internal, "external_fragmentation": 0 * internal}

@@ -7,6 +7,7 @@ so two requests share block i exactly when their first (i + 1) blocks hold the s
 
 from __future__ import annotations
 
+from servescope.core.block_pool import BlockHash
 from servescope.core.request import Request
 
 Piece = tuple[str, str, int, int]  # (kind, key, first offset, end offset)
@@ -15,16 +16,37 @@ Piece = tuple[str, str, int, int]  # (kind, key, first offset, end offset)
 class BlockHasher:
     def __init__(self, block_size: int) -> None:
         self.block_size = block_size
-        self._ids: dict[tuple[int, tuple[Piece, ...]], int] = {}
+        self._ids: dict[tuple[BlockHash, tuple[Piece, ...]], int] = {}
 
-    def hashes(self, request: Request, num_blocks: int) -> list[int]:
+    def hashes(self, request: Request, num_blocks: int) -> list[BlockHash]:
         """The hashes of the request's first `num_blocks` full blocks (extended lazily)."""
         hashes = request.block_hashes
-        while len(hashes) < num_blocks:
+        if len(hashes) >= num_blocks:
+            return hashes
+        if not request.spec.prefix:  # no shared segment: every block is the request's own
+            hashes.extend([(0, request.id, i) for i in range(len(hashes), num_blocks)])
+            return hashes
+        ids, size = self._ids, self.block_size
+        shared = min(sum(length for _, length in request.spec.prefix), request.prompt_len)
+        while len(hashes) < num_blocks and len(hashes) * size < shared:
             parent = hashes[-1] if hashes else 0
-            pieces = self._pieces(request, len(hashes))
-            hashes.append(self._ids.setdefault((parent, pieces), len(self._ids) + 1))
+            key = (parent, self._pieces(request, len(hashes)))
+            hashes.append(ids.setdefault(key, len(ids) + 1))
+        if len(hashes) >= num_blocks:
+            return hashes
+        # Past the shared segments a block holds only the request's own tokens: its key is
+        # (the last shared block's hash, request id, block index). It names the same chain of
+        # tokens the interned (parent, pieces) key would, and costs no interning.
+        base, rid = self.shared_base(hashes, shared), request.id
+        hashes.extend([(base, rid, index) for index in range(len(hashes), num_blocks)])
         return hashes
+
+    def shared_base(self, hashes: list[BlockHash], shared: int) -> int:
+        """The hash of the last block that holds shared-segment tokens (0: none)."""
+        index = -(-shared // self.block_size) - 1
+        value = hashes[index] if index >= 0 else 0
+        assert isinstance(value, int)
+        return value
 
     def _pieces(self, request: Request, index: int) -> tuple[Piece, ...]:
         start = index * self.block_size

@@ -6,6 +6,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from servescope.core.block_pool import BlockHash
+
 
 @dataclass(frozen=True)
 class RequestSpec:
@@ -65,7 +67,7 @@ class Request:
         self._slot = -1
         self.num_cached_tokens = -1  # prefix-cache hit found at first admission; -1 until then
         self.num_preemptions = 0
-        self.block_hashes: list[int] = []
+        self.block_hashes: list[BlockHash] = []
         self.arrival_time = arrival_time
         self.first_scheduled_time: float | None = None
         self.token_runs: list[tuple[int, int]] = []  # (first engine iteration, count)

@@ -115,16 +115,17 @@ class RunningBatch:
         request._batch = None
         request._slot = -1
 
-    def sample_chunk(self, lo: int, hi: int, iteration: int) -> list[Request]:
-        """One token for every slot in lo..hi-1; the requests that reached their output length."""
+    def sample_chunk(self, lo: int, hi: int, iteration: int, count: int = 1) -> list[Request]:
+        """One token for every slot in lo..hi-1 at each of `count` consecutive iterations from
+        `iteration`; the requests that reached their output length."""
         run_start, run_len = self.run_start[lo:hi], self.run_len[lo:hi]
         broken = np.flatnonzero(run_start + run_len != iteration)
         for slot in (broken + lo).tolist():
             self._close_run(slot)
             self.run_start[slot] = iteration
-        run_len += 1
+        run_len += count
         num_output = self.num_output[lo:hi]
-        num_output += 1
+        num_output += count
         done = np.flatnonzero(num_output >= self.output_len[lo:hi])
         return [self.requests[lo + i] for i in done.tolist()]
 

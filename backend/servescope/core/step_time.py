@@ -19,3 +19,17 @@ PLACEHOLDER_PER_TOKEN_MS = 0.02
 def placeholder_step_time_ms(num_scheduled: np.ndarray, num_context: np.ndarray) -> float:
     """Placeholder: 10 ms a step plus 0.02 ms per scheduled token; ignores the context."""
     return PLACEHOLDER_BASE_MS + PLACEHOLDER_PER_TOKEN_MS * float(num_scheduled.sum())
+
+
+def decode_steps_ms(step_time: StepTimeFn, start: np.ndarray, num_steps: int) -> np.ndarray:
+    """Step times of `num_steps` steps in which each row decodes one token, row i from
+    position start[i] + j at step j: one call when the function prices runs itself (the cost
+    model), else one call a step."""
+    num_requests = len(start)
+    context_sums = int(start.sum()) + num_requests * np.arange(num_steps, dtype=np.int64)
+    vector = getattr(step_time, "decode_steps_ms", None)
+    if vector is not None:
+        priced: np.ndarray = vector(num_requests, context_sums)
+        return priced
+    ones = np.ones(num_requests, np.int64)
+    return np.array([step_time(ones, start + j) for j in range(num_steps)], np.float64)

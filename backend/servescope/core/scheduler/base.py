@@ -8,7 +8,8 @@ from typing import ClassVar
 import numpy as np
 
 from servescope.core.config import EngineConfig
-from servescope.core.kv_cache_manager import KVCacheManager
+from servescope.core.decode_run import DecodeBlocks
+from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
 from servescope.core.records import ScheduledColumns, ScheduledEntry
 from servescope.core.request import Request, RequestStatus
 from servescope.core.running_batch import RunningBatch
@@ -87,7 +88,28 @@ class Scheduler:
 
     def update_from_output(self, output: SchedulerOutput, iteration: int) -> list[Request]:
         """Sample where a step reached the end of a sequence, free the finished requests."""
-        finished = self._sample(output, iteration)
+        return self._finish(self._sample(output, iteration))
+
+    def advance_decodes(self, num_steps: int, iteration: int) -> tuple[DecodeBlocks,
+                                                                          list[Request]]:
+        """Apply `num_steps` steps in which every running request decodes one token (the
+        engine checked with quiet_decode_steps that they are plain decodes): their blocks, their
+        tokens from engine iteration `iteration` on, and the requests the last step finishes."""
+        running, kv = self.running, self.kv
+        assert isinstance(kv, PagedKVCacheManager), "quiet_decode_steps allows paged KV only"
+        num_rows = len(running)
+        start = running.num_computed[:num_rows].copy()
+        blocks = kv.advance_decodes(running.requests, start, num_steps)
+        running.num_computed[:num_rows] += num_steps
+        return blocks, self._finish(running.sample_chunk(0, num_rows, iteration, num_steps))
+
+    def quiet_decode_steps(self) -> int:
+        """How many steps from now are plain decodes of the whole running batch that take no
+        more blocks than are free (0: this policy has no fast-forward, or the next step is not
+        quiet). The engine cuts the run where an arrival comes."""
+        return 0
+
+    def _finish(self, finished: list[Request]) -> list[Request]:
         self.released = [r.id for r in finished]
         if finished:
             requests = self.requests
@@ -95,6 +117,7 @@ class Scheduler:
                 del requests[request.id]
                 request.status = RequestStatus.FINISHED
                 self.kv.free(request)
+                request.block_hashes = []  # a finished request is never looked up again
             self.running.remove_many(finished)
         return finished
 

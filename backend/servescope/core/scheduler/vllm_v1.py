@@ -12,6 +12,7 @@ import bisect
 
 import numpy as np
 
+from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.records import ScheduledEntry
 from servescope.core.request import Request
 from servescope.core.scheduler import vector_decode
@@ -99,6 +100,18 @@ class VllmV1Scheduler(Scheduler):
                 break
             self._admit_head(output, num_computed, n, blocks)
             budget -= n
+
+    def quiet_decode_steps(self) -> int:
+        batch, kv, config = self.running, self.kv, self.config
+        num_rows = len(batch)
+        if (self.waiting or not num_rows or num_rows > config.max_num_batched_tokens
+                or not isinstance(kv, PagedKVCacheManager)):
+            return 0
+        if not vector_decode.plain_decode_mask(num_rows, batch.prompt_len, batch.num_output,
+                                               batch.num_computed).all():
+            return 0
+        left = int((batch.output_len[:num_rows] - batch.num_output[:num_rows]).min())
+        return kv.decode_steps_fit(batch.num_computed[:num_rows], left)
 
     def _vector_mask(self) -> np.ndarray | None:
         """Plain-decode rows, when this step can take the vector path at all."""
