@@ -21,14 +21,17 @@ class Settings:
     max_upload_bytes: int = 100 * 1024 * 1024
     max_sessions: int = 64
     max_viewers_per_session: int = 256
-    max_requests_per_session: int = 20_000
+    max_requests_per_session: int = 1_000_000
     max_records_per_session: int = 500_000
     session_idle_s: float = 1800.0
     max_fps: int = 60
     keyframe_interval: int = 64
     catch_up_records: int = 256  # a viewer further behind than this gets a keyframe instead
-    compute_budget_s: float = 0.008  # simulation time per playback tick before yielding
     max_message_bytes: int = 4 * 1024 * 1024
+    max_jobs: int = 2  # heavy REST jobs (exports, full diagnoses) running at once
+    job_timeout_s: float = 120.0  # a heavy job's answer comes within this, or a 503
+    max_export_bytes: int = 512 * 1024 * 1024  # an export stops (or is refused) past this
+    max_perfetto_records: int = 200_000  # a Perfetto trace is built whole: longer runs refused
     allowed_origins: tuple[str, ...] = ()  # besides the server's own host
 
     @classmethod
