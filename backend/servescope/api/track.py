@@ -66,6 +66,7 @@ class Track:
         self.on_progress: Callable[[], None] = lambda: None
         self._lock = threading.Lock()
         self._closed = False
+        self._stored = 0  # records committed (the thread's count; the loop reads head)
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -80,28 +81,31 @@ class Track:
     def _run(self, loop: asyncio.AbstractEventLoop) -> None:
         error: str | None = None
         summary: dict[str, Any] | None = None
-        count = 0
         try:
-            count = self._simulate(loop)
+            self._simulate(loop)
             summary = self._summary() if self._summary and not self._closed else {}
         except StorageError as err:
             error = str(err)
         except Exception as err:  # noqa: BLE001 - any failure is reported, not raised
-            error = (f"the simulation failed after {count} records: "
+            error = (f"the simulation failed after {self._stored} records: "
                      f"{type(err).__name__}: {err}")
         self._post(loop, None, True, error, summary)
         with self._lock:
-            self._thread = None
             if self._closed:
                 self.store.remove()
+            self._thread = None
 
-    def _simulate(self, loop: asyncio.AbstractEventLoop) -> int:
+    def _simulate(self, loop: asyncio.AbstractEventLoop) -> None:
         rows: list[tuple[int, int, float, float, str]] = []
         kfs: list[tuple[int, str]] = []
         last_kf, since_kf, flushed = -1, 0, time.monotonic()
         n = 0
         while not self._closed:
-            rec = self.source() if n < self.max_records else None
+            try:
+                rec = self.source() if n < self.max_records else None
+            except Exception:
+                self._flush(loop, rows, kfs)  # what came before the failure stays readable
+                raise
             if rec is None:
                 break
             rec = normalize(rec)
@@ -121,13 +125,14 @@ class Track:
             if len(rows) >= BATCH_RECORDS or time.monotonic() - flushed >= BATCH_S:
                 self._flush(loop, rows, kfs)
                 rows, kfs, flushed = [], [], time.monotonic()
-        if rows or kfs:
-            self._flush(loop, rows, kfs)
-        return n
+        self._flush(loop, rows, kfs)
 
     def _flush(self, loop: asyncio.AbstractEventLoop, rows: list[Any], kfs: list[Any]) -> None:
+        if not rows and not kfs:
+            return
         self.store.append(rows, kfs)
         if rows:
+            self._stored = rows[-1][0] + 1
             self._post(loop, rows[-1], False, None, None)
 
     def _post(self, loop: asyncio.AbstractEventLoop, row: Any, done: bool, error: str | None,

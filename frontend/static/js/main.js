@@ -19,6 +19,7 @@ import { caption } from "./state/caption.js";
 import { uploadStatus } from "./state/provenance.js";
 import { applyKeyframe } from "./state/keyframe.js";
 import { historyIndexAt } from "./state/select.js";
+import { applyProgress, scrubMax } from "./state/progress.js";
 import { appendRecord } from "./state/history.js";
 import { applyRecords, createPane, createStore, markDirty, onFrame, resetPane } from "./state/store.js";
 import { clampSpeed, formatScenario, nextSpeed, parseScenario } from "./state/url.js";
@@ -56,6 +57,10 @@ function handle(msg) {
   else if (msg.type === "step") applyRecords(store, i, msg.records ?? []);
   else if (msg.type === "keyframe") onKeyframe(i, msg);
   else if (msg.type === "status") onStatus(msg);
+  else if (msg.type === "progress") {
+    applyProgress(store.panes, msg);
+    markDirty(store, "controls");
+  }
   else if (msg.type === "done") {
     const pane = store.panes[i];
     if (pane) Object.assign(pane, { status: "done", summary: msg.summary ?? null });
@@ -172,7 +177,8 @@ function stepBy(n) {
 function seekIndex(index) {
   const p = lead();
   if (!p) return;
-  const step = p.history.cols.step[Math.min(index, p.history.length - 1)] ?? index;
+  if (index >= p.history.length) return send({ type: "seek", iter: index }); // simulated, not yet seen
+  const step = p.history.cols.step[index] ?? index;
   send({ type: "seek", step });
   scenario.step = step;
   updateUrl();
@@ -216,7 +222,7 @@ function onKey(ev) {
   if (a.type === "toggle") (store.panes.some((p) => p.playing) ? pause : play)();
   else if (a.type === "step") stepBy(a.n);
   else if (a.type === "seek") seekIndex(0);
-  else if (a.type === "seek_end") seekIndex((lead()?.history.length ?? 1) - 1);
+  else if (a.type === "seek_end") seekIndex(lead() ? scrubMax(lead()) : 0);
   else if (a.type === "speed") setSpeed(nextSpeed(scenario.speed, a.dir));
   else if (a.type === "view") setView(a.toggle && scenario.view === a.view ? "explore" : a.view);
   else if (a.type === "lesson") applyConfig({ ...scenario.config, ...a.mode.config });
