@@ -14,7 +14,7 @@ from servescope.api.store import Store
 from servescope.api.track import Track
 from servescope.core import metrics
 from servescope.core.config import EngineConfig
-from servescope.diagnosis_check import diagnose_records
+from servescope.scenarios.diagnosis_check import diagnose_records
 from servescope.traces.steps_servescope import record_from_dict
 
 
