@@ -31,6 +31,11 @@ async def diagnose_session(session: Session, store: Store, engine: int, check: b
     if not 0 <= first <= upto <= track.head:
         raise SessionError(f"the window must lie in 0..{track.head} with from_iter <= to_iter",
                            "from_iter")
+    cap = session.settings.max_diagnosis_records
+    if upto - first + 1 > cap:
+        raise SessionError(f"a diagnosis of {upto - first + 1} records is over this server's "
+                           f"max_diagnosis_records ({cap}): brush a window of the run "
+                           "(from_iter, to_iter) no longer than that", "to_iter", "too_large")
     config = EngineConfig.from_dict(built.engines[engine]["config"])
     resolved, _ = await resolve(built.workload, built.configs or [{}], store)
     out = await session.jobs.run("diagnosis", _diagnose, track, config, resolved.specs,

@@ -32,6 +32,7 @@ class Settings:
     job_timeout_s: float = 120.0  # a heavy job's answer comes within this, or a 503
     max_export_bytes: int = 512 * 1024 * 1024  # an export stops (or is refused) past this
     max_perfetto_records: int = 200_000  # a Perfetto trace is built whole: longer runs refused
+    max_diagnosis_records: int = 50_000  # a diagnosis holds its records: longer windows refused
     allowed_origins: tuple[str, ...] = ()  # besides the server's own host
 
     @classmethod

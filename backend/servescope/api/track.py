@@ -197,5 +197,9 @@ class Track:
         """Stop the simulation and delete the track's files (now, or when its thread ends)."""
         with self._lock:
             self._closed = True
-            if self._thread is None:
+            thread = self._thread
+            if thread is None:
                 self.store.remove()
+                return
+        if self.done:  # the thread has only its last lines left: let it remove the files now
+            thread.join(timeout=5)
