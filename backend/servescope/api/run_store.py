@@ -4,7 +4,7 @@ track's background simulation, read by the event loop (seek, frames) and by work
     data_dir/runs/<session>-<n>.sqlite3   records(iter, step, start_s, end_s, packed)
                                           keyframes(iter, msg)
 
-Why SQLite and not Arrow/Parquet (docs/architecture.md, "Simulate ahead"): a seek is one
+Why SQLite and not Arrow/Parquet (docs/protocol.md, "Simulating ahead"): a seek is one
 B-tree lookup on an indexed column (tens of microseconds, whatever the run's length), a frame
 is a range scan of `iter`, a batch of records is one transaction, readers in WAL mode see only
 committed batches while the writer appends, and memory is SQLite's page cache (bounded), not
