@@ -12,7 +12,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
 from servescope.api.registry import Registry
-from servescope.api.routes import diagnosis, pages, presets, sessions, traces, ws
+from servescope.api.routes import diagnosis, overview, pages, presets, sessions, traces, ws
 from servescope.api.settings import Settings
 from servescope.api.store import Store
 
@@ -43,7 +43,7 @@ def create_app(settings: Settings | None = None,
                   description="A visual explorer of LLM serving-engine internals. "
                               "The WebSocket protocol is in docs/protocol.md.")
     app.state.settings = settings
-    for module in (pages, presets, sessions, traces, ws, diagnosis):
+    for module in (pages, presets, sessions, traces, ws, diagnosis, overview):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=settings.frontend_dir / "static"), name="static")
     uplot = settings.node_modules / "uplot" / "dist"

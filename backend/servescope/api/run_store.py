@@ -1,7 +1,8 @@
 """One track's packed records and keyframes on disk (SQLite, WAL): written in batches by the
 track's background simulation, read by the event loop (seek, frames) and by workers (exports).
 
-    data_dir/runs/<session>-<n>.sqlite3   records(iter, step, start_s, end_s, packed)
+    data_dir/runs/<session>-<n>.sqlite3   records(iter, step, start_s, end_s, packed,
+                                                  + the overview's metrics columns)
                                           keyframes(iter, msg)
 
 Why SQLite and not Arrow/Parquet (docs/protocol.md, "Simulating ahead"): a seek is one
@@ -19,14 +20,19 @@ import errno
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 SCHEMA = """
 CREATE TABLE records (iter INTEGER PRIMARY KEY, step INTEGER NOT NULL, start_s REAL NOT NULL,
-                      end_s REAL NOT NULL, packed TEXT NOT NULL);
+                      end_s REAL NOT NULL, packed TEXT NOT NULL,
+                      num_scheduled_tokens INTEGER NOT NULL, num_running INTEGER NOT NULL,
+                      num_waiting INTEGER NOT NULL, kv_usage REAL NOT NULL);
 CREATE INDEX records_start ON records(start_s);
 CREATE INDEX records_step ON records(step);
 CREATE TABLE keyframes (iter INTEGER PRIMARY KEY, msg TEXT NOT NULL);
 """
+# iter, step, start_s, end_s, packed, num_scheduled_tokens, num_running, num_waiting, kv_usage
+Row = tuple[int, int, float, float, str, int, int, int, float]
 CACHE_KIB = 4096  # SQLite page cache per connection: the memory a store holds, whatever its size
 
 
@@ -70,13 +76,13 @@ class RunStore:
 
     # -- writing (the simulating thread only) --
 
-    def append(self, rows: list[tuple[int, int, float, float, str]],
+    def append(self, rows: list[Row],
                keyframes: list[tuple[int, str]]) -> None:
         """One transaction: every row and keyframe of the batch, or none of them."""
         db = self._writer
         try:
             db.execute("BEGIN")
-            db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?)", rows)
+            db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             db.executemany("INSERT INTO keyframes VALUES (?, ?)", keyframes)
             db.execute("COMMIT")
         except (OSError, sqlite3.Error) as err:
@@ -108,6 +114,21 @@ class RunStore:
         row = self._reader.execute("SELECT min(iter) FROM records WHERE step >= ? AND "
                                    "iter <= ?", (step, head)).fetchone()
         return head if row[0] is None else int(row[0])
+
+    def overview(self, head: int, bins: int) -> tuple[float, float, list[tuple[Any, ...]]]:
+        """(first start, last end, rows per time bin that has records: [bin, first iter, last
+        iter, tokens, busy seconds, max running, max waiting, mean KV usage, max KV usage])."""
+        t0, t1 = self._reader.execute("SELECT min(start_s), max(end_s) FROM records WHERE "
+                                      "iter <= ?", (head,)).fetchone()
+        if t0 is None:
+            return 0.0, 0.0, []
+        width = max(t1 - t0, 1e-9) / bins
+        rows = self._reader.execute(
+            "SELECT min(CAST((start_s - ?) / ? AS INTEGER), ?) AS bin, min(iter), max(iter), "
+            "sum(num_scheduled_tokens), sum(end_s - start_s), max(num_running), "
+            "max(num_waiting), avg(kv_usage), max(kv_usage) FROM records WHERE iter <= ? "
+            "GROUP BY bin ORDER BY bin", (t0, width, bins - 1, head)).fetchall()
+        return float(t0), float(t1), rows
 
     def start_s(self, iter_: int) -> float:
         row = self._reader.execute("SELECT start_s FROM records WHERE iter = ?",

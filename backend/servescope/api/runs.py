@@ -33,7 +33,7 @@ def describe(session: Session) -> dict[str, Any]:
 
 
 async def finish(session: Session, engine: int | None = None) -> list[Track]:
-    tracks = session.tracks if engine is None else [_track(session, engine)]
+    tracks = session.tracks if engine is None else [track_of(session, engine)]
     await session._compute(lambda: all(t.done for t in tracks), tracks)
     return tracks
 
@@ -102,7 +102,7 @@ def _whole(session: Session, track: Track, fmt: str) -> str:
     return json.dumps(exports.bench_json(track.summary or {}, metrics, config))
 
 
-def _track(session: Session, engine: int) -> Track:
+def track_of(session: Session, engine: int) -> Track:
     if not 0 <= engine < len(session.tracks):
         raise SessionError(f"engine must be 0..{len(session.tracks) - 1}", "engine", "not_found")
     track: Track = session.tracks[engine]

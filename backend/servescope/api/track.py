@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from servescope.api.run_store import RunStore, StorageError
+from servescope.api.run_store import Row, RunStore, StorageError
 from servescope.api.serialize import StreamState, keyframe, normalize, pack, unpack
 from servescope.core.engine import Engine
 
@@ -96,7 +96,7 @@ class Track:
             self._thread = None
 
     def _simulate(self, loop: asyncio.AbstractEventLoop) -> None:
-        rows: list[tuple[int, int, float, float, str]] = []
+        rows: list[Row] = []
         kfs: list[tuple[int, str]] = []
         last_kf, since_kf, flushed = -1, 0, time.monotonic()
         n = 0
@@ -112,7 +112,9 @@ class Track:
             rec["iter"] = n  # the stream's own index, whatever a recording says
             text = dumps(pack(self.state, rec))
             rows.append((n, rec["step"], rec["time_s"],
-                         rec["time_s"] + rec["step_time_ms"] / 1000.0, text))
+                         rec["time_s"] + rec["step_time_ms"] / 1000.0, text,
+                         sum(e["n"] for e in rec["scheduled"]), len(rec["running"]),
+                         len(rec["waiting"]), rec["kv_usage"]))
             since_kf += len(text)
             # Every `interval` records, and not before the records since the last keyframe
             # weigh as much as it does: a big pool's keyframes stay a bounded share of the store.
