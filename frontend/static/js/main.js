@@ -9,6 +9,7 @@ import { CompareView } from "./ui/compare.js";
 import { changesEngines, configureMessage, joinPlan, paneLabels } from "./ui/compare_mode.js";
 import { bindPlayback, drawControls, drivesSession, lockControls } from "./ui/controls.js";
 import { bindTools } from "./ui/diagnosis.js";
+import { bindOverview } from "./ui/overview.js";
 import { actionForKey, sliderToSpeed } from "./ui/keys.js";
 import { bindPanels, showWorkload, UPLOADED } from "./ui/panels.js";
 import { fillCatalog, showEngineConfig, showServerError } from "./ui/config_form.js";
@@ -35,6 +36,7 @@ let configured = false; // whether this page has sent its scenario's configure y
 let uPlot = null;
 let explore = null;
 let compare = null;
+let overview = null; // the whole-run strip and its percentile panel (ui/overview.js)
 
 function setText(id, text) {
   const el = $(id);
@@ -84,6 +86,7 @@ function onInit(msg) {
   store.role = msg.role ?? "driver";
   lockControls(doc, store.role === "follower");
   if (msg.session_id) store.sessionId = msg.session_id;
+  overview?.refresh();
   if (msg.speed) scenario.speed = clampSpeed(msg.speed);
   showError(null);
   store.formReadOnly = showWorkload(doc, msg, { presets: boot.presets ?? [], preset: scenario.preset,
@@ -245,6 +248,8 @@ function bindControls() {
   bindPanels(doc, { ...boot, config: { ...(boot.config ?? {}), ...scenario.config } }, scenario.preset,
     { onApply, onUpload: upload });
   bindUploadOptions(doc, upload, fetchFormats(`${boot.upload_url ?? "/api/traces"}/formats`));
+  overview = bindOverview(doc, { sessionId: () => store.sessionId ?? boot.session_id, send,
+    cursorS: () => lead()?.run.record?.time_s ?? null });
   bindTools(doc, { sessionId: () => store.sessionId ?? boot.session_id,
     charts: () => explore?.charts?.charts ?? [] });
   fetchCatalog().then((c) => fillCatalog(doc, c), (err) => showError(`No model and GPU lists: ${err.message}`));
@@ -288,6 +293,7 @@ function draw(dirty) {
   if (scenario.view === "compare") compare?.draw(dirty, store.panes, now);
   else if (lead()) again = explore.draw(dirty, lead(), now);
   if (again) markDirty(store, "anim");
+  if (dirty.has("step") || dirty.has("all")) overview?.draw();
 }
 
 function onSelect(sel) {
