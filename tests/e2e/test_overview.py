@@ -1,6 +1,7 @@
 """Issue 15 in a real Chromium: the whole run's overview strip fills while the session
 simulates ahead; brushing a window seeks the page to its first record, shows the percentiles of
-the requests finished in it (as the REST route gives them) and diagnoses exactly its records."""
+the requests finished in it (as the REST route gives them) and diagnoses exactly its records; a
+28k-block pool is a density map that drills into a region's cells and back."""
 
 from __future__ import annotations
 
@@ -67,4 +68,46 @@ def test_brushing_the_overview_seeks_and_gives_the_windows_percentiles_and_diagn
     assert (f"diagnosed records {window['from_iter']}-{window['to_iter']}"
             in page.text_content("#overview-status"))
     assert page.text_content("#diagnosis .diagnosis-verdict")
+    assert page.errors == []
+
+
+def test_a_28k_block_pool_is_a_density_map_after_brushing_and_drills_into_cells(
+        page, server_url):
+    body = json.dumps({"workload": {"preset": "demo"},
+                       "config": {"num_gpu_blocks": 28027}}).encode()
+    req = urllib.request.Request(server_url + "/api/sessions", data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as res:
+        sid = json.loads(res.read())["session_id"]
+    page.goto(f"{server_url}/?session={sid}")
+    wait_ready(page)
+    total = _get(f"{server_url}/api/sessions/{sid}/summary")[0]["num_records"]
+    page.wait_for_function(
+        f"() => Number(document.getElementById('overview-strip').dataset.records) === {total}")
+    box = page.locator("#overview-strip").bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * 0.3, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.5, y, steps=4)
+    page.mouse.up()
+    window = json.loads(page.wait_for_function(
+        "() => document.getElementById('overview-strip').dataset.window").json_value())
+    page.wait_for_function(
+        f"() => window.__servescope.store.panes[0].run.record?.iter === {window['from_iter']}")
+    grid = page.locator("#kv-grid")
+    assert grid.get_attribute("data-mode") == "density"
+    assert "14 blocks a cell" in page.text_content("#pool-info")
+    # drill into the middle of the map: a region of 1024 blocks around the group clicked
+    gb = grid.bounding_box()
+    grid.click(position={"x": gb["width"] / 2, "y": gb["height"] / 2})
+    page.wait_for_function("() => document.getElementById('kv-grid').dataset.mode === 'cells'")
+    start, end = map(int, grid.get_attribute("data-region").split("-"))
+    assert 0 < start < end <= 28027 and end - start == 1024
+    # its top-left cell is its first block: hovering it names that block
+    grid.hover(position={"x": 1, "y": 1})
+    page.wait_for_function(f"() => window.__servescope.explore().hoverBlock === {start}")
+    assert page.is_visible("#pool-whole")
+    assert f"blocks {start}-{end - 1}, cell by cell" in page.text_content("#pool-info")
+    page.click("#pool-whole")
+    page.wait_for_function("() => document.getElementById('kv-grid').dataset.mode === 'density'")
     assert page.errors == []
