@@ -60,6 +60,8 @@ def _allocate_and_cache(kv: KVCacheManager, output: SchedulerOutput, running: Ru
                         index: int, crossing: np.ndarray, completing: np.ndarray,
                         start: np.ndarray) -> None:
     """Per row in order: take its new block, then cache the block its token completes."""
+    if not len(crossing) and not len(completing):
+        return
     if not len(completing):  # no cache events to interleave: take all blocks at once
         rids = [running.requests[index + row].id for row in crossing.tolist()]
         for rid, block in zip(rids, kv.append_blocks(rids), strict=True):
