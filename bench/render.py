@@ -1,4 +1,4 @@
-"""Frame time of the explorer in headless Chromium: 16,384 KV blocks (--blocks), 512 running.
+"""Explorer frame time in headless Chromium: 16,384 KV blocks (--blocks), 512 running requests.
 
 Serves the real page shell and modules, drives the real ExploreView with a synthetic stream
 (512 decodes a step, new blocks as sequences grow, finishes and prefills as the pool fills) and
