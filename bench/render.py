@@ -1,4 +1,4 @@
-"""Frame time of the explorer in headless Chromium with 16,384 KV blocks and 512 running requests.
+"""Explorer frame time in headless Chromium: 16,384 KV blocks (--blocks), 512 running requests.
 
 Serves the real page shell and modules, drives the real ExploreView with a synthetic stream
 (512 decodes a step, new blocks as sequences grow, finishes and prefills as the pool fills) and
@@ -33,8 +33,8 @@ import { createPane } from "/static/js/state/store.js";
 import { applyRecord } from "/static/js/state/reduce.js";
 import { appendRecord } from "/static/js/state/history.js";
 
-const NUM_BLOCKS = 16384, BS = 16, RUNNING = 512, BUDGET = 8192;
 const params = new URLSearchParams(location.search);
+const NUM_BLOCKS = Number(params.get("blocks") ?? 16384), BS = 16, RUNNING = 512, BUDGET = 8192;
 const FRAMES = Number(params.get("frames") || 600);
 const requests = [];
 for (let i = 0; i < 4096; i++) requests.push({ id: `r${i}`, prompt_len: 256, output_len: 100000 });
@@ -225,6 +225,8 @@ def percentile(xs: list[float], p: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=600)
+    parser.add_argument("--blocks", type=int, default=16384,
+                        help="KV blocks in the pool (28027: issue 15's Llama 8B on H100 case)")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--cpuprofile", type=Path, help="write a V8 CPU profile of the run here")
@@ -237,7 +239,7 @@ def main() -> int:
     server = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(Handler, directory=str(ROOT)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/bench?frames={args.frames}"
+    url = f"http://127.0.0.1:{server.server_address[1]}/bench?frames={args.frames}&blocks={args.blocks}"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1000})

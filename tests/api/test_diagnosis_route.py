@@ -68,3 +68,35 @@ def test_perfetto_export_is_a_trace_event_object(client: TestClient) -> None:
     assert r.status_code == 200, r.text
     events = r.json()["traceEvents"]
     assert {e["ph"] for e in events} >= {"M", "X"}
+
+
+def test_a_window_is_diagnosed_on_its_own_records_and_a_bad_or_long_one_is_refused(
+        client: TestClient) -> None:
+    sid = _session(client, "kv-starvation")
+    whole = client.get(f"/api/sessions/{sid}/diagnosis", params={"full": "true"}).json()
+    last = whole["num_records"] - 1
+    window = client.get(f"/api/sessions/{sid}/diagnosis",
+                        params={"from_iter": 10, "to_iter": 40}).json()
+    assert window["window"] == [10, 40] and window["num_records"] == 31
+    assert window["complete"] is False and whole["window"] == [0, last]
+    # the window's summary counts only the requests that finished inside it
+    assert window["summary"]["completed"] < whole["summary"]["completed"]
+    r = client.get(f"/api/sessions/{sid}/diagnosis",
+                   params={"from_iter": 40, "to_iter": last + 5})
+    assert r.status_code == 400 and r.json()["detail"]["field"] == "from_iter"
+
+
+def test_a_diagnosis_over_max_diagnosis_records_is_refused_naming_the_window(
+        tmp_path, clock) -> None:
+    from support.server import make_settings
+
+    from servescope.api.app import create_app
+    with TestClient(create_app(make_settings(tmp_path, max_diagnosis_records=20),
+                               clock=clock)) as small:
+        sid = _session(small, "kv-starvation")
+        r = small.get(f"/api/sessions/{sid}/diagnosis", params={"full": "true"})
+        assert r.status_code == 413, r.text
+        assert r.json()["detail"]["field"] == "to_iter"
+        assert "max_diagnosis_records (20)" in r.json()["detail"]["message"]
+        ok = small.get(f"/api/sessions/{sid}/diagnosis", params={"from_iter": 0, "to_iter": 19})
+        assert ok.status_code == 200 and ok.json()["num_records"] == 20

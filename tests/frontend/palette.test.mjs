@@ -33,3 +33,11 @@ test("ink contrasts with its background", () => {
   assert.equal(inkFor(1), "#fff"); // indigo
   assert.equal(inkFor(2), "#000"); // sand
 });
+
+test("no colour repeats within any 4096 consecutive requests, however deep in the workload", () => {
+  for (const start of [0, 36, 20_000, 999_000]) {
+    const seen = new Set();
+    for (let i = start; i < start + 4096; i++) seen.add(packedFor(i));
+    assert.equal(seen.size, 4096, `from ${start}`);
+  }
+});

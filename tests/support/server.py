@@ -47,7 +47,12 @@ def validate(msg: dict[str, Any]) -> dict[str, Any]:
 
 
 def receive(ws: Any) -> dict[str, Any]:
-    return validate(json.loads(ws.receive_text()))
+    """The next message other than `progress` (validated too), which the background simulation
+    sends whenever it stores a batch, interleaved with the replies a test waits for."""
+    while True:
+        msg = validate(json.loads(ws.receive_text()))
+        if msg["type"] != "progress":
+            return msg
 
 
 def receive_until(ws: Any, kind: str, limit: int = 200) -> list[dict[str, Any]]:

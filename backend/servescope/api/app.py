@@ -17,6 +17,7 @@ from servescope.api.registry import Registry
 from servescope.api.routes import (
     diagnosis,
     metrics,
+    overview,
     pages,
     presets,
     sessions,
@@ -58,7 +59,8 @@ def create_app(settings: Settings | None = None,
                               "The WebSocket protocol is in docs/protocol.md.")
     app.state.settings = settings
     app.state.metrics = CollectorRegistry(auto_describe=False)
-    for module in (pages, presets, sessions, traces, ws, diagnosis, sweeps, metrics):
+    for module in (pages, presets, sessions, traces, ws, diagnosis, sweeps, metrics,
+                   overview):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=settings.frontend_dir / "static"), name="static")
     uplot = settings.node_modules / "uplot" / "dist"

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from servescope.api import protocol as P
+from servescope.api.run_store import StorageError
 from servescope.api.serialize import request_info
 from servescope.api.settings import Settings
 from servescope.api.store import Store
@@ -48,28 +50,48 @@ class Built:
 
 
 async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: Settings,
-                store: Store) -> Built:
+                store: Store, prefix: Path) -> Built:
+    """The session's tracks, their stores at `prefix`-<k>.sqlite3, simulating in the background."""
     resolved, configs = await resolve(workload, configs, store)
     if len(resolved.specs) > settings.max_requests_per_session:
         raise BuildError(f"{len(resolved.specs)} requests; this server allows at most "
                          f"{settings.max_requests_per_session} per session", "workload", "limit")
     if resolved.records is not None:
         _check_replay_configs(resolved.base_config, configs)
+    # Engines, request tables and fit notes are proportional to the workload: off the loop.
+    try:
+        built = await asyncio.to_thread(_assemble, configs, workload, resolved, settings, prefix)
+    except StorageError as err:
+        raise BuildError(str(err), None, "storage_full" if err.full else "storage") from err
+    for t in built.tracks:
+        t.start()
+    return built
+
+
+def _assemble(configs: list[dict[str, Any]], workload: P.Workload, resolved: Workload,
+              settings: Settings, prefix: Path) -> Built:
     info = request_info(resolved.specs)
-    engines, tracks = [], []
-    for k, overrides in enumerate(configs):
-        track, config = _track(k, _config(resolved.base_config, overrides, k, len(configs)),
-                               resolved, info, settings)
-        blocks = config.num_gpu_blocks or 0
-        engines.append({"label": _label(overrides, k), "config": config.to_dict(),
-                        "num_gpu_blocks": blocks, "block_size": config.block_size,
-                        "num_usable_blocks": max(0, blocks - 1),
-                        "memory_breakdown": _memory_breakdown(track, config)})
-        tracks.append(track)
-    fits = [(e["label"], t.engine) for e, t in zip(engines, tracks, strict=True)]
-    return Built(workload, "replayed" if resolved.records is not None else "simulated",
-                 resolved.preset, engines, tracks, dumps(info), configs=configs,
-                 trace=with_fit_notes(resolved.trace, resolved.specs, fits))
+    engines: list[dict[str, Any]] = []
+    tracks: list[Track] = []
+    try:
+        for k, overrides in enumerate(configs):
+            config = _config(resolved.base_config, overrides, k, len(configs))
+            track, config = _track(k, config, resolved, info, settings,
+                                   Path(f"{prefix}-{k}.sqlite3"))
+            tracks.append(track)
+            blocks = config.num_gpu_blocks or 0
+            engines.append({"label": _label(overrides, k), "config": config.to_dict(),
+                            "num_gpu_blocks": blocks, "block_size": config.block_size,
+                            "num_usable_blocks": max(0, blocks - 1),
+                            "memory_breakdown": _memory_breakdown(track, config)})
+        fits = [(e["label"], t.engine) for e, t in zip(engines, tracks, strict=True)]
+        return Built(workload, "replayed" if resolved.records is not None else "simulated",
+                     resolved.preset, engines, tracks, dumps(info), configs=configs,
+                     trace=with_fit_notes(resolved.trace, resolved.specs, fits))
+    except BaseException:
+        for t in tracks:
+            t.close()
+        raise
 
 
 def _check_replay_configs(base: dict[str, Any], configs: list[dict[str, Any]]) -> None:
@@ -90,7 +112,7 @@ async def resolve(workload: P.Workload, configs: list[dict[str, Any]],
         if workload.preset is not None:
             return preset_workload(workload.preset), configs
         if workload.synthetic is not None:
-            return synthetic_workload(workload.synthetic), configs
+            return await asyncio.to_thread(synthetic_workload, workload.synthetic), configs
         if workload.requests is not None:
             specs = workload_json.read_rows(workload.requests)
             return Workload(dict(DEMO["config"]), specs), configs
@@ -135,12 +157,12 @@ def _label(overrides: dict[str, Any], k: int) -> str:
 
 
 def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str, Any]],
-           settings: Settings) -> tuple[Track, EngineConfig]:
+           settings: Settings, path: Path) -> tuple[Track, EngineConfig]:
     """The track and the config it runs (a model and GPU size the pool when blocks are not
     given)."""
     if resolved.records is not None:
         return Track(k, replay_source(resolved.records), info, config.num_gpu_blocks or 0,
-                     settings.keyframe_interval, settings.max_records_per_session,
+                     settings.keyframe_interval, settings.max_records_per_session, path,
                      enable_prefix_caching=config.enable_prefix_caching), config
     try:
         engine = Engine(config, resolved.specs)
@@ -149,7 +171,7 @@ def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str
         raise BuildError(str(err), field, "config") from err
     config = engine.config
     track = Track(k, engine_source(engine), info, config.num_gpu_blocks or 0,
-                  settings.keyframe_interval, settings.max_records_per_session,
+                  settings.keyframe_interval, settings.max_records_per_session, path,
                   summary=engine.summary, enable_prefix_caching=config.enable_prefix_caching)
     track.engine = engine
     return track, config

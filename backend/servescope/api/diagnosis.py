@@ -1,9 +1,9 @@
-"""A session's run diagnosed for REST: the records shown so far (or the whole run when nothing
-has been shown yet, or `full`), the workload's specs for re-simulating each recommended knob."""
+"""A session's run diagnosed for REST, on a worker (api/jobs.py): the records shown so far, the
+whole run (`full`, or nothing shown yet) or a window of records (from_iter..to_iter, the
+overview's brush), with the workload's specs for re-simulating each recommended knob."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from typing import Any
 
@@ -11,31 +11,56 @@ from servescope.api import runs
 from servescope.api.build import resolve
 from servescope.api.session import Session, SessionError
 from servescope.api.store import Store
+from servescope.api.track import Track
+from servescope.core import metrics
 from servescope.core.config import EngineConfig
 from servescope.scenarios.diagnosis_check import diagnose_records
 from servescope.traces.steps_servescope import record_from_dict
 
 
 async def diagnose_session(session: Session, store: Store, engine: int, check: bool,
-                           full: bool) -> dict[str, Any]:
-    """diagnose_records' dict plus {engine, label, source, num_records, complete}."""
+                           full: bool, window: tuple[int, int] | None = None) -> dict[str, Any]:
+    """diagnose_records' dict plus {engine, label, source, num_records, complete, window}."""
     built = session.built
     if built is None or not 0 <= engine < len(session.tracks):
         raise SessionError(f"engine must be 0..{len(session.tracks) - 1}", "engine", "not_found")
-    track = session.tracks[engine]
-    upto = session.position[engine]
+    (track,) = await runs.finish(session, engine)  # the summary is the ended engine's
+    first, upto = window or (0, session.position[engine])
     if full or upto < 0:
-        await runs.finish(session, engine)
-        upto = track.head
-    rows = list(itertools.islice(track.records(), upto + 1))
-    complete = track.done and upto == track.head
-    summary = dict(track.summary or {}) if complete else (
-        track.engine.summary() if track.engine is not None else {})
+        first, upto = 0, track.head
+    if not 0 <= first <= upto <= track.head:
+        raise SessionError(f"the window must lie in 0..{track.head} with from_iter <= to_iter",
+                           "from_iter")
+    cap = session.settings.max_diagnosis_records
+    if upto - first + 1 > cap:
+        raise SessionError(f"a diagnosis of {upto - first + 1} records is over this server's "
+                           f"max_diagnosis_records ({cap}): brush a window of the run "
+                           "(from_iter, to_iter) no longer than that", "to_iter", "too_large")
     config = EngineConfig.from_dict(built.engines[engine]["config"])
     resolved, _ = await resolve(built.workload, built.configs or [{}], store)
-    records = [record_from_dict(row, k + 1) for k, row in enumerate(rows)]
-    out = await asyncio.to_thread(diagnose_records, config, resolved.specs, records, summary,
-                                  None, check and track.engine is not None)
+    out = await session.jobs.run("diagnosis", _diagnose, track, config, resolved.specs,
+                                 first, upto, check)
     out.update({"engine": engine, "label": built.engines[engine]["label"],
-                "source": built.source, "num_records": len(records), "complete": complete})
+                "source": built.source, "num_records": upto - first + 1,
+                "complete": first == 0 and upto == track.head, "window": [first, upto]})
     return out
+
+
+def _diagnose(track: Track, config: EngineConfig, specs: list[Any], first: int, upto: int,
+              check: bool) -> dict[str, Any]:
+    rows = itertools.islice(track.records(upto), first, None)
+    records = [record_from_dict(row, k + 1) for k, row in enumerate(rows, start=first)]
+    whole = first == 0 and upto == track.head
+    summary = dict(track.summary or {}) if whole else window_summary(
+        track, records[0].time_s, records[-1].time_s + records[-1].step_time_ms / 1000.0)
+    return diagnose_records(config, specs, records, summary, None,
+                            check and track.engine is not None)
+
+
+def window_summary(track: Track, start_s: float, end_s: float) -> dict[str, Any]:
+    """The run's summary keys over the requests that finished inside [start_s, end_s]."""
+    if track.engine is None:
+        return {}
+    done = [r for r in track.engine.done_requests
+            if r.finish_time is not None and start_s <= r.finish_time <= end_s]
+    return metrics.summarize(done, end_s - start_s, [], {})

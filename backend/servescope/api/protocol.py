@@ -160,14 +160,26 @@ class Status(Message):
     done: bool
 
 
+class Progress(Message):
+    """Each engine's background simulation: its last stored record, that record's time, whether
+    it has ended, and why it stopped early (None: it did not)."""
+    type: Literal["progress"] = "progress"
+    computed: list[int] = Field(min_length=1, max_length=4)
+    time_s: list[float]
+    done: list[bool]
+    errors: list[str | None]
+
+
 class Done(Message):
     type: Literal["done"] = "done"
     engine: int = Field(ge=0, le=3)
     summary: dict[str, Any]
     num_records: int
+    error: str | None = None  # the background simulation stopped early, and why
 
 
-ErrorCode = Literal["bad_message", "config", "workload", "read_only", "limit", "not_found", "idle"]
+ErrorCode = Literal["bad_message", "config", "workload", "read_only", "limit", "not_found", "idle",
+                    "storage", "storage_full", "too_large", "busy"]
 
 
 class Error(Message):
@@ -177,7 +189,7 @@ class Error(Message):
     code: ErrorCode = "bad_message"
 
 
-ServerMessage = Annotated[Init | Keyframe | Step | Status | Done | Error,
+ServerMessage = Annotated[Init | Keyframe | Step | Status | Progress | Done | Error,
                           Field(discriminator="type")]
 SERVER = TypeAdapter(ServerMessage)
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 
 from servescope.api import protocol as P
+from servescope.api.jobs import Jobs
 from servescope.api.session import Session, SessionError
 from servescope.api.settings import Settings
 from servescope.api.store import Store, new_id
@@ -20,6 +21,11 @@ class Registry:
         self.store = store
         self.clock = clock
         self.sessions: dict[str, Session] = {}
+        self.jobs = Jobs(settings.max_jobs, settings.job_timeout_s)
+        runs = settings.data_dir / "runs"  # a previous process's run stores: nobody owns them
+        if runs.is_dir():
+            for stale in runs.iterdir():
+                stale.unlink(missing_ok=True)
 
     def create(self) -> Session:
         if len(self.sessions) >= self.settings.max_sessions:
@@ -27,7 +33,7 @@ class Registry:
         if len(self.sessions) >= self.settings.max_sessions:
             raise SessionError(f"this server holds at most {self.settings.max_sessions} "
                                "sessions; close one or try later", None, "limit")
-        session = Session(new_id(), self.settings, self.store, self.clock)
+        session = Session(new_id(), self.settings, self.store, self.jobs, self.clock)
         self.sessions[session.id] = session
         return session
 

@@ -1,6 +1,7 @@
-"""Run results of a session for REST: descriptions, summaries (running the engines to the end)
-and exports (records as JSONL, `vllm bench serve` JSON, per-request CSV, Perfetto trace,
-vLLM's metrics over the run as OpenMetrics)."""
+"""Run results of a session for REST: descriptions, summaries (waiting for the background
+simulation to end) and exports (records as JSONL, `vllm bench serve` JSON, per-request CSV,
+Perfetto trace, vLLM's metrics over the run as OpenMetrics), read from the tracks' stores off the
+event loop and cut at max_export_bytes."""
 
 from __future__ import annotations
 
@@ -24,14 +25,17 @@ def describe(session: Session, with_token: bool = False) -> dict[str, Any]:
     """What a session runs; `with_token` (for its creator only) adds the driver token and the
     links that carry it."""
     b = session.built
+    tracks = session.tracks
     out = {
         "session_id": session.id, "num_viewers": len(session.viewers),
         "playing": session.playing, "speed": session.speed, "iters": list(session.position),
         "source": b.source if b else None, "preset": b.preset if b else None,
-        "engines": b.engines if b else [], "num_requests": len(json.loads(b.requests_text))
-        if b else 0, "ws_path": f"/ws/sessions/{session.id}",
+        "engines": b.engines if b else [], "num_requests": len(tracks[0].requests)
+        if tracks else 0, "ws_path": f"/ws/sessions/{session.id}",
         "follow_url": f"/?session={session.id}&follow=1",
         "metrics_label": public_label(session.id),
+        "simulated": [{"engine": t.number, "num_records": t.head + 1, "done": t.done,
+                       "error": t.error} for t in tracks],
     }
     if with_token:
         out.update(token=session.token, ws_path=f"/ws/sessions/{session.id}?token={session.token}",
@@ -40,7 +44,7 @@ def describe(session: Session, with_token: bool = False) -> dict[str, Any]:
 
 
 async def finish(session: Session, engine: int | None = None) -> list[Track]:
-    tracks = session.tracks if engine is None else [_track(session, engine)]
+    tracks = session.tracks if engine is None else [track_of(session, engine)]
     await session._compute(lambda: all(t.done for t in tracks), tracks)
     return tracks
 
@@ -48,8 +52,8 @@ async def finish(session: Session, engine: int | None = None) -> list[Track]:
 async def summaries(session: Session) -> list[dict[str, Any]]:
     tracks = await finish(session)
     return [{"engine": t.number, "label": session.built.engines[t.number]["label"]
-             if session.built else "", "num_records": len(t.packed), "summary": t.summary or {}}
-            for t in tracks]
+             if session.built else "", "num_records": t.head + 1, "summary": t.summary or {},
+             **({"error": t.error} if t.error else {})} for t in tracks]
 
 
 async def export(session: Session, engine: int, fmt: str, epoch_s: float | None = None,
@@ -59,28 +63,61 @@ async def export(session: Session, engine: int, fmt: str, epoch_s: float | None 
     if fmt not in FORMATS:
         raise SessionError(f"format must be one of {', '.join(FORMATS)}", "format")
     (track,) = await finish(session, engine)
-    if fmt == "jsonl":
-        return "application/x-ndjson", (json.dumps(r, separators=(",", ":")) + "\n"
-                                        for r in track.records())
+    limit = session.settings.max_export_bytes
+    if fmt == "jsonl":  # streamed: the response reads the store page by page on a worker
+        return "application/x-ndjson", _capped(_jsonl(track), limit)
     if fmt == "openmetrics":
         return om.MEDIA_TYPE, _openmetrics(session, track, epoch_s, interval_s)
+    if fmt == "perfetto" and track.head + 1 > session.settings.max_perfetto_records:
+        raise SessionError(f"this run has {track.head + 1} records; a Perfetto trace is built "
+                           f"whole, up to this server's max_perfetto_records "
+                           f"({session.settings.max_perfetto_records}): export jsonl",
+                           "format", "too_large")
+    if fmt != "perfetto" and track.engine is None:
+        raise SessionError("a replayed run has no per-request metrics to export", "format")
+    text = await session.jobs.run(f"{fmt} export", _whole, session, track, fmt)
+    if len(text) > limit:
+        raise SessionError(f"the {fmt} export of this run is {len(text)} bytes, over this "
+                           f"server's max_export_bytes ({limit}); export jsonl, which streams",
+                           "format", "too_large")
+    media = {"csv": "text/csv"}.get(fmt, "application/json")
+    return media, iter([text])
+
+
+def _jsonl(track: Track) -> Iterator[str]:
+    for r in track.records():
+        yield json.dumps(r, separators=(",", ":")) + "\n"
+
+
+def _capped(chunks: Iterator[str], limit: int) -> Iterator[str]:
+    """The chunks until `limit` bytes; then one last line saying where and why it stopped."""
+    sent = 0
+    for chunk in chunks:
+        sent += len(chunk)
+        if sent > limit:
+            yield json.dumps({"error": f"export stopped at {sent - len(chunk)} bytes: this "
+                              f"server's max_export_bytes is {limit}"}) + "\n"
+            return
+        yield chunk
+
+
+def _whole(session: Session, track: Track, fmt: str) -> str:
+    """The export as one text (worker thread; the track's simulation has ended)."""
     if fmt == "perfetto":
         records = [record_from_dict(r, k + 1) for k, r in enumerate(track.records())]
         # a step-clock workload has no arrival_s: its requests' tracks start at zero
         requests = [{**r, "arrival_s": r["arrival_s"] or 0.0} for r in track.requests]
-        return "application/json", iter([json.dumps(exports.perfetto_trace(records, requests))])
-    if track.engine is None:
-        raise SessionError("a replayed run has no per-request metrics to export", "format")
+        return json.dumps(exports.perfetto_trace(records, requests))
+    assert track.engine is not None
     metrics = track.engine.request_metrics()
     if fmt == "csv":
-        return "text/csv", iter([exports.requests_csv(metrics)])
-    config = EngineConfig.from_dict(session.built.engines[engine]["config"]) \
+        return exports.requests_csv(metrics)
+    config = EngineConfig.from_dict(session.built.engines[track.number]["config"]) \
         if session.built else EngineConfig()
-    data = exports.bench_json(track.summary or {}, metrics, config)
-    return "application/json", iter([json.dumps(data)])
+    return json.dumps(exports.bench_json(track.summary or {}, metrics, config))
 
 
-def _track(session: Session, engine: int) -> Track:
+def track_of(session: Session, engine: int) -> Track:
     if not 0 <= engine < len(session.tracks):
         raise SessionError(f"engine must be 0..{len(session.tracks) - 1}", "engine", "not_found")
     track: Track = session.tracks[engine]

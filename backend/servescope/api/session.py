@@ -15,11 +15,13 @@ from servescope.api.settings import Settings
 from servescope.api.track import dumps
 
 if TYPE_CHECKING:
+    from servescope.api.jobs import Jobs
     from servescope.api.store import Store
     from servescope.api.viewer import Viewer
 
 
 MAX_LAG_S = 0.25
+PROGRESS_EVERY_S = 0.2
 
 
 class SessionError(Exception):
@@ -30,10 +32,11 @@ class SessionError(Exception):
 
 
 class Session:
-    def __init__(self, sid: str, settings: Settings, store: Store,
+    def __init__(self, sid: str, settings: Settings, store: Store, jobs: Jobs,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.id = sid
         self.token = new_token()  # the driver token (api/access.py)
+        self.jobs = jobs  # the server's heavy REST work (exports, diagnoses)
         self.settings = settings
         self.store = store
         self.clock = clock
@@ -42,6 +45,7 @@ class Session:
         self.config_epoch = 0  # bumps on configure/reset: viewers get init + keyframes
         self.seek_epoch = 0  # bumps on seek: viewers get keyframes
         self.status_version = 0
+        self.progress_version = 0
         self.position: list[int] = []  # last visible record of each track
         self.playing = False
         self.speed = 1.0
@@ -49,6 +53,9 @@ class Session:
         self._anchor = (0.0, 0.0)  # (wall clock, simulated time) when play began
         self._ticker: asyncio.Task[None] | None = None
         self.last_active = clock()
+        self._progress = asyncio.Event()  # set whenever a track stores a batch or ends
+        self._progress_shown = 0.0  # wall time of the last status sent for progress alone
+        self._builds = 0
 
     @property
     def tracks(self) -> list[Any]:
@@ -68,7 +75,7 @@ class Session:
                 "preset": b.preset, "config": b.engines[0]["config"],
                 "num_gpu_blocks": b.engines[0]["num_gpu_blocks"],
                 "block_size": b.engines[0]["block_size"], "engines": b.engines,
-                "num_records": len(self.tracks[0].packed) if self.tracks[0].done else None,
+                "num_records": self.tracks[0].head + 1 if self.tracks[0].done else None,
                 "keyframe_interval": self.settings.keyframe_interval,
                 "max_fps": self.settings.max_fps, "playing": self.playing, "speed": self.speed,
                 "trace": b.trace}
@@ -80,6 +87,14 @@ class Session:
         t = self.sim_time if self.sim_time != float("-inf") else 0.0
         return dumps({"type": "status", "v": 1, "playing": self.playing, "speed": self.speed,
                       "iters": list(self.position), "time_s": t, "done": done})
+
+    def progress_text(self) -> str:
+        """How far each track's background simulation has got (the scrubber's reach)."""
+        return dumps({"type": "progress", "v": 1,
+                      "computed": [x.head for x in self.tracks],
+                      "time_s": [max(x.last_start_s, 0.0) for x in self.tracks],
+                      "done": [x.done for x in self.tracks],
+                      "errors": [x.error for x in self.tracks]})
 
     def _changed(self, seek: bool = False, config: bool = False) -> None:
         self.status_version += 1
@@ -98,14 +113,29 @@ class Session:
         key = dumps([configs, workload.model_dump(exclude_none=True)])
         if self.built is not None and key == self.built.key:
             return False
-        built = await build(configs, workload, self.settings, self.store)
+        self._builds += 1
+        prefix = self.settings.data_dir / "runs" / f"{self.id}-{self._builds}"
+        built = await build(configs, workload, self.settings, self.store, prefix)
         built.key = key
         self._stop()
+        self._close_tracks()
+        for track in built.tracks:
+            track.on_progress = self._on_progress
         self.built = built
         self.position = [-1] * len(built.tracks)
         self.sim_time = float("-inf")
         self._changed(config=True)
         return True
+
+    def _on_progress(self) -> None:
+        """A track stored a batch or ended: wake waiters, and tell viewers how far the
+        simulation has got (a few times a second, every time at the end)."""
+        self._progress.set()
+        now = time.monotonic()
+        if all(x.done for x in self.tracks) or now - self._progress_shown >= PROGRESS_EVERY_S:
+            self._progress_shown = now
+            self.progress_version += 1
+            self.notify()
 
     def play(self, speed: float) -> None:
         self.speed = speed
@@ -140,8 +170,7 @@ class Session:
         lead = self.tracks[0]
         if msg.time_s is not None:
             t = msg.time_s
-            await self._compute(lambda: lead.done or lead.start_s[-1] > t if lead.packed
-                                else lead.done)
+            await self._compute(lambda: lead.done or lead.last_start_s > t)
             self.position[0] = lead.index_at_time(t)
         elif msg.iter is not None:
             it = msg.iter
@@ -149,8 +178,8 @@ class Session:
             self.position[0] = min(it, lead.head)
         else:
             s = msg.step or 0
-            await self._compute(lambda: lead.done or bool(lead.steps) and lead.steps[-1] >= s)
-            self.position[0] = lead.index_at_step(s) if lead.packed else -1
+            await self._compute(lambda: lead.done or lead.last_step >= s)
+            self.position[0] = lead.index_at_step(s) if lead.head >= 0 else -1
         await self._follow_lead()
         self._changed(seek=True)
 
@@ -164,27 +193,18 @@ class Session:
         """Move the other tracks (compare mode) to the lead's simulated time."""
         lead = self.tracks[0]
         pos = self.position[0]
-        t = self.sim_time = lead.start_s[pos] if pos >= 0 else float("-inf")
+        t = self.sim_time = lead.start_at(pos) if pos >= 0 else float("-inf")
         others = self.tracks[1:]
-        await self._compute(lambda: all(x.done or (x.packed and x.start_s[-1] > t)
-                                        for x in others), others)
+        await self._compute(lambda: all(x.done or x.last_start_s > t for x in others), others)
         for k, x in enumerate(others, start=1):
             self.position[k] = x.index_at_time(t)
 
     async def _compute(self, until: Callable[[], Any], tracks: list[Any] | None = None) -> None:
-        """Advance tracks until `until()` holds, yielding to the event loop between slices."""
+        """Wait until `until()` holds or the tracks' background simulations have ended."""
         tracks = tracks or self.tracks[:1]
-        budget = self.settings.compute_budget_s
-        while not until():
-            deadline = time.perf_counter() + budget
-            progressed = False
-            while time.perf_counter() < deadline and not until():
-                progressed = any([x.advance() for x in tracks]) or progressed
-                if not progressed:
-                    break
-            if not progressed:
-                return
-            await asyncio.sleep(0)
+        while not until() and not all(x.done for x in tracks):
+            self._progress.clear()
+            await self._progress.wait()
 
     async def _tick_loop(self) -> None:
         interval = 1.0 / self.settings.max_fps
@@ -203,16 +223,13 @@ class Session:
     async def _tick(self) -> None:
         wall, start = self._anchor
         target = start + (self.clock() - wall) * self.speed
-        deadline = time.perf_counter() + self.settings.compute_budget_s
-        for x in self.tracks:
-            while not x.done and (not x.packed or x.start_s[-1] <= target):
-                x.advance()
-                if time.perf_counter() > deadline:
-                    break
-        behind = [x.start_s[-1] for x in self.tracks if not x.done and x.start_s
-                  and x.start_s[-1] <= target]
+        behind = [x.last_start_s for x in self.tracks if not x.done
+                  and x.last_start_s <= target]
         if behind:  # the simulation cannot keep up: show what exists, let the lag grow no
             reached = min(behind)  # further than MAX_LAG_S of wall time
+            if reached == float("-inf"):  # nothing stored yet: the clock waits at the start
+                self._anchor = (self.clock(), start)
+                return
             if (target - reached) / self.speed > MAX_LAG_S:
                 self._anchor = (self.clock(), reached + MAX_LAG_S * self.speed)
             target = reached
@@ -227,5 +244,11 @@ class Session:
             self.last_active = self.clock()
             self.notify()
 
+    def _close_tracks(self) -> None:
+        for x in self.tracks:
+            x.close()
+
     def close(self) -> None:
+        """Stop playing and the background simulations; delete the tracks' files."""
         self._stop()
+        self._close_tracks()

@@ -1,18 +1,25 @@
-"""One engine's record stream inside a session: computed lazily, packed once for every viewer,
-with keyframes kept every N records so that any position is reachable without replaying."""
+"""One engine's record stream inside a session, simulated ahead to the end on a thread of its
+own: each record packed once for every viewer and kept on disk (api/run_store.py) with a
+keyframe every N records, so any position is reachable as soon as its record exists."""
 
 from __future__ import annotations
 
-import bisect
+import asyncio
 import json
+import threading
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+from servescope.api.run_store import Row, RunStore, StorageError
 from servescope.api.serialize import StreamState, keyframe, normalize, pack, unpack
 from servescope.core.engine import Engine
 from servescope.observability.meter import Meter
 
 Source = Callable[[], dict[str, Any] | None]  # the next record as to_dict(), None at the end
+BATCH_RECORDS = 1024  # records per transaction at most
+BATCH_S = 0.05  # and at least this often, so that the first frame and the scrubber move soon
 
 
 def dumps(msg: Any) -> str:
@@ -32,8 +39,11 @@ def replay_source(records: list[dict[str, Any]]) -> Source:
 
 
 class Track:
+    """What the event loop reads (head, last_start_s, last_step, done, error, summary) changes
+    only on the loop's thread, in `_publish`, after the batch it describes is committed."""
+
     def __init__(self, number: int, source: Source, requests: list[dict[str, Any]],
-                 num_gpu_blocks: int, keyframe_interval: int, max_records: int,
+                 num_gpu_blocks: int, keyframe_interval: int, max_records: int, path: Path,
                  summary: Callable[[], dict[str, Any]] | None = None,
                  enable_prefix_caching: bool = True) -> None:
         self.number = number
@@ -44,84 +54,158 @@ class Track:
         self._summary = summary
         self.requests = requests
         self.state = StreamState(requests)
-        self.packed: list[str] = []  # JSON text of each packed record
-        self.size: list[int] = []
-        self.start_s: list[float] = []  # time_s of each record
-        self.end_s: list[float] = []  # time_s + step_time_ms of each record
-        self.steps: list[int] = []
-        self.kf_iters: list[int] = [-1]
-        self.kf_msgs: list[dict[str, Any] | str] = [keyframe(self.state, number, num_gpu_blocks)]
-        self._kf_size = 0  # JSON size of the last keyframe (estimated until it is sent)
-        self._bytes_since_kf = 0
+        self.store = RunStore(path)  # StorageError when the data directory cannot hold it
+        first = keyframe(self.state, number, num_gpu_blocks)
+        self.store.append([], [(-1, dumps(first))])
+        self._kf_size = 0  # JSON size of the last keyframe, estimated (0: none taken yet)
+        self.head = -1  # index of the last stored record
+        self.last_start_s = float("-inf")
+        self.last_step = -1
         self.done = False
+        self.error: str | None = None  # why the background simulation stopped early
         self.summary: dict[str, Any] | None = None
         self.engine: Engine | None = None  # for per-request metrics; None for a replay
         self.meter = Meter(requests, enable_prefix_caching)  # vLLM's metrics (GET /metrics)
+        self.on_progress: Callable[[], None] = lambda: None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._stored = 0  # records committed (the thread's count; the loop reads head)
+        self._thread: threading.Thread | None = None
 
-    @property
-    def head(self) -> int:
-        """Index of the last computed record (-1: none)."""
-        return len(self.packed) - 1
+    def start(self) -> None:
+        """Simulate to the end on a daemon thread; progress is published on the running loop."""
+        loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(target=self._run, args=(loop,), daemon=True,
+                                        name=f"track-{self.store.path.stem}")
+        self._thread.start()
 
-    def advance(self) -> bool:
-        """Compute one more record; False once the run is complete."""
-        if self.done:
-            return False
-        rec = self.source() if len(self.packed) < self.max_records else None
-        if rec is None:
-            self.done = True
-            self.summary = self._summary() if self._summary else {}
-            return False
-        rec = normalize(rec)
-        rec["iter"] = len(self.packed)  # the stream's own index, whatever a recording says
-        self.meter.observe(rec)
-        text = dumps(pack(self.state, rec))
-        self.packed.append(text)
-        self.size.append(len(text))
-        self.start_s.append(rec["time_s"])
-        self.end_s.append(rec["time_s"] + rec["step_time_ms"] / 1000.0)
-        self.steps.append(rec["step"])
-        self._bytes_since_kf += len(text)
-        # Every `interval` records, and not before the records since the last keyframe weigh
-        # as much as it does: a big pool's keyframes stay a bounded share of time and memory.
-        if (self.head - self.kf_iters[-1] >= self.interval
-                and self._bytes_since_kf >= self._kf_size):
-            kf = keyframe(self.state, self.number, self.num_gpu_blocks)
-            self.kf_iters.append(self.head)
-            self.kf_msgs.append(kf)
-            self._kf_size = 16 * (len(kf["block_owner"]) + len(kf["status"]))
-            self._bytes_since_kf = 0
-        return True
+    # -- the simulating thread --
+
+    def _run(self, loop: asyncio.AbstractEventLoop) -> None:
+        error: str | None = None
+        summary: dict[str, Any] | None = None
+        try:
+            self._simulate(loop)
+            summary = self._summary() if self._summary and not self._closed else {}
+        except StorageError as err:
+            error = str(err)
+        except Exception as err:  # noqa: BLE001 - any failure is reported, not raised
+            error = (f"the simulation failed after {self._stored} records: "
+                     f"{type(err).__name__}: {err}")
+        self._post(loop, None, True, error, summary)
+        with self._lock:
+            if self._closed:
+                self.store.remove()
+            self._thread = None
+
+    def _simulate(self, loop: asyncio.AbstractEventLoop) -> None:
+        rows: list[Row] = []
+        kfs: list[tuple[int, str]] = []
+        last_kf, since_kf, flushed = -1, 0, time.monotonic()
+        n = 0
+        while not self._closed:
+            try:
+                rec = self.source() if n < self.max_records else None
+            except Exception:
+                self._flush(loop, rows, kfs)  # what came before the failure stays readable
+                raise
+            if rec is None:
+                break
+            rec = normalize(rec)
+            rec["iter"] = n  # the stream's own index, whatever a recording says
+            self.meter.observe(rec)  # append-only: the loop reads it up to the published head
+            text = dumps(pack(self.state, rec))
+            rows.append((n, rec["step"], rec["time_s"],
+                         rec["time_s"] + rec["step_time_ms"] / 1000.0, text,
+                         sum(e["n"] for e in rec["scheduled"]), len(rec["running"]),
+                         len(rec["waiting"]), rec["kv_usage"]))
+            since_kf += len(text)
+            # Every `interval` records, and not before the records since the last keyframe
+            # weigh as much as it does: a big pool's keyframes stay a bounded share of the store.
+            if n - last_kf >= self.interval and since_kf >= self._kf_size:
+                kf = keyframe(self.state, self.number, self.num_gpu_blocks)
+                kfs.append((n, dumps(kf)))
+                self._kf_size = 16 * (len(kf["block_owner"]) + len(kf["status"]))
+                last_kf, since_kf = n, 0
+            n += 1
+            if len(rows) >= BATCH_RECORDS or time.monotonic() - flushed >= BATCH_S:
+                self._flush(loop, rows, kfs)
+                rows, kfs, flushed = [], [], time.monotonic()
+        self._flush(loop, rows, kfs)
+
+    def _flush(self, loop: asyncio.AbstractEventLoop, rows: list[Any], kfs: list[Any]) -> None:
+        if not rows and not kfs:
+            return
+        self.store.append(rows, kfs)
+        if rows:
+            self._stored = rows[-1][0] + 1
+            self._post(loop, rows[-1], False, None, None)
+
+    def _post(self, loop: asyncio.AbstractEventLoop, row: Any, done: bool, error: str | None,
+              summary: dict[str, Any] | None) -> None:
+        try:
+            loop.call_soon_threadsafe(self._publish, row, done, error, summary)
+        except RuntimeError:  # the loop is closed: nobody is left to tell
+            self._closed = True
+
+    # -- the event loop --
+
+    def _publish(self, row: Any, done: bool, error: str | None,
+                 summary: dict[str, Any] | None) -> None:
+        if row is not None:
+            self.head, self.last_step, self.last_start_s = row[0], row[1], row[2]
+        if done:
+            self.done, self.error, self.summary = True, error, summary
+        if not self._closed:
+            self.on_progress()
 
     def keyframe_before(self, iter_: int) -> tuple[int, str]:
-        """The latest kept keyframe at or before record `iter_`, as JSON (made on first use)."""
-        k = bisect.bisect_right(self.kf_iters, iter_) - 1
-        msg = self.kf_msgs[k]
-        if not isinstance(msg, str):
-            msg = self.kf_msgs[k] = dumps(msg)
-        return self.kf_iters[k], msg
+        """The latest kept keyframe at or before record `iter_`, as JSON."""
+        return self.store.keyframe_before(min(iter_, self.head))
 
     def frame(self, after: int, upto: int) -> str | None:
         """A `step` message with records after..upto (inclusive); None when there are none."""
+        upto = min(upto, self.head)
         if upto <= after:
             return None
-        body = ",".join(self.packed[after + 1:upto + 1])
+        body = self.store.frame_body(after, upto)
         return f'{{"type":"step","v":1,"engine":{self.number},"records":[{body}]}}'
 
     def index_at_time(self, t: float) -> int:
-        """Last computed record that starts at or before simulated time t (-1: none)."""
-        return bisect.bisect_right(self.start_s, t) - 1
+        """Last stored record that starts at or before simulated time t (-1: none)."""
+        if self.head < 0:
+            return -1
+        if t >= self.last_start_s:
+            return self.head
+        return self.store.index_at_time(t, self.head)
 
     def index_at_step(self, step: int) -> int:
-        """First computed record whose step clock is >= step (clamped to the head)."""
-        return min(bisect.bisect_left(self.steps, step), self.head)
+        """First stored record whose step clock is >= step (clamped to the head)."""
+        return self.store.index_at_step(step, self.head)
 
-    def records(self) -> Iterator[dict[str, Any]]:
-        """The computed records in to_dict() form, decoded from the packed stream."""
+    def start_at(self, iter_: int) -> float:
+        return self.last_start_s if iter_ == self.head else self.store.start_s(iter_)
+
+    def records(self, upto: int | None = None) -> Iterator[dict[str, Any]]:
+        """Records 0..upto (default: all stored) in to_dict() form; any thread."""
         state = StreamState(self.requests)
-        for text in self.packed:
+        for text in self.store.packed_records(self.head if upto is None else upto):
             yield unpack(state, json.loads(text))
 
     def done_message(self) -> str:
-        return dumps({"type": "done", "v": 1, "engine": self.number,
-                      "summary": self.summary or {}, "num_records": len(self.packed)})
+        msg: dict[str, Any] = {"type": "done", "v": 1, "engine": self.number,
+                               "summary": self.summary or {}, "num_records": self.head + 1}
+        if self.error:
+            msg["error"] = self.error
+        return dumps(msg)
+
+    def close(self) -> None:
+        """Stop the simulation and delete the track's files (now, or when its thread ends)."""
+        with self._lock:
+            self._closed = True
+            thread = self._thread
+            if thread is None:
+                self.store.remove()
+                return
+        if self.done:  # the thread has only its last lines left: let it remove the files now
+            thread.join(timeout=5)

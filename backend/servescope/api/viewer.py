@@ -24,6 +24,7 @@ class Viewer:
         self.config_epoch = -1
         self.seek_epoch = -1
         self.status_version = -1
+        self.progress_version = -1
         self.sent: list[int] = []
         self.done_sent: set[int] = set()
         self.outbox: deque[str] = deque(maxlen=16)  # replies to this viewer (errors)
@@ -53,6 +54,7 @@ class Viewer:
         if self.config_epoch != s.config_epoch:
             out.append(s.init_text(self.role))
             self.config_epoch, self.seek_epoch = s.config_epoch, -1
+            self.progress_version = -1
             self.sent = [-2] * len(s.tracks)
             self.done_sent = set()
         resync = self.seek_epoch != s.seek_epoch
@@ -74,6 +76,9 @@ class Viewer:
         if self.status_version != s.status_version:
             out.append(s.status_text())
             self.status_version = s.status_version
+        if self.progress_version != s.progress_version:
+            out.append(s.progress_text())
+            self.progress_version = s.progress_version
         return out
 
     async def run(self) -> None:

@@ -11,6 +11,7 @@ import { pickerEntries } from "./ui/compare_picker.js";
 import { showJoined } from "./ui/joined.js";
 import { bindPlayback, drawControls, drivesSession } from "./ui/controls.js";
 import { bindTools } from "./ui/diagnosis.js";
+import { bindOverview } from "./ui/overview.js";
 import { actionForKey, sliderToSpeed } from "./ui/keys.js";
 import { bindPanels } from "./ui/panels.js";
 import { bindApply } from "./ui/apply.js";
@@ -26,6 +27,7 @@ import { forgetSizes } from "./render/size.js";
 import { caption } from "./state/caption.js";
 import { applyKeyframe } from "./state/keyframe.js";
 import { historyIndexAt } from "./state/select.js";
+import { applyProgress, scrubMax } from "./state/progress.js";
 import { appendRecord } from "./state/history.js";
 import { applyRecords, createPane, createStore, markDirty, onFrame, resetPane } from "./state/store.js";
 import { clampSpeed, formatScenario, nextSpeed, parseScenario } from "./state/url.js";
@@ -43,6 +45,7 @@ let explore = null;
 let compare = null;
 const lesson = new Lesson({ send: (m) => send(m), lead: () => store.panes[0],
   changed: () => markDirty(store, "controls"), ...(scenario.pace ? { stepMs: 1000 / scenario.pace } : {}) });
+let overview = null; // the whole-run strip and its percentile panel (ui/overview.js)
 
 function setText(id, text) {
   const el = $(id);
@@ -68,6 +71,10 @@ function handle(msg) {
   }
   else if (msg.type === "keyframe") onKeyframe(i, msg);
   else if (msg.type === "status") onStatus(msg);
+  else if (msg.type === "progress") {
+    applyProgress(store.panes, msg);
+    markDirty(store, "controls");
+  }
   else if (msg.type === "done") {
     const pane = store.panes[i];
     if (pane) Object.assign(pane, { status: "done", summary: msg.summary ?? null });
@@ -93,6 +100,7 @@ function onInit(msg) {
   store.role = msg.role ?? "driver";
   if (msg.session_id) store.sessionId = msg.session_id;
   if (msg.token) boot.ws_path = drivePath(msg.session_id, msg.token); // a reconnect rejoins it
+  overview?.refresh();
   if (msg.speed) scenario.speed = clampSpeed(msg.speed);
   showError(null);
   showJoined(doc, msg, { boot, scenario, store, choices, onCompare: (configs) => {
@@ -197,7 +205,8 @@ function stepBy(n) {
 function seekIndex(index) {
   const p = lead();
   if (!p) return;
-  const step = p.history.cols.step[Math.min(index, p.history.length - 1)] ?? index;
+  if (index >= p.history.length) return send({ type: "seek", iter: index }); // simulated, not yet seen
+  const step = p.history.cols.step[index] ?? index;
   send({ type: "seek", step });
   scenario.step = step;
   updateUrl();
@@ -255,7 +264,7 @@ function onKey(ev) {
   else if (a.type === "next_event") lesson.next(a.kind);
   else if (a.type === "step") stepBy(a.n);
   else if (a.type === "seek") seekIndex(0);
-  else if (a.type === "seek_end") seekIndex((lead()?.history.length ?? 1) - 1);
+  else if (a.type === "seek_end") seekIndex(lead() ? scrubMax(lead()) : 0);
   else if (a.type === "speed") setSpeed(nextSpeed(scenario.speed, a.dir));
   else if (a.type === "projection") setProjection(!scenario.projection);
   else if (a.type === "view") {
@@ -284,6 +293,8 @@ function bindControls() {
     { onApply, onUpload: upload });
   bindShare(doc);
   bindUploadOptions(doc, upload, fetchFormats(`${boot.upload_url ?? "/api/traces"}/formats`));
+  overview = bindOverview(doc, { sessionId: () => store.sessionId ?? boot.session_id, send,
+    cursorS: () => lead()?.run.record?.time_s ?? null });
   bindTools(doc, { sessionId: () => store.sessionId ?? boot.session_id,
     charts: () => explore?.charts?.charts ?? [] });
   fetchCatalog().then((c) => fillCatalog(doc, c), (err) => showError(`No model and GPU lists: ${err.message}`));
@@ -308,6 +319,7 @@ function draw(dirty) {
     drawTimelineMarks(doc, lesson.events, explore.timeline.layout?.xOf);
   }
   if (again) markDirty(store, "anim");
+  if (dirty.has("step") || dirty.has("all")) overview?.draw();
 }
 
 function onSelect(sel) {

@@ -12,7 +12,9 @@ from servescope.api.deps import RegistryDep
 from servescope.api.session import Session, SessionError
 
 T = TypeVar("T")
-STATUS = {"limit": 429, "not_found": 404}  # any other error code is a 400
+# any other error code is a 400; the data directory full or unwritable is the server's fault
+STATUS = {"limit": 429, "not_found": 404, "too_large": 413, "busy": 503, "storage_full": 507,
+          "storage": 500}
 
 
 def found(value: T | None, detail: dict[str, str]) -> T:

@@ -18,8 +18,12 @@ router = APIRouter(prefix="/api", tags=["diagnosis"])
 @router.get("/sessions/{session_id}/diagnosis")
 async def diagnosis(session: BuiltSessionDep, store: StoreDep,
                     engine: Annotated[int, Query(ge=0, le=3)] = 0,
-                    check: bool = False, full: bool = False) -> dict[str, Any]:
+                    check: bool = False, full: bool = False,
+                    from_iter: Annotated[int | None, Query(ge=0)] = None,
+                    to_iter: Annotated[int | None, Query(ge=0)] = None) -> dict[str, Any]:
+    """`from_iter` and `to_iter` (both, inclusive) diagnose a window of the run's records."""
+    window = (from_iter, to_iter) if from_iter is not None and to_iter is not None else None
     try:
-        return await diagnose_session(session, store, engine, check, full)
+        return await diagnose_session(session, store, engine, check, full, window)
     except (BuildError, SessionError) as err:
         raise http_error(err) from err

@@ -7,7 +7,7 @@ export const BASE_COLOURS = [
   "#44aa99", "#999933", "#aa4499", "#e69f00", "#0072b2", "#d55e00",
 ];
 
-// Beyond twelve requests the hues repeat in a lighter, then a darker tier.
+// Beyond twelve requests the hues repeat in a lighter, then a darker tier; beyond 36, rgbFor.
 const TIERS = [0, 0.45, -0.35];
 
 export function hexToRgb(hex) {
@@ -20,11 +20,28 @@ function shade([r, g, b], amount) {
   return [r, g, b].map((c) => Math.round(mix(c)));
 }
 
-/** RGB triple for a request index (a non-negative integer). */
+const TIERED = BASE_COLOURS.length * TIERS.length;
+const GOLDEN_DEG = 137.50776405; // consecutive indices land far apart on the hue circle
+
+/** HSL (degrees, 0-1, 0-1) to an RGB triple. */
+function hsl(h, s, l) {
+  const a = s * Math.min(l, 1 - l);
+  const f = (n) => {
+    const k = (n + h / 30) % 12;
+    return Math.round(255 * (l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1))));
+  };
+  return [f(0), f(8), f(4)];
+}
+
+/** RGB triple for a request index (a non-negative integer). The first 36 are the tiers of the
+ * colour-blind-safe scheme; after them the hue walks the circle by the golden angle with the
+ * lightness and saturation cycling, so a run of thousands of consecutive indices (the requests
+ * one view shows at once) never repeats a colour. */
 export function rgbFor(index) {
   const n = BASE_COLOURS.length;
-  const base = hexToRgb(BASE_COLOURS[index % n]);
-  return shade(base, TIERS[Math.floor(index / n) % TIERS.length]);
+  if (index < TIERED) return shade(hexToRgb(BASE_COLOURS[index % n]), TIERS[Math.floor(index / n)]);
+  const k = index - TIERED;
+  return hsl((k * GOLDEN_DEG) % 360, 0.45 + 0.25 * ((k >> 1) % 3) / 2, 0.38 + 0.24 * (k % 5) / 4);
 }
 
 const cssCache = [];

@@ -2,6 +2,7 @@
 // which key actions drive the session: a follower watches someone else's session read-only, so
 // its controls are disabled and its keys change only what its own page shows.
 
+import { progressText, scrubMax, simulatedShare } from "../state/progress.js";
 import { historyIndexAt } from "../state/select.js";
 import { speedToSlider } from "./keys.js";
 
@@ -51,8 +52,13 @@ export function drawControls(doc, pane, { playing, speed }) {
   if (!pane) return;
   const rec = pane.run.record;
   const scrub = $("scrub");
-  scrub.max = String(Math.max(0, pane.history.length - 1, (pane.init.num_records ?? 0) - 1));
+  scrub.max = String(scrubMax(pane));
   if (doc.activeElement !== scrub) scrub.value = String(Math.max(0, historyIndexAt(pane.history, pane.run.cursor)));
+  // the part of the run simulated so far, shaded on the scrubber's track
+  const share = `${(simulatedShare(pane) * 100).toFixed(1)}%`;
+  if (scrub.style.getPropertyValue("--simulated") !== share) scrub.style.setProperty("--simulated", share);
+  setText("sim-progress", progressText(pane));
+  $("sim-progress").classList.toggle("error", !!pane.progress?.error);
   setText("step-out", rec ? `${rec.step}` : "-");
   setText("clock", rec ? `t = ${(rec.time_s + rec.step_time_ms / 1000).toFixed(3)} s` : "t = 0.000 s");
 }

@@ -4,6 +4,7 @@
 import { drawBatchBar, drawStrip, STRIP_LENGTH } from "../render/batch.js";
 import { CHART_SPECS, createCharts } from "../render/charts.js";
 import { drawHighlight, KvGrid } from "../render/kvgrid.js";
+import { PoolDensity } from "../render/kv_density.js";
 import { drawQueues } from "../render/queues.js";
 import { forgetSizes, sizeGeneration, widthOf } from "../render/size.js";
 import { rowAt, Timeline } from "../render/timeline.js";
@@ -41,6 +42,7 @@ export class ExploreView {
       },
     };
     this.grid = new KvGrid(this.el.grid);
+    this.density = new PoolDensity(this.el.grid, doc.getElementById("pool-whole"));
     this.timeline = new Timeline(this.el.timeline, this.el.timelineCursor);
     this.dark = false;
     this.theme = themeColours(false);
@@ -57,11 +59,16 @@ export class ExploreView {
   bindPointer() {
     const { grid, timeline, lanes: l } = this.el;
     grid.addEventListener("mousemove", (ev) => {
-      this.hoverBlock = this.grid.blockAt(ev.offsetX * (grid.width / grid.clientWidth),
-        ev.offsetY * (grid.height / grid.clientHeight));
+      const [x, y] = [ev.offsetX * (grid.width / grid.clientWidth), ev.offsetY * (grid.height / grid.clientHeight)];
+      this.hoverBlock = this.density.active ? this.density.blockAt(x, y) : this.grid.blockAt(x, y);
       this.onSelect({ block: this.hoverBlock });
     });
-    grid.addEventListener("click", () => this.onSelect({ fromBlock: this.hoverBlock }));
+    grid.addEventListener("click", (ev) => {
+      const scale = grid.width / grid.clientWidth;
+      if (this.density.click(ev.offsetX * scale, ev.offsetY * scale)) this.onSelect({ block: -1 });
+      else this.onSelect({ fromBlock: this.hoverBlock });
+    });
+    this.density.onChange = () => this.onSelect({ block: -1 });
     timeline.addEventListener("click",
       (ev) => this.onSelect({ request: rowAt(this.timeline.layout, ev.offsetY) }));
     for (const lane of [l.waiting, l.running, l.preempted]) {
@@ -111,6 +118,7 @@ export class ExploreView {
     if (this.sized === key) return false;
     this.sized = key;
     this.grid.resize(run.numBlocks, width, height);
+    this.density.resize(run.numBlocks, width, height);
     return true;
   }
 
@@ -131,7 +139,11 @@ export class ExploreView {
     const all = dirty.has("all") || resized;
     const step = all || dirty.has("step");
     let animating = false;
-    if (all) {
+    if (this.density.active) { // a big pool: aggregated, or one region's cells
+      drainChanged(run);
+      this.timed("grid", () => this.density.draw(run, this.theme));
+      this.drawPoolInfo(run, history);
+    } else if (all) {
       drainChanged(run);
       this.grid.drawAll(run, now);
     } else {
@@ -162,14 +174,18 @@ export class ExploreView {
     this.el.batchInfo.textContent = `${view.used} of ${view.budget} tokens · ` +
       `${view.num_prefill_tokens ?? 0} prefill, ${view.num_decode_tokens ?? 0} decode · ` +
       `${view.num_seqs} of ${view.max_num_seqs} seqs`;
+    this.drawPoolInfo(run, history);
+    this.timed("queues", () => drawQueues(this.el.lanes, lanes(run), run));
+    this.drawTimeline(pane);
+  }
+
+  drawPoolInfo(run, history) {
     const rec = run.record;
     const used = rec ? rec.num_usable_blocks - rec.num_free_blocks : 0;
     const waste = lessonRow(run, history).kv_waste_pct;
     this.el.poolInfo.textContent = `${run.numBlocks} blocks of ${run.blockSize} tokens · ` +
       `${used} in use` + (rec ? ` (${(rec.kv_usage * 100).toFixed(1)}%)` : "") +
-      (Number.isFinite(waste) ? ` · KV waste ${waste.toFixed(1)}%` : "");
-    this.timed("queues", () => drawQueues(this.el.lanes, lanes(run), run));
-    this.drawTimeline(pane);
+      (Number.isFinite(waste) ? ` · KV waste ${waste.toFixed(1)}%` : "") + this.density.caption();
   }
 
   drawTimeline(pane) {
@@ -191,7 +207,7 @@ export class ExploreView {
     const text = info ? describeBlock(info) : "Hover a block, click a request.";
     if (this.el.blockInfo.textContent !== text) this.el.blockInfo.textContent = text;
     const table = this.selected ? blockTable(run, this.selected) : null;
-    drawHighlight(this.el.overlay, this.grid, table, this.theme.ink);
+    drawHighlight(this.el.overlay, this.grid, this.density.active ? null : table, this.theme.ink);
     this.drawTable(run, table);
   }
 

@@ -1,0 +1,38 @@
+"""A session's whole run binned for the overview strip, and latency percentiles of a window."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from servescope.api import runs
+from servescope.api.overview import overview, percentiles
+from servescope.api.routes._lookup import BuiltSessionDep, http_error
+from servescope.api.session import SessionError
+
+router = APIRouter(prefix="/api", tags=["overview"])
+Engine = Annotated[int, Query(ge=0, le=3)]
+Seconds = Annotated[float | None, Query(ge=0.0, allow_inf_nan=False)]
+
+
+@router.get("/sessions/{session_id}/overview")
+async def run_overview(session: BuiltSessionDep, engine: Engine = 0,
+                       bins: Annotated[int, Query(ge=1, le=4000)] = 600) -> dict[str, Any]:
+    """Every stored record so far, in `bins` bins of simulated time (see api/overview.py)."""
+    try:
+        track = runs.track_of(session, engine)
+        return await session.jobs.run("overview", overview, track, bins)
+    except SessionError as err:
+        raise http_error(err) from err
+
+
+@router.get("/sessions/{session_id}/percentiles")
+async def run_percentiles(session: BuiltSessionDep, engine: Engine = 0,
+                          start_s: Seconds = None, end_s: Seconds = None) -> dict[str, Any]:
+    """TTFT, TPOT, ITL, E2E at p50/p90/p95/p99 over requests finished in [start_s, end_s]."""
+    try:
+        track = runs.track_of(session, engine)
+        return await session.jobs.run("percentiles", percentiles, track, start_s, end_s)
+    except SessionError as err:
+        raise http_error(err) from err

@@ -1,0 +1,166 @@
+"""One track's packed records and keyframes on disk (SQLite, WAL): written in batches by the
+track's background simulation, read by the event loop (seek, frames) and by workers (exports).
+
+    data_dir/runs/<session>-<n>.sqlite3   records(iter, step, start_s, end_s, packed,
+                                                  + the overview's metrics columns)
+                                          keyframes(iter, msg)
+
+Why SQLite and not Arrow/Parquet (docs/protocol.md, "Simulating ahead"): a seek is one
+B-tree lookup on an indexed column (tens of microseconds, whatever the run's length), a frame
+is a range scan of `iter`, a batch of records is one transaction, readers in WAL mode see only
+committed batches while the writer appends, and memory is SQLite's page cache (bounded), not
+the run. Parquet files are immutable once written: appending while readers seek would mean
+many small files or rewriting, and a seek would decode a whole row group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE records (iter INTEGER PRIMARY KEY, step INTEGER NOT NULL, start_s REAL NOT NULL,
+                      end_s REAL NOT NULL, packed TEXT NOT NULL,
+                      num_scheduled_tokens INTEGER NOT NULL, num_running INTEGER NOT NULL,
+                      num_waiting INTEGER NOT NULL, kv_usage REAL NOT NULL);
+CREATE INDEX records_start ON records(start_s);
+CREATE INDEX records_step ON records(step);
+CREATE TABLE keyframes (iter INTEGER PRIMARY KEY, msg TEXT NOT NULL);
+"""
+# iter, step, start_s, end_s, packed, num_scheduled_tokens, num_running, num_waiting, kv_usage
+Row = tuple[int, int, float, float, str, int, int, int, float]
+CACHE_KIB = 4096  # SQLite page cache per connection: the memory a store holds, whatever its size
+
+
+class StorageError(Exception):
+    """The data directory cannot hold a run: full (HTTP 507) or not writable (500)."""
+
+    def __init__(self, message: str, full: bool) -> None:
+        super().__init__(message)
+        self.full = full
+
+
+def storage_error(err: OSError | sqlite3.Error, path: Path) -> StorageError:
+    full = getattr(err, "errno", None) == errno.ENOSPC or "full" in str(err).lower()
+    what = "the data directory is full" if full else "the data directory is not writable"
+    return StorageError(f"{what} ({path.parent}): {err}; the run's records cannot be kept",
+                        full)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    return db
+
+
+class RunStore:
+    """Created empty (the file must not exist); `remove()` deletes its files."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = _connect(path)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=OFF")  # a run's store does not outlive the process
+            db.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as err:
+            self.remove()
+            raise storage_error(err, path) from err
+        self._writer = db
+        self._reader = _connect(path)
+
+    # -- writing (the simulating thread only) --
+
+    def append(self, rows: list[Row],
+               keyframes: list[tuple[int, str]]) -> None:
+        """One transaction: every row and keyframe of the batch, or none of them."""
+        db = self._writer
+        try:
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            db.executemany("INSERT INTO keyframes VALUES (?, ?)", keyframes)
+            db.execute("COMMIT")
+        except (OSError, sqlite3.Error) as err:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise storage_error(err, self.path) from err
+
+    # -- reading (the event loop) --
+
+    def frame_body(self, after: int, upto: int) -> str:
+        rows = self._reader.execute(
+            "SELECT packed FROM records WHERE iter > ? AND iter <= ? ORDER BY iter",
+            (after, upto)).fetchall()
+        return ",".join(r[0] for r in rows)
+
+    def keyframe_before(self, iter_: int) -> tuple[int, str]:
+        row = self._reader.execute("SELECT iter, msg FROM keyframes WHERE iter <= ? "
+                                   "ORDER BY iter DESC LIMIT 1", (iter_,)).fetchone()
+        return int(row[0]), str(row[1])
+
+    def index_at_time(self, t: float, head: int) -> int:
+        """Last record up to `head` starting at or before t (-1: none)."""
+        row = self._reader.execute("SELECT max(iter) FROM records WHERE start_s <= ? AND "
+                                   "iter <= ?", (t, head)).fetchone()
+        return -1 if row[0] is None else int(row[0])
+
+    def index_at_step(self, step: int, head: int) -> int:
+        """First record whose step clock is >= step, clamped to `head`."""
+        row = self._reader.execute("SELECT min(iter) FROM records WHERE step >= ? AND "
+                                   "iter <= ?", (step, head)).fetchone()
+        return head if row[0] is None else int(row[0])
+
+    def overview(self, head: int, bins: int) -> tuple[float, float, list[tuple[Any, ...]]]:
+        """(first start, last end, rows per time bin that has records: [bin, first iter, last
+        iter, tokens, busy seconds, max running, max waiting, mean KV usage, max KV usage])."""
+        t0, t1 = self._reader.execute("SELECT min(start_s), max(end_s) FROM records WHERE "
+                                      "iter <= ?", (head,)).fetchone()
+        if t0 is None:
+            return 0.0, 0.0, []
+        width = max(t1 - t0, 1e-9) / bins
+        rows = self._reader.execute(
+            "SELECT min(CAST((start_s - ?) / ? AS INTEGER), ?) AS bin, min(iter), max(iter), "
+            "sum(num_scheduled_tokens), sum(end_s - start_s), max(num_running), "
+            "max(num_waiting), avg(kv_usage), max(kv_usage) FROM records WHERE iter <= ? "
+            "GROUP BY bin ORDER BY bin", (t0, width, bins - 1, head)).fetchall()
+        return float(t0), float(t1), rows
+
+    def start_s(self, iter_: int) -> float:
+        row = self._reader.execute("SELECT start_s FROM records WHERE iter = ?",
+                                   (iter_,)).fetchone()
+        return float(row[0])
+
+    # -- any thread: a connection of its own --
+
+    def packed_records(self, upto: int, first: int = 0) -> Iterator[str]:
+        """The packed texts of records first..upto, read in pages on a fresh connection."""
+        db = _connect(self.path)
+        try:
+            at = first - 1
+            while at < upto:
+                rows = db.execute("SELECT iter, packed FROM records WHERE iter > ? AND iter <= ?"
+                                  " ORDER BY iter LIMIT 1024", (at, upto)).fetchall()
+                if not rows:
+                    return
+                at = rows[-1][0]
+                for _, text in rows:
+                    yield text
+        finally:
+            db.close()
+
+    def close(self) -> None:
+        for db in (getattr(self, "_writer", None), getattr(self, "_reader", None)):
+            if db is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    db.close()
+
+    def remove(self) -> None:
+        self.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                Path(f"{self.path}{suffix}").unlink()

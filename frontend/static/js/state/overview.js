@@ -1,0 +1,47 @@
+// The overview strip's data (GET /api/sessions/{id}/overview): its series scaled to their own
+// maxima with gaps kept, a brush in strip fractions turned into a window of time and records,
+// and the percentile panel's rows (GET .../percentiles).
+
+export const SERIES = [
+  { key: "throughput_tok_per_s", label: "throughput", unit: "tok/s" },
+  { key: "num_waiting", label: "queue depth", unit: "requests" },
+  { key: "kv_usage_pct", label: "KV usage", unit: "%" },
+  { key: "p99_ttft_ms", label: "p99 TTFT", unit: "ms" },
+];
+
+/** Each series as fractions of its own maximum; null stays null (a gap: nothing ran). */
+export function scaledSeries(columns) {
+  return SERIES.map(({ key, label, unit }) => {
+    const values = columns?.[key] ?? [];
+    let max = 0;
+    for (const v of values) if (v != null && v > max) max = v;
+    return { key, label, unit, max, points: values.map((v) => (v == null ? null : max ? v / max : 0)) };
+  });
+}
+
+/** The window a brush from fraction a to b of the strip covers: its times, and the first and
+ * last stored record inside it (null when no step ran there). */
+export function brushWindow(data, a, b) {
+  const [lo, hi] = a <= b ? [a, b] : [b, a];
+  const cols = data.columns;
+  const n = cols.t_s.length;
+  const first = Math.max(0, Math.min(n - 1, Math.floor(lo * n)));
+  const last = Math.max(first, Math.min(n - 1, Math.ceil(hi * n) - 1));
+  let fromIter = null;
+  let toIter = null;
+  for (let k = first; k <= last; k++) {
+    if (cols.first_iter[k] == null) continue;
+    if (fromIter == null) fromIter = cols.first_iter[k];
+    toIter = cols.last_iter[k];
+  }
+  return { start_s: cols.t_s[first], end_s: cols.t_s[last] + data.bin_s, from_iter: fromIter, to_iter: toIter };
+}
+
+/** The percentile panel: one row per latency, its p50/p90/p95/p99 in ms ("-" where none). */
+export function percentileRows(p) {
+  const names = { ttft_ms: "TTFT", tpot_ms: "TPOT", itl_ms: "ITL", e2el_ms: "E2E" };
+  return Object.entries(names).map(([key, name]) => [name, ...["p50", "p90", "p95", "p99"].map((q) => {
+    const v = p?.[key]?.[q];
+    return v == null ? "-" : v.toFixed(1);
+  })]);
+}

@@ -1,0 +1,42 @@
+// How far a session's background simulation has got (the `progress` message, one entry per
+// engine): the record the scrubber can reach, and the words and shading beside it.
+
+/** Fold a progress message into the panes (pane i is engine i). */
+export function applyProgress(panes, msg) {
+  panes.forEach((pane, i) => {
+    if (msg.computed?.[i] == null) return;
+    pane.progress = { computed: msg.computed[i], time_s: msg.time_s?.[i] ?? 0,
+      done: !!msg.done?.[i], error: msg.errors?.[i] ?? null };
+  });
+}
+
+/** The last arrival of the pane's workload, s (null: a step-clock workload or none). */
+export function lastArrival(init) {
+  let last = null;
+  for (const r of init?.requests ?? []) if (r.arrival_s != null && (last == null || r.arrival_s > last)) last = r.arrival_s;
+  return last;
+}
+
+/** The highest record index the scrubber can reach: every stored record, seen or not. */
+export function scrubMax(pane) {
+  return Math.max(0, pane.history.length - 1, (pane.init.num_records ?? 0) - 1, pane.progress?.computed ?? 0);
+}
+
+/** The share of the run simulated so far (1 when done; by simulated time against the last
+ * arrival while running, which is a lower bound on the run's length). */
+export function simulatedShare(pane) {
+  const p = pane.progress;
+  if (!p || p.done) return 1;
+  const end = lastArrival(pane.init);
+  return end ? Math.min(1, Math.max(0, p.time_s / end)) : 0;
+}
+
+export function progressText(pane) {
+  const p = pane.progress;
+  if (!p) return "";
+  if (p.error) return `simulation stopped after ${p.computed + 1} records: ${p.error}`;
+  if (p.done) return `simulated to the end: ${p.computed + 1} records`;
+  const end = lastArrival(pane.init);
+  const of = end ? ` of the last arrival at ${end.toFixed(1)} s` : "";
+  return `simulating ahead: t = ${p.time_s.toFixed(1)} s${of}, ${p.computed + 1} records`;
+}

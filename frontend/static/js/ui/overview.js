@@ -1,0 +1,112 @@
+// The overview panel: the strip of the whole run (refreshed while the simulation runs ahead), a
+// brush that picks a window (drag; double-click clears it), the window's percentiles, a seek to
+// its start, and "Diagnose window" on exactly its records.
+
+import { drawOverview } from "../render/overview.js";
+import { brushWindow, percentileRows } from "../state/overview.js";
+import { renderDiagnosis } from "./diagnosis.js";
+
+const REFRESH_MS = 1000;
+
+async function getJson(url) {
+  const res = await fetch(url);
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(data.detail?.message ?? `HTTP ${res.status}`);
+  return data;
+}
+
+function fillPercentiles(doc, table, p) {
+  const rows = percentileRows(p);
+  table.replaceChildren();
+  const head = doc.createElement("tr");
+  for (const t of ["ms", "p50", "p90", "p95", "p99"]) {
+    const th = doc.createElement("th");
+    th.textContent = t;
+    head.appendChild(th);
+  }
+  table.appendChild(head);
+  for (const row of rows) {
+    const tr = doc.createElement("tr");
+    for (const cell of row) {
+      const td = doc.createElement("td");
+      td.textContent = cell;
+      tr.appendChild(td);
+    }
+    table.appendChild(tr);
+  }
+}
+
+/** Bind the panel; `sessionId()` is the current session, `send` the socket's, `cursorS()` the
+ * lead's simulated time. Returns {refresh, draw} for the page's session and frame hooks. */
+export function bindOverview(doc, { sessionId, send, cursorS }) {
+  const $ = (id) => doc.getElementById(id);
+  const canvas = $("overview-strip");
+  const base = () => `/api/sessions/${encodeURIComponent(sessionId())}`;
+  const state = { data: null, brush: null, window: null, timer: null, drag: false };
+  const frac = (ev) => Math.max(0, Math.min(1, (ev.clientX - canvas.getBoundingClientRect().left) / (canvas.clientWidth || 1)));
+  const draw = () => drawOverview(canvas, state.data, state.brush, cursorS());
+
+  async function percentiles() {
+    const q = new URLSearchParams();
+    if (state.window) q.set("start_s", String(state.window.start_s)), q.set("end_s", String(state.window.end_s));
+    const p = await getJson(`${base()}/percentiles?${q}`);
+    $("percentiles-title").textContent = state.window
+      ? `Percentiles of ${p.num_requests} requests finished in ${state.window.start_s.toFixed(1)}-${state.window.end_s.toFixed(1)} s`
+      : `Percentiles of the ${p.num_requests} requests finished so far`;
+    fillPercentiles(doc, $("percentiles"), p);
+  }
+
+  async function refresh() {
+    clearTimeout(state.timer);
+    if (!sessionId()) return;
+    try {
+      state.data = await getJson(`${base()}/overview?bins=${Math.max(50, Math.min(1200, canvas.clientWidth || 600))}`);
+      canvas.dataset.records = String(state.data.num_records);
+      draw();
+      if (!state.window) await percentiles();
+      if (!state.data.done) state.timer = setTimeout(refresh, REFRESH_MS);
+    } catch (err) {
+      $("overview-status").textContent = `Overview unavailable: ${err.message}`;
+    }
+  }
+
+  canvas.addEventListener("pointerdown", (ev) => {
+    state.drag = true;
+    state.brush = [frac(ev), frac(ev)];
+    canvas.setPointerCapture?.(ev.pointerId);
+  });
+  canvas.addEventListener("pointermove", (ev) => {
+    if (!state.drag) return;
+    state.brush[1] = frac(ev);
+    draw();
+  });
+  canvas.addEventListener("pointerup", () => {
+    if (!state.drag || !state.data) return;
+    state.drag = false;
+    state.window = brushWindow(state.data, ...state.brush);
+    canvas.dataset.window = JSON.stringify(state.window);
+    $("btn-diagnose-window").disabled = state.window.from_iter == null;
+    if (state.window.from_iter != null) send({ type: "seek", iter: state.window.from_iter });
+    percentiles().catch(() => {});
+  });
+  canvas.addEventListener("dblclick", () => {
+    Object.assign(state, { brush: null, window: null });
+    $("btn-diagnose-window").disabled = true;
+    delete canvas.dataset.window;
+    draw();
+    percentiles().catch(() => {});
+  });
+  $("btn-diagnose-window").addEventListener("click", async () => {
+    const w = state.window;
+    const status = $("overview-status");
+    status.textContent = "diagnosing the window…";
+    try {
+      const q = new URLSearchParams({ from_iter: String(w.from_iter), to_iter: String(w.to_iter) });
+      renderDiagnosis($("diagnosis"), await getJson(`${base()}/diagnosis?${q}`));
+      status.textContent = `diagnosed records ${w.from_iter}-${w.to_iter} (see Diagnosis)`;
+    } catch (err) {
+      status.textContent = `Diagnosis failed: ${err.message}`;
+    }
+  });
+  return { refresh, draw };
+}

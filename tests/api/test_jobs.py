@@ -1,0 +1,35 @@
+"""Heavy REST work runs on worker threads, bounded: a job over the limit is refused at once
+(503), a slow one answers 503 at its time budget, and the event loop answers meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from servescope.api.jobs import JobError, Jobs
+
+
+def test_jobs_over_the_limit_are_refused_and_a_slow_one_times_out_while_the_loop_runs():
+    release = threading.Event()
+
+    async def main():
+        jobs = Jobs(max_jobs=1, timeout_s=0.2)
+        slow = asyncio.create_task(jobs.run("export", release.wait, 30))
+        await asyncio.sleep(0)  # the slow job holds the one slot
+        with pytest.raises(JobError, match="already running 1 heavy jobs"):
+            await jobs.run("diagnosis", lambda: 1)
+        ticks = 0
+        while not slow.done():  # the loop keeps turning while the job blocks its thread
+            ticks += 1
+            await asyncio.sleep(0.01)
+        with pytest.raises(JobError, match=r"the export took longer than 0.2 s \(job_timeout_s\)"):
+            slow.result()
+        assert ticks > 1 and jobs.running == 1  # its thread still runs: the slot stays taken
+        release.set()
+        while jobs.running:
+            await asyncio.sleep(0.01)
+        assert await jobs.run("summary", lambda x: x + 1, 41) == 42
+
+    asyncio.run(main())

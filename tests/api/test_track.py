@@ -1,0 +1,118 @@
+"""A track simulates ahead on its own thread into its store: every record and keyframe it kept
+reads back as the engine made it, a failing source stops it with the reason, and closing it
+deletes its files."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+
+import pytest
+from support.server import validate
+
+from servescope.api.run_store import RunStore, StorageError, storage_error
+from servescope.api.serialize import load_keyframe, request_info, unpack
+from servescope.api.track import Track, engine_source
+from servescope.core.config import EngineConfig
+from servescope.core.engine import Engine
+from servescope.core.request import RequestSpec
+
+
+def specs(n: int) -> list[RequestSpec]:
+    return [RequestSpec(id=f"r{k}", prompt_len=5 + k % 7, output_len=3 + k % 4,
+                        arrival_s=k * 0.01) for k in range(n)]
+
+
+def engine_track(tmp_path, n: int = 40, **kw) -> tuple[Track, Engine]:
+    engine = Engine(EngineConfig(num_gpu_blocks=24, block_size=4), specs(n))
+    track = Track(0, engine_source(engine), request_info(specs(n)), 24, kw.get("interval", 8),
+                  kw.get("max_records", 100_000), tmp_path / "runs" / "t-0.sqlite3",
+                  summary=engine.summary)
+    track.engine = engine
+    return track, engine
+
+
+async def ended(track: Track) -> None:
+    progressed = asyncio.Event()
+    track.on_progress = progressed.set
+    track.start()
+    while not track.done:
+        progressed.clear()
+        await progressed.wait()
+
+
+def test_the_stored_records_are_the_engines_records_and_keyframes_match_them(tmp_path):
+    reference = Engine(EngineConfig(num_gpu_blocks=24, block_size=4), specs(40))
+    expected = []
+    while (rec := reference.step()) is not None:
+        expected.append(rec.to_dict())
+    track, engine = engine_track(tmp_path)
+    asyncio.run(ended(track))
+    assert track.error is None and track.head == len(expected) - 1
+    got = list(track.records())
+    assert [{**r, "iter": None} for r in got] == [{**e, "iter": None} for e in expected]
+    assert track.summary == engine.summary() and track.summary["completed"] == 40
+    # each keyframe, loaded, decodes the records after it as the whole stream does
+    for at in (-1, 9, 20, track.head):
+        kf_iter, text = track.keyframe_before(at)
+        kf = validate(json.loads(text))
+        assert kf_iter <= at and kf["iter"] == kf_iter
+        state = load_keyframe(track.requests, kf)
+        after = [unpack(state, json.loads(p))
+                 for p in track.store.packed_records(track.head, kf_iter + 1)]
+        assert after == got[kf_iter + 1:]
+    # seeks by time and step find the records the lists say
+    starts = [r["time_s"] for r in got]
+    mid = starts[len(starts) // 2]
+    assert track.index_at_time(mid) == max(k for k, t in enumerate(starts) if t <= mid)
+    assert track.index_at_time(-1.0) == -1
+    step = got[7]["step"]
+    assert track.index_at_step(step) == 7
+
+
+def test_a_failing_source_stops_the_track_with_the_reason_and_keeps_what_it_stored(tmp_path):
+    track, engine = engine_track(tmp_path)
+    inner = track.source
+    calls = [0]
+
+    def failing():
+        calls[0] += 1
+        if calls[0] > 15:
+            raise ValueError("record 15 is not readable")
+        return inner()
+
+    track.source = failing
+    asyncio.run(ended(track))
+    assert track.done and track.head == 14
+    assert track.error == ("the simulation failed after 15 records: ValueError: record 15 is "
+                           "not readable")
+    done = validate(json.loads(track.done_message()))
+    assert done["error"] == track.error and done["num_records"] == 15
+    assert len(list(track.records())) == 15
+
+
+def test_closing_a_track_deletes_its_files_even_while_it_simulates(tmp_path):
+    async def main():
+        track, _ = engine_track(tmp_path, n=3000)
+        progressed = asyncio.Event()
+        track.on_progress = progressed.set
+        track.start()
+        await progressed.wait()
+        track.close()
+        while track._thread is not None:
+            await asyncio.sleep(0.01)
+        return track
+
+    track = asyncio.run(main())
+    assert not track.done or track.head < 3000
+    assert list((tmp_path / "runs").iterdir()) == []
+
+
+def test_a_data_dir_that_cannot_hold_a_store_is_a_storage_error_and_leaves_no_file(tmp_path):
+    (tmp_path / "runs").write_text("a file where the runs folder should be")
+    with pytest.raises(StorageError, match="not writable") as err:
+        RunStore(tmp_path / "runs" / "s-0.sqlite3")
+    assert not err.value.full
+    full = storage_error(OSError(errno.ENOSPC, "No space left on device"), tmp_path / "x")
+    assert full.full and "the data directory is full" in str(full)
