@@ -44,6 +44,8 @@ def prepare(config: EngineConfig,
     cost_model = _cost_model()
     if config.num_gpu_blocks is None:
         config = config.replace(num_gpu_blocks=int(cost_model.num_gpu_blocks(config)))
+    if config.frontend_overhead_ms is None:
+        config = config.replace(frontend_overhead_ms=cost_model.frontend_ms(config))
     return config, step_time or cost_model.make_step_time(config)
 
 

@@ -13,7 +13,7 @@ DTYPE_ALIASES = {"auto": "auto", "bfloat16": "bfloat16", "bf16": "bfloat16", "fl
                  "half": "float16", "fp16": "float16"}
 KV_DTYPE_ALIASES = {"auto": "auto", "bfloat16": "bfloat16", "float16": "float16",
                     "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
-QUANTIZATIONS = ("fp8",)
+QUANTIZATIONS = ("fp8", "nvfp4")
 SCHEDULING_POLICIES = ("fcfs", "priority")
 
 
@@ -55,6 +55,9 @@ class EngineConfig:
     quantization: str | None = None
     kv_cache_dtype: str = "auto"
     gpu_memory_utilization: float = 0.9
+    data_parallel_size: int = 1
+    model_config: dict[str, Any] | None = None  # a Hugging Face config.json's values
+    frontend_overhead_ms: float | None = None  # per request; None: the cost model's figure
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EngineConfig:
@@ -86,6 +89,9 @@ class EngineConfig:
         _at_least(self, "long_prefill_token_threshold", 0)
         _at_least(self, "static_batch_size", 1)
         _at_least(self, "tensor_parallel_size", 1)
+        _at_least(self, "data_parallel_size", 1)
+        if self.frontend_overhead_ms is not None and self.frontend_overhead_ms < 0:
+            raise ConfigError("frontend_overhead_ms", "must be at least 0")
         if self.max_model_len is not None:
             _at_least(self, "max_model_len", 2)
         if not 0.0 <= self.watermark < 1.0:
@@ -116,6 +122,8 @@ def _check_types(config: EngineConfig) -> None:
             ok = isinstance(value, bool)
         elif expected.startswith("int"):
             ok = isinstance(value, int) and not isinstance(value, bool)
+        elif expected.startswith("dict"):
+            ok = isinstance(value, dict)
         elif expected.startswith("float"):
             ok = isinstance(value, int | float) and not isinstance(value, bool)
         else:

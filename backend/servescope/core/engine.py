@@ -112,10 +112,11 @@ class Engine:
 
     def summary(self) -> dict[str, Any]:
         return metrics.summarize(self.done_requests, self.time_s, self.rejected,
-                                 self.waste_totals)
+                                 self.waste_totals, self.config.frontend_overhead_ms or 0.0)
 
     def request_metrics(self) -> list[dict[str, Any]]:
-        return [metrics.request_metrics(r) for r in self.done_requests]
+        frontend = self.config.frontend_overhead_ms or 0.0
+        return [metrics.request_metrics(r, frontend) for r in self.done_requests]
 
     def _jump_to_next_arrival(self, force: bool = False) -> None:
         """Move the workload's clock to the next arrival (when forced, at least one step on, or
