@@ -13,7 +13,10 @@ from servescope.api.settings import Settings
 from servescope.api.store import Store
 from servescope.api.trace_workload import stored_trace, with_fit_notes
 from servescope.api.track import Track, dumps, engine_source, replay_source
-from servescope.api.workloads import (
+from servescope.core import cost_model
+from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.engine import Engine
+from servescope.scenarios.workloads import (
     DEMO,
     Workload,
     WorkloadError,
@@ -21,9 +24,6 @@ from servescope.api.workloads import (
     rows_to_specs,
     synthetic_workload,
 )
-from servescope.core import cost_model
-from servescope.core.config import ConfigError, EngineConfig
-from servescope.core.engine import Engine
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
 
 

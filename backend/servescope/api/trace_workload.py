@@ -14,12 +14,18 @@ from typing import Any
 
 from servescope.api.store import Store
 from servescope.api.upload_options import UploadOptions, describe
-from servescope.api.workloads import DEMO, Workload, WorkloadError, explicit_config, rows_to_specs
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.kv_cache_manager import cdiv
 from servescope.core.metrics import latency_stats
 from servescope.core.request import RequestSpec
+from servescope.scenarios.workloads import (
+    DEMO,
+    Workload,
+    WorkloadError,
+    explicit_config,
+    rows_to_specs,
+)
 from servescope.traces import registry
 from servescope.traces.errors import TraceFormatError
 from servescope.traces.options import TraceOptions, apply_options

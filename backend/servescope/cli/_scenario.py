@@ -8,7 +8,7 @@ from typing import Any
 from servescope.cli import CliError
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.request import RequestSpec
-from servescope.presets import PresetError, load_preset
+from servescope.scenarios.presets import PresetError, load_preset
 
 
 def add_scenario_options(parser: argparse.ArgumentParser) -> None:

@@ -14,10 +14,10 @@ from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
-from servescope.diagnosis_check import prepare
-from servescope.recording import atomic_writer, header, write_recording
+from servescope.scenarios.diagnosis_check import prepare
 from servescope.traces import workload_json
 from servescope.traces.errors import TraceFormatError
+from servescope.traces.recording import atomic_writer, header, write_recording
 from servescope.traces.report import TraceReport
 
 HELP = "simulate a workload under an engine config"

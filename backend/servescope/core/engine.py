@@ -17,17 +17,9 @@ from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
 from servescope.core.kv_contiguous import ContiguousKVCacheManager
 from servescope.core.records import StepRecord
 from servescope.core.request import Request, RequestSpec, RequestStatus
+from servescope.core.scheduler import policy_classes
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
-from servescope.core.scheduler.naive import NaiveScheduler
-from servescope.core.scheduler.static import StaticScheduler
-from servescope.core.scheduler.vllm_v0 import VllmV0Scheduler
-from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
-
-POLICY_CLASSES: dict[str, type[Scheduler]] = {
-    "vllm-v1": VllmV1Scheduler, "vllm-v0": VllmV0Scheduler,
-    "static": StaticScheduler, "naive": NaiveScheduler,
-}
 
 
 def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
@@ -38,7 +30,7 @@ def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
     else:
         kv = ContiguousKVCacheManager(num_gpu_blocks, config.block_size, config.allocator,
                                       config.max_model_len)
-    return POLICY_CLASSES[config.policy](config, kv)
+    return policy_classes()[config.policy](config, kv)
 
 
 class Engine:

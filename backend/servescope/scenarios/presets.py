@@ -20,7 +20,7 @@ import numpy as np
 from servescope.core.config import EngineConfig
 from servescope.core.request import RequestSpec
 
-PRESET_DIR = Path(__file__).resolve().parents[2] / "traces" / "presets"
+PRESET_DIR = Path(__file__).resolve().parents[3] / "traces" / "presets"
 
 
 class PresetError(ValueError):

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from servescope import presets
 from servescope.core.config import EngineConfig
 from servescope.core.request import RequestSpec
+from servescope.scenarios import presets
 from servescope.traces.errors import TraceFormatError
 
 DEMO: dict[str, Any] = {
