@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from servescope.cli import CliError
-from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.config import ConfigError
 from servescope.core.engine import Engine
+from servescope.core.replicas import Replicas
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.scenarios.diagnosis_check import prepare
@@ -19,6 +20,7 @@ from servescope.traces import workload_json
 from servescope.traces.errors import TraceFormatError
 from servescope.traces.recording import atomic_writer, header, write_recording
 from servescope.traces.report import TraceReport
+from servescope.vllm_import.engine_config import LoadedConfig, load_engine_config
 
 HELP = "simulate a workload under an engine config"
 DESCRIPTION = ("Simulate a workload step by step with vLLM V1 semantics (or a contrast "
@@ -30,19 +32,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="JSON list of {id, arrival_step | arrival_s, prompt_len, output_len, "
                              "priority?, shared_prefix? | prefix?} (docs/trace-format.md)")
     parser.add_argument("--config", required=True, type=Path,
-                        help="engine config JSON with vLLM engine-argument names")
+                        help="engine config JSON: model (Hugging Face id), gpu, "
+                             "tensor_parallel_size, quantization and other vLLM engine-argument "
+                             "names; vLLM's batch defaults fill what a priced run leaves out")
+    parser.add_argument("--model-config", type=Path,
+                        help="a Hugging Face config.json (read offline) for a model not in the "
+                             "catalog")
     parser.add_argument("--out", type=Path, help="write step records as JSONL here")
     parser.add_argument("--summary", type=Path, help="write the run summary JSON here")
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    loaded = load_config(args.config, args.model_config)
     specs = load_workload(args.workload)
     try:
-        config, step_time = prepare(config)  # the cost model sizes KV and prices steps
+        config, step_time = prepare(loaded.config)  # the cost model sizes KV and prices steps
     except ConfigError as err:
         raise CliError(f"{args.config}: {err}") from err
-    engine = Engine(config, specs, step_time)
+    for sentence in loaded.not_modelled:
+        print(f"note: {sentence}", file=sys.stderr)
+    engine = (Replicas(config, specs, step_time) if config.data_parallel_size > 1
+              else Engine(config, specs, step_time))
     records = _progress(engine.run(), len(specs), engine)
     if args.out:
         write_recording(args.out, header(config, specs, "simulated"), records)
@@ -50,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
         for _ in records:
             pass
     summary = engine.summary()
+    if loaded.not_modelled:
+        summary["not_modelled"] = loaded.not_modelled
     if args.summary:
         with atomic_writer(args.summary) as out:
             json.dump(summary, out, indent=1)
@@ -59,12 +71,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_config(path: Path) -> EngineConfig:
+def load_config(path: Path, model_config: Path | None = None) -> LoadedConfig:
     data = _read_json(path)
     if not isinstance(data, dict):
         raise CliError(f"{path}: an engine config must be a JSON object")
+    if model_config is not None:
+        hf = _read_json(model_config)
+        if not isinstance(hf, dict):
+            raise CliError(f"{model_config}: a Hugging Face config.json is a JSON object")
+        data = {**data, "model_config": hf}
     try:
-        return EngineConfig.from_dict(data)
+        return load_engine_config(data)
     except ConfigError as err:
         raise CliError(f"{path}: {err}") from err
 
@@ -88,7 +105,8 @@ def _read_json(path: Path) -> Any:
         raise CliError(f"{path}: line {err.lineno}: {err.msg}") from err
 
 
-def _progress(records: Iterator[StepRecord], total: int, engine: Engine) -> Iterator[StepRecord]:
+def _progress(records: Iterator[StepRecord], total: int,
+              engine: Engine | Replicas) -> Iterator[StepRecord]:
     """A one-line progress bar on stderr, only when stderr is a terminal."""
     if not sys.stderr.isatty():
         yield from records

@@ -19,18 +19,21 @@ SCHEDULING = {  # vLLM engine arg -> (EngineConfig field, type)
     "kv_cache_dtype": ("kv_cache_dtype", "str"),
     "scheduling_policy": ("scheduling_policy", "str"),
     "model": ("model", "str"),
+    "data_parallel_size": ("data_parallel_size", "int"),
 }
 NOT_MODELLED = {  # flags that change scheduling or memory in ways the simulator does not model
-    "pipeline_parallel_size": "pipeline_parallel", "data_parallel_size": None,
+    "pipeline_parallel_size": "pipeline_parallel",
     "speculative_config": "speculative_decoding", "speculative_model": "speculative_decoding",
     "num_speculative_tokens": "speculative_decoding", "enable_lora": "lora", "max_loras": "lora",
     "max_lora_rank": "lora", "max_cpu_loras": "lora", "max_num_partial_prefills": None,
     "max_long_partial_prefills": None, "cpu_offload_gb": "cpu_offload", "swap_space": "cpu_offload",
-    "kv_transfer_config": None, "async_scheduling": "async_scheduling", "preemption_mode": None,
+    "kv_transfer_config": "kv_offload", "async_scheduling": "async_scheduling", "preemption_mode": None,
     "num_scheduler_steps": "multi_step", "scheduler_cls": None, "kv_cache_memory_bytes": None,
     "enable_expert_parallel": None, "limit_mm_per_prompt": "multimodal", "task": "pooling",
     "runner": "pooling", "enable_prompt_embeds": "prompt_embeds", "scheduler_delay_factor": None,
     "disable_hybrid_kv_cache_manager": None, "max_num_encoder_input_tokens": None,
+    "kv_offloading_size": "kv_offload", "kv_offloading_backend": "kv_offload",
+    "cpu_kv_offload": "kv_offload",
 }
 NO_EFFECT = {  # flags known to have no effect on scheduling decisions
     "host", "port", "api_key", "served_model_name", "trust_remote_code", "download_dir",
