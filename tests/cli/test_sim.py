@@ -71,3 +71,41 @@ def test_sim_from_a_recordings_header_makes_the_recorded_decisions(tmp_path: Pat
         assert done.returncode == 0, done.stderr
         _, ours = read_recording(out)
         assert first_difference(list(views(ours)), list(views(rows))) is None, name
+
+
+def test_sim_prices_a_vllm_style_config_and_says_what_is_not_modelled(tmp_path: Path) -> None:
+    workload = [{"id": f"q{i}", "arrival_s": 0.05 * i, "prompt_len": 300, "output_len": 20}
+                for i in range(8)]
+    (tmp_path / "w.json").write_text(json.dumps(workload))
+    (tmp_path / "c.json").write_text(json.dumps({
+        "model": "Qwen/Qwen2.5-7B-Instruct", "gpu": "NVIDIA H100 80GB HBM3",
+        "tensor_parallel_size": 1, "quantization": None, "max_model_len": 4096,
+        "kv_offloading_size": 8, "seed": 0}))
+    summary = tmp_path / "s.json"
+    done = _run("sim", "--workload", str(tmp_path / "w.json"), "--config",
+                str(tmp_path / "c.json"), "--summary", str(summary))
+    assert done.returncode == 0, done.stderr
+    assert "kv_offloading_size=8 is not modelled" in done.stderr
+    result = json.loads(summary.read_text())
+    assert result["completed"] == 8 and result["total_output_tokens"] == 160
+    for metric in ("ttft", "e2el", "tpot", "itl"):
+        assert result[f"mean_{metric}_ms"] > 0
+        assert result[f"mean_{metric}_ms"] <= result[f"p99_{metric}_ms"] * 1.0001
+        assert result[f"p90_{metric}_ms"] <= result[f"p99_{metric}_ms"]
+    assert result["not_modelled"][0].startswith("kv_offloading_size")
+
+
+def test_sim_names_what_a_model_config_lacks_and_lists_known_gpus(tmp_path: Path) -> None:
+    (tmp_path / "w.json").write_text("[]")
+    (tmp_path / "hf.json").write_text(json.dumps({"hidden_size": 1024, "vocab_size": 32000,
+                                                  "num_attention_heads": 16}))
+    (tmp_path / "c.json").write_text(json.dumps({"gpu": "H100", "max_model_len": 2048}))
+    done = _run("sim", "--workload", str(tmp_path / "w.json"), "--config",
+                str(tmp_path / "c.json"), "--model-config", str(tmp_path / "hf.json"))
+    assert done.returncode == 2
+    assert "num_hidden_layers" in done.stderr and "intermediate_size" in done.stderr
+    (tmp_path / "c.json").write_text(json.dumps({"model": "Qwen/Qwen3-8B", "gpu": "TPU v5e"}))
+    done = _run("sim", "--workload", str(tmp_path / "w.json"), "--config",
+                str(tmp_path / "c.json"))
+    assert done.returncode == 2
+    assert "RTX4090" in done.stderr and "H100" in done.stderr and "Traceback" not in done.stderr

@@ -43,7 +43,8 @@ def test_moe_active_parameters_match_the_model_cards(model_id: str, active: floa
 @pytest.mark.parametrize("name", [
     "meta-llama/Llama-2-7b-hf", "meta-llama/Llama-2-13b-hf", "meta-llama/Llama-2-70b-hf",
     "codellama/CodeLlama-34b-Instruct-hf", "mistralai/Mistral-Nemo-Instruct-2407",
-    "mistralai/Mixtral-8x22B-Instruct-v0.1", "Qwen/Qwen2.5-14B-Instruct", "Qwen/Qwen2.5-32B-Instruct",
+    "mistralai/Mixtral-8x22B-Instruct-v0.1", "Qwen/Qwen2.5-14B-Instruct",
+    "Qwen/Qwen2.5-32B-Instruct",
     "Qwen/Qwen3-8B", "Qwen/Qwen3-14B", "Qwen/Qwen3-32B", "Qwen/Qwen3-30B-A3B-Instruct-2507",
     "Qwen/Qwen3-235B-A22B", "google/gemma-2-9b-it", "google/gemma-3-27b-it",
     "deepseek-ai/DeepSeek-R1", "meta-llama/Llama-4-Scout-17B-16E-Instruct",

@@ -12,8 +12,8 @@ from typing import Any
 from servescope.cli import CliError
 from servescope.core.config import ConfigError
 from servescope.core.engine import Engine
-from servescope.core.replicas import Replicas
 from servescope.core.records import StepRecord
+from servescope.core.replicas import Replicas
 from servescope.core.request import RequestSpec
 from servescope.scenarios.diagnosis_check import prepare
 from servescope.traces import workload_json

@@ -58,7 +58,8 @@ class ModelSpec:
         if self.kv_lora_rank is not None:
             nope, rope = self.qk_nope_head_dim or 0, self.qk_rope_head_dim or 0
             v, q_rank = self.v_head_dim or 0, self.q_lora_rank
-            q = (h * q_rank + q_rank * heads * (nope + rope)) if q_rank else h * heads * (nope + rope)
+            q_in = q_rank or h  # without q_lora_rank the query is projected straight from h
+            q = (h * q_rank if q_rank else 0) + q_in * heads * (nope + rope)
             kv = h * (self.kv_lora_rank + rope) + self.kv_lora_rank * heads * (nope + v)
             return q + kv + heads * v * h
         q_out = heads * self.head_dim

@@ -33,7 +33,8 @@ def _cost_model() -> Any | None:
 
 def priced(config: EngineConfig) -> bool:
     """Whether the cost model can price this config (it names a model and a GPU)."""
-    return bool(config.model and config.gpu and _cost_model() is not None)
+    return bool((config.model or config.model_config) and config.gpu
+                and _cost_model() is not None)
 
 
 def prepare(config: EngineConfig,

@@ -33,6 +33,14 @@ def read(path: Path, report: TraceReport, seed: int | None = None,
     (`measured_report`, else summary_lifecycle_metrics.json beside the config) becomes
     report.meta["measured_summary"]."""
     config = _load_yaml(Path(path))
+    specs = requests_from_config(config, report, seed)
+    _attach_measured(report, Path(path), measured_report)
+    yield from specs
+
+
+def requests_from_config(config: dict[str, Any], report: TraceReport,
+                         seed: int | None = None) -> list[RequestSpec]:
+    """The requests an inference-perf config (as parsed from its YAML) sends."""
     arrivals = _arrivals(config, _rng(config, seed))
     rng = _rng(config, seed)
     data = _section(config, "data")
@@ -45,10 +53,9 @@ def read(path: Path, report: TraceReport, seed: int | None = None,
         raise TraceFormatError(0, "data.type", f"data type {kind!r} is not supported (its "
                                f"lengths are not in the config); supported: "
                                f"{', '.join(DATA_TYPES)}")
-    if config.get("api", {}).get("streaming") is False:
+    if (config.get("api") or {}).get("streaming") is False:
         report.note("the run did not stream: its TTFT equals its E2E latency")
-    _attach_measured(report, Path(path), measured_report)
-    yield from specs
+    return specs
 
 
 def _load_yaml(path: Path) -> dict[str, Any]:
