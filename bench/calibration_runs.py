@@ -191,22 +191,22 @@ def load_runs() -> tuple[Run, ...]:
     return tuple(runs)
 
 
-def stage_cap(run: Run, floor_s: float) -> float:
+def stage_cap(run: Run, floor_s: float, ceiling_s: float = float("inf")) -> float:
     """How long to simulate each constant-rate stage: at least `floor_s` and four measured mean
     E2E latencies, so the running batch reaches its steady size (a stage shorter than a
     request's life only ever drains); a queued run (mean TTFT over 1 s) keeps its whole
     length, as its queue grows over the stage."""
     if run.measured.get("ttft_mean", 0.0) > 1000.0:
         return float("inf")
-    return max(floor_s, 4.0 * run.measured.get("e2e_mean", 0.0) / 1000.0)
+    return min(ceiling_s, max(floor_s, 4.0 * run.measured.get("e2e_mean", 0.0) / 1000.0))
 
 
-def simulate(run: Run, calibration: Calibration | None = None,
-             stage_cap_s: float = 120.0) -> dict[str, float]:
+def simulate(run: Run, calibration: Calibration | None = None, stage_cap_s: float = 120.0,
+             stage_max_s: float = float("inf")) -> dict[str, float]:
     """The run re-simulated: its metrics under `calibration` (default: the GPU's own);
     `stage_cap_s` is the floor stage_cap() starts from."""
     assert run.workload is not None
-    stage_cap_s = stage_cap(run, stage_cap_s)
+    stage_cap_s = stage_cap(run, stage_cap_s, stage_max_s)
     config, step_time = prepare(EngineConfig.from_dict(run.config))
     if calibration is not None:
         from servescope.core import cost_model

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from servescope.cli import CliError
+from servescope.core import cost_model
 from servescope.core.config import ConfigError
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
 from servescope.core.replicas import Replicas
 from servescope.core.request import RequestSpec
-from servescope.scenarios.diagnosis_check import prepare
+from servescope.scenarios.diagnosis_check import prepare, priced
 from servescope.traces import workload_json
 from servescope.traces.errors import TraceFormatError
 from servescope.traces.recording import atomic_writer, header, write_recording
@@ -49,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
         config, step_time = prepare(loaded.config)  # the cost model sizes KV and prices steps
     except ConfigError as err:
         raise CliError(f"{args.config}: {err}") from err
-    for sentence in loaded.not_modelled:
+    unmodelled = loaded.not_modelled + (cost_model.not_modelled(config)
+                                        if priced(config) else [])
+    for sentence in unmodelled:
         print(f"note: {sentence}", file=sys.stderr)
     engine = (Replicas(config, specs, step_time) if config.data_parallel_size > 1
               else Engine(config, specs, step_time))
@@ -60,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
         for _ in records:
             pass
     summary = engine.summary()
-    if loaded.not_modelled:
-        summary["not_modelled"] = loaded.not_modelled
+    if unmodelled:
+        summary["not_modelled"] = unmodelled
     if args.summary:
         with atomic_writer(args.summary) as out:
             json.dump(summary, out, indent=1)

@@ -106,7 +106,11 @@ def _build_calibrations(data: dict[str, Any]) -> dict[str, Calibration]:
     return out
 
 
-MODELS, _MODEL_NAMES = _build_models(_load("models.json"))
+_MODEL_DATA = _load("models.json")
+MODELS, _MODEL_NAMES = _build_models(_MODEL_DATA)
+# model id -> what of its architecture the cost model leaves out
+MODEL_NOT_MODELLED = {k: row["not_modelled"] for k, row in _MODEL_DATA["models"].items()
+                      if row.get("not_modelled")}
 GPUS, _GPU_NAMES = _build_gpus(_load("gpus.json"))
 _CALIBRATION_DATA = _load("calibration.json")
 CALIBRATIONS = _build_calibrations(_CALIBRATION_DATA)

@@ -28,7 +28,7 @@ from servescope.core.step_cost import (
 
 __all__ = ["Hardware", "coefficients", "decode_step_ms", "experts_touched", "frontend_ms",
            "make_step_time",
-           "memory_breakdown", "num_gpu_blocks", "resolve", "with_derived_blocks"]
+           "memory_breakdown", "not_modelled", "num_gpu_blocks", "resolve", "with_derived_blocks"]
 
 
 def weight_bytes_per_gpu(hw: Hardware) -> float:
@@ -100,3 +100,18 @@ def with_derived_blocks(config: EngineConfig) -> EngineConfig:
     return config.replace(num_gpu_blocks=num_gpu_blocks(config))
 
 
+
+
+def not_modelled(config: EngineConfig) -> list[str]:
+    """What of this priced config the simulator leaves out, one sentence each (the session,
+    the config panel and `sim` show them)."""
+    notes = []
+    if config.model and not config.model_config:
+        model_id, _ = catalog.resolve_model(config.model)
+        if model_id in catalog.MODEL_NOT_MODELLED:
+            notes.append(f"{model_id}: {catalog.MODEL_NOT_MODELLED[model_id]}")
+    if config.data_parallel_size > 1:
+        notes.append(f"data_parallel_size {config.data_parallel_size}: a session runs one "
+                     "engine with every request; `servescope sim` deals them round-robin over "
+                     "the ranks (vLLM balances by load)")
+    return notes

@@ -36,7 +36,7 @@ def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
 class Engine:
     def __init__(self, config: EngineConfig, requests: Sequence[RequestSpec],
                  step_time: StepTimeFn | None = None) -> None:
-        priced = config.model is not None and config.gpu is not None
+        priced = (config.model or config.model_config) is not None and config.gpu is not None
         if priced:
             config = cost_model.with_derived_blocks(config)
         if config.num_gpu_blocks is None:

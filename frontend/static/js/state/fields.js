@@ -18,8 +18,12 @@ export const CONFIG_FIELDS = [
   { name: "tensor_parallel_size", kind: "int", min: 1, help: "--tensor-parallel-size" },
   { name: "dtype", kind: "choice", options: ["auto", "bfloat16", "float16"],
     help: "--dtype of activations and unquantized weights; auto = the checkpoint's" },
-  { name: "quantization", kind: "choice", options: ["fp8"], nullable: true,
-    none: "none", help: "--quantization fp8: 1-byte linear-layer weights; none: weights in dtype" },
+  { name: "quantization", kind: "choice", options: ["fp8", "nvfp4"], nullable: true,
+    none: "none", help: "--quantization fp8: 1-byte linear-layer weights; nvfp4: 4.5-bit " +
+      "(Blackwell only); none: weights in dtype or the checkpoint's own format" },
+  { name: "data_parallel_size", kind: "int", min: 1,
+    help: "--data-parallel-size: replicas of the TP group; the session runs one engine with " +
+      "every request, `servescope sim` deals them over the ranks" },
   { name: "kv_cache_dtype", kind: "choice", options: ["auto", "fp8"],
     help: "--kv-cache-dtype: auto = dtype; fp8 halves the bytes a token's KV takes" },
   { name: "gpu_memory_utilization", kind: "float", gt: 0, max: 1, help: "fraction in (0, 1]" },
