@@ -21,9 +21,9 @@ from servescope.scenarios.workloads import (
     Workload,
     WorkloadError,
     preset_workload,
-    rows_to_specs,
     synthetic_workload,
 )
+from servescope.traces import workload_json
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
 
 
@@ -93,7 +93,8 @@ async def resolve(workload: P.Workload, configs: list[dict[str, Any]],
         if workload.synthetic is not None:
             return synthetic_workload(workload.synthetic), configs
         if workload.requests is not None:
-            return Workload(dict(DEMO["config"]), rows_to_specs(workload.requests)), configs
+            specs = workload_json.read_rows(workload.requests)
+            return Workload(dict(DEMO["config"]), specs), configs
         if workload.trace is not None:
             return await asyncio.to_thread(stored_trace, store, workload.trace), configs
         scenario = store.scenario(workload.scenario or "")
