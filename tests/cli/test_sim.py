@@ -109,3 +109,44 @@ def test_sim_names_what_a_model_config_lacks_and_lists_known_gpus(tmp_path: Path
                 str(tmp_path / "c.json"))
     assert done.returncode == 2
     assert "RTX4090" in done.stderr and "H100" in done.stderr and "Traceback" not in done.stderr
+
+
+PROFILE = """\
+load:
+  type: constant
+  stages:
+  - {rate: 4, duration: 3}
+  - {rate: 8, duration: 2}
+data:
+  type: shared_prefix
+  shared_prefix: {num_groups: 2, num_prompts_per_group: 3, system_prompt_len: 100,
+                  question_len: 200, output_len: 30}
+"""
+
+
+def test_sim_runs_an_inference_perf_profile_with_a_hugging_face_config(tmp_path: Path) -> None:
+    """The acceptance interface: sim --trace PROFILE.yaml --format inference-perf --config
+    C.json --summary S.json, the measured report beside the profile carried along."""
+    (tmp_path / "profile.yaml").write_text(PROFILE)
+    (tmp_path / "summary_lifecycle_metrics.json").write_text(json.dumps(
+        {"successes": {"count": 28, "latency": {"request_latency": {"mean": 0.5, "p90": 0.6}}}}))
+    (tmp_path / "c.json").write_text(json.dumps({
+        "model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100", "tensor_parallel_size": 1,
+        "quantization": "fp8", "max_model_len": 4096, "max_num_seqs": 64,
+        "enable_prefix_caching": True}))
+    summary = tmp_path / "s.json"
+    done = _run("sim", "--trace", str(tmp_path / "profile.yaml"), "--format", "inference-perf",
+                "--config", str(tmp_path / "c.json"), "--summary", str(summary))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(summary.read_text())
+    assert result["completed"] == 4 * 3 + 8 * 2
+    assert result["total_output_tokens"] == 28 * 30
+    for metric in ("ttft", "e2el", "tpot", "itl"):
+        assert 0 < result[f"mean_{metric}_ms"] and result[f"p90_{metric}_ms"] > 0
+    assert result["mean_ttft_ms"] < result["mean_e2el_ms"]
+    assert result["measured"]["mean_e2el_ms"] == 500.0 and result["measured"]["completed"] == 28
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(PROFILE.replace("shared_prefix\n", "shareGPT\n", 1))
+    done = _run("sim", "--trace", str(bad), "--format", "inference-perf", "--config",
+                str(tmp_path / "c.json"))
+    assert done.returncode == 2 and "shareGPT" in done.stderr and "Traceback" not in done.stderr

@@ -34,7 +34,7 @@ def load_scenario(args: argparse.Namespace) -> tuple[EngineConfig, list[RequestS
         except PresetError as err:
             raise CliError(str(err)) from err
     elif args.workload and args.config:
-        config, specs = load_config(args.config).config, load_workload(args.workload)
+        config, specs = load_config(args.config), load_workload(args.workload)
     else:
         raise CliError("give --preset NAME, or --workload FILE and --config FILE")
     if args.set:
