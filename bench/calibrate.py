@@ -3,8 +3,9 @@ vLLM runs from ../shared/measured/calibration.json); held-out runs are never sim
 
 Loss: the sum over fit runs of |log(simulated / measured)| for mean E2E, mean TTFT and mean ITL
 (absolute, not squared: the targets are median errors, and one odd run must not pull the rest).
-Nelder-Mead over bandwidth and compute efficiency (logistic map to (0, 1)) and the per-step and
-per-request overheads (exponential map to > 0), from (0.7, 0.5, 1 ms, 0.02 ms); the API server's
+Nelder-Mead over the bandwidth efficiency of weight reads and of attention's paged KV reads and
+the compute efficiency (logistic map to (0, 1)) and the per-step and per-request overheads
+(exponential map to > 0), from (0.8, 0.7, 0.6 ms, 0.02 ms, 0.55); the API server's
 per-request time only shifts TTFT and E2E, so for each candidate it is the best value on a grid
 (it does not change what the engine does). `--group workstation` fits only the two efficiencies
 of the GDDR / PCIe GPUs, keeping the H100 group's overheads. Output: JSON for
@@ -29,7 +30,7 @@ from calibration_runs import Run, load_runs, simulate  # noqa: E402
 from servescope.core import catalog  # noqa: E402
 from servescope.core.catalog import Calibration  # noqa: E402
 
-START = (0.7, 0.5, 1.0, 0.02)
+START = (0.8, 0.7, 0.6, 0.02, 0.55)  # from a coarse probe of the weights / KV split
 GROUPS = {"H100": ("H100",), "workstation": ("RTX PRO 6000",)}
 FRONTEND_GRID = np.arange(0.0, 40.01, 0.5)
 FIT_STAGE_CAP_S = 15.0  # steady state comes within seconds at these loads
@@ -44,7 +45,7 @@ def logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def nelder_mead(f, x0: np.ndarray, step: float = 0.5, iters: int = 160) -> np.ndarray:  # type: ignore[no-untyped-def]
+def nelder_mead(f, x0: np.ndarray, step: float = 0.3, iters: int = 160) -> np.ndarray:  # type: ignore[no-untyped-def]
     """Plain Nelder-Mead (reflection 1, expansion 2, contraction and shrink 0.5)."""
     simplex = [x0] + [x0 + step * np.eye(len(x0))[i] for i in range(len(x0))]
     values = [f(x) for x in simplex]
@@ -76,10 +77,12 @@ def candidate(gpu_key: str, x: np.ndarray, base: Calibration | None) -> Calibrat
     own = catalog.calibration(gpu_key)
     values = {"bandwidth_efficiency": logistic(x[0]), "compute_efficiency": logistic(x[1])}
     if base is None:
-        values |= {"step_overhead_ms": math.exp(x[2]), "per_request_overhead_ms": math.exp(x[3])}
+        values |= {"step_overhead_ms": math.exp(x[2]), "per_request_overhead_ms": math.exp(x[3]),
+                   "kv_bandwidth_efficiency": logistic(x[4])}
     else:
         values |= {"step_overhead_ms": base.step_overhead_ms,
-                   "per_request_overhead_ms": base.per_request_overhead_ms}
+                   "per_request_overhead_ms": base.per_request_overhead_ms,
+                   "kv_bandwidth_efficiency": base.kv_bandwidth_efficiency}
     return dataclasses.replace(own, frontend_ms=0.0, **values)
 
 
@@ -110,7 +113,7 @@ def fit(runs: list[Run], base: Calibration | None, iters: int) -> tuple[Calibrat
 
     start = [logit(START[0]), logit(START[1])]
     if base is None:
-        start += [math.log(START[2]), math.log(START[3])]
+        start += [math.log(START[2]), math.log(START[3]), logit(START[4])]
     x = nelder_mead(loss, np.array(start), iters=iters)
     loss(x)
     result = dataclasses.replace(candidate(gpu_key, x, base), frontend_ms=best["frontend"])
@@ -130,8 +133,8 @@ def main() -> int:
     base = None if args.group == "H100" else catalog.calibration("H100")
     calibration, rms = fit(runs, base, args.iters)
     result = {k: round(v, 5) for k, v in dataclasses.asdict(calibration).items()
-              if k in ("bandwidth_efficiency", "compute_efficiency", "step_overhead_ms",
-                       "per_request_overhead_ms", "frontend_ms")}
+              if k in ("bandwidth_efficiency", "kv_bandwidth_efficiency", "compute_efficiency",
+                       "step_overhead_ms", "per_request_overhead_ms", "frontend_ms")}
     result |= {"fit_runs": [r.id for r in runs], "fit_mean_abs_log_error": round(rms, 4)}
     print(json.dumps({args.group: result}, indent=2))
     return 0

@@ -49,6 +49,7 @@ class Calibration:
     step_overhead_ms: float
     per_request_overhead_ms: float
     allreduce_latency_us: float = 10.0  # one all-reduce on this GPU's link (NVLink, PCIe, xGMI)
+    kv_bandwidth_efficiency: float | None = None  # attention's paged KV reads; None: as weights
     frontend_ms: float = 0.0  # API server time per request, outside the engine's steps
 
 
@@ -101,6 +102,7 @@ def _build_calibrations(data: dict[str, Any]) -> dict[str, Calibration]:
                                compute_efficiency=c["compute_efficiency"],
                                step_overhead_ms=c["step_overhead_ms"],
                                per_request_overhead_ms=c["per_request_overhead_ms"],
+                               kv_bandwidth_efficiency=c.get("kv_bandwidth_efficiency"),
                                allreduce_latency_us=links[GPUS[gpu].link],
                                frontend_ms=data["frontend"]["api_server_ms"])
     return out

@@ -36,6 +36,8 @@ class _Coefficients:
 def coefficients(hw: Hardware) -> _Coefficients:
     m, g, c, tp = hw.model, hw.gpu, hw.calibration, hw.tensor_parallel_size
     bandwidth = g.memory_bandwidth_gb_s * 1e9 * c.bandwidth_efficiency
+    kv_bandwidth = g.memory_bandwidth_gb_s * 1e9 * (c.kv_bandwidth_efficiency
+                                                    or c.bandwidth_efficiency)
     linear_rate = hw.linear_tflops * 1e12 * c.compute_efficiency
     rate16 = g.bf16_tflops * 1e12 * c.compute_efficiency
     layers = m.num_hidden_layers
@@ -55,7 +57,7 @@ def coefficients(hw: Hardware) -> _Coefficients:
         s_per_head_row=2 * head / rate16, s_head_weights=head * ACTIVATION_BYTES / bandwidth,
         s_per_attention_pair=(4 * m.attention_dim * (m.num_attention_heads // tp) * layers
                               / rate16),
-        s_per_kv_token=m.kv_bytes_per_token(hw.kv_element_bytes, tp) / bandwidth,
+        s_per_kv_token=m.kv_bytes_per_token(hw.kv_element_bytes, tp) / kv_bandwidth,
         s_allreduce_fixed=fixed, s_allreduce_per_token=per_token,
         s_step=c.step_overhead_ms * 1e-3, s_per_request=c.per_request_overhead_ms * 1e-3,
     )
