@@ -30,11 +30,12 @@ from calibration_runs import Run, load_runs, simulate  # noqa: E402
 from servescope.core import catalog  # noqa: E402
 from servescope.core.catalog import Calibration  # noqa: E402
 
-START = (0.8, 0.7, 0.6, 0.02, 0.55)  # from a coarse probe of the weights / KV split
+START = [0.8, 0.7, 0.6, 0.02, 0.55]  # from a coarse probe of the weights / KV split
 GROUPS = {"H100": ("H100",), "workstation": ("RTX PRO 6000",)}
 FRONTEND_GRID = np.arange(0.0, 40.01, 0.5)
 FIT_STAGE_CAP_S = 15.0  # steady state comes within seconds at these loads
 FIT_STAGE_MAX_S = 60.0  # and a long-output run is near it within a minute of arrivals
+CAPS = [FIT_STAGE_CAP_S, FIT_STAGE_MAX_S]
 
 
 def logistic(v: float) -> float:
@@ -100,7 +101,7 @@ def fit(runs: list[Run], base: Calibration | None, iters: int) -> tuple[Calibrat
 
     def loss(x: np.ndarray) -> float:
         calibration = candidate(gpu_key, x, base)
-        sims = [simulate(r, calibration, FIT_STAGE_CAP_S, FIT_STAGE_MAX_S) for r in runs]
+        sims = [simulate(r, calibration, CAPS[0], CAPS[1]) for r in runs]
         grid = FRONTEND_GRID if base is None else [base.frontend_ms]
         totals = [sum(sum(loss_terms(r, s, f)) for r, s in zip(runs, sims, strict=True))
                   for f in grid]
@@ -125,7 +126,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--group", default="H100", choices=sorted(GROUPS))
     parser.add_argument("--iters", type=int, default=40)
+    parser.add_argument("--start", help="comma-separated start: bandwidth, compute, step ms, "
+                        "request ms, KV bandwidth (default: START)")
+    parser.add_argument("--stage-cap", type=float, default=FIT_STAGE_CAP_S)
+    parser.add_argument("--stage-max", type=float, default=FIT_STAGE_MAX_S)
     args = parser.parse_args()
+    CAPS[:] = [args.stage_cap, args.stage_max]
+    if args.start:
+        START[:] = [float(v) for v in args.start.split(",")]
     runs = [r for r in load_runs() if r.role == "fit" and r.gpu in GROUPS[args.group]]
     if not runs:
         print(f"no fit runs for {args.group}", file=sys.stderr)
