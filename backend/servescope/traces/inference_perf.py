@@ -71,6 +71,8 @@ def _load_yaml(path: Path) -> dict[str, Any]:
             line = mark.line + 1 if mark is not None else 0
             raise TraceFormatError(line, "", f"not YAML: {getattr(err, 'problem', err)}") \
                 from None
+        except UnicodeDecodeError:
+            raise TraceFormatError(0, "", "not UTF-8 text") from None
     if not isinstance(value, dict):
         raise TraceFormatError(0, "", "an inference-perf config is a YAML mapping")
     return value
@@ -201,6 +203,8 @@ def read_report(path: Path) -> dict[str, Any]:
             data = json.load(handle)
         except json.JSONDecodeError as err:
             raise TraceFormatError(err.lineno, "", f"not JSON: {err.msg}") from None
+        except UnicodeDecodeError:
+            raise TraceFormatError(0, "", "not UTF-8 text") from None
     successes = data.get("successes") if isinstance(data, dict) else None
     if not isinstance(successes, dict) or not isinstance(successes.get("latency"), dict):
         raise TraceFormatError(0, "successes.latency", "missing: not an inference-perf "
