@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { CONFIG_FIELDS, SYNTHETIC_FIELDS, parseField, serverError, validateForm } from "../../frontend/static/js/state/fields.js";
+import * as fields from "../../frontend/static/js/state/fields.js";
+import { parseField, serverError, setFieldSchema, validateForm } from "../../frontend/static/js/state/fields.js";
+import { serverSchema } from "./schema.mjs";
+
+setFieldSchema(serverSchema());
+const { CONFIG_FIELDS, SYNTHETIC_FIELDS } = fields;
 
 const field = (name) => CONFIG_FIELDS.find((f) => f.name === name);
 
@@ -14,8 +19,8 @@ test("block_size must be a power of two", () => {
 test("numbers are checked for type and range with the value in the message", () => {
   assert.throws(() => parseField(field("max_num_seqs"), "abc"), /expected a number, got "abc"/);
   assert.throws(() => parseField(field("max_num_seqs"), "2.5"), /whole number, got 2.5/);
-  assert.throws(() => parseField(field("gpu_memory_utilization"), "0"), /greater than 0/);
-  assert.throws(() => parseField(field("gpu_memory_utilization"), "1.5"), /at most 1/);
+  assert.throws(() => parseField(field("gpu_memory_utilization"), "0"), /must be in \(0, 1\], got 0/);
+  assert.throws(() => parseField(field("gpu_memory_utilization"), "1.5"), /must be in \(0, 1\], got 1.5/);
   assert.equal(parseField(field("gpu_memory_utilization"), "0.9"), 0.9);
 });
 
@@ -76,4 +81,18 @@ test("a server error names its config field once, and says the refused configure
   const bare = serverError({ code: "bad_message", field: "speed", message: "too fast" });
   assert.deepEqual(bare, { field: "speed", text: "speed: too fast" });
   assert.deepEqual(serverError({ code: "idle", field: null, message: "reaped" }), { field: null, text: "reaped" });
+});
+
+test("async_scheduling: vLLM's default with a model and a GPU, the V1 policy only", async () => {
+  const { asyncDefault, asyncNote } = await import("../../frontend/static/js/state/fields.js");
+  const gpu = { model: "meta-llama/Llama-3.1-8B-Instruct", gpu: "H100", policy: "vllm-v1" };
+  assert.equal(asyncDefault(gpu), true);
+  assert.equal(asyncDefault({ ...gpu, gpu: null }), false);
+  assert.equal(asyncDefault({ ...gpu, policy: "static" }), false);
+  assert.match(asyncNote({ ...gpu, async_scheduling: true }), /vllm serve runs on a GPU/);
+  assert.match(asyncNote({ ...gpu, async_scheduling: false }), /--no-async-scheduling/);
+  assert.match(asyncNote({ async_scheduling: false }), /synchronous/);
+  const { errors } = validateForm(CONFIG_FIELDS, { async_scheduling: true, policy: "vllm-v0" });
+  assert.match(errors.async_scheduling, /only the vllm-v1 policy/);
+  assert.equal(parseField(field("async_scheduling"), true), true);
 });
