@@ -14,13 +14,13 @@ SCHEDULING = {  # vLLM engine arg -> (EngineConfig field, type)
     "num_gpu_blocks_override": ("num_gpu_blocks", "int"),
     "gpu_memory_utilization": ("gpu_memory_utilization", "float"),
     "tensor_parallel_size": ("tensor_parallel_size", "int"),
+    "data_parallel_size": ("data_parallel_size", "int"),
     "dtype": ("dtype", "str"),
     "quantization": ("quantization", "str"),
     "kv_cache_dtype": ("kv_cache_dtype", "str"),
     "scheduling_policy": ("scheduling_policy", "str"),
     "async_scheduling": ("async_scheduling", "bool"),
     "model": ("model", "str"),
-    "data_parallel_size": ("data_parallel_size", "int"),
 }
 NOT_MODELLED = {  # flags that change scheduling or memory in ways the simulator does not model
     "pipeline_parallel_size": "pipeline_parallel",
