@@ -37,11 +37,16 @@ def uploaded(page, name):
 
 
 def play_to_end(page, num_records):
+    """Play at 100x (the run's simulated time, not the machine's speed, sets how long 1x takes)
+    and wait for the run's end."""
+    page.evaluate("""() => { const s = document.getElementById("speed");
+        s.value = "2"; s.dispatchEvent(new Event("input", { bubbles: true })); }""")
+    page.wait_for_function("() => document.getElementById('speed-out').textContent === '100x'")
     page.click("#btn-play")
     page.wait_for_function(
         "(n) => { const p = window.__servescope.store.panes[0];"
         " return p.status === 'done' && p.history.length >= n; }", arg=num_records,
-        timeout=20000)
+        timeout=60000)
 
 
 def test_an_iteration_log_replays_and_a_bench_result_shows_measured_beside(page, fresh_url,
