@@ -42,3 +42,9 @@ def test_an_unknown_key_is_named() -> None:
 def test_data_parallel_size_is_modelled() -> None:
     loaded = load_engine_config({"data_parallel_size": 2})
     assert loaded.config.data_parallel_size == 2 and loaded.not_modelled == []
+
+
+def test_null_means_the_default_as_in_vllm_json_dumps() -> None:
+    loaded = load_engine_config({"max_num_seqs": None, "max_model_len": None, "block_size": 32})
+    assert loaded.config.max_num_seqs == 256 and loaded.config.max_model_len is None
+    assert loaded.config.block_size == 32

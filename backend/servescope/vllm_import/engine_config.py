@@ -14,6 +14,7 @@ from servescope.vllm_import.feature_matrix import load_matrix
 from servescope.vllm_import.flags import NO_EFFECT, NOT_MODELLED
 
 FIELDS = frozenset(f.name for f in dataclasses.fields(EngineConfig))
+NULLABLE = frozenset(f.name for f in dataclasses.fields(EngineConfig) if "None" in str(f.type))
 
 
 @dataclass
@@ -32,6 +33,8 @@ def load_engine_config(data: dict[str, Any]) -> LoadedConfig:
     for key, value in data.items():
         name = key.replace("-", "_")
         if name in FIELDS:
+            if value is None and name not in NULLABLE:
+                continue  # vLLM's JSON dumps write null for "the default"
             values[name] = value
         elif name in NOT_MODELLED:
             if _enabled(value):
