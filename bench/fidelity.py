@@ -1,7 +1,10 @@
-"""Fidelity of the simulator against published measurements (REFERENCE.md §5): each calibration
-case's prediction, published figure and error; PagedAttention Fig. 2 token-state shares with the
-contiguous allocators; the direction of Sarathi-Serve's Table 4. Usage: python bench/fidelity.py
-[--json] [--skip-slow]. Cases that need ../shared/traces are skipped when it is absent."""
+"""Fidelity of the simulator against real runs: every re-simulable vLLM run of
+../shared/measured/calibration.json (E2E / TTFT / ITL at mean, p90, p99, ours beside measured
+beside the other simulators', medians per fit / held-out split); then the published figures of
+REFERENCE.md §5 (vLLM 0.5.4, kept as a further held-out check), PagedAttention Fig. 2 token-state
+shares and the direction of Sarathi-Serve's Table 4. Usage: python bench/fidelity.py [--json]
+[--skip-slow] [--runs-only] [--stage-cap S]. What needs ../shared is skipped when it is absent;
+the whole report takes a few minutes on two cores (the runs about two)."""
 
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from calibration_cases import SHAREGPT, available_cases, sharegpt_lengths, simulate  # noqa: E402
+from calibration_runs import CALIBRATION  # noqa: E402
+from fidelity_runs import medians, print_medians, print_rows, run_rows  # noqa: E402
 
 from servescope.core.config import EngineConfig  # noqa: E402
 from servescope.core.request import RequestSpec  # noqa: E402
@@ -130,13 +135,32 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--skip-slow", action="store_true", help="skip the 5000-prompt cases")
+    parser.add_argument("--runs-only", action="store_true",
+                        help="only the calibration.json runs")
+    parser.add_argument("--stage-cap", type=float, default=120.0,
+                        help="simulate each constant-rate load stage for at most this many "
+                             "seconds (steady state comes within seconds; default 120)")
     args = parser.parse_args()
+    report: dict[str, Any] = {}
+    if CALIBRATION.exists():
+        runs = run_rows(args.stage_cap)
+        report["runs"] = runs
+        report["runs_medians"] = {role: medians(runs, role) for role in ("fit", "held-out")}
+        if not args.json:
+            print_rows(runs)
+            print_medians(runs)
+            print()
+    else:
+        print(f"skipping the real runs: {CALIBRATION} not found", file=sys.stderr)
+    if args.runs_only:
+        if args.json:
+            json.dump(report, sys.stdout, indent=1)
+            print()
+        return 0
     rows = case_rows(args.skip_slow)
-    report: dict[str, Any] = {
-        "cases": rows,
-        "summary": {role: stats([r for r in rows if r["role"] == role])
-                    for role in ("fit", "held-out")},
-    }
+    report["cases"] = rows
+    report["summary"] = {role: stats([r for r in rows if r["role"] == role])
+                         for role in ("fit", "held-out")}
     if SHAREGPT.exists():
         report["fig2"] = fig2_rows()
         report["sarathi"] = sarathi_rows()

@@ -159,3 +159,15 @@ def test_70b_fp8_on_one_h100_leaves_a_few_thousand_tokens_of_kv():
     assert any(w.startswith("vLLM would not start") for w in result.warnings)
     # 128 requests of 1000 tokens at 320 KiB a token (REFERENCE.md section 4) need 39 GiB.
     assert 128 * 1000 * 320 * 1024 / 2**30 > 30 * result.memory["kv_cache_gib"]
+
+
+def test_cpu_kv_offload_is_named_not_modelled_and_data_parallel_is_taken() -> None:
+    result = import_text("vllm serve meta-llama/Llama-2-7b-hf --max-model-len 4096 "
+                         "--kv-offloading-size 8 --kv-offloading-backend native "
+                         "--data-parallel-size 2", gpu="H100")
+    assert result.config.data_parallel_size == 2
+    assert "kv_offload" in result.features
+    offload = [c for c in result.compatibility if c["features"] == ["kv_offload"]]
+    assert offload and offload[0]["status"] == "not_modelled"
+    assert {i["flag"] for i in result.ignored} == {"--kv-offloading-size",
+                                                   "--kv-offloading-backend"}

@@ -78,3 +78,14 @@ def test_a_model_that_does_not_fit_is_refused_by_field_and_the_session_goes_on(c
         steps = [m for m in receive_until(ws, "status") if m["type"] == "step"]
     assert sum(len(m["records"]) for m in steps) == 2
     assert steps[0]["records"][0]["nu"] == blocks - 1  # still the 8B run's pool
+
+
+def test_the_session_says_what_of_a_run_is_not_modelled(client):
+    with client.websocket_connect("/ws/sessions/new") as ws:
+        llama = configure(ws, {"model": LLAMA_8B, "gpu": "H100", "num_gpu_blocks": None})[0]
+        gemma = configure(ws, {"model": "google/gemma-2-9b-it", "gpu": "H100",
+                               "num_gpu_blocks": None, "data_parallel_size": 2})[0]
+    assert llama["engines"][0]["not_modelled"] == []
+    notes = gemma["engines"][0]["not_modelled"]
+    assert any("sliding-window" in n for n in notes)
+    assert any(n.startswith("data_parallel_size 2") for n in notes)

@@ -108,3 +108,82 @@ def test_sim_draws_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
         os.close(master)
     assert done.returncode == 0
     assert b"simulating" in drawn and b"12/12" in drawn
+
+
+def test_sim_prices_a_vllm_style_config_and_says_what_is_not_modelled(tmp_path: Path) -> None:
+    workload = [{"id": f"q{i}", "arrival_s": 0.05 * i, "prompt_len": 300, "output_len": 20}
+                for i in range(8)]
+    (tmp_path / "w.json").write_text(json.dumps(workload))
+    (tmp_path / "c.json").write_text(json.dumps({
+        "model": "Qwen/Qwen2.5-7B-Instruct", "gpu": "NVIDIA H100 80GB HBM3",
+        "tensor_parallel_size": 1, "quantization": None, "max_model_len": 4096,
+        "kv_offloading_size": 8, "seed": 0}))
+    summary = tmp_path / "s.json"
+    done = _run("sim", "--workload", str(tmp_path / "w.json"), "--config",
+                str(tmp_path / "c.json"), "--summary", str(summary))
+    assert done.returncode == 0, done.stderr
+    assert "kv_offloading_size=8 is not modelled" in done.stderr
+    result = json.loads(summary.read_text())
+    assert result["completed"] == 8 and result["total_output_tokens"] == 160
+    for metric in ("ttft", "e2el", "tpot", "itl"):
+        assert result[f"mean_{metric}_ms"] > 0
+        assert result[f"mean_{metric}_ms"] <= result[f"p99_{metric}_ms"] * 1.0001
+        assert result[f"p90_{metric}_ms"] <= result[f"p99_{metric}_ms"]
+    assert result["not_modelled"][0].startswith("kv_offloading_size")
+
+
+def test_sim_names_what_a_model_config_lacks_and_lists_known_gpus(tmp_path: Path) -> None:
+    (tmp_path / "w.json").write_text("[]")
+    (tmp_path / "hf.json").write_text(json.dumps({"hidden_size": 1024, "vocab_size": 32000,
+                                                  "num_attention_heads": 16}))
+    (tmp_path / "c.json").write_text(json.dumps({"gpu": "H100", "max_model_len": 2048}))
+    done = _run("sim", "--workload", str(tmp_path / "w.json"), "--config",
+                str(tmp_path / "c.json"), "--model-config", str(tmp_path / "hf.json"))
+    assert done.returncode == 2
+    assert "num_hidden_layers" in done.stderr and "intermediate_size" in done.stderr
+    (tmp_path / "c.json").write_text(json.dumps({"model": "Qwen/Qwen3-8B", "gpu": "TPU v5e"}))
+    done = _run("sim", "--workload", str(tmp_path / "w.json"), "--config",
+                str(tmp_path / "c.json"))
+    assert done.returncode == 2
+    assert "RTX4090" in done.stderr and "H100" in done.stderr and "Traceback" not in done.stderr
+
+
+PROFILE = """\
+load:
+  type: constant
+  stages:
+  - {rate: 4, duration: 3}
+  - {rate: 8, duration: 2}
+data:
+  type: shared_prefix
+  shared_prefix: {num_groups: 2, num_prompts_per_group: 3, system_prompt_len: 100,
+                  question_len: 200, output_len: 30}
+"""
+
+
+def test_sim_runs_an_inference_perf_profile_with_a_hugging_face_config(tmp_path: Path) -> None:
+    """The acceptance interface: sim --trace PROFILE.yaml --format inference-perf --config
+    C.json --summary S.json, the measured report beside the profile carried along."""
+    (tmp_path / "profile.yaml").write_text(PROFILE)
+    (tmp_path / "summary_lifecycle_metrics.json").write_text(json.dumps(
+        {"successes": {"count": 28, "latency": {"request_latency": {"mean": 0.5, "p90": 0.6}}}}))
+    (tmp_path / "c.json").write_text(json.dumps({
+        "model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100", "tensor_parallel_size": 1,
+        "quantization": "fp8", "max_model_len": 4096, "max_num_seqs": 64,
+        "enable_prefix_caching": True}))
+    summary = tmp_path / "s.json"
+    done = _run("sim", "--trace", str(tmp_path / "profile.yaml"), "--format", "inference-perf",
+                "--config", str(tmp_path / "c.json"), "--summary", str(summary))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(summary.read_text())
+    assert result["completed"] == 4 * 3 + 8 * 2
+    assert result["total_output_tokens"] == 28 * 30
+    for metric in ("ttft", "e2el", "tpot", "itl"):
+        assert 0 < result[f"mean_{metric}_ms"] and result[f"p90_{metric}_ms"] > 0
+    assert result["mean_ttft_ms"] < result["mean_e2el_ms"]
+    assert result["measured"]["mean_e2el_ms"] == 500.0 and result["measured"]["completed"] == 28
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(PROFILE.replace("shared_prefix\n", "shareGPT\n", 1))
+    done = _run("sim", "--trace", str(bad), "--format", "inference-perf", "--config",
+                str(tmp_path / "c.json"))
+    assert done.returncode == 2 and "shareGPT" in done.stderr and "Traceback" not in done.stderr

@@ -95,6 +95,50 @@ def test_moe_decode_reads_only_the_experts_it_routes_to() -> None:
     assert decode(cfg, 64) > 0.8 * all_experts_ms
 
 
+def test_pcie_all_reduces_cost_more_than_nvlink_ones() -> None:
+    """Same model, same datasheet rates: only the link differs (L40S: PCIe, no NVLink)."""
+    l40s = catalog.gpu("L40S")
+    assert l40s.link == "pcie" and catalog.gpu("H100").link == "nvlink"
+    pcie = cost_model.resolve(config(L8B, "L40S", tensor_parallel_size=2))
+    nvlink = cost_model.resolve(config(L8B, "H100", tensor_parallel_size=2))
+    assert pcie.calibration.allreduce_latency_us > nvlink.calibration.allreduce_latency_us
+    fixed = cost_model.coefficients(pcie).s_allreduce_fixed
+    assert fixed == pytest.approx(2 * 32 * pcie.calibration.allreduce_latency_us * 1e-6)
+    assert cost_model.coefficients(cost_model.resolve(config(L8B, "L40S"))).s_allreduce_fixed == 0
+
+
+def test_moe_weights_read_grow_with_the_experts_a_batch_touches() -> None:
+    qwen = "Qwen/Qwen3-30B-A3B-Instruct-2507"
+    touched = [cost_model.experts_touched(n, 128, 8) for n in (1, 8, 64, 512)]
+    assert touched[0] == pytest.approx(8) and touched[-1] == pytest.approx(128, rel=0.01)
+    assert touched == sorted(touched)
+    steps = [decode(config(qwen, "H100"), n) for n in (1, 8, 64)]
+    assert steps[0] < steps[1] < steps[2]
+
+
+def test_nvfp4_and_mxfp4_shrink_the_weights_read() -> None:
+    oss = cost_model.resolve(config("openai/gpt-oss-20b", "H100"))
+    as_bf16 = dataclasses.replace(oss, expert_weight_bytes=2.0)
+    assert cost_model.weight_bytes_per_gpu(oss) < 0.4 * cost_model.weight_bytes_per_gpu(as_bf16)
+
+
+def test_the_api_server_time_is_added_to_ttft_and_e2e_only() -> None:
+    from servescope.core.engine import Engine
+    from servescope.core.request import RequestSpec
+    specs = [RequestSpec("a", 200, 5, arrival_s=0.0)]
+    summaries = []
+    for frontend in (0.0, 12.5):
+        cfg = config(num_gpu_blocks=600, frontend_overhead_ms=frontend)
+        engine = Engine(cfg, specs, cost_model.make_step_time(cfg))
+        for _ in engine.run():
+            pass
+        summaries.append(engine.summary())
+    plain, served = summaries
+    assert served["mean_ttft_ms"] == pytest.approx(plain["mean_ttft_ms"] + 12.5)
+    assert served["mean_e2el_ms"] == pytest.approx(plain["mean_e2el_ms"] + 12.5)
+    assert served["mean_itl_ms"] == pytest.approx(plain["mean_itl_ms"])
+
+
 def test_chunked_prefill_costs_about_the_same_attention_in_two_chunks() -> None:
     cfg = config()
     whole = step(cfg, [4096], [0])

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { describeMemory } from "../../frontend/static/js/state/memory.js";
+import { describeMemory, describeNotModelled } from "../../frontend/static/js/state/memory.js";
 
 // Llama 3.1 8B BF16 on one H100 with a 512-token budget, as the server sends it.
 const BREAKDOWN = {
@@ -35,4 +35,12 @@ test("tensor parallel figures are per GPU", () => {
 test("an engine on the placeholder step time has no sizing to tell", () => {
   assert.equal(describeMemory({ num_gpu_blocks: 513, block_size: 16, memory_breakdown: null }), "");
   assert.equal(describeMemory(undefined), "");
+});
+
+test("what the cost model leaves out is one line, empty when nothing is", () => {
+  assert.equal(describeNotModelled({ not_modelled: [] }), "");
+  assert.equal(describeNotModelled({}), "");
+  assert.equal(
+    describeNotModelled({ not_modelled: ["sliding window priced as full", "one engine"] }),
+    "Not modelled: sliding window priced as full; one engine.");
 });

@@ -83,7 +83,8 @@ def _assemble(configs: list[dict[str, Any]], workload: P.Workload, resolved: Wor
             engines.append({"label": _label(overrides, k), "config": config.to_dict(),
                             "num_gpu_blocks": blocks, "block_size": config.block_size,
                             "num_usable_blocks": max(0, blocks - 1),
-                            "memory_breakdown": _memory_breakdown(track, config)})
+                            "memory_breakdown": _memory_breakdown(track, config),
+                            "not_modelled": _not_modelled(track, config)})
         fits = [(e["label"], t.engine) for e, t in zip(engines, tracks, strict=True)]
         return Built(workload, "replayed" if resolved.records is not None else "simulated",
                      resolved.preset, engines, tracks, dumps(info), configs=configs,
@@ -142,6 +143,13 @@ def _config(base: dict[str, Any], overrides: dict[str, Any], k: int, n: int) -> 
         raise BuildError(str(err), f"{where}{err.field}", "config") from err
     except TypeError as err:
         raise BuildError(f"bad config: {err}", "config", "config") from err
+
+
+def _not_modelled(track: Track, config: EngineConfig) -> list[str]:
+    """What the cost model leaves out of a priced engine's run (empty for replays)."""
+    if track.engine is None or not track.engine.priced:
+        return []
+    return cost_model.not_modelled(config)
 
 
 def _memory_breakdown(track: Track, config: EngineConfig) -> dict[str, float | int] | None:

@@ -53,6 +53,7 @@ class EngineInfo(BaseModel):
     block_size: int
     num_usable_blocks: int
     memory_breakdown: MemoryBreakdown | None  # null: not priced (placeholder step time)
+    not_modelled: list[str] = Field(default_factory=list)  # what of the run is left out
 
 
 class TraceInfo(BaseModel):

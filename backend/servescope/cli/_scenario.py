@@ -15,6 +15,7 @@ from servescope.scenarios.presets import PresetError, load_preset
 from servescope.traces import workload_json
 from servescope.traces.errors import TraceFormatError
 from servescope.traces.report import TraceReport
+from servescope.vllm_import.engine_config import LoadedConfig, load_engine_config
 
 
 def add_scenario_options(parser: argparse.ArgumentParser) -> None:
@@ -45,11 +46,22 @@ def load_scenario(args: argparse.Namespace) -> tuple[EngineConfig, list[RequestS
 
 
 def load_config(path: Path) -> EngineConfig:
+    return load_engine_args(path).config
+
+
+def load_engine_args(path: Path, model_config: Path | None = None) -> LoadedConfig:
+    """An engine config file: EngineConfig fields and vLLM engine-argument names (what is not
+    modelled is listed), with a Hugging Face config.json for a model outside the catalog."""
     data = _read_json(path)
     if not isinstance(data, dict):
         raise CliError(f"{path}: an engine config must be a JSON object")
+    if model_config is not None:
+        hf = _read_json(model_config)
+        if not isinstance(hf, dict):
+            raise CliError(f"{model_config}: a Hugging Face config.json is a JSON object")
+        data = {**data, "model_config": hf}
     try:
-        return EngineConfig.from_dict(data)
+        return load_engine_config(data)
     except ConfigError as err:
         raise CliError(f"{path}: {err}") from err
 

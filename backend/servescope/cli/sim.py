@@ -11,16 +11,19 @@ from pathlib import Path
 from tqdm import tqdm
 
 from servescope.cli import CliError
-from servescope.cli._scenario import load_config, load_workload
+from servescope.cli._scenario import load_engine_args, load_workload
+from servescope.core import cost_model
 from servescope.core.config import ConfigError
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
+from servescope.core.replicas import Replicas
 from servescope.core.request import RequestSpec
-from servescope.scenarios.diagnosis_check import prepare
+from servescope.scenarios.diagnosis_check import prepare, priced
 from servescope.traces.errors import TraceFormatError
 from servescope.traces.load import read_requests
 from servescope.traces.recording import atomic_writer, header, write_recording
+from servescope.traces.report import TraceReport
 from servescope.traces.upload_options import FIELDS, OptionError, UploadOptions
 
 MAX_TRACE_REQUESTS = 100_000_000  # the bound --limit and --sample-n are checked against
@@ -40,19 +43,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the options below as an upload is")
     add_trace_options(parser)
     parser.add_argument("--config", required=True, type=Path,
-                        help="engine config JSON with vLLM engine-argument names")
+                        help="engine config JSON: model (Hugging Face id), gpu, "
+                             "tensor_parallel_size, quantization and other vLLM engine-argument "
+                             "names; vLLM's batch defaults fill what a priced run leaves out")
+    parser.add_argument("--model-config", type=Path,
+                        help="a Hugging Face config.json (read offline) for a model not in the "
+                             "catalog")
     parser.add_argument("--out", type=Path, help="write step records as JSONL here")
     parser.add_argument("--summary", type=Path, help="write the run summary JSON here")
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
-    specs = load_trace(args) if args.trace else load_workload(args.workload)
+    loaded = load_engine_args(args.config, args.model_config)
+    specs, report = load_trace(args) if args.trace else (load_workload(args.workload), None)
     try:
-        config, step_time = prepare(config)  # the cost model sizes KV and prices steps
+        config, step_time = prepare(loaded.config)  # the cost model sizes KV and prices steps
     except ConfigError as err:
         raise CliError(f"{args.config}: {err}") from err
-    engine = Engine(config, specs, step_time)
+    unmodelled = loaded.not_modelled + (cost_model.not_modelled(config)
+                                        if priced(config) else [])
+    for sentence in unmodelled:
+        print(f"note: {sentence}", file=sys.stderr)
+    engine = (Replicas(config, specs, step_time) if config.data_parallel_size > 1
+              else Engine(config, specs, step_time))
     with _progress_bar(len(specs)) as bar:
         items = _advance(engine, bar)
         if args.out:  # decode runs expanded into their steps' records
@@ -61,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
             for _ in items:
                 pass
     summary = engine.summary()
+    if unmodelled:
+        summary["not_modelled"] = unmodelled
+    if report is not None and report.meta.get("measured_summary"):
+        summary["measured"] = report.meta["measured_summary"]  # beside, never mixed in
     if args.summary:
         with atomic_writer(args.summary) as out:
             json.dump(summary, out, indent=1)
@@ -78,14 +95,15 @@ def add_trace_options(parser: argparse.ArgumentParser) -> None:
                            metavar=name.upper() if kind is not str else "NAME", help=text)
 
 
-def load_trace(args: argparse.Namespace) -> list[RequestSpec]:
-    """The trace's requests with the options given as flags (errors name the option, or the
-    line and field of the file)."""
+def load_trace(args: argparse.Namespace) -> tuple[list[RequestSpec], TraceReport]:
+    """The trace's requests with the options given as flags, and its report (errors name the
+    option, or the line and field of the file)."""
     given = {name: getattr(args, f"trace_{name}") for name in FIELDS}
     try:
         options = UploadOptions.from_fields(
             {k: str(v) for k, v in given.items() if v is not None}, MAX_TRACE_REQUESTS)
-        return read_requests(args.trace, options)[1]
+        _, specs, report = read_requests(args.trace, options)
+        return specs, report
     except OptionError as err:
         raise CliError(f"--{err.field.replace('_', '-')}: {err}") from err
     except (TraceFormatError, ValueError) as err:
@@ -100,10 +118,12 @@ def _progress_bar(total: int) -> tqdm:
                 file=sys.stderr, mininterval=0.2)
 
 
-def _advance(engine: Engine, bar: tqdm) -> Iterator[StepRecord | DecodeRun]:
-    """The engine's steps and decode runs to the end, moving the bar as requests finish."""
-    while (item := engine.advance()) is not None:
-        done = len(engine.done_requests) + len(engine.rejected)
+def _advance(engine: Engine | Replicas, bar: tqdm) -> Iterator[StepRecord | DecodeRun]:
+    """The engine's steps and decode runs to the end (data-parallel replicas: their records),
+    moving the bar as requests finish."""
+    items = engine.run() if isinstance(engine, Replicas) else iter(engine.advance, None)
+    for item in items:
+        done = len(engine.done_requests)
         if done > bar.n:
             bar.update(done - bar.n)
         yield item

@@ -12,65 +12,11 @@ from importlib import resources
 from typing import Any
 
 from servescope.core.config import DTYPE_ALIASES, KV_DTYPE_ALIASES, ConfigError
+from servescope.core.model_spec import FIELD_NAMES, ModelSpec
 
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "fp8": 1}
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A decoder-only transformer's geometry, with vLLM's (Hugging Face config) field names."""
-
-    name: str
-    mlp: str  # "gated" (SwiGLU: gate, up, down) or "plain" (fc1, fc2)
-    num_hidden_layers: int
-    hidden_size: int
-    num_attention_heads: int
-    num_key_value_heads: int
-    head_dim: int
-    intermediate_size: int
-    vocab_size: int
-    tie_word_embeddings: bool
-    max_position_embeddings: int
-    torch_dtype: str
-    num_parameters: float
-    num_local_experts: int = 1
-    num_experts_per_tok: int = 1
-
-    @property
-    def is_moe(self) -> bool:
-        return self.num_local_experts > 1
-
-    @property
-    def attention_params_per_layer(self) -> int:
-        q_out = self.num_attention_heads * self.head_dim
-        kv_out = self.num_key_value_heads * self.head_dim
-        return self.hidden_size * (2 * q_out + 2 * kv_out)
-
-    @property
-    def expert_params(self) -> int:
-        """Parameters of one expert's MLP (the dense MLP when the model is not MoE)."""
-        mats = 3 if self.mlp == "gated" else 2
-        return mats * self.hidden_size * self.intermediate_size
-
-    @property
-    def embedding_params(self) -> int:
-        """Token embedding plus the LM head, counted once when the two are tied."""
-        tables = 1 if self.tie_word_embeddings else 2
-        return tables * self.vocab_size * self.hidden_size
-
-    def layer_params(self, active: bool = False) -> int:
-        experts = self.num_experts_per_tok if active else self.num_local_experts
-        router = self.hidden_size * self.num_local_experts if self.is_moe else 0
-        return self.attention_params_per_layer + experts * self.expert_params + router
-
-    def geometry_params(self, active: bool = False) -> int:
-        """Parameter count from the geometry (norms and biases left out: well under 1%)."""
-        return self.num_hidden_layers * self.layer_params(active) + self.embedding_params
-
-    def kv_bytes_per_token(self, element_bytes: int, tensor_parallel_size: int = 1) -> int:
-        """2 (K and V) x layers x KV heads per GPU x head_dim x element bytes."""
-        heads = max(1, self.num_key_value_heads // tensor_parallel_size)
-        return 2 * self.num_hidden_layers * heads * self.head_dim * element_bytes
+MODEL_CONFIG_HINT = ("or describe any other model with its Hugging Face config.json "
+                     "(--model-config, or model_config in the engine config)")
 
 
 @dataclass(frozen=True)
@@ -84,6 +30,8 @@ class GpuSpec:
     fp8_tflops: float | None
     interconnect: str
     interconnect_gb_s: float
+    link: str  # "nvlink", "pcie" or "xgmi": which all-reduce latency applies
+    fp4_tflops: float | None = None
 
     @property
     def supports_fp8(self) -> bool:
@@ -100,6 +48,9 @@ class Calibration:
     compute_efficiency: float
     step_overhead_ms: float
     per_request_overhead_ms: float
+    allreduce_latency_us: float = 10.0  # one all-reduce on this GPU's link (NVLink, PCIe, xGMI)
+    kv_bandwidth_efficiency: float | None = None  # attention's paged KV reads; None: as weights
+    frontend_ms: float = 0.0  # API server time per request, outside the engine's steps
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -112,17 +63,21 @@ def _norm(name: str) -> str:
     return " ".join(name.lower().replace("_", "-").split())
 
 
-def _build_models(data: dict[str, Any]) -> tuple[dict[str, ModelSpec], dict[str, tuple[str, bool]]]:
-    fields = set(ModelSpec.__dataclass_fields__) - {"name"}
+def _build_models(data: dict[str, Any]) -> tuple[dict[str, ModelSpec],
+                                                 dict[str, tuple[str, str | None]]]:
+    """Specs by id, and every name users type -> (id, the checkpoint's own quantization)."""
     specs: dict[str, ModelSpec] = {}
-    names: dict[str, tuple[str, bool]] = {}
+    names: dict[str, tuple[str, str | None]] = {}
     for model_id, row in data["models"].items():
-        specs[model_id] = ModelSpec(name=model_id, **{k: v for k, v in row.items() if k in fields})
-        names[model_id.lower()] = (model_id, False)
-        for alias in row.get("aliases", []):
-            names[alias.lower()] = (model_id, False)
+        specs[model_id] = ModelSpec(name=model_id,
+                                    **{k: v for k, v in row.items() if k in FIELD_NAMES})
+        own = row.get("checkpoint_quantization")
+        for alias in [model_id, *row.get("aliases", [])]:
+            names[alias.lower()] = (model_id, own)
         for checkpoint in row.get("fp8_checkpoints", []):
-            names[checkpoint.lower()] = (model_id, True)
+            names[checkpoint.lower()] = (model_id, "fp8")
+        for checkpoint in row.get("nvfp4_checkpoints", []):
+            names[checkpoint.lower()] = (model_id, "nvfp4")
     return specs, names
 
 
@@ -138,7 +93,7 @@ def _build_gpus(data: dict[str, Any]) -> tuple[dict[str, GpuSpec], dict[str, str
 
 
 def _build_calibrations(data: dict[str, Any]) -> dict[str, Calibration]:
-    fitted = data["fitted"]
+    fitted, links = data["fitted"], data["interconnect"]["allreduce_latency_us"]
     out = {}
     for gpu, source in data["assignments"].items():
         c = fitted[source]
@@ -146,11 +101,18 @@ def _build_calibrations(data: dict[str, Any]) -> dict[str, Calibration]:
                                bandwidth_efficiency=c["bandwidth_efficiency"],
                                compute_efficiency=c["compute_efficiency"],
                                step_overhead_ms=c["step_overhead_ms"],
-                               per_request_overhead_ms=c["per_request_overhead_ms"])
+                               per_request_overhead_ms=c["per_request_overhead_ms"],
+                               kv_bandwidth_efficiency=c.get("kv_bandwidth_efficiency"),
+                               allreduce_latency_us=links[GPUS[gpu].link],
+                               frontend_ms=data["frontend"]["api_server_ms"])
     return out
 
 
-MODELS, _MODEL_NAMES = _build_models(_load("models.json"))
+_MODEL_DATA = _load("models.json")
+MODELS, _MODEL_NAMES = _build_models(_MODEL_DATA)
+# model id -> what of its architecture the cost model leaves out
+MODEL_NOT_MODELLED = {k: row["not_modelled"] for k, row in _MODEL_DATA["models"].items()
+                      if row.get("not_modelled")}
 GPUS, _GPU_NAMES = _build_gpus(_load("gpus.json"))
 _CALIBRATION_DATA = _load("calibration.json")
 CALIBRATIONS = _build_calibrations(_CALIBRATION_DATA)
@@ -162,11 +124,12 @@ def model(name: str) -> ModelSpec:
     return MODELS[resolve_model(name)[0]]
 
 
-def resolve_model(name: str) -> tuple[str, bool]:
-    """(catalog model id, whether the name is a pre-quantized FP8 checkpoint)."""
+def resolve_model(name: str) -> tuple[str, str | None]:
+    """(catalog model id, the checkpoint's own weight quantization: "fp8", "nvfp4" or None)."""
     found = _MODEL_NAMES.get(name.strip().lower())
     if found is None:
-        raise ConfigError("model", f"unknown model {name!r}; known: {', '.join(MODELS)}")
+        raise ConfigError("model", f"unknown model {name!r}; known: {', '.join(MODELS)}; "
+                          f"{MODEL_CONFIG_HINT}")
     return found
 
 
@@ -174,7 +137,8 @@ def gpu(name: str) -> GpuSpec:
     key = _GPU_NAMES.get(_norm(name))
     if key is None:
         raise ConfigError("gpu", f"unknown GPU {name!r}; known: {', '.join(GPUS)} "
-                          "(or the name nvidia-smi prints)")
+                          "(or the name nvidia-smi prints); add one to "
+                          "servescope/data/gpus.json with its datasheet figures")
     return GPUS[key]
 
 

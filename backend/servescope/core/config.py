@@ -16,7 +16,7 @@ DTYPE_ALIASES = {"auto": "auto", "bfloat16": "bfloat16", "bf16": "bfloat16", "fl
                  "half": "float16", "fp16": "float16"}
 KV_DTYPE_ALIASES = {"auto": "auto", "bfloat16": "bfloat16", "float16": "float16",
                     "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
-QUANTIZATIONS = ("fp8",)
+QUANTIZATIONS = ("fp8", "nvfp4")
 SCHEDULING_POLICIES = ("fcfs", "priority")
 
 
@@ -73,12 +73,21 @@ class EngineConfig:
     tensor_parallel_size: int = _field(1, "--tensor-parallel-size", min=1)
     dtype: str = _field("auto", "--dtype of activations and unquantized weights; auto = the "
                         "checkpoint's", choices=tuple(DTYPE_ALIASES))
-    quantization: str | None = _field(None, "--quantization fp8: 1-byte linear-layer weights; "
-                                      "none: weights in dtype", choices=QUANTIZATIONS)
+    quantization: str | None = _field(
+        None, "--quantization fp8: 1-byte linear-layer weights; nvfp4: 4.5-bit (Blackwell only); "
+        "none: weights in dtype or the checkpoint's own format", choices=QUANTIZATIONS)
     kv_cache_dtype: str = _field("auto", "--kv-cache-dtype: auto = dtype; fp8 halves the bytes "
                                  "a token's KV takes", choices=tuple(KV_DTYPE_ALIASES))
     gpu_memory_utilization: float = _field(0.9, "--gpu-memory-utilization: fraction in (0, 1]",
                                            gt=0.0, max=1.0)
+    data_parallel_size: int = _field(
+        1, "--data-parallel-size: replicas of the TP group; a session runs one engine with every "
+        "request, `servescope sim` deals them over the ranks", min=1)
+    model_config: dict[str, Any] | None = _field(
+        None, "a Hugging Face config.json's values, for a model outside the catalog", hidden=True)
+    frontend_overhead_ms: float | None = _field(
+        None, "the API server's time per request, added to TTFT and E2E; empty = the cost "
+        "model's figure (0 when unpriced)", min=0.0, hidden=True)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EngineConfig:
@@ -117,8 +126,11 @@ def field_schema() -> list[dict[str, Any]]:
     max, gt, lt, pow2), options (the canonical choices) or catalog, and help."""
     out = []
     for f in dataclasses.fields(EngineConfig):
+        if f.metadata.get("hidden"):  # set from files and the cost model, not the form
+            continue
         type_name = str(f.type)
         meta = dict(f.metadata)
+        meta.pop("hidden", None)
         choices = _choices(meta)
         kind = ("catalog" if "catalog" in meta else "choice" if choices else
                 type_name.split(" ")[0])
@@ -185,6 +197,8 @@ def _check_types(config: EngineConfig) -> None:
             ok = isinstance(value, bool)
         elif expected.startswith("int"):
             ok = isinstance(value, int) and not isinstance(value, bool)
+        elif expected.startswith("dict"):
+            ok = isinstance(value, dict)
         elif expected.startswith("float"):
             ok = isinstance(value, int | float) and not isinstance(value, bool)
         else:

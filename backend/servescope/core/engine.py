@@ -48,7 +48,7 @@ def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
 class Engine:
     def __init__(self, config: EngineConfig, requests: Sequence[RequestSpec],
                  step_time: StepTimeFn | None = None, fast_forward: bool = True) -> None:
-        priced = config.model is not None and config.gpu is not None
+        priced = (config.model or config.model_config) is not None and config.gpu is not None
         if priced:
             config = cost_model.with_derived_blocks(config)
         if config.num_gpu_blocks is None:
@@ -193,10 +193,11 @@ class Engine:
 
     def summary(self) -> dict[str, Any]:
         return metrics.summarize(self.done_requests, self.time_s, self.rejected,
-                                 self.waste_totals)
+                                 self.waste_totals, self.config.frontend_overhead_ms or 0.0)
 
     def request_metrics(self) -> list[dict[str, Any]]:
-        return [metrics.request_metrics(r) for r in self.done_requests]
+        frontend = self.config.frontend_overhead_ms or 0.0
+        return [metrics.request_metrics(r, frontend) for r in self.done_requests]
 
     def _jump_to_next_arrival(self, force: bool = False) -> None:
         """Move the workload's clock to the next arrival (when forced, at least one step on, or

@@ -9,13 +9,14 @@ import numpy as np
 from servescope.core.request import Request
 
 
-def request_metrics(request: Request) -> dict[str, Any]:
+def request_metrics(request: Request, frontend_ms: float = 0.0) -> dict[str, Any]:
+    """`frontend_ms`, the API server's time outside the engine, is added to TTFT and E2E."""
     times = request.token_times
     first = times[0] if times else None
     finish = request.finish_time
     itl = np.diff(np.asarray(times)) * 1000.0 if len(times) > 1 else np.zeros(0)
-    ttft = (first - request.arrival_time) * 1000.0 if first is not None else None
-    e2el = (finish - request.arrival_time) * 1000.0 if finish is not None else None
+    ttft = (first - request.arrival_time) * 1000.0 + frontend_ms if first is not None else None
+    e2el = (finish - request.arrival_time) * 1000.0 + frontend_ms if finish is not None else None
     tpot = None
     if ttft is not None and e2el is not None and len(times) > 1:
         tpot = (e2el - ttft) / (len(times) - 1)
@@ -32,7 +33,7 @@ def request_metrics(request: Request) -> dict[str, Any]:
 
 
 def latency_stats(prefix: str, values: list[float]) -> dict[str, float]:
-    """mean/median/std/p99 of `values` in ms, under `vllm bench serve`'s keys (numpy's
+    """mean/median/std/p90/p99 of `values` in ms, under `vllm bench serve`'s keys (numpy's
     percentile, as vLLM uses); zeros when there are none."""
     arr = np.asarray(values, dtype=float)
     if arr.size == 0:
@@ -41,6 +42,7 @@ def latency_stats(prefix: str, values: list[float]) -> dict[str, float]:
         f"mean_{prefix}_ms": float(arr.mean()),
         f"median_{prefix}_ms": float(np.median(arr)),
         f"std_{prefix}_ms": float(arr.std()),
+        f"p90_{prefix}_ms": float(np.percentile(arr, 90)),
         f"p99_{prefix}_ms": float(np.percentile(arr, 99)),
     }
 
@@ -52,8 +54,8 @@ def waste_shares(totals: dict[str, int]) -> dict[str, float]:
 
 
 def summarize(done: list[Request], duration_s: float, rejected: list[tuple[str, str]],
-              waste_totals: dict[str, int]) -> dict[str, Any]:
-    rows = [request_metrics(r) for r in done]
+              waste_totals: dict[str, int], frontend_ms: float = 0.0) -> dict[str, Any]:
+    rows = [request_metrics(r, frontend_ms) for r in done]
     input_tokens = sum(r.prompt_len for r in done)
     output_tokens = sum(len(r.token_times) for r in done)
     duration = max(duration_s, 1e-12)

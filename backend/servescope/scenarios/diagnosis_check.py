@@ -33,7 +33,8 @@ def _cost_model() -> Any | None:
 
 def priced(config: EngineConfig) -> bool:
     """Whether the cost model can price this config (it names a model and a GPU)."""
-    return bool(config.model and config.gpu and _cost_model() is not None)
+    return bool((config.model or config.model_config) and config.gpu
+                and _cost_model() is not None)
 
 
 def prepare(config: EngineConfig,
@@ -44,6 +45,8 @@ def prepare(config: EngineConfig,
     cost_model = _cost_model()
     if config.num_gpu_blocks is None:
         config = config.replace(num_gpu_blocks=int(cost_model.num_gpu_blocks(config)))
+    if config.frontend_overhead_ms is None:
+        config = config.replace(frontend_overhead_ms=cost_model.frontend_ms(config))
     return config, step_time or cost_model.make_step_time(config)
 
 

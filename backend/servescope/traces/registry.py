@@ -12,6 +12,7 @@ from typing import Any
 from servescope.traces import (
     azure,
     burstgpt,
+    inference_perf,
     mooncake,
     sharegpt,
     splitwise,
@@ -19,6 +20,7 @@ from servescope.traces import (
     steps_kv_events,
     steps_servescope,
     vllm_bench,
+    vllm_request_stats,
     workload_json,
 )
 from servescope.traces._io import open_text, read_head, text_lines
@@ -44,6 +46,10 @@ FORMATS = {f.name: f for f in (
     Format("splitwise", "requests", splitwise.read, "SplitwiseSim or Vidur request CSV"),
     Format("sharegpt-stats", "requests", sharegpt.read, "ShareGPT length statistics CSV"),
     Format("vllm-bench", "requests", vllm_bench.read, "vllm bench serve result JSON/JSONL"),
+    Format("vllm-request-stats", "requests", vllm_request_stats.read,
+           "vLLM per-request lifecycle stats JSONL (queued, scheduled, first/last token)"),
+    Format("inference-perf", "requests", inference_perf.read,
+           "inference-perf config YAML (load stages, data lengths)"),
     Format("workload-json", "requests", workload_json.read, "ServeScope workload JSON list"),
     Format("servescope-steps", "steps", steps_servescope.read, "ServeScope step recording"),
     Format("vllm-iteration-log", "steps", steps_iteration_log.read,
@@ -69,7 +75,7 @@ def detect(path: Path) -> str:
     if head[0] in range(0x80, 0xA0) or head[0] in (0xDC, 0xDD, 0xDE, 0xDF):
         return "vllm-kv-events"  # msgpack array/map; never the first byte of UTF-8 text
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    found = _sniff_json(text) or _sniff_csv(text) or _sniff_log(path, text)
+    found = _sniff_json(text) or _sniff_yaml(text) or _sniff_csv(text) or _sniff_log(path, text)
     if found is None:
         raise TraceFormatError(0, "", "cannot detect the trace format; name it (one of: "
                                f"{', '.join(FORMATS)})")
@@ -97,11 +103,19 @@ def _sniff_json(text: str) -> str | None:
         return "servescope-steps"
     if {"timestamp", "input_length", "output_length"} <= keys:
         return "mooncake"
+    if vllm_request_stats.KEYS <= keys:
+        return "vllm-request-stats"
     if any(key in text for key in BENCH_KEYS):
         return "vllm-bench"
     if {"step", "scheduled"} <= keys:
         raise TraceFormatError(1, "format", "step records without a servescope-steps header line")
     return None
+
+
+def _sniff_yaml(text: str) -> str | None:
+    """inference-perf configs are YAML mappings with top-level `load:` and `data:` keys."""
+    lines = {line.split(":", 1)[0] for line in text.splitlines() if not line.startswith((" ", "#"))}
+    return "inference-perf" if {"load", "data"} <= lines else None
 
 
 def _sniff_csv(text: str) -> str | None:

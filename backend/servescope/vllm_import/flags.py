@@ -14,6 +14,7 @@ SCHEDULING = {  # vLLM engine arg -> (EngineConfig field, type)
     "num_gpu_blocks_override": ("num_gpu_blocks", "int"),
     "gpu_memory_utilization": ("gpu_memory_utilization", "float"),
     "tensor_parallel_size": ("tensor_parallel_size", "int"),
+    "data_parallel_size": ("data_parallel_size", "int"),
     "dtype": ("dtype", "str"),
     "quantization": ("quantization", "str"),
     "kv_cache_dtype": ("kv_cache_dtype", "str"),
@@ -22,16 +23,18 @@ SCHEDULING = {  # vLLM engine arg -> (EngineConfig field, type)
     "model": ("model", "str"),
 }
 NOT_MODELLED = {  # flags that change scheduling or memory in ways the simulator does not model
-    "pipeline_parallel_size": "pipeline_parallel", "data_parallel_size": None,
+    "pipeline_parallel_size": "pipeline_parallel",
     "speculative_config": "speculative_decoding", "speculative_model": "speculative_decoding",
     "num_speculative_tokens": "speculative_decoding", "enable_lora": "lora", "max_loras": "lora",
     "max_lora_rank": "lora", "max_cpu_loras": "lora", "max_num_partial_prefills": None,
     "max_long_partial_prefills": None, "cpu_offload_gb": "cpu_offload", "swap_space": "cpu_offload",
-    "kv_transfer_config": None, "preemption_mode": None,
+    "kv_transfer_config": "kv_offload", "preemption_mode": None,
     "num_scheduler_steps": "multi_step", "scheduler_cls": None, "kv_cache_memory_bytes": None,
     "enable_expert_parallel": None, "limit_mm_per_prompt": "multimodal", "task": "pooling",
     "runner": "pooling", "enable_prompt_embeds": "prompt_embeds", "scheduler_delay_factor": None,
     "disable_hybrid_kv_cache_manager": None, "max_num_encoder_input_tokens": None,
+    "kv_offloading_size": "kv_offload", "kv_offloading_backend": "kv_offload",
+    "cpu_kv_offload": "kv_offload",
 }
 NO_EFFECT = {  # flags known to have no effect on scheduling decisions
     "host", "port", "api_key", "served_model_name", "trust_remote_code", "download_dir",

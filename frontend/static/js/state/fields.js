@@ -5,7 +5,7 @@
 // Which EngineConfig fields the config form shows first, in this order; every other field the
 // server lists follows. Layout only: kinds, bounds, choices, defaults and help come from the
 // server (GET /api/config/fields, also in the boot data), set with setFieldSchema.
-const CONFIG_FORM = ["model", "gpu", "tensor_parallel_size", "dtype", "quantization",
+const CONFIG_FORM = ["model", "gpu", "tensor_parallel_size", "data_parallel_size", "dtype", "quantization",
   "kv_cache_dtype", "gpu_memory_utilization", "block_size", "num_gpu_blocks", "max_model_len",
   "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
   "long_prefill_token_threshold", "enable_prefix_caching", "async_scheduling", "policy",

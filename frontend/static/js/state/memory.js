@@ -21,3 +21,9 @@ export function describeMemory(engine) {
   return `KV pool: ${engine.num_gpu_blocks} blocks, set by num_gpu_blocks; sized from memory it ` +
     `would be ${sizing}. Empty num_gpu_blocks to use that.`;
 }
+
+/** What the cost model leaves out of the run (init.engines[k].not_modelled), as one line. */
+export function describeNotModelled(engine) {
+  const notes = engine?.not_modelled ?? [];
+  return notes.length ? `Not modelled: ${notes.join("; ")}.` : "";
+}

@@ -4,7 +4,7 @@
 
 import { CONFIG_FIELDS, asyncDefault, asyncNote, serverError } from "../state/fields.js";
 import { catalogOptions, withValue } from "../state/catalog.js";
-import { describeMemory } from "../state/memory.js";
+import { describeMemory, describeNotModelled } from "../state/memory.js";
 
 const BASE = new WeakMap(); // select -> its field's own options, without the empty or as-given one
 
@@ -49,7 +49,8 @@ export function fillCatalog(doc, catalog) {
 /** On init: how engine 0's pool was sized, and no refusal left standing beside a field. */
 export function showEngineConfig(doc, init) {
   const engine = init.engines?.[0] ?? init;
-  doc.getElementById("kv-sizing").textContent = describeMemory(engine);
+  doc.getElementById("kv-sizing").textContent =
+    [describeMemory(engine), describeNotModelled(engine)].filter(Boolean).join(" ");
   clearServerError(doc);
 }
 
