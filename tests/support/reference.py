@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from servescope.cli.sim import load_workload
+from servescope.cli._scenario import load_workload
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.records import BlockTables, StepRecord

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from servescope.cli import CliError
-from servescope.cli.sim import add_trace_options, load_config, load_trace
+from servescope.cli._scenario import load_config
+from servescope.cli.sim import add_trace_options, load_trace
 from servescope.sweep import plan as sweep_plan
 from servescope.sweep.cost import PriceError
 from servescope.sweep.grid import GRID_KEYS, GridError, read_grid
@@ -78,7 +79,7 @@ def _prepare(args: argparse.Namespace) -> tuple[sweep_plan.Plan, list[Any]]:
                                     args.gpu_price)
     except (SloError, PriceError, GridError) as err:
         raise CliError(str(err)) from err
-    return plan, load_trace(args)
+    return plan, load_trace(args)[0]
 
 
 class _Bar:
