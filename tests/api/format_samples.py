@@ -141,9 +141,39 @@ def vllm_kv_events(_: Path) -> Sample:
     return Sample("kv_events.bin", body, 0, steps=steps)
 
 
+INFERENCE_PERF = """\
+load:
+  type: constant
+  stages:
+  - {rate: 2, duration: 1}
+  - {rate: 4, duration: 0.5}
+data:
+  type: shared_prefix
+  shared_prefix: {num_groups: 1, num_prompts_per_group: 2, system_prompt_len: 32,
+                  question_len: 16, output_len: 4}
+"""
+
+
+def inference_perf(_: Path) -> Sample:  # two constant-rate stages: 2/s for 1 s, then 4/s
+    return Sample("profile.yaml", INFERENCE_PERF.encode(), 4, ["ip0", "ip1", "ip2", "ip3"],
+                  [0.0, 0.5, 1.0, 1.25], [48, 48, 48, 48])
+
+
+def vllm_request_stats(_: Path) -> Sample:  # arrivals from arrival_time, in arrival order
+    rows = [{"request_id": "a", "input_toks": 100, "output_toks": 5,
+             "arrival_time": 1700000000.5, "queued_ts": 50.0, "scheduled_ts": 50.1,
+             "first_token_ts": 50.3, "last_token_ts": 50.7},
+            {"request_id": "b", "input_toks": 30, "output_toks": 2,
+             "arrival_time": 1700000000.0, "queued_ts": 49.5, "scheduled_ts": 49.5,
+             "first_token_ts": 49.6, "last_token_ts": 49.7}]
+    body = "".join(json.dumps(r) + "\n" for r in rows)
+    return Sample("vllm_requests.jsonl", body.encode(), 2, ["b", "a"], [0.0, 0.5], [30, 100])
+
+
 SAMPLES = {
     "azure": azure, "burstgpt": burstgpt, "mooncake": mooncake, "splitwise": splitwise,
     "sharegpt-stats": sharegpt_stats, "vllm-bench": vllm_bench, "workload-json": workload_json,
     "servescope-steps": servescope_steps, "vllm-iteration-log": vllm_iteration_log,
-    "vllm-kv-events": vllm_kv_events,
+    "vllm-kv-events": vllm_kv_events, "inference-perf": inference_perf,
+    "vllm-request-stats": vllm_request_stats,
 }

@@ -95,7 +95,9 @@ def test_a_failing_background_simulation_says_why_over_rest_and_the_socket(
 def test_a_data_dir_that_cannot_hold_a_run_is_a_500_naming_it_and_no_session_is_left(
         client, settings):
     runs = settings.data_dir / "runs"
-    before = {s["session_id"] for s in client.get("/api/sessions").json()}
+    registry = client.app.state.registry
+    new_session(client, {"synthetic": {"num_requests": 5}})  # one session that stays
+    before = set(registry.sessions)
     for f in runs.iterdir():
         f.unlink()
     runs.rmdir()
@@ -105,7 +107,7 @@ def test_a_data_dir_that_cannot_hold_a_run_is_a_500_naming_it_and_no_session_is_
     detail = r.json()["detail"]
     assert detail["code"] == "storage"
     assert "the data directory is not writable" in detail["message"]
-    assert {s["session_id"] for s in client.get("/api/sessions").json()} == before
+    assert set(registry.sessions) == before
 
 
 def test_a_reaped_session_and_a_reconfigured_one_leave_no_run_files(client, clock, settings):
