@@ -15,12 +15,14 @@ from pagestate import wait_ready
 pytestmark = pytest.mark.e2e
 
 
-def _session(server_url: str, preset: str) -> str:
+def _session(server_url: str, preset: str) -> tuple[str, str]:
+    """(session id, the link that drives it: sessions are private to their token)."""
     body = json.dumps({"workload": {"preset": preset}}).encode()
     req = urllib.request.Request(server_url + "/api/sessions", data=body, method="POST",
                                  headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=30) as res:
-        return str(json.loads(res.read())["session_id"])
+        made = json.loads(res.read())
+    return str(made["session_id"]), server_url + made["drive_url"]
 
 
 def _get(url: str):
@@ -30,8 +32,8 @@ def _get(url: str):
 
 def test_brushing_the_overview_seeks_and_gives_the_windows_percentiles_and_diagnosis(
         page, server_url):
-    sid = _session(server_url, "kv-starvation")
-    page.goto(f"{server_url}/?session={sid}")
+    sid, drive = _session(server_url, "kv-starvation")
+    page.goto(drive)
     wait_ready(page)
     total = _get(f"{server_url}/api/sessions/{sid}/summary")[0]["num_records"]  # run ended
     strip = page.locator("#overview-strip")
@@ -78,8 +80,9 @@ def test_a_28k_block_pool_is_a_density_map_after_brushing_and_drills_into_cells(
     req = urllib.request.Request(server_url + "/api/sessions", data=body, method="POST",
                                  headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=30) as res:
-        sid = json.loads(res.read())["session_id"]
-    page.goto(f"{server_url}/?session={sid}")
+        made = json.loads(res.read())
+    sid = made["session_id"]
+    page.goto(server_url + made["drive_url"])
     wait_ready(page)
     total = _get(f"{server_url}/api/sessions/{sid}/summary")[0]["num_records"]
     page.wait_for_function(
