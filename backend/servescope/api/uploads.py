@@ -151,7 +151,10 @@ def _parse_and_commit(store: Store, body: _Body, options: UploadOptions,
     summary = _summary(workload)
     stored = store.commit_trace(body.path, name or "upload", fmt, len(workload.specs),
                                 {**summary, "report": report.to_dict()}, options.to_dict())
-    remember(store, stored["trace_id"], workload)  # its first session need not read it again
+    try:  # its first session need not read it again; it is stored, so this must not fail it
+        remember(store, stored["trace_id"], workload)
+    except Exception:
+        log.exception("caching upload %s", stored["trace_id"])
     return stored
 
 
