@@ -29,7 +29,8 @@ class Settings:
     catch_up_records: int = 256  # a viewer further behind than this gets a keyframe instead
     compute_budget_s: float = 0.008  # simulation time per playback tick before yielding
     max_message_bytes: int = 4 * 1024 * 1024
-    allowed_origins: tuple[str, ...] = ()  # besides the server's own host
+    allowed_origins: tuple[str, ...] = ()  # full origins allowed besides the served names
+    server_names: tuple[str, ...] = ()  # host names served besides loopback and `host`
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:

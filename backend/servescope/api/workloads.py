@@ -4,6 +4,7 @@ trace_workload.py."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +84,8 @@ def synthetic_workload(params: dict[str, Any]) -> Workload:
         }
     except (TypeError, ValueError) as err:
         raise WorkloadError(f"synthetic: {err}", "synthetic") from err
+    if not math.isfinite(generator["arrival"]["rate_per_s"]):  # "nan" and "inf" as text
+        raise WorkloadError("synthetic: request_rate must be a finite number", "request_rate")
     lo_hi = (generator["prompt_len"], generator["output_len"])
     if generator["num_requests"] < 1 or generator["arrival"]["rate_per_s"] <= 0 or any(
             lo < 1 or hi < lo for lo, hi in lo_hi):

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from servescope.api import protocol as P
 from servescope.api import runs
@@ -23,6 +23,12 @@ class NewSession(BaseModel):
     config: dict[str, Any] | None = None
     configs: list[dict[str, Any]] | None = Field(default=None, min_length=2, max_length=4)
     workload: P.Workload | None = None
+
+    @model_validator(mode="after")
+    def _not_both(self) -> NewSession:
+        if self.config is not None and self.configs is not None:
+            raise ValueError("give config or configs, not both")
+        return self
 
 
 class ScenarioName(BaseModel):
