@@ -18,7 +18,8 @@ class Settings:
     frontend_dir: Path = REPO / "frontend"
     node_modules: Path = REPO / "node_modules"
     demo_preset: str = "demo"
-    max_upload_bytes: int = 100 * 1024 * 1024
+    max_upload_bytes: int = 100 * 1024 * 1024  # as sent and, for gzip, as inflated
+    max_upload_ratio: float = 100.0  # inflated / gzip size beyond which an upload is a bomb
     max_sessions: int = 64
     max_viewers_per_session: int = 256
     max_requests_per_session: int = 20_000
