@@ -90,7 +90,8 @@ def test_limits_answer_with_clear_errors(tmp_path):
     with TestClient(app, headers=ORIGIN) as client:  # demo + 1 more
         r = client.post("/api/sessions", json={"workload": {"requests": ROWS[:4]}})
         assert r.status_code == 201
-        r = client.post("/api/sessions", json={"workload": {"requests": ROWS[:4]}})
+        with client.websocket_connect(f"/ws/sessions/{r.json()['session_id']}"):  # it is live
+            r = client.post("/api/sessions", json={"workload": {"requests": ROWS[:4]}})
         assert r.status_code == 429 and r.json()["detail"]["code"] == "limit"
         assert "at most 2 sessions" in r.json()["detail"]["message"]
     with TestClient(create_app(make_settings(tmp_path, max_requests_per_session=5),

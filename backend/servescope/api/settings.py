@@ -24,7 +24,8 @@ class Settings:
     max_viewers_per_session: int = 256
     max_requests_per_session: int = 20_000
     max_records_per_session: int = 500_000
-    session_idle_s: float = 1800.0
+    session_idle_s: float = 1800.0  # a saved or followed session without a driver
+    session_grace_s: float = 180.0  # a session nobody watches after its driver left
     max_fps: int = 60
     keyframe_interval: int = 64
     catch_up_records: int = 256  # a viewer further behind than this gets a keyframe instead

@@ -77,6 +77,7 @@ def save_scenario(session: BuiltSessionDep, store: StoreDep,
                   body: Annotated[ScenarioName, Body()]) -> dict[str, Any]:
     built = session.built
     assert built is not None
+    session.saved = True  # kept for the idle time, not just the grace period
     return store.save_scenario(body.name, {
         "configs": built.configs, "workload": built.workload.model_dump(exclude_none=True)})
 

@@ -49,7 +49,7 @@ async def session_socket(socket: WebSocket, session_id: str, registry: RegistryD
         await socket.close(code=4404 if session is None else 4429)
         return
     viewer = Viewer(session, socket.send_text, "follower" if follow else "driver")
-    session.viewers.add(viewer)
+    session.join(viewer)
     sender = asyncio.create_task(viewer.run())
     try:
         while True:
@@ -63,8 +63,7 @@ async def session_socket(socket: WebSocket, session_id: str, registry: RegistryD
             if sender.done():
                 break
     finally:
-        session.viewers.discard(viewer)
-        session.last_active = session.clock()
+        session.leave(viewer)
         sender.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await sender
