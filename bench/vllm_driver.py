@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
 
-from servescope.capture_driver import (  # noqa: E402
+from servescope.capture.driver import (  # noqa: E402
     RequestFactory,
     build_scheduler,
     drive,

@@ -6,8 +6,12 @@ import pytest
 
 from servescope.core.diagnose import VERDICTS
 from servescope.core.engine import Engine
-from servescope.diagnosis_check import check_recommendation, diagnose_records, diagnose_run
-from servescope.presets import list_presets, load_preset, variants
+from servescope.scenarios.diagnosis_check import (
+    check_recommendation,
+    diagnose_records,
+    diagnose_run,
+)
+from servescope.scenarios.presets import list_presets, load_preset, variants
 
 PRESETS = [p for p in list_presets() if p["verdict"]]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from servescope import exercises as ex
+from servescope.scenarios import exercises as ex
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from servescope import feature_matrix
-from servescope.vllm_args import batch_defaults, import_text, to_vllm_serve
-from servescope.vllm_cmdline import VllmArgsError, parse_command_line
+from servescope.vllm_import import feature_matrix
+from servescope.vllm_import.args import batch_defaults, import_text, to_vllm_serve
+from servescope.vllm_import.cmdline import VllmArgsError, parse_command_line
 
 PASTED = """CUDA_VISIBLE_DEVICES=0,1 vllm serve meta-llama/Llama-3.3-70B-Instruct \\
     --tensor-parallel-size 2 --max-model-len 32K --max-num-seqs=64 \\

@@ -16,7 +16,7 @@ import numpy as np
 
 from servescope.core.config import EngineConfig
 from servescope.core.records import StepRecord
-from servescope.recording import atomic_writer
+from servescope.traces.recording import atomic_writer
 
 ENGINE_PID, REQUEST_PID = 1, 2
 CSV_COLUMNS = ("id", "arrival_s", "prompt_len", "output_len", "ttft_ms", "tpot_ms", "e2el_ms",

@@ -11,7 +11,7 @@ from typing import Any
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from servescope.recording import header, write_recording
+from servescope.traces.recording import header, write_recording
 
 
 @dataclass

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from servescope.api.serialize import STATUS, StreamState, keyframe, pack, request_info
-from servescope.api.workloads import preset_workload
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
+from servescope.scenarios.workloads import preset_workload
 
 HERE = Path(__file__).parent
 NODE = shutil.which("node")

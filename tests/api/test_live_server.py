@@ -39,7 +39,7 @@ def test_viewers_and_a_follower_see_the_same_run_and_seek(server):
                 await c.until(is_status)
             assert follower.init["role"] == "follower"
             await driver.send(type="play", speed=4.0)
-            await asyncio.sleep(1.0)
+            await driver.until(lambda m: driver.at() > 5, timeout=60)
             await driver.send(type="pause")
             for c in viewers:
                 await c.until(lambda m: is_status(m) and not m["playing"])
@@ -66,14 +66,17 @@ def test_frames_are_paced_and_coalesced(server):
                 "num_requests": 2000, "request_rate": 100}})
             await c.until(is_status)
             await c.send(type="play", speed=5.0)
+            await c.until(lambda m: m["type"] == "step")
             start, frames = time.monotonic(), 0
-            while time.monotonic() - start < 1.0:
+            while frames < 30:  # a count, not a time window: a loaded machine only slows it
                 m = await c.recv()
                 frames += m["type"] == "step"
+            elapsed = time.monotonic() - start
             await c.send(type="pause")
-            assert 20 <= frames <= 66  # at most 60 a second, with a little timer slack
+            # at most max_fps (60) frames a second, with a little timer slack
+            assert frames <= 2 + 1.1 * 60 * elapsed, (frames, elapsed)
             total = len(c.records[0])
-            assert total > 2 * frames  # several records per frame: coalesced
+            assert total > 2 * len([k for k in c.kinds if k == "step"])  # coalesced
 
     asyncio.run(main())
 
@@ -181,12 +184,16 @@ def test_a_slow_reader_reaches_the_newest_state_and_memory_stays_bounded(server)
                 await slow.until(is_status)
                 before = rss_kib(server.proc.pid)
                 await driver.send(type="play", speed=1000.0)
-                sent_to_driver = 0
-                t0 = time.monotonic()
-                while time.monotonic() - t0 < 6.0:  # the slow viewer reads nothing meanwhile
-                    sent_to_driver += len(json.dumps(await driver.recv()))
-                await driver.send(type="pause")
-                await driver.until(lambda m: is_status(m) and not m["playing"])
+                # The slow viewer reads nothing while the driver takes a few MB (far more than
+                # socket buffers hold) or the run ends, whichever comes first: no clock involved.
+                sent_to_driver, ended = 0, False
+                while sent_to_driver < 4_000_000 and not ended:
+                    msg = await driver.recv(timeout=60)
+                    sent_to_driver += len(json.dumps(msg))
+                    ended = is_status(msg) and not msg["playing"]
+                if not ended:
+                    await driver.send(type="pause")
+                    await driver.until(lambda m: is_status(m) and not m["playing"])
                 grown = rss_kib(server.proc.pid) - before
                 newest = driver.status["iters"][0]
                 await slow.until(lambda m: is_status(m) and not m["playing"], timeout=30)

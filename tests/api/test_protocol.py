@@ -10,9 +10,9 @@ from starlette.websockets import WebSocketDisconnect
 from support.server import receive, receive_until
 
 from servescope.api.serialize import StreamState, load_keyframe, unpack
-from servescope.api.workloads import preset_workload
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
+from servescope.scenarios.workloads import preset_workload
 
 
 def demo_records() -> list[dict]:

@@ -14,7 +14,7 @@ from servescope.api.app import create_app
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from servescope.recording import header, write_recording
+from servescope.traces.recording import header, write_recording
 
 ROWS = [{"id": "a", "arrival_s": 0.0, "prompt_len": 40, "output_len": 5},
         {"id": "b", "arrival_s": 0.1, "prompt_len": 90, "output_len": 3}]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from servescope.capture_driver import _Arrivals
+from servescope.capture.driver import _Arrivals
 
 
 class FakeScheduler:

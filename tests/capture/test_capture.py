@@ -18,14 +18,14 @@ pytestmark = pytest.mark.vllm
 pytest.importorskip("vllm", reason="vllm is not installed (optional extra `vllm`)")
 
 from servescope import capture  # noqa: E402
-from servescope.capture_driver import (  # noqa: E402
+from servescope.capture.driver import (  # noqa: E402
     RequestFactory,
     build_scheduler,
     drive,
     drive_pipelined,
     effective_max_model_len,
 )
-from servescope.capture_replay import first_difference, read_recording, replay, views  # noqa: E402
+from servescope.capture.replay import first_difference, read_recording, replay, views  # noqa: E402
 from servescope.core.records import BlockTables  # noqa: E402
 
 BASE = {"block_size": 16, "num_gpu_blocks": 2000, "max_num_seqs": 16,

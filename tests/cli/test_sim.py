@@ -56,7 +56,7 @@ def test_sim_names_the_bad_request(tmp_path: Path) -> None:
 def test_sim_from_a_recordings_header_makes_the_recorded_decisions(tmp_path: Path) -> None:
     """The recordings of vLLM's scheduler with prefixes and priorities, re-simulated through the
     CLI from their own headers (a workload reader that drops `prefix` or `priority` fails)."""
-    from servescope.capture_replay import first_difference, read_recording, views
+    from servescope.capture.replay import first_difference, read_recording, views
 
     recordings = Path(__file__).resolve().parents[2] / "traces" / "recordings"
     for name in ("prefix_sysprompt", "priority_preemption"):

@@ -6,7 +6,7 @@ import pytest
 from support.paths import shared_path
 from support.reference import run_case
 
-from servescope.capture_replay import first_difference
+from servescope.capture.replay import first_difference
 
 CASES = ["a_small_ample_kv", "b_small_tight_kv", "c_long_prefill_chunked",
          "c2_long_prefill_lpt256", "p1_sysprompt_ample"]

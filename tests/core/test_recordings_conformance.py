@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from servescope.capture_replay import first_difference, read_recording, replay, views
+from servescope.capture.replay import first_difference, read_recording, replay, views
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "traces" / "recordings"
 FILES = sorted(RECORDINGS.glob("*.jsonl"))

@@ -75,16 +75,17 @@ def test_projection_mode_keys(page, fresh_url, screenshots):
     page.goto(fresh_url)
     wait_ready(page)
     page.keyboard.press("p")
-    assert "projection" in page.get_attribute("body", "class")
-    assert page.is_visible("#keys")
+    page.wait_for_selector("body.projection #keys", state="visible")
     page.keyboard.press(" ")
     page.wait_for_function("() => window.__servescope.store.panes[0].playing")
+    # Each key press waits for the state it changes before the next is pressed.
     page.keyboard.press("+")
-    assert page.text_content("#speed-out") == "2x"
+    wait_text(page, "#speed-out", "2x")
     page.keyboard.press("-")
+    wait_text(page, "#speed-out", "1x")
     page.keyboard.press("-")
-    assert page.text_content("#speed-out") == "0.5x"
-    assert "speed=0.5" in page.url
+    wait_text(page, "#speed-out", "0.5x")
+    page.wait_for_function("() => location.search.includes('speed=0.5')")
     wait_history(page, 20)
     page.keyboard.press(" ")
     page.wait_for_function("() => !window.__servescope.store.panes[0].playing")
@@ -99,8 +100,13 @@ def test_projection_mode_keys(page, fresh_url, screenshots):
     page.wait_for_timeout(200)
     page.screenshot(path=str(screenshots / "projection.png"))
     page.keyboard.press("Escape")
-    assert "projection" not in (page.get_attribute("body", "class") or "")
+    page.wait_for_function("() => !document.body.classList.contains('projection')")
     assert page.errors == []
+
+
+def wait_text(page, selector, text):
+    page.wait_for_function("([s, t]) => document.querySelector(s).textContent === t",
+                           arg=[selector, text])
 
 
 def test_bad_upload_shows_the_servers_error(page, fresh_url, tmp_path):

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from servescope.api.workloads import preset_workload
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
+from servescope.scenarios.workloads import preset_workload
 
 FOLD = Path(__file__).with_name("fold_records.mjs")
 

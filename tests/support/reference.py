@@ -1,5 +1,5 @@
 """Loading vLLM reference recordings (workload, config, trace) as per-step views of our run and
-of vLLM's, for servescope.capture_replay.first_difference to compare."""
+of vLLM's, for servescope.capture.replay.first_difference to compare."""
 
 from __future__ import annotations
 

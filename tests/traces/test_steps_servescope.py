@@ -7,8 +7,8 @@ from support.trace_load import load
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from servescope.recording import header, write_recording
 from servescope.traces.errors import TraceFormatError
+from servescope.traces.recording import header, write_recording
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "traces" / "recordings"
 

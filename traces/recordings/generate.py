@@ -101,7 +101,7 @@ WORKLOADS = {f.__name__: f for f in (ample_kv, preemption_heavy, long_prefill_ch
 
 def record(name: str) -> Path:
     from servescope import capture
-    from servescope.capture_driver import (
+    from servescope.capture.driver import (
         RequestFactory,
         build_scheduler,
         drive,

@@ -13,17 +13,17 @@ from servescope.api.settings import Settings
 from servescope.api.store import Store
 from servescope.api.trace_workload import stored_trace, with_fit_notes
 from servescope.api.track import Track, dumps, engine_source, replay_source
-from servescope.api.workloads import (
+from servescope.core import cost_model
+from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.engine import Engine
+from servescope.scenarios.workloads import (
     DEMO,
     Workload,
     WorkloadError,
     preset_workload,
-    rows_to_specs,
     synthetic_workload,
 )
-from servescope.core import cost_model
-from servescope.core.config import ConfigError, EngineConfig
-from servescope.core.engine import Engine
+from servescope.traces import workload_json
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
 
 
@@ -92,7 +92,8 @@ async def resolve(workload: P.Workload, configs: list[dict[str, Any]],
         if workload.synthetic is not None:
             return synthetic_workload(workload.synthetic), configs
         if workload.requests is not None:
-            return Workload(dict(DEMO["config"]), rows_to_specs(workload.requests)), configs
+            specs = workload_json.read_rows(workload.requests)
+            return Workload(dict(DEMO["config"]), specs), configs
         if workload.trace is not None:
             return await asyncio.to_thread(stored_trace, store, workload.trace), configs
         scenario = store.scenario(workload.scenario or "")

@@ -12,7 +12,7 @@ from servescope.api.build import resolve
 from servescope.api.session import Session, SessionError
 from servescope.api.store import Store
 from servescope.core.config import EngineConfig
-from servescope.diagnosis_check import diagnose_records
+from servescope.scenarios.diagnosis_check import diagnose_records
 from servescope.traces.steps_servescope import record_from_dict
 
 

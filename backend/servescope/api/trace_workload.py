@@ -8,41 +8,27 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from servescope.api.store import Store
-from servescope.api.upload_options import UploadOptions, describe
-from servescope.api.workloads import DEMO, Workload, WorkloadError, explicit_config, rows_to_specs
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
-from servescope.core.kv_cache_manager import cdiv
 from servescope.core.metrics import latency_stats
 from servescope.core.request import RequestSpec
-from servescope.traces import registry
+from servescope.scenarios.workloads import (
+    DEMO,
+    Workload,
+    WorkloadError,
+    explicit_config,
+)
+from servescope.traces import registry, workload_json
 from servescope.traces.errors import TraceFormatError
-from servescope.traces.options import TraceOptions, apply_options
+from servescope.traces.load import open_with_options, requests_from
 from servescope.traces.report import TraceReport
+from servescope.traces.upload_options import UploadOptions
 
 MAX_RECORDS = 500_000  # steps of a recording replayed: Settings.max_records_per_session's default
-
-
-class TooManyRequests(Exception):
-    """More requests than a session may hold, after the options: the upload names a window
-    (`fits_end_s`: the window end that holds the first `max_requests`) or a sample."""
-
-    def __init__(self, num_requests: int, max_requests: int, fits_end_s: float | None,
-                 windowed: bool) -> None:
-        self.num_requests, self.max_requests = num_requests, max_requests
-        self.fits_end_s = fits_end_s
-        where = " in the window" if windowed else ""
-        fits = (f"; the first {max_requests:,} arrive by window_end_s={fits_end_s:.6g}"
-                if fits_end_s is not None else "")
-        super().__init__(f"{num_requests:,} requests{where}, more than the {max_requests:,} a "
-                         "session here can animate. Upload it again with a time window "
-                         f"(window_start_s, window_end_s{fits}), sample_n (a uniform sample) or "
-                         "limit (the first N).")
 
 
 def read_trace(path: Path, options: UploadOptions | None = None,
@@ -51,11 +37,9 @@ def read_trace(path: Path, options: UploadOptions | None = None,
     adapters: TraceFormatError names the line and field on bad input, OptionError an option
     that does not apply, TooManyRequests a request trace over `max_requests`."""
     options = options or UploadOptions()
-    fmt = options.format or registry.detect(path)
-    options.check_kind(fmt)
-    report, stream = registry.open_trace(path, fmt, **options.adapter_params(fmt))
+    fmt, report, stream = open_with_options(path, options)
     if registry.FORMATS[fmt].kind == "requests":
-        specs = _requests(stream, report, options, max_requests)
+        specs = requests_from(stream, report, options, max_requests)
         whole = not options.trace_options().window_s and options.sample_n is None and \
             options.limit is None
         return fmt, Workload(dict(DEMO["config"]), specs,
@@ -66,41 +50,9 @@ def read_trace(path: Path, options: UploadOptions | None = None,
         report.note(f"the recording has more than {MAX_RECORDS:,} steps; only the first "
                     f"{MAX_RECORDS:,} are replayed")
     meta = report.meta
-    specs = rows_to_specs(meta["requests"]) if meta.get("requests") else []
+    specs = workload_json.read_rows(meta["requests"]) if meta.get("requests") else []
     return fmt, Workload(_replay_config(meta, records), specs, records=records,
                          trace=trace_info(report, specs)), report
-
-
-def _requests(stream: Iterator[RequestSpec], report: TraceReport, options: UploadOptions,
-              max_requests: int | None) -> list[RequestSpec]:
-    """The options applied in TraceOptions' order, counting what the window keeps; a trace
-    over the limit is counted to its end but not held."""
-    trace_options = options.trace_options()
-    windowed = _Counted(apply_options(stream, TraceOptions(window_s=trace_options.window_s)))
-    shaped = apply_options(windowed, dataclasses.replace(trace_options, window_s=None))
-    specs = list(shaped if max_requests is None else itertools.islice(shaped, max_requests + 1))
-    if max_requests is not None and len(specs) > max_requests:
-        for _ in shaped:
-            pass
-        last = specs[max_requests - 1].arrival_s  # rebased and scaled: back to file seconds
-        fits = None if last is None else \
-            (options.window_start_s or 0.0) + last / options.arrival_scale
-        raise TooManyRequests(windowed.count, max_requests, fits,
-                              trace_options.window_s is not None)
-    note = describe(options, report.format, windowed.count, len(specs))
-    if note:
-        report.note(note)
-    return specs
-
-
-class _Counted:
-    def __init__(self, items: Iterable[RequestSpec]) -> None:
-        self.items, self.count = items, 0
-
-    def __iter__(self) -> Iterator[RequestSpec]:
-        for item in self.items:
-            self.count += 1
-            yield item
 
 
 def stored_trace(store: Store, trace_id: str) -> Workload:
@@ -201,13 +153,12 @@ def with_fit_notes(trace: dict[str, Any] | None, specs: list[RequestSpec],
 
 
 def _fit_note(engine: Engine, specs: list[RequestSpec], label: str) -> str | None:
-    config, kv = engine.config, engine.kv
-    usable, max_len = kv.pool.num_usable_blocks, config.max_model_len
-    too_long = [s.prompt_len + s.output_len for s in specs
-                if max_len is not None and s.prompt_len + s.output_len > max_len]
-    too_big = [s.prompt_len + s.output_len for s in specs
-               if (max_len is None or s.prompt_len + s.output_len <= max_len) and
-               cdiv(kv.reservation_tokens(s.prompt_len, s.output_len), config.block_size) > usable]
+    config, usable = engine.config, engine.kv.pool.num_usable_blocks
+    unfit = [(s.prompt_len + s.output_len, why[0]) for s in specs
+             for why in [engine.unfit(s)] if why is not None]
+    too_long = [n for n, kind in unfit if kind == "max_model_len"]
+    too_big = [n for n, kind in unfit if kind == "kv"]
+    max_len = config.max_model_len
     where = f" ({label})" if label else ""
     parts = []
     if too_big:

@@ -1,6 +1,6 @@
 """Receiving a trace upload: stream the multipart body's `file` field to a temporary file under a
 size limit, inflate it if it is gzip (the limit holds for the inflated bytes too, with a cap on
-the ratio), keep its small option fields (api/upload_options.py), parse the file with them, and
+the ratio), keep its small option fields (traces/upload_options.py), parse the file with them, and
 only then commit it to the store."""
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from typing import Any
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from servescope.api.store import Store
-from servescope.api.trace_workload import TooManyRequests, read_trace, remember
-from servescope.api.upload_options import OptionError, UploadOptions
+from servescope.api.trace_workload import read_trace, remember
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
+from servescope.traces.load import TooManyRequests
+from servescope.traces.upload_options import OptionError, UploadOptions
 
 log = logging.getLogger(__name__)
 MAX_FIELD_BYTES = 1024

@@ -1,28 +1,32 @@
-"""Shared CLI options: a scenario is a preset, or a workload file plus an engine config file."""
+"""Shared CLI inputs: a scenario is a preset, or a workload file plus an engine config file, each
+read here for every subcommand (errors name the file, line and field)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 from typing import Any
 
 from servescope.cli import CliError
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.request import RequestSpec
-from servescope.presets import PresetError, load_preset
+from servescope.scenarios.presets import PresetError, load_preset
+from servescope.traces import workload_json
+from servescope.traces.errors import TraceFormatError
+from servescope.traces.report import TraceReport
 
 
 def add_scenario_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("scenario (a preset, or --workload with --config)")
     group.add_argument("--preset", help="a preset name from traces/presets (e.g. kv-starvation)")
-    group.add_argument("--workload", help="workload JSON (as for `servescope sim`)")
-    group.add_argument("--config", help="engine config JSON (as for `servescope sim`)")
+    group.add_argument("--workload", type=Path, help="workload JSON (as for `servescope sim`)")
+    group.add_argument("--config", type=Path, help="engine config JSON (as for `servescope sim`)")
     group.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                        help="override one config field, e.g. --set max_num_seqs=64")
 
 
 def load_scenario(args: argparse.Namespace) -> tuple[EngineConfig, list[RequestSpec]]:
-    from servescope.cli.sim import load_config, load_workload
-
     if args.preset:
         try:
             config, specs, _ = load_preset(args.preset)
@@ -40,9 +44,36 @@ def load_scenario(args: argparse.Namespace) -> tuple[EngineConfig, list[RequestS
     return config, specs
 
 
-def _override(item: str) -> tuple[str, Any]:
-    import json
+def load_config(path: Path) -> EngineConfig:
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        raise CliError(f"{path}: an engine config must be a JSON object")
+    try:
+        return EngineConfig.from_dict(data)
+    except ConfigError as err:
+        raise CliError(f"{path}: {err}") from err
 
+
+def load_workload(path: Path) -> list[RequestSpec]:
+    """The workload JSON the trace adapter reads (errors name the line and field)."""
+    try:
+        return list(workload_json.read(path, TraceReport("workload-json", "requests")))
+    except TraceFormatError as err:
+        raise CliError(f"{path}: {err}") from err
+    except OSError as err:
+        raise CliError(f"{path}: {err.strerror}") from err
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except OSError as err:
+        raise CliError(f"{path}: {err.strerror}") from err
+    except json.JSONDecodeError as err:
+        raise CliError(f"{path}: line {err.lineno}: {err.msg}") from err
+
+
+def _override(item: str) -> tuple[str, Any]:
     name, eq, raw = item.partition("=")
     if not eq:
         raise CliError(f"--set {item!r}: expected FIELD=VALUE")

@@ -12,7 +12,7 @@ from servescope.core import cost_model
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from servescope.exercises import MODES, lesson_config, lesson_workload
+from servescope.scenarios.exercises import MODES, lesson_config, lesson_workload
 
 # Setups that fit in memory with room for the lesson's 8k prompts: (model, gpu, quantization).
 DEFAULT_SETUPS = (("meta-llama/Llama-3.1-8B-Instruct", "H100", None),

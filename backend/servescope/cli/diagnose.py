@@ -12,8 +12,8 @@ from servescope.cli import CliError
 from servescope.cli._scenario import add_scenario_options, load_scenario
 from servescope.core.config import EngineConfig
 from servescope.core.diagnose import diagnose
-from servescope.diagnosis_check import diagnose_run
 from servescope.exports import write_json
+from servescope.scenarios.diagnosis_check import diagnose_run
 
 HELP = "name the dominant bottleneck of a run and the knobs to turn"
 DESCRIPTION = ("Simulate a scenario (or read a `vllm bench serve` result), say which limit "

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from servescope import exercises
 from servescope.exports import write_json
+from servescope.scenarios import exercises
 
 NAMES = ("static-vs-continuous", "budget-sweep", "fragmentation")
 DEFAULT_MODEL, DEFAULT_GPU = "meta-llama/Llama-3.1-8B-Instruct", "H100"

@@ -8,8 +8,8 @@ from pathlib import Path
 from servescope.cli import CliError
 from servescope.cli._scenario import add_scenario_options, load_scenario
 from servescope.core.engine import Engine
-from servescope.diagnosis_check import prepare
 from servescope.exports import bench_json, perfetto_trace, requests_csv, write_json, write_text
+from servescope.scenarios.diagnosis_check import prepare
 
 HELP = "export a run as vllm-bench JSON, per-request CSV or a Perfetto trace"
 DESCRIPTION = ("Simulate a scenario and export it: `vllm bench serve`-compatible JSON "

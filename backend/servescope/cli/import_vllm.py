@@ -11,7 +11,7 @@ from typing import Any
 from servescope.cli import CliError
 from servescope.core.config import ConfigError
 from servescope.exports import write_json
-from servescope.vllm_args import VllmArgsError, import_text, to_vllm_serve
+from servescope.vllm_import.args import VllmArgsError, import_text, to_vllm_serve
 
 HELP = "read a `vllm serve` command line or engine-args JSON"
 DESCRIPTION = ("Resolve a `vllm serve` command line (or engine-args JSON) into a ServeScope "

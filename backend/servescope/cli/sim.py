@@ -7,28 +7,35 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from servescope.cli import CliError
-from servescope.core.config import ConfigError, EngineConfig
+from servescope.cli._scenario import load_config, load_workload
+from servescope.core.config import ConfigError
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
-from servescope.diagnosis_check import prepare
-from servescope.recording import atomic_writer, header, write_recording
-from servescope.traces import workload_json
+from servescope.scenarios.diagnosis_check import prepare
 from servescope.traces.errors import TraceFormatError
-from servescope.traces.report import TraceReport
+from servescope.traces.load import read_requests
+from servescope.traces.recording import atomic_writer, header, write_recording
+from servescope.traces.upload_options import FIELDS, OptionError, UploadOptions
 
+MAX_TRACE_REQUESTS = 100_000_000  # the bound --limit and --sample-n are checked against
 HELP = "simulate a workload under an engine config"
 DESCRIPTION = ("Simulate a workload step by step with vLLM V1 semantics (or a contrast "
                "policy) and write per-step records and a vllm-bench-style summary.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workload", required=True, type=Path,
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--workload", type=Path,
                         help="JSON list of {id, arrival_step | arrival_s, prompt_len, output_len, "
                              "priority?, shared_prefix? | prefix?} (docs/trace-format.md)")
+    source.add_argument("--trace", type=Path,
+                        help="a request trace in any format `servescope traces inspect` reads "
+                             "(Azure, BurstGPT, Mooncake, vllm bench result, ...), shaped by "
+                             "the options below as an upload is")
+    add_trace_options(parser)
     parser.add_argument("--config", required=True, type=Path,
                         help="engine config JSON with vLLM engine-argument names")
     parser.add_argument("--out", type=Path, help="write step records as JSONL here")
@@ -37,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    specs = load_workload(args.workload)
+    specs = load_trace(args) if args.trace else load_workload(args.workload)
     try:
         config, step_time = prepare(config)  # the cost model sizes KV and prices steps
     except ConfigError as err:
@@ -59,33 +66,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_config(path: Path) -> EngineConfig:
-    data = _read_json(path)
-    if not isinstance(data, dict):
-        raise CliError(f"{path}: an engine config must be a JSON object")
-    try:
-        return EngineConfig.from_dict(data)
-    except ConfigError as err:
-        raise CliError(f"{path}: {err}") from err
+def add_trace_options(parser: argparse.ArgumentParser) -> None:
+    """--format and the upload options (docs/trace-format.md), as flags."""
+    group = parser.add_argument_group("trace options (with --trace)")
+    for name, (kind, text) in FIELDS.items():
+        group.add_argument("--" + name.replace("_", "-"), dest=f"trace_{name}",
+                           metavar=name.upper() if kind is not str else "NAME", help=text)
 
 
-def load_workload(path: Path) -> list[RequestSpec]:
-    """The workload JSON the trace adapter reads (errors name the line and field)."""
+def load_trace(args: argparse.Namespace) -> list[RequestSpec]:
+    """The trace's requests with the options given as flags (errors name the option, or the
+    line and field of the file)."""
+    given = {name: getattr(args, f"trace_{name}") for name in FIELDS}
     try:
-        return list(workload_json.read(path, TraceReport("workload-json", "requests")))
-    except TraceFormatError as err:
-        raise CliError(f"{path}: {err}") from err
+        options = UploadOptions.from_fields(
+            {k: str(v) for k, v in given.items() if v is not None}, MAX_TRACE_REQUESTS)
+        return read_requests(args.trace, options)[1]
+    except OptionError as err:
+        raise CliError(f"--{err.field.replace('_', '-')}: {err}") from err
+    except (TraceFormatError, ValueError) as err:
+        raise CliError(f"{args.trace}: {err}") from err
     except OSError as err:
-        raise CliError(f"{path}: {err.strerror}") from err
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except OSError as err:
-        raise CliError(f"{path}: {err.strerror}") from err
-    except json.JSONDecodeError as err:
-        raise CliError(f"{path}: line {err.lineno}: {err.msg}") from err
+        raise CliError(f"{args.trace}: {err.strerror}") from err
 
 
 def _progress(records: Iterator[StepRecord], total: int, engine: Engine) -> Iterator[StepRecord]:

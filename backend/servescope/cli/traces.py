@@ -13,11 +13,11 @@ from typing import Any
 
 from servescope.cli import CliError
 from servescope.exports import write_json
-from servescope.recording import request_rows
 from servescope.traces import catalog, registry, synthetic
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
 from servescope.traces.inspect import summarize_requests, summarize_steps
 from servescope.traces.options import TraceOptions
+from servescope.traces.recording import request_rows
 
 HELP = "public trace catalog; inspect trace files"
 DESCRIPTION = ("List and fetch public LLM serving traces, summarize a trace file in any "

@@ -6,7 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-POLICIES = ("vllm-v1", "vllm-v0", "static", "naive")
+from servescope.core.scheduler import policy_names
+
 ALLOCATORS = ("paged", "max", "pow2", "oracle")
 # vLLM's --dtype, --kv-cache-dtype and --quantization values the cost model prices.
 DTYPE_ALIASES = {"auto": "auto", "bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16",
@@ -92,7 +93,7 @@ class EngineConfig:
             raise ConfigError("watermark", f"must be in [0, 1), got {self.watermark}")
         if not 0.0 < self.gpu_memory_utilization <= 1.0:
             raise ConfigError("gpu_memory_utilization", "must be in (0, 1]")
-        _one_of(self, "policy", POLICIES)
+        _one_of(self, "policy", policy_names())
         _one_of(self, "allocator", ALLOCATORS)
         _one_of(self, "scheduling_policy", SCHEDULING_POLICIES)
         _one_of(self, "dtype", tuple(DTYPE_ALIASES), self.dtype.lower())

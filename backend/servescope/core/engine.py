@@ -17,17 +17,9 @@ from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
 from servescope.core.kv_contiguous import ContiguousKVCacheManager
 from servescope.core.records import StepRecord
 from servescope.core.request import Request, RequestSpec, RequestStatus
+from servescope.core.scheduler import policy_classes
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
-from servescope.core.scheduler.naive import NaiveScheduler
-from servescope.core.scheduler.static import StaticScheduler
-from servescope.core.scheduler.vllm_v0 import VllmV0Scheduler
-from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
-
-POLICY_CLASSES: dict[str, type[Scheduler]] = {
-    "vllm-v1": VllmV1Scheduler, "vllm-v0": VllmV0Scheduler,
-    "static": StaticScheduler, "naive": NaiveScheduler,
-}
 
 
 def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
@@ -38,7 +30,7 @@ def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
     else:
         kv = ContiguousKVCacheManager(num_gpu_blocks, config.block_size, config.allocator,
                                       config.max_model_len)
-    return POLICY_CLASSES[config.policy](config, kv)
+    return policy_classes()[config.policy](config, kv)
 
 
 class Engine:
@@ -161,17 +153,25 @@ class Engine:
     def _rejection(self, spec: RequestSpec) -> str | None:
         if spec.prompt_len < 1 or spec.output_len < 1:
             return "prompt_len and output_len must be at least 1"
+        unfit = self.unfit(spec)
+        if unfit is not None and unfit[0] == "max_model_len":
+            return unfit[1]
+        if spec.id in self.scheduler.requests:
+            return "duplicate request id"
+        return None if unfit is None else unfit[1]
+
+    def unfit(self, spec: RequestSpec) -> tuple[str, str] | None:
+        """Why this config can never run `spec`: ("max_model_len" | "kv", why), else None."""
         total = spec.prompt_len + spec.output_len
         if self.config.max_model_len is not None and total > self.config.max_model_len:
             limit = self.config.max_model_len
-            return f"prompt + output = {total} tokens exceeds max_model_len {limit}"
-        if spec.id in self.scheduler.requests:
-            return "duplicate request id"
+            return "max_model_len", (f"prompt + output = {total} tokens exceeds max_model_len "
+                                     f"{limit}")
         reservation = self.kv.reservation_tokens(spec.prompt_len, spec.output_len)
         blocks = cdiv(reservation, self.config.block_size)
         usable = self.kv.pool.num_usable_blocks
         if blocks > usable:
-            return f"needs {blocks} KV blocks but the cache has only {usable}"
+            return "kv", f"needs {blocks} KV blocks but the cache has only {usable}"
         return None
 
     def _price(self, output: SchedulerOutput) -> float:

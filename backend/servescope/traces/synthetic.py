@@ -92,11 +92,23 @@ def mixed_long(rng: np.random.Generator, num_requests: int, rate_per_s: float,
     return _specs(id_prefix, arrivals, prompts, lengths(rng, output_len, num_requests))
 
 
+LESSON_PROMPTS = (128, 256, 512, 2048, 8192)
+
+
+def lesson_workload(num_requests: int = 60, rate_per_s: float = 40.0,
+                    seed: int = 0) -> list[RequestSpec]:
+    """The lesson's toy: Poisson arrivals, prompts from {128 ... 8192}, outputs 50-300."""
+    rng = np.random.default_rng(seed)
+    arrivals = np.cumsum(rng.exponential(1.0 / rate_per_s, num_requests))
+    prompts = rng.choice(LESSON_PROMPTS, num_requests)
+    outputs = rng.integers(50, 301, num_requests)
+    return [RequestSpec(f"r{i}", int(prompts[i]), int(outputs[i]), arrival_s=float(arrivals[i]))
+            for i in range(num_requests)]
+
+
 def lesson(seed: int = 0, num_requests: int = 60, rate_per_s: float = 40.0) -> list[RequestSpec]:
     """The lesson workload: 60 requests at about 40 req/s, prompts from {128, 256, 512, 2048,
-    8192}, outputs 50-300, seeded. Defined once, in servescope.exercises."""
-    from servescope.exercises import lesson_workload
-
+    8192}, outputs 50-300, seeded. Defined once, here."""
     return lesson_workload(num_requests, rate_per_s, seed)
 
 

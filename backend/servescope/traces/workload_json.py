@@ -6,7 +6,7 @@ segment ((id, len),). Errors name the line the offending request starts on."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +62,21 @@ def read(path: Path, report: TraceReport) -> Iterator[RequestSpec]:
             text = handle.read()
         except UnicodeDecodeError as err:
             raise TraceFormatError(0, "", "not UTF-8 text") from err
+    yield from _unique(report, items(text))
+
+
+def read_rows(rows: Any, report: TraceReport | None = None) -> list[RequestSpec]:
+    """Rows already parsed (a socket's or a preset's `requests`, a recording header's): the
+    same checks as a file, the nth row named as line n."""
+    if not isinstance(rows, list):
+        raise TraceFormatError(0, "", "expected a JSON list of requests")
+    report = report or TraceReport("workload-json", "requests")
+    return list(_unique(report, enumerate(rows, start=1)))
+
+
+def _unique(report: TraceReport, numbered: Iterable[tuple[int, Any]]) -> Iterator[RequestSpec]:
     seen: set[str] = set()
-    for line, row in items(text):
+    for line, row in numbered:
         spec = to_spec(report, row, line)
         if spec is None:
             continue

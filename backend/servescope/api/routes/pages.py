@@ -12,7 +12,7 @@ from fastapi.templating import Jinja2Templates
 from servescope.api.deps import RegistryDep, SettingsDep
 from servescope.api.registry import Registry
 from servescope.api.store import valid_id
-from servescope.api.workloads import list_presets
+from servescope.scenarios.workloads import list_presets
 
 router = APIRouter(tags=["pages"])
 SYNTHETIC_DEFAULTS = {"num_requests": 32, "request_rate": 10.0, "prompt_len_min": 32,

@@ -8,8 +8,8 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from servescope.api.workloads import list_presets
 from servescope.core import catalog
+from servescope.scenarios.workloads import list_presets
 
 router = APIRouter(prefix="/api", tags=["catalog"])
 

@@ -10,8 +10,8 @@ from fastapi import APIRouter, HTTPException, Request
 from servescope.api import uploads
 from servescope.api.deps import SettingsDep, StoreDep
 from servescope.api.routes._lookup import found
-from servescope.api.upload_options import FIELDS
 from servescope.traces import registry
+from servescope.traces.upload_options import FIELDS
 
 router = APIRouter(prefix="/api", tags=["traces"])
 OPTION_TYPES = {str: "string", int: "integer", float: "number"}

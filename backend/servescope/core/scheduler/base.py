@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -51,6 +52,9 @@ class SchedulerOutput:
 
 class Scheduler:
     """Shared state of a policy: queues, the KV cache manager and the sampling update."""
+
+    policy_name: ClassVar[str] = ""  # set by each policy: its EngineConfig.policy value
+    policy_rank: ClassVar[int] = 99  # its place in lists of policies
 
     def __init__(self, config: EngineConfig, kv: KVCacheManager) -> None:
         self.config = config

@@ -14,6 +14,9 @@ from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 
 
 class StaticScheduler(Scheduler):
+
+    policy_name = "static"
+    policy_rank = 2
     def schedule(self) -> SchedulerOutput:
         output = SchedulerOutput()
         if self.running:

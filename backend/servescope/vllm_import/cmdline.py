@@ -1,5 +1,5 @@
 """Reading what a user pastes: a `vllm serve` command line or engine-args JSON, as
-{engine argument name: raw value} (vllm_args resolves and checks the values)."""
+{engine argument name: raw value} (vllm_import.args resolves and checks the values)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import shlex
 from typing import Any
 
-from servescope.vllm_flags import ALIASES, BOOLEAN
+from servescope.vllm_import.flags import ALIASES, BOOLEAN
 
 
 class VllmArgsError(ValueError):

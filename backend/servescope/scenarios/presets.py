@@ -19,8 +19,10 @@ import numpy as np
 
 from servescope.core.config import EngineConfig
 from servescope.core.request import RequestSpec
+from servescope.traces import workload_json
+from servescope.traces.errors import TraceFormatError
 
-PRESET_DIR = Path(__file__).resolve().parents[2] / "traces" / "presets"
+PRESET_DIR = Path(__file__).resolve().parents[3] / "traces" / "presets"
 
 
 class PresetError(ValueError):
@@ -50,7 +52,10 @@ def load_preset(name: str, directory: Path = PRESET_DIR) -> tuple[EngineConfig,
     config = EngineConfig.from_dict(data["config"])
     workload = data["workload"]
     if "requests" in workload:
-        specs = _explicit(workload["requests"])
+        try:
+            specs = workload_json.read_rows(workload["requests"])
+        except TraceFormatError as err:
+            raise PresetError(f"{path}: requests: {err}") from err
     else:
         specs = [s for g in workload.get("generators", [workload.get("generator")])
                  for s in generate(g)]
@@ -61,12 +66,6 @@ def variants(name: str, directory: Path = PRESET_DIR) -> list[tuple[str, EngineC
     """The (name, config) runs an exercise preset compares; [] for a plain preset."""
     config, _, data = load_preset(name, directory)
     return [(v["name"], config.replace(**v.get("set", {}))) for v in data.get("variants", [])]
-
-
-def _explicit(rows: list[dict[str, Any]]) -> list[RequestSpec]:
-    return [RequestSpec(str(r["id"]), int(r["prompt_len"]), int(r["output_len"]),
-                        arrival_step=r.get("arrival_step"), arrival_s=r.get("arrival_s"))
-            for r in rows]
 
 
 def generate(spec: dict[str, Any]) -> list[RequestSpec]:

@@ -8,10 +8,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from servescope import presets
 from servescope.core.config import EngineConfig
 from servescope.core.request import RequestSpec
-from servescope.traces.errors import TraceFormatError
+from servescope.scenarios import presets
 
 DEMO: dict[str, Any] = {
     "title": "Demo: 48 requests, mixed prompt lengths",
@@ -94,42 +93,3 @@ def synthetic_workload(params: dict[str, Any]) -> Workload:
     if generator["num_requests"] > 1_000_000:
         raise WorkloadError("synthetic: too many requests", "num_requests", "limit")
     return Workload(dict(DEMO["config"]), presets.generate(generator))
-
-
-def rows_to_specs(rows: Any) -> list[RequestSpec]:
-    """The workload JSON list format: [{id, arrival_s | arrival_step, prompt_len, output_len}]."""
-    if not isinstance(rows, list):
-        raise TraceFormatError(0, "", "expected a JSON list of requests")
-    specs = []
-    seen: set[str] = set()
-    for k, row in enumerate(rows, start=1):
-        if not isinstance(row, dict):
-            raise TraceFormatError(k, "", "each request must be an object")
-        rid = str(row.get("id", f"r{k - 1}"))
-        if rid in seen:
-            raise TraceFormatError(k, "id", f"duplicate id {rid!r}")
-        seen.add(rid)
-        specs.append(RequestSpec(rid, _count(row, "prompt_len", k, 1),
-                                 _count(row, "output_len", k, 1),
-                                 arrival_step=_opt(row, "arrival_step", k, int),
-                                 arrival_s=_opt(row, "arrival_s", k, float)))
-    return specs
-
-
-def _count(row: dict[str, Any], key: str, line: int, low: int) -> int:
-    value = row.get(key)
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise TraceFormatError(line, key, f"must be an integer >= {low}, got {value!r}")
-    return value
-
-
-def _opt(row: dict[str, Any], key: str, line: int, kind: type) -> Any:
-    value = row.get(key)
-    if value is None:
-        return None
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
-    if kind is int:
-        ok = ok and isinstance(value, int)
-    if not ok or value != value or value == float("inf"):
-        raise TraceFormatError(line, key, f"must be a finite number >= 0, got {value!r}")
-    return kind(value)

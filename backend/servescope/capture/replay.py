@@ -15,7 +15,7 @@ from typing import Any
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from servescope.recording import FORMAT
+from servescope.traces.recording import FORMAT
 
 VIEW_KEYS = ("step", "scheduled", "preempted", "finished", "block_tables", "num_free_blocks",
              "running", "waiting", "new", "resumed", "num_cached_tokens", "freed_blocks",

@@ -13,10 +13,10 @@ import time
 from collections import deque
 from typing import Any
 
-from servescope.capture_prefix import prefix_segments
-from servescope.capture_writer import StepWriter
+from servescope.capture.prefix import prefix_segments
+from servescope.capture.writer import StepWriter
 from servescope.core.config import EngineConfig
-from servescope.recording import FORMAT, VERSION
+from servescope.traces.recording import FORMAT, VERSION
 
 
 class StepRecorder:

@@ -1,7 +1,7 @@
 """Driving vLLM's real V1 scheduler on a CPU, as vLLM's own unit tests do: no model, no weights.
 
 A tiny local model config stands in for the hub; fake model outputs sample one token for each
-request whose prefill is complete. Only `servescope.capture*` modules import vLLM.
+request whose prefill is complete. Only the `servescope.capture` package imports vLLM.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import os
 import time
 from typing import Any
 
-from servescope.capture_record import StepRecorder
+from servescope.capture.record import StepRecorder
 
 PATH_ENV = "SERVESCOPE_CAPTURE_PATH"
 CLASS_NAMES = ("RecordingScheduler", "RecordingAsyncScheduler")
@@ -135,5 +135,5 @@ def __getattr__(name: str) -> type:
         _classes["RecordingAsyncScheduler"] = type(
             "RecordingAsyncScheduler", (mixin, AsyncScheduler), {"_async_scheduling": True})
         for cls in _classes.values():
-            cls.__module__ = __name__
+            cls.__module__ = "servescope.capture"
     return _classes[name]

@@ -7,11 +7,11 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from servescope import feature_matrix
 from servescope.core import catalog, cost_model
 from servescope.core.config import ConfigError, EngineConfig
-from servescope.vllm_cmdline import VllmArgsError, parse_command_line, parse_engine_args_json
-from servescope.vllm_flags import NO_EFFECT, NOT_MODELLED, SCHEDULING
+from servescope.vllm_import import feature_matrix
+from servescope.vllm_import.cmdline import VllmArgsError, parse_command_line, parse_engine_args_json
+from servescope.vllm_import.flags import NO_EFFECT, NOT_MODELLED, SCHEDULING
 
 BIG_GPU_GIB = 70  # vLLM's threshold for the larger batch defaults (A100s excluded)
 # (max_num_batched_tokens for the API server, for the LLM class, max_num_seqs)

@@ -16,9 +16,9 @@ from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
 from servescope.core.step_time import StepTimeFn
-from servescope.diagnosis_check import prepare
+from servescope.scenarios.diagnosis_check import prepare
+from servescope.traces.synthetic import lesson_workload
 
-LESSON_PROMPTS = (128, 256, 512, 2048, 8192)
 # Without a cost model: about what Llama 3.1 8B in BF16 leaves for KV on one H100 at 0.9
 # ((72 - 16) GB / 128 KiB per token = 427k tokens, 26.7k blocks of 16).
 FALLBACK_BLOCKS = 26_000
@@ -30,17 +30,6 @@ MODES = (  # (mode, EngineConfig overrides)
     ("continuous", {"policy": "vllm-v0"}),
     ("continuous+chunked", {"policy": "vllm-v1"}),
 )
-
-
-def lesson_workload(num_requests: int = 60, rate_per_s: float = 40.0,
-                    seed: int = 0) -> list[RequestSpec]:
-    """The lesson's toy: Poisson arrivals, prompts from {128 ... 8192}, outputs 50-300."""
-    rng = np.random.default_rng(seed)
-    arrivals = np.cumsum(rng.exponential(1.0 / rate_per_s, num_requests))
-    prompts = rng.choice(LESSON_PROMPTS, num_requests)
-    outputs = rng.integers(50, 301, num_requests)
-    return [RequestSpec(f"r{i}", int(prompts[i]), int(outputs[i]), arrival_s=float(arrivals[i]))
-            for i in range(num_requests)]
 
 
 def lesson_config(model: str | None = None, gpu: str | None = None,

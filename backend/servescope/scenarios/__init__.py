@@ -1,0 +1,2 @@
+"""Built-in scenarios: presets, the lesson's exercises, the synthetic workloads a session runs,
+and the re-simulation checks behind diagnosis."""
