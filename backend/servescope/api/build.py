@@ -58,8 +58,10 @@ async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: S
     info = request_info(resolved.specs)
     engines, tracks = [], []
     for k, overrides in enumerate(configs):
-        track, config = _track(k, _config(resolved.base_config, overrides, k, len(configs)),
-                               resolved, info, settings)
+        config = _config(resolved.base_config, overrides, k, len(configs))
+        if limited:
+            _check_pool(config, settings.max_gpu_blocks, f"configs[{k}]." * (len(configs) > 1))
+        track, config = _track(k, config, resolved, info, settings)
         blocks = config.num_gpu_blocks or 0
         engines.append({"label": _label(overrides, k), "config": config.to_dict(),
                         "num_gpu_blocks": blocks, "block_size": config.block_size,
@@ -120,6 +122,24 @@ def _config(base: dict[str, Any], overrides: dict[str, Any], k: int, n: int) -> 
         raise BuildError(str(err), f"{where}{err.field}", "config") from err
     except TypeError as err:
         raise BuildError(f"bad config: {err}", "config", "config") from err
+
+
+def _check_pool(config: EngineConfig, cap: int, where: str) -> None:
+    """Refuse a pool over the server's cap before anything is allocated, given or derived
+    (a model and GPU with a small block_size can ask for millions of blocks)."""
+    blocks = config.num_gpu_blocks
+    how = ""
+    if blocks is None and config.model is not None and config.gpu is not None:
+        try:
+            blocks = cost_model.num_gpu_blocks(config)
+        except (ConfigError, KeyError, ValueError):
+            return  # the engine names what is wrong
+        how = (f" ({config.model} on {config.gpu}, tensor_parallel_size "
+               f"{config.tensor_parallel_size}, block_size {config.block_size} size it so; "
+               "give num_gpu_blocks or a larger block_size)")
+    if blocks is not None and blocks > cap:
+        raise BuildError(f"num_gpu_blocks {blocks:,} is over this server's cap of {cap:,} "
+                         f"(max_gpu_blocks){how}", f"{where}num_gpu_blocks", "config")
 
 
 def _memory_breakdown(track: Track, config: EngineConfig) -> dict[str, float | int] | None:

@@ -24,6 +24,7 @@ class Settings:
     max_viewers_per_session: int = 256
     max_requests_per_session: int = 20_000
     max_records_per_session: int = 500_000
+    max_gpu_blocks: int = 1_000_000  # a pool's blocks, given or derived from model and GPU
     session_idle_s: float = 1800.0  # a saved or followed session without a driver
     session_grace_s: float = 180.0  # a session nobody watches after its driver left
     max_fps: int = 60
