@@ -14,6 +14,7 @@ from live import Client
 from support.server import ORIGIN, make_settings, receive, receive_until
 
 from servescope.api.app import create_app
+from servescope.api.compact import expand_keyframe
 
 LLAMA_B200_TP8 = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "B200",
                   "tensor_parallel_size": 8, "block_size": 1, "num_gpu_blocks": None}
@@ -74,3 +75,23 @@ def test_a_real_server_answers_a_message_over_the_limit_with_the_limit_frame(ser
             await c.until(lambda m: m["type"] == "init")
 
     asyncio.run(scenario())
+
+
+def test_a_big_pools_keyframe_is_sent_compactly(client):
+    blocks = 200_000
+    with client.websocket_connect("/ws/sessions/new") as ws:
+        ws.send_text(json.dumps({"type": "configure", "v": 1,
+                                 "config": {"num_gpu_blocks": blocks},
+                                 "workload": {"preset": "demo"}}))
+        receive_until(ws, "status")
+        ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": 40}))  # blocks in use
+        texts = []
+        while not texts or json.loads(texts[-1])["type"] != "status":
+            texts.append(ws.receive_text())
+    kf_text = next(t for t in texts if json.loads(t)["type"] == "keyframe")
+    kf = json.loads(kf_text)
+    plain = expand_keyframe(kf)
+    assert len(plain["block_owner"]) == blocks and sum(plain["block_ref_count"]) > 0
+    assert kf["iter"] <= 40 and any(b for _, b in plain["tables"])
+    assert len(kf_text) * 50 < len(json.dumps(plain))
+    assert len(kf_text) < 20_000

@@ -8,6 +8,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from servescope.api.compact import expand_keyframe
 from servescope.api.serialize import (
     StreamState,
     keyframe,
@@ -62,8 +63,8 @@ def test_pack_unpack_is_exact_and_keyframes_match_the_pool(run):
         records.append(rec)
         packed.append(wire(pack(enc, rec)))
         assert unpack(dec, packed[-1]) == rec
-        kf = wire(keyframe(enc, 0, config.num_gpu_blocks))
-        keyframes[rec["iter"]] = kf
+        keyframes[rec["iter"]] = wire(keyframe(enc, 0, config.num_gpu_blocks))
+        kf = expand_keyframe(keyframes[rec["iter"]])
         if config.allocator == "paged":
             pool = engine.kv.pool
             assert kf["block_ref_count"][1:] == pool.ref_cnt[1:]
