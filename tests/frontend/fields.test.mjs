@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { CONFIG_FIELDS, SYNTHETIC_FIELDS, parseField, serverError, validateForm } from "../../frontend/static/js/state/fields.js";
+import * as fields from "../../frontend/static/js/state/fields.js";
+import { parseField, serverError, setFieldSchema, validateForm } from "../../frontend/static/js/state/fields.js";
+import { serverSchema } from "./schema.mjs";
+
+setFieldSchema(serverSchema());
+const { CONFIG_FIELDS, SYNTHETIC_FIELDS } = fields;
 
 const field = (name) => CONFIG_FIELDS.find((f) => f.name === name);
 
@@ -14,8 +19,8 @@ test("block_size must be a power of two", () => {
 test("numbers are checked for type and range with the value in the message", () => {
   assert.throws(() => parseField(field("max_num_seqs"), "abc"), /expected a number, got "abc"/);
   assert.throws(() => parseField(field("max_num_seqs"), "2.5"), /whole number, got 2.5/);
-  assert.throws(() => parseField(field("gpu_memory_utilization"), "0"), /greater than 0/);
-  assert.throws(() => parseField(field("gpu_memory_utilization"), "1.5"), /at most 1/);
+  assert.throws(() => parseField(field("gpu_memory_utilization"), "0"), /must be in \(0, 1\], got 0/);
+  assert.throws(() => parseField(field("gpu_memory_utilization"), "1.5"), /must be in \(0, 1\], got 1.5/);
   assert.equal(parseField(field("gpu_memory_utilization"), "0.9"), 0.9);
 });
 

@@ -8,14 +8,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from servescope.api.compact import compact_keyframe, expand_keyframe
+from servescope.api.wire_keys import CARRIED, LISTS, STATUS
 from servescope.core.request import RequestSpec
 
-STATUS = ("pending", "waiting", "running", "preempted", "finished", "rejected")
-PENDING, WAITING, RUNNING, PREEMPTED, FINISHED, REJECTED = range(6)
-LISTS = (("a", "arrivals"), ("nw", "new"), ("rs", "resumed"), ("pr", "preempted"),
-         ("f", "finished"))
-CARRIED = (("nu", "num_usable_blocks"), ("tb", "token_budget"), ("mx", "max_num_seqs"),
-           ("kw", "kv_waste"))
+PENDING, WAITING, RUNNING, PREEMPTED, FINISHED, REJECTED = range(len(STATUS))
 
 KNOWN = frozenset((
     "step", "iter", "time_s", "step_time_ms", "arrivals", "scheduled", "new", "resumed",

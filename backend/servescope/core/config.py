@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +18,10 @@ KV_DTYPE_ALIASES = {"auto": "auto", "bfloat16": "bfloat16", "float16": "float16"
                     "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
 QUANTIZATIONS = ("fp8",)
 SCHEDULING_POLICIES = ("fcfs", "priority")
+
+
+def _field(default: Any, help: str, **rules: Any) -> Any:
+    return dataclasses.field(default=default, metadata={"help": help, **rules})
 
 
 class ConfigError(ValueError):
@@ -32,30 +38,44 @@ class EngineConfig:
 
     `num_gpu_blocks` includes vLLM's reserved null block 0, so N blocks give N - 1 usable ones.
     When it is None it is derived from model, GPU and memory settings by the cost model.
+    Each field's bounds, choices and help live in its metadata: `validate` checks them and
+    `field_schema` serves them to the page's form.
     """
 
-    block_size: int = 16
-    num_gpu_blocks: int | None = None
-    max_num_seqs: int = 256
-    max_num_batched_tokens: int = 2048
-    enable_chunked_prefill: bool = True
-    long_prefill_token_threshold: int = 0
-    enable_prefix_caching: bool = True
-    max_model_len: int | None = None
-    scheduler_reserve_full_isl: bool = True
-    watermark: float = 0.0
-    scheduling_policy: str = "fcfs"
-    policy: str = "vllm-v1"
-    allocator: str = "paged"
-    static_batch_size: int = 8
-    static_window_s: float | None = None
-    model: str | None = None
-    gpu: str | None = None
-    tensor_parallel_size: int = 1
-    dtype: str = "auto"
-    quantization: str | None = None
-    kv_cache_dtype: str = "auto"
-    gpu_memory_utilization: float = 0.9
+    block_size: int = _field(16, "tokens per KV block", min=1, pow2=True)
+    num_gpu_blocks: int | None = _field(
+        None, "KV blocks incl. the null block; empty = sized from model and gpu memory", min=2)
+    max_num_seqs: int = _field(256, "--max-num-seqs: requests running at once", min=1)
+    max_num_batched_tokens: int = _field(2048, "the token budget per step", min=1)
+    enable_chunked_prefill: bool = _field(True, "--enable-chunked-prefill")
+    long_prefill_token_threshold: int = _field(0, "0 = no cap per chunk", min=0)
+    enable_prefix_caching: bool = _field(True, "--enable-prefix-caching")
+    max_model_len: int | None = _field(
+        None, "--max-model-len; empty = the model's max_position_embeddings", min=2)
+    scheduler_reserve_full_isl: bool = _field(
+        True, "admission checks blocks for the whole prompt, not the first chunk")
+    watermark: float = _field(0.0, "free-block share kept back at admission", min=0.0, lt=1.0)
+    scheduling_policy: str = _field("fcfs", "--scheduling-policy", choices=SCHEDULING_POLICIES)
+    policy: str = _field("vllm-v1", "the batching policy", choices=policy_names)
+    allocator: str = _field("paged", "paged KV blocks, or a contiguous reservation",
+                            choices=ALLOCATORS)
+    static_batch_size: int = _field(8, "static batching: requests a batch", min=1)
+    static_window_s: float | None = _field(
+        None, "static batching: seconds a batch waits to fill", min=0.0)
+    model: str | None = _field(
+        None, "--model: a Hugging Face id from the catalog; with a gpu, the cost model prices "
+        "each step, and sizes the KV pool when num_gpu_blocks is empty", catalog="models")
+    gpu: str | None = _field(None, "the GPU each tensor-parallel rank runs on (catalog short "
+                             "name)", catalog="gpus")
+    tensor_parallel_size: int = _field(1, "--tensor-parallel-size", min=1)
+    dtype: str = _field("auto", "--dtype of activations and unquantized weights; auto = the "
+                        "checkpoint's", choices=tuple(DTYPE_ALIASES))
+    quantization: str | None = _field(None, "--quantization fp8: 1-byte linear-layer weights; "
+                                      "none: weights in dtype", choices=QUANTIZATIONS)
+    kv_cache_dtype: str = _field("auto", "--kv-cache-dtype: auto = dtype; fp8 halves the bytes "
+                                 "a token's KV takes", choices=tuple(KV_DTYPE_ALIASES))
+    gpu_memory_utilization: float = _field(0.9, "--gpu-memory-utilization: fraction in (0, 1]",
+                                           gt=0.0, max=1.0)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EngineConfig:
@@ -77,32 +97,74 @@ class EngineConfig:
 
     def validate(self) -> None:
         _check_types(self)
-        if self.block_size < 1 or self.block_size & (self.block_size - 1):
-            raise ConfigError("block_size",
-                              f"must be a positive power of two, got {self.block_size}")
-        if self.num_gpu_blocks is not None and self.num_gpu_blocks < 2:
-            raise ConfigError("num_gpu_blocks", "must be at least 2 (block 0 is reserved)")
-        _at_least(self, "max_num_seqs", 1)
-        _at_least(self, "max_num_batched_tokens", 1)
-        _at_least(self, "long_prefill_token_threshold", 0)
-        _at_least(self, "static_batch_size", 1)
-        _at_least(self, "tensor_parallel_size", 1)
-        if self.max_model_len is not None:
-            _at_least(self, "max_model_len", 2)
-        if not 0.0 <= self.watermark < 1.0:
-            raise ConfigError("watermark", f"must be in [0, 1), got {self.watermark}")
-        if not 0.0 < self.gpu_memory_utilization <= 1.0:
-            raise ConfigError("gpu_memory_utilization", "must be in (0, 1]")
-        _one_of(self, "policy", policy_names())
-        _one_of(self, "allocator", ALLOCATORS)
-        _one_of(self, "scheduling_policy", SCHEDULING_POLICIES)
-        _one_of(self, "dtype", tuple(DTYPE_ALIASES), self.dtype.lower())
-        _one_of(self, "kv_cache_dtype", tuple(KV_DTYPE_ALIASES), self.kv_cache_dtype.lower())
-        if self.quantization is not None:
-            _one_of(self, "quantization", QUANTIZATIONS)
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value is not None:
+                check_rules(f.name, value, f.metadata)
         if self.allocator != "paged" and self.policy == "vllm-v1" and self.enable_prefix_caching:
             raise ConfigError("allocator", "contiguous allocators cannot share prefix blocks; "
                               "set enable_prefix_caching to false")
+
+
+def field_schema() -> list[dict[str, Any]]:
+    """Every field as the page's form takes it: name, kind, default, nullable, bounds (min,
+    max, gt, lt, pow2), options (the canonical choices) or catalog, and help."""
+    out = []
+    for f in dataclasses.fields(EngineConfig):
+        type_name = str(f.type)
+        meta = dict(f.metadata)
+        choices = _choices(meta)
+        kind = ("catalog" if "catalog" in meta else "choice" if choices else
+                type_name.split(" ")[0])
+        entry: dict[str, Any] = {"name": f.name, "kind": kind, "default": f.default,
+                                 "nullable": "None" in type_name, "help": meta.pop("help")}
+        entry.update({k: v for k, v in meta.items() if k != "choices"})
+        if choices:
+            entry["options"] = list(dict.fromkeys(_CANONICAL.get(f.name, {}).get(c, c)
+                                                  for c in choices))
+        out.append(entry)
+    return out
+
+
+_CANONICAL = {"dtype": DTYPE_ALIASES, "kv_cache_dtype": KV_DTYPE_ALIASES}
+
+
+def _choices(meta: Mapping[str, Any]) -> tuple[str, ...]:
+    choices = meta.get("choices", ())
+    return tuple(choices() if callable(choices) else choices)
+
+
+def check_rules(name: str, value: Any, meta: Mapping[str, Any]) -> None:
+    """`value` within a field's rules (choices, finite, min/gt, max/lt, pow2), or ConfigError."""
+    choices = _choices(meta)
+    if choices:
+        _one_of(name, choices, value.lower() if name in _CANONICAL else value)
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(name, f"must be a finite number, got {value}")
+    low, high = meta.get("min", meta.get("gt")), meta.get("max", meta.get("lt"))
+    too_low = low is not None and (value <= low if "gt" in meta else value < low)
+    too_high = high is not None and (value >= high if "lt" in meta else value > high)
+    if too_low or too_high:
+        raise ConfigError(name, f"must be {_span(meta)}, got {_num(value)}")
+    if meta.get("pow2") and value & (value - 1):
+        raise ConfigError(name, f"must be a power of two, got {_num(value)}")
+
+
+def _span(meta: Mapping[str, Any]) -> str:
+    """The allowed range in words; state/fields.js writes the same for the page."""
+    if "min" in meta and not any(k in meta for k in ("max", "lt")):
+        return f"at least {_num(meta['min'])}"
+    if "gt" in meta and not any(k in meta for k in ("max", "lt")):
+        return f"greater than {_num(meta['gt'])}"
+    left = f"[{_num(meta['min'])}" if "min" in meta else f"({_num(meta['gt'])}"
+    right = f"{_num(meta['max'])}]" if "max" in meta else f"{_num(meta['lt'])})"
+    return f"in {left}, {right}"
+
+
+def _num(value: float) -> str:
+    """As JavaScript's String(number) writes it: 1.0 -> "1", 0.9 -> "0.9"."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def _check_types(config: EngineConfig) -> None:
@@ -125,15 +187,6 @@ def _check_types(config: EngineConfig) -> None:
             raise ConfigError(f.name, f"expected {expected.split(' ')[0]}, got {value!r}")
 
 
-def _at_least(config: EngineConfig, name: str, low: int) -> None:
-    value = getattr(config, name)
-    if value < low:
-        raise ConfigError(name, f"must be at least {low}, got {value}")
-
-
-def _one_of(config: EngineConfig, name: str, options: tuple[str, ...],
-            value: Any = None) -> None:
-    """`value` (default: the field's own) must be one of `options`."""
-    value = getattr(config, name) if value is None else value
+def _one_of(name: str, options: tuple[str, ...], value: Any) -> None:
     if value not in options:
         raise ConfigError(name, f"must be one of {', '.join(options)}; got {value!r}")

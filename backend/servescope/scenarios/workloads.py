@@ -4,11 +4,10 @@ trace_workload.py."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
-from servescope.core.config import EngineConfig
+from servescope.core.config import ConfigError, EngineConfig, check_rules
 from servescope.core.request import RequestSpec
 from servescope.scenarios import presets
 
@@ -69,27 +68,59 @@ def explicit_config(config: EngineConfig) -> dict[str, Any]:
     return {k: v for k, v in config.to_dict().items() if v != defaults[k]}
 
 
+# The page's synthetic form, defined once: names, defaults, bounds and help (served to the page).
+SYNTHETIC_FIELDS: list[dict[str, Any]] = [
+    {"name": "num_requests", "kind": "int", "default": 32, "min": 1, "max": 1_000_000,
+     "help": "requests in the workload"},
+    {"name": "request_rate", "kind": "float", "default": 10.0, "gt": 0.0, "max": 1e6,
+     "help": "requests per second (Poisson)"},
+    {"name": "prompt_len_min", "kind": "int", "default": 32, "min": 1, "max": 10_000_000,
+     "help": "shortest prompt (tokens)"},
+    {"name": "prompt_len_max", "kind": "int", "default": 512, "min": 1, "max": 10_000_000,
+     "help": "longest prompt (tokens)"},
+    {"name": "output_len_min", "kind": "int", "default": 16, "min": 1, "max": 10_000_000,
+     "help": "shortest output (tokens)"},
+    {"name": "output_len_max", "kind": "int", "default": 128, "min": 1, "max": 10_000_000,
+     "help": "longest output (tokens)"},
+    {"name": "seed", "kind": "int", "default": 0, "min": 0, "max": 2**63 - 1,
+     "help": "seed of arrivals and lengths"},
+]
+
+
 def synthetic_workload(params: dict[str, Any]) -> Workload:
     """The page's synthetic form: Poisson arrivals and uniform lengths."""
-    try:
-        generator = {
-            "seed": int(params.get("seed", 0)),
-            "num_requests": int(params.get("num_requests", 32)),
-            "arrival": {"rate_per_s": float(params.get("request_rate", 10.0))},
-            "prompt_len": [int(params.get("prompt_len_min", 32)),
-                           int(params.get("prompt_len_max", 512))],
-            "output_len": [int(params.get("output_len_min", 16)),
-                           int(params.get("output_len_max", 128))],
-        }
-    except (TypeError, ValueError) as err:
-        raise WorkloadError(f"synthetic: {err}", "synthetic") from err
-    if not math.isfinite(generator["arrival"]["rate_per_s"]):  # "nan" and "inf" as text
-        raise WorkloadError("synthetic: request_rate must be a finite number", "request_rate")
-    lo_hi = (generator["prompt_len"], generator["output_len"])
-    if generator["num_requests"] < 1 or generator["arrival"]["rate_per_s"] <= 0 or any(
-            lo < 1 or hi < lo for lo, hi in lo_hi):
-        raise WorkloadError("synthetic: counts, rate and lengths must be positive, min <= max",
-                            "synthetic")
-    if generator["num_requests"] > 1_000_000:
-        raise WorkloadError("synthetic: too many requests", "num_requests", "limit")
+    unknown = sorted(set(params) - {f["name"] for f in SYNTHETIC_FIELDS})
+    if unknown:
+        raise WorkloadError(f"{unknown[0]}: unknown synthetic field", unknown[0])
+    values = {f["name"]: _synthetic_value(f, params.get(f["name"], f["default"]))
+              for f in SYNTHETIC_FIELDS}
+    for what in ("prompt_len", "output_len"):
+        if values[f"{what}_min"] > values[f"{what}_max"]:
+            raise WorkloadError(f"{what}_max: must be at least {what}_min "
+                                f"({values[f'{what}_min']})", f"{what}_max")
+    generator = {
+        "seed": values["seed"], "num_requests": values["num_requests"],
+        "arrival": {"rate_per_s": values["request_rate"]},
+        "prompt_len": [values["prompt_len_min"], values["prompt_len_max"]],
+        "output_len": [values["output_len_min"], values["output_len_max"]],
+    }
     return Workload(dict(DEMO["config"]), presets.generate(generator))
+
+
+def _synthetic_value(field: dict[str, Any], value: Any) -> Any:
+    name, kind = field["name"], field["kind"]
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    if not numeric or (kind == "int" and not float(value).is_integer()):
+        raise WorkloadError(f"{name}: expected {'an integer' if kind == 'int' else 'a number'}, "
+                            f"got {value!r}", name)
+    typed = int(value) if kind == "int" else float(value)
+    try:
+        check_rules(name, typed, field)
+    except ConfigError as err:
+        raise WorkloadError(str(err), name) from err
+    return typed

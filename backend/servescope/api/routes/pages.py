@@ -12,12 +12,16 @@ from fastapi.templating import Jinja2Templates
 from servescope.api.deps import RegistryDep, SettingsDep
 from servescope.api.registry import Registry
 from servescope.api.store import valid_id
-from servescope.scenarios.workloads import list_presets
+from servescope.core.config import field_schema
+from servescope.scenarios.workloads import SYNTHETIC_FIELDS, list_presets
 
 router = APIRouter(tags=["pages"])
-SYNTHETIC_DEFAULTS = {"num_requests": 32, "request_rate": 10.0, "prompt_len_min": 32,
-                      "prompt_len_max": 512, "output_len_min": 16, "output_len_max": 128,
-                      "seed": 0}
+@router.get("/api/config/fields")
+def config_fields() -> dict[str, list[dict[str, Any]]]:
+    """The engine-config and synthetic-workload fields: names, kinds, defaults, bounds, choices
+    and help, as EngineConfig and the synthetic workload check them (the page builds and
+    validates its forms from this)."""
+    return {"config": field_schema(), "synthetic": SYNTHETIC_FIELDS}
 
 
 @router.get("/healthz")
@@ -47,7 +51,7 @@ def boot_data(registry: Registry, session_id: str | None, follow: bool,
         "session_id": sid, "follow": follow,
         "ws_path": f"/ws/sessions/{sid}" + ("?follow=1" if follow else ""),
         "protocol_version": 1, "presets": list_presets(), "preset": "demo",
-        "config": config, "synthetic_defaults": SYNTHETIC_DEFAULTS,
+        "config": config, "fields": config_fields(),
         "upload_url": "/api/traces", "static_url": "/static",
         "uplot_js": "/vendor/uplot/uPlot.esm.js", "uplot_css": "/vendor/uplot/uPlot.min.css",
         "csp_nonce": nonce,

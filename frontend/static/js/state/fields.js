@@ -2,50 +2,33 @@
 // validation: the same rules as EngineConfig.validate, so a bad value is caught before a send.
 // The server validates again; its message wins when it has one.
 
-export const POLICIES = ["vllm-v1", "vllm-v0", "static", "naive"];
-export const ALLOCATORS = ["paged", "max", "pow2", "oracle"];
+// Which EngineConfig fields the config form shows first, in this order; every other field the
+// server lists follows. Layout only: kinds, bounds, choices, defaults and help come from the
+// server (GET /api/config/fields, also in the boot data), set with setFieldSchema.
+const CONFIG_FORM = ["model", "gpu", "tensor_parallel_size", "dtype", "quantization",
+  "kv_cache_dtype", "gpu_memory_utilization", "block_size", "num_gpu_blocks", "max_model_len",
+  "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
+  "long_prefill_token_threshold", "enable_prefix_caching", "policy", "allocator"];
+// The empty choice of model and gpu: 10 ms + 0.02 ms a token, no memory sizing.
+const PLACEHOLDER = "none: placeholder step time";
 
-// kind: int | float | bool | choice | catalog; `help` is the field's tooltip.
-// A `catalog` field is a choice among the names GET /api/models or /api/gpus gives (filled in
-// when they arrive); `none` labels the empty choice of a nullable choice or catalog field.
-const PLACEHOLDER = "none: placeholder step time"; // 10 ms + 0.02 ms a token, no memory sizing
-export const CONFIG_FIELDS = [
-  { name: "model", kind: "catalog", catalog: "models", nullable: true, none: PLACEHOLDER,
-    help: "--model: a Hugging Face id from the catalog; with a gpu, the cost model prices each " +
-      "step, and sizes the KV pool when num_gpu_blocks is empty" },
-  { name: "gpu", kind: "catalog", catalog: "gpus", nullable: true, none: PLACEHOLDER,
-    help: "the GPU each tensor-parallel rank runs on (catalog short name)" },
-  { name: "tensor_parallel_size", kind: "int", min: 1, help: "--tensor-parallel-size" },
-  { name: "dtype", kind: "choice", options: ["auto", "bfloat16", "float16"],
-    help: "--dtype of activations and unquantized weights; auto = the checkpoint's" },
-  { name: "quantization", kind: "choice", options: ["fp8"], nullable: true,
-    none: "none", help: "--quantization fp8: 1-byte linear-layer weights; none: weights in dtype" },
-  { name: "kv_cache_dtype", kind: "choice", options: ["auto", "fp8"],
-    help: "--kv-cache-dtype: auto = dtype; fp8 halves the bytes a token's KV takes" },
-  { name: "gpu_memory_utilization", kind: "float", gt: 0, max: 1, help: "fraction in (0, 1]" },
-  { name: "block_size", kind: "int", min: 1, pow2: true, help: "tokens per KV block" },
-  { name: "num_gpu_blocks", kind: "int", min: 2, nullable: true,
-    help: "KV blocks incl. the null block; empty = sized from model and gpu memory" },
-  { name: "max_model_len", kind: "int", min: 2, nullable: true,
-    help: "--max-model-len; empty = the model's max_position_embeddings" },
-  { name: "max_num_seqs", kind: "int", min: 1 },
-  { name: "max_num_batched_tokens", kind: "int", min: 1, help: "the token budget per step" },
-  { name: "enable_chunked_prefill", kind: "bool" },
-  { name: "long_prefill_token_threshold", kind: "int", min: 0, help: "0 = no cap per chunk" },
-  { name: "enable_prefix_caching", kind: "bool" },
-  { name: "policy", kind: "choice", options: POLICIES },
-  { name: "allocator", kind: "choice", options: ALLOCATORS },
-];
+// kind: int | float | bool | choice | catalog. A `catalog` field is a choice among the names
+// GET /api/models or /api/gpus gives (filled in when they arrive); `none` labels the empty
+// choice of a nullable choice or catalog field.
+export let CONFIG_FIELDS = [];
+export let SYNTHETIC_FIELDS = [];
 
-export const SYNTHETIC_FIELDS = [
-  { name: "num_requests", kind: "int", min: 1, max: 5000 },
-  { name: "request_rate", kind: "float", gt: 0, help: "requests per second (Poisson)" },
-  { name: "prompt_len_min", kind: "int", min: 1 },
-  { name: "prompt_len_max", kind: "int", min: 1 },
-  { name: "output_len_min", kind: "int", min: 1 },
-  { name: "output_len_max", kind: "int", min: 1 },
-  { name: "seed", kind: "int", min: 0 },
-];
+/** The forms' fields from the server's schema {config: [...], synthetic: [...]}. */
+export function setFieldSchema(schema) {
+  const rank = (f) => (CONFIG_FORM.includes(f.name) ? CONFIG_FORM.indexOf(f.name) : CONFIG_FORM.length);
+  CONFIG_FIELDS = (schema?.config ?? []).map(withNone).sort((a, b) => rank(a) - rank(b));
+  SYNTHETIC_FIELDS = (schema?.synthetic ?? []).map(withNone);
+}
+
+function withNone(field) {
+  if (field.kind === "catalog") return { ...field, none: PLACEHOLDER };
+  return field.nullable && field.kind === "choice" ? { ...field, none: "none" } : { ...field };
+}
 
 /** Parse one input's text into the field's type; throws Error(message) when it is invalid. */
 export function parseField(field, raw) {
@@ -68,10 +51,22 @@ export function parseField(field, raw) {
 }
 
 function checkRange(field, value) {
-  if (field.min !== undefined && value < field.min) throw new Error(`must be at least ${field.min}, got ${value}`);
-  if (field.max !== undefined && value > field.max) throw new Error(`must be at most ${field.max}, got ${value}`);
-  if (field.gt !== undefined && value <= field.gt) throw new Error(`must be greater than ${field.gt}, got ${value}`);
+  const low = field.min ?? field.gt;
+  const high = field.max ?? field.lt;
+  const tooLow = low !== undefined && (field.gt !== undefined ? value <= low : value < low);
+  const tooHigh = high !== undefined && (field.lt !== undefined ? value >= high : value > high);
+  if (tooLow || tooHigh) throw new Error(`must be ${span(field)}, got ${value}`);
   if (field.pow2 && (value & (value - 1)) !== 0) throw new Error(`must be a power of two, got ${value}`);
+}
+
+/** The allowed range in words, as core/config.py's _span writes it. */
+function span(field) {
+  const bounded = field.max !== undefined || field.lt !== undefined;
+  if (field.min !== undefined && !bounded) return `at least ${field.min}`;
+  if (field.gt !== undefined && !bounded) return `greater than ${field.gt}`;
+  const left = field.min !== undefined ? `[${field.min}` : `(${field.gt}`;
+  const right = field.max !== undefined ? `${field.max}]` : `${field.lt})`;
+  return `in ${left}, ${right}`;
 }
 
 /** Validate a form's raw values: {values, errors: {name: message}}. */

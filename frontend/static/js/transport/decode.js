@@ -2,9 +2,9 @@
 // objects the state layer reads: records shaped like StepRecord.to_dict(), keyframes with ids.
 // Mirrors backend/servescope/api/serialize.py line for line; tests/api checks the two agree.
 
-export const STATUS = ["pending", "waiting", "running", "preempted", "finished", "rejected"];
-const LISTS = [["a", "arrivals"], ["nw", "new"], ["rs", "resumed"], ["pr", "preempted"], ["f", "finished"]];
-const CARRIED = [["nu", "num_usable_blocks"], ["tb", "token_budget"], ["mx", "max_num_seqs"], ["kw", "kv_waste"]];
+import { CARRIED, LISTS, STATUS } from "./keys.js";
+
+export { STATUS };
 
 /** Rounds as the server predicts: Math.floor(x * 1e6 + 0.5) / 1e6. */
 export function round6(x) {

@@ -1,7 +1,7 @@
 // The config and workload panels: forms built from the field lists (flag names as labels),
 // read back and validated, with each bad field's message shown beside it.
 
-import { CONFIG_FIELDS, SYNTHETIC_FIELDS, validateForm } from "../state/fields.js";
+import { CONFIG_FIELDS, SYNTHETIC_FIELDS, setFieldSchema, validateForm } from "../state/fields.js";
 import { choose, selectFor } from "./config_form.js";
 
 function input(doc, field, value) {
@@ -127,12 +127,13 @@ export function showWorkload(doc, init, { presets, preset, pageConfig, readOnly 
   return replay;
 }
 
-/** Build the forms from `boot` (config, synthetic_defaults, presets) and bind them:
+/** Build the forms from `boot` (config, the fields' schema, presets) and bind them:
  * `onApply({config, synthetic, choice})` once both forms validate, `onUpload(file)`. */
 export function bindPanels(doc, boot, preset, { onApply, onUpload }) {
   const $ = (id) => doc.getElementById(id);
+  setFieldSchema(boot.fields);
   buildForm($("config-form"), CONFIG_FIELDS, boot.config ?? {});
-  buildForm($("synthetic"), SYNTHETIC_FIELDS, boot.synthetic_defaults ?? {});
+  buildForm($("synthetic"), SYNTHETIC_FIELDS, Object.fromEntries(SYNTHETIC_FIELDS.map((f) => [f.name, f.default])));
   fillPresets($("preset"), boot.presets ?? [], preset);
   $("preset").addEventListener("change", (ev) => {
     const p = (boot.presets ?? []).find((x) => x.name === ev.target.value);
