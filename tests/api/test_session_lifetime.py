@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 
 from fastapi.testclient import TestClient
-from support.server import ORIGIN, FakeClock, make_settings, receive, receive_until
+from support.server import ORIGIN, FakeClock, make_settings, receive
 
 from servescope.api.app import create_app
 
 CONFIGURE = json.dumps({"type": "configure", "v": 1,
-                        "workload": {"requests": [{"id": "a", "prompt_len": 8,
-                                                   "output_len": 2}]}})
+                        "workload": {"requests": [{"id": "a", "arrival_s": 0.0,
+                                                   "prompt_len": 8, "output_len": 2}]}})
 
 
 def app_with(tmp_path, clock: FakeClock, **settings):
@@ -24,8 +24,8 @@ def app_with(tmp_path, clock: FakeClock, **settings):
 def open_and_close(client: TestClient) -> str:
     with client.websocket_connect("/ws/sessions/new") as ws:
         ws.send_text(CONFIGURE)
-        init = receive_until(ws, "init")[-1]
-        assert init["role"] == "driver"
+        init = receive(ws)  # an error here would be the first message
+        assert init["type"] == "init" and init["role"] == "driver", init
         return str(init["session_id"])
 
 
@@ -71,7 +71,7 @@ def test_64_connect_and_close_cycles_do_not_lock_out_the_next_visitor(tmp_path):
         assert len(registry.sessions) == 64
         with c.websocket_connect("/ws/sessions/new") as ws:
             ws.send_text(CONFIGURE)
-            assert receive_until(ws, "init")[-1]["role"] == "driver"
+            assert receive(ws)["role"] == "driver"
             assert len(registry.sessions) == 64
 
 
@@ -82,7 +82,7 @@ def test_the_limit_counts_live_sessions(tmp_path):
                 c.websocket_connect("/ws/sessions/new") as two:
             for ws in (one, two):
                 ws.send_text(CONFIGURE)
-                receive_until(ws, "init")
+                assert receive(ws)["type"] == "init"
             with c.websocket_connect("/ws/sessions/new") as three:
                 err = receive(three)
                 assert err["type"] == "error" and err["code"] == "limit"

@@ -74,12 +74,14 @@ def test_after_kill_9_mid_uploads_the_listed_set_is_the_set_answered_201(tmp_pat
         server.stop(kill=True)
     ok = {k: r["trace_id"] for k, (s, r) in results.items() if s == 201 and r}
     failed = sorted(set(range(60)) - set(ok))
+    print(f"kill -9: {len(ok)} answered 201, {len(failed)} without an answer")
     assert len(ok) >= 10 and failed, "the kill should land in the middle"
     assert all(s in (0, 201) for s, _ in results.values())
     again = Server(tmp_path / "data")
     try:
         ids = listed(again)
         assert set(ok.values()) <= set(ids)  # every 201 survived the kill
+        print(f"after the restart: {len(ids)} listed; the rest retried")
         for k in failed:  # a client without an answer retries: 201, never a duplicate
             status, retried = post(again, k)
             assert status == 201 and retried is not None
