@@ -114,6 +114,29 @@ def test_chunked_prefill_and_speculative_decoding_by_version():
     assert [i["kind"] for i in old] == ["compatibility", "not_modelled"]
 
 
+def test_async_scheduling_is_on_by_default_as_in_vllm_serve():
+    result = import_text("vllm serve meta-llama/Llama-3.1-8B-Instruct", gpu="H100")
+    assert result.config.async_scheduling is True
+    assert result.resolved["async_scheduling"]["source"].startswith("default: vLLM 0.33")
+    assert "async_scheduling" in result.features
+    assert not [i for i in result.compatibility if i["features"] == ["async_scheduling"]]
+    assert to_vllm_serve(result.config).endswith("--async-scheduling")
+    off = import_text("vllm serve m --no-async-scheduling")
+    assert off.config.async_scheduling is False
+    assert off.resolved["async_scheduling"]["source"] == "--no-async-scheduling"
+    assert "--no-async-scheduling" in to_vllm_serve(off.config)
+
+
+@pytest.mark.parametrize("line", [
+    "vllm serve m -pp 2",
+    "vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'",
+])
+def test_vllm_turns_async_scheduling_off_by_default_where_it_cannot_run(line: str) -> None:
+    result = import_text(line)
+    assert result.config.async_scheduling is False
+    assert result.resolved["async_scheduling"]["source"].startswith("default: off with")
+
+
 def test_pipeline_parallel_size_one_is_not_pipeline_parallelism():
     assert "pipeline_parallel" not in import_text("vllm serve m -pp 1").features
     assert "pipeline_parallel" in import_text("vllm serve m -pp 2").features

@@ -22,7 +22,8 @@ NODE = shutil.which("node")
 CASES = [({}, "demo"), ({"enable_prefix_caching": False, "num_gpu_blocks": 120}, "demo"),
          ({"policy": "vllm-v0", "enable_prefix_caching": False}, "demo"),
          ({"policy": "static", "enable_prefix_caching": False}, "demo"),
-         ({}, "kv-starvation"), ({}, "prefill-interference")]
+         ({}, "kv-starvation"), ({}, "prefill-interference"),
+         ({"async_scheduling": True}, "kv-starvation")]
 
 
 def fixture(overrides, preset, every=7):

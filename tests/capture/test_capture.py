@@ -162,6 +162,7 @@ def test_async_class_round_trips_in_async_order(case: str, tmp_path: Path,
     scheduler.shutdown()
     head, records = read_recording(path)
     assert head["recorder"]["async_scheduling"] is True
+    assert head["config"]["async_scheduling"] is True
     assert len(records) == len(seen)
     tables = BlockTables()
     previous = None
@@ -183,6 +184,8 @@ def test_async_class_round_trips_in_async_order(case: str, tmp_path: Path,
             mine = [s for r in records for s in r["scheduled"] if s["id"] == spec["id"]]
             assert sum(s["sampled"] for s in mine) == spec["output_len"]
             assert all(s["n"] == 1 for s in mine if s["kind"] == "decode")
+    # Our engine's async scheduling makes every recorded decision.
+    assert first_difference(list(views(replay(head), True)), list(views(records, True))) is None
 
 
 def test_vllm_resolves_the_class_name_and_builds_it_as_the_engine_core_does(

@@ -32,6 +32,7 @@ config_st = st.fixed_dictionaries({
     "allocator": st.sampled_from(["paged", "paged", "max", "pow2", "oracle"]),
     "static_batch_size": st.integers(1, 5),
     "max_model_len": st.sampled_from([None, 256]),
+    "async_scheduling": st.booleans(),
 })
 
 
@@ -45,6 +46,8 @@ def _specs(rows: list[tuple[int, int, int, tuple[tuple[str, int], ...]]]) -> lis
 def test_invariants_hold_after_every_step(config: dict[str, object], rows: list) -> None:
     if config["allocator"] != "paged":
         config = {**config, "enable_prefix_caching": False}
+    if config["policy"] != "vllm-v1":
+        config = {**config, "async_scheduling": False}
     cfg = EngineConfig.from_dict(config)
     if not cfg.enable_chunked_prefill:
         cfg = cfg.replace(max_num_batched_tokens=max(cfg.max_num_batched_tokens, 200))

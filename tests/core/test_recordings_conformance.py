@@ -1,5 +1,6 @@
 """Our engine against the project's own recordings of vLLM 0.33's scheduler (traces/recordings,
-made by traces/recordings/generate.py with servescope.capture): every step identical."""
+made by traces/recordings/generate.py with servescope.capture; async_* with its AsyncScheduler):
+every step identical."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ FILES = sorted(RECORDINGS.glob("*.jsonl"))
 def test_the_recordings_cover_the_cases() -> None:
     names = {p.stem for p in FILES}
     assert {"ample_kv", "preemption_heavy", "long_prefill_chunked", "long_prefill_lpt256",
-            "prefix_sysprompt", "priority_preemption"} <= names
+            "prefix_sysprompt", "priority_preemption", "async_tight_kv",
+            "async_preemption_heavy", "async_prefix_sysprompt", "async_block32",
+            "async_last_token_in_flight"} <= names
     for path in FILES:
         assert path.stat().st_size < 1_000_000, path.name
 
@@ -27,7 +30,10 @@ def test_engine_reproduces_recording(path: Path) -> None:
     assert head["source"] == "recorded"
     assert head["recorder"]["vllm_version"] == "0.33.0"
     assert rows, "empty recording"
-    problem = first_difference(list(views(replay(head))), list(views(rows)))
+    asynchronous = head["config"].get("async_scheduling", False)
+    assert asynchronous == path.stem.startswith("async_") == head["recorder"]["async_scheduling"]
+    problem = first_difference(list(views(replay(head), asynchronous)),
+                               list(views(rows, asynchronous)))
     assert problem is None, f"{path.name}: {problem}"
 
 
@@ -39,6 +45,31 @@ def test_recordings_exercise_preemption_and_prefix_caching() -> None:
     assert sum(sum(r["num_cached_tokens"].values()) for r in shared) > 0
     assert any(e["type"] == "BlockRemoved" for r in shared for e in r["kv_events"])
     assert all(r.get("prefix") for r in head["requests"])
+
+
+def test_async_recordings_exercise_what_async_scheduling_changes() -> None:
+    """Preemption and resume, prefix hits and evictions, 32-token blocks, and a request
+    preempted while its last token was in flight that finished from the queue."""
+    _, tight = read_recording(RECORDINGS / "async_tight_kv.jsonl")
+    _, heavy = read_recording(RECORDINGS / "async_preemption_heavy.jsonl")
+    assert sum(len(r["preempted"]) for r in tight) >= 2
+    assert sum(len(r["resumed"]) for r in heavy) >= 10
+    for name in ("async_prefix_sysprompt", "async_block32"):
+        head, rows = read_recording(RECORDINGS / f"{name}.jsonl")
+        assert sum(sum(r["num_cached_tokens"].values()) for r in rows) > 0, name
+        assert any(e["type"] == "BlockRemoved" for r in rows for e in r["kv_events"]), name
+    assert head["config"]["block_size"] == 32 and any(r["preempted"] for r in rows)
+    _, flight = read_recording(RECORDINGS / "async_last_token_in_flight.jsonl")
+    assert any(rid in after["preempted"]
+               for before, after in zip(flight, flight[1:], strict=False)
+               for rid in before["finished"])
+
+
+@pytest.mark.parametrize("name", ["async_tight_kv", "async_block32"])
+def test_the_sync_scheduler_is_caught_on_an_async_recording(name: str) -> None:
+    head, rows = read_recording(RECORDINGS / f"{name}.jsonl")
+    head["config"]["async_scheduling"] = False
+    assert first_difference(list(views(replay(head), True)), list(views(rows, True))) is not None
 
 
 def test_a_changed_decision_is_caught() -> None:

@@ -34,11 +34,17 @@ def test_model_and_gpu_size_the_pool_and_a_model_too_big_is_refused(page, fresh_
     assert pane(page)["num_blocks"] == 513  # the demo preset's own pool
     assert page.evaluate(OVERFLOW) == []
     page.wait_for_selector(f'#field-model option[value="{LLAMA_8B}"]', state="attached")
+    assert not page.is_checked("#field-async_scheduling")  # the demo preset's own config
     page.select_option("#field-model", LLAMA_8B)
     page.select_option("#field-gpu", "H100")
+    # vLLM's default for vllm serve on a GPU: the toggle follows it, and says so
+    assert page.is_checked("#field-async_scheduling")
+    assert "vLLM's default" in page.text_content("#async-note")
     page.fill("#field-num_gpu_blocks", "")  # let the memory size the pool
     page.click("#apply")
     page.wait_for_function("() => window.__servescope.store.panes[0].run.numBlocks > 1000")
+    assert page.evaluate("() => window.__servescope.store.panes[0].init.config"
+                         ".async_scheduling") is True
     blocks = pane(page)["num_blocks"]
     sizing = page.text_content("#kv-sizing")
     assert sizing.startswith("KV pool sized from memory: "), sizing

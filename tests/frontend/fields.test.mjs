@@ -82,3 +82,17 @@ test("a server error names its config field once, and says the refused configure
   assert.deepEqual(bare, { field: "speed", text: "speed: too fast" });
   assert.deepEqual(serverError({ code: "idle", field: null, message: "reaped" }), { field: null, text: "reaped" });
 });
+
+test("async_scheduling: vLLM's default with a model and a GPU, the V1 policy only", async () => {
+  const { asyncDefault, asyncNote } = await import("../../frontend/static/js/state/fields.js");
+  const gpu = { model: "meta-llama/Llama-3.1-8B-Instruct", gpu: "H100", policy: "vllm-v1" };
+  assert.equal(asyncDefault(gpu), true);
+  assert.equal(asyncDefault({ ...gpu, gpu: null }), false);
+  assert.equal(asyncDefault({ ...gpu, policy: "static" }), false);
+  assert.match(asyncNote({ ...gpu, async_scheduling: true }), /vllm serve runs on a GPU/);
+  assert.match(asyncNote({ ...gpu, async_scheduling: false }), /--no-async-scheduling/);
+  assert.match(asyncNote({ async_scheduling: false }), /synchronous/);
+  const { errors } = validateForm(CONFIG_FIELDS, { async_scheduling: true, policy: "vllm-v0" });
+  assert.match(errors.async_scheduling, /only the vllm-v1 policy/);
+  assert.equal(parseField(field("async_scheduling"), true), true);
+});

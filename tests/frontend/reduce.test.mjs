@@ -5,6 +5,7 @@ import {
   NO_OWNER, applyRecord, createRun, drainChanged, requestIndex,
 } from "../../frontend/static/js/state/reduce.js";
 import { INIT, RECORDS } from "./scenario.mjs";
+import { entry, init, rec } from "./helpers.mjs";
 
 function runTo(n) {
   const run = createRun(INIT);
@@ -113,4 +114,27 @@ test("a block freed and allocated again within one step stays with its new table
   assert.deepEqual([run.owner[1], run.owner[2], run.owner[3]], [0, 0, NO_OWNER]);
   assert.deepEqual([run.ref[1], run.ref[2]], [1, 1]);
   assert.deepEqual(run.tables.get("a"), [1, 2]);
+});
+
+test("async scheduling: a request finished in the last update is not running in the next step", () => {
+  const run = createRun(init());
+  applyRecord(run, rec({
+    step: 0, arrivals: ["a", "b"], scheduled: [entry("a", 10, 0), entry("b", 6, 0)], new: ["a", "b"],
+    new_blocks: { a: [1, 2, 3], b: [4, 5] }, running: ["a", "b"], num_free_blocks: 10,
+  }));
+  // b's second (last) token is sampled in step 1; step 2 was scheduled before that update, with
+  // b still running; a needed a block then and preempted b, whose last token still arrived.
+  applyRecord(run, rec({
+    step: 1, scheduled: [entry("a", 1, 10), entry("b", 1, 6)], finished: ["b"], released: ["b"],
+    new_blocks: {}, freed_blocks: [], running: ["a", "b"], num_free_blocks: 10,
+  }));
+  assert.equal(run.reqs[requestIndex(run, "b")].status, "finished");
+  applyRecord(run, rec({
+    step: 2, scheduled: [entry("a", 1, 11)], preempted: ["b"], freed_blocks: [5, 4],
+    running: ["a"], waiting: ["b"], num_free_blocks: 12,
+  }));
+  assert.equal(run.reqs[requestIndex(run, "b")].status, "finished");
+  assert.deepEqual([run.running, run.waiting], [["a"], []]);
+  applyRecord(run, rec({ step: 3, scheduled: [entry("a", 1, 12)], running: ["a", "b"] }));
+  assert.deepEqual(run.running, ["a"]);
 });

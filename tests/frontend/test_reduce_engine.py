@@ -34,3 +34,30 @@ def test_reducer_holds_what_the_engine_holds(policy: str) -> None:
     assert len(held) == len(expected) > 10
     wrong = [(r["step"], h, e) for r, h, e in zip(records, held, expected, strict=True) if h != e]
     assert wrong == [], f"(step, page, engine) where they differ: {wrong[:5]}"
+
+
+def test_reducer_holds_what_the_engine_held_after_each_async_update() -> None:
+    """Under async scheduling a record's free count is taken after its update, when the next
+    step is already scheduled; the page shows the blocks of the steps it has seen: the tables
+    folded from the records (the finished released at their update), as vLLM held them then."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    from servescope.core.records import BlockTables
+
+    workload = preset_workload("demo")
+    config = EngineConfig.from_dict({**workload.base_config, "async_scheduling": True})
+    engine = Engine(config, workload.specs)
+    records, expected, tables = [], [], BlockTables()
+    for record in engine.run():
+        tables.apply(record)
+        tables.after_update(record)
+        expected.append(len({b for t in tables.tables.values() for b in t}))
+        records.append(record.to_dict())
+    assert any(r["num_usable_blocks"] - r["num_free_blocks"] != e
+               for r, e in zip(records, expected, strict=True))  # the next step's blocks
+    init = {"num_gpu_blocks": config.num_gpu_blocks, "block_size": config.block_size,
+            "requests": [{"id": s.id} for s in workload.specs]}
+    stream = "\n".join(json.dumps(x) for x in [init, *records])
+    out = subprocess.run(["node", str(FOLD)], input=stream, capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert json.loads(out.stdout) == expected

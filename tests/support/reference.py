@@ -4,28 +4,36 @@ of vLLM's, for servescope.capture.replay.first_difference to compare."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from servescope.cli.sim import load_workload
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
-from servescope.core.records import BlockTables
+from servescope.core.records import BlockTables, StepRecord
 
 
-def run_case(directory: Path, name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(ours, theirs): per-step comparable views of our run and of vLLM's trace."""
-    config = EngineConfig.from_dict(json.loads((directory / f"{name}.config.json").read_text()))
-    engine = Engine(config, load_workload(directory / f"{name}.workload.json"))
-    tables = BlockTables()
+def run_case(directory: Path, name: str, config: EngineConfig | None = None,
+             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(ours, theirs): per-step comparable views of our run and of vLLM's trace.
+
+    `name` is a case (`b_small_tight_kv`) or its async recording (`b_small_tight_kv.async`),
+    whose workload is the case's; `config` replaces the recording's own.
+    """
+    if config is None:
+        config = EngineConfig.from_dict(json.loads((directory / f"{name}.config.json")
+                                                   .read_text()))
+    workload = name.removesuffix(".async")
+    engine = Engine(config, load_workload(directory / f"{workload}.workload.json"))
     ours = []
-    for record in engine.run():
+    for record, tables in _folded(engine):
         view = {
             "step": record.step,
             "scheduled": [(e.id, e.n) for e in record.scheduled],
             "preempted": list(record.preempted),
             "finished": sorted(record.finished),
-            "block_tables": {k: list(v) for k, v in tables.apply(record).items()},
+            "block_tables": {k: list(v) for k, v in tables.items()},
             "num_free_blocks": record.num_free_blocks,
             "running": list(record.running),
             "waiting": list(record.waiting),
@@ -35,7 +43,6 @@ def run_case(directory: Path, name: str) -> tuple[list[dict[str, Any]], list[dic
             "removed": sum(len(ev.block_ids) for ev in record.block_events
                            if ev.kind == "removed"),
         }
-        tables.after_update(record)
         ours.append(view)
     theirs = []
     for line in (directory / f"{name}.trace.jsonl").read_text().splitlines():
@@ -54,6 +61,21 @@ def run_case(directory: Path, name: str) -> tuple[list[dict[str, Any]], list[dic
             **_events(row),
         })
     return ours, theirs
+
+
+def _folded(engine: Engine) -> Iterator[tuple[StepRecord, dict[str, list[int]]]]:
+    """Each record with the block tables after its schedule. Under async scheduling step N's
+    update (its frees) comes after step N + 1's schedule."""
+    tables = BlockTables()
+    previous: StepRecord | None = None
+    for record in engine.run():
+        yield record, tables.apply(record)
+        if engine.config.async_scheduling:
+            if previous is not None:
+                tables.after_update(previous)
+            previous = record
+        else:
+            tables.after_update(record)
 
 
 def _events(row: dict[str, Any]) -> dict[str, Any]:

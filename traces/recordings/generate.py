@@ -1,5 +1,7 @@
 """Regenerates ServeScope's own reference recordings: seeded workloads run through vLLM 0.33's
-real V1 scheduler on a CPU with servescope.capture.RecordingScheduler (fake one-token outputs).
+real V1 scheduler on a CPU with servescope.capture.RecordingScheduler (fake one-token outputs),
+and the async_* ones through its AsyncScheduler with RecordingAsyncScheduler, driven as the
+engine core's batch queue drives it (step N + 1 scheduled before step N's update).
 
     /path/to/python-with-vllm traces/recordings/generate.py [NAME ...]
 
@@ -94,9 +96,43 @@ def priority_preemption(rng: np.random.Generator
     return config, rows
 
 
+def tight_kv(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """16 requests in 100 blocks: admissions wait for blocks, a few preemptions."""
+    n = 16
+    config = {**BASE, "num_gpu_blocks": 100}
+    return config, _rows("k", _poisson(rng, n, 1.0), rng.integers(100, 500, n),
+                         rng.integers(20, 90, n))
+
+
+def block32(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Block size 32 with prefix caching in 90 blocks: 20 requests sharing a 300-token prompt
+    (not block-aligned), partial-block hits, evictions and preemptions."""
+    n = 20
+    rows = _rows("b", _poisson(rng, n, 1.0), rng.integers(320, 900, n), rng.integers(10, 70, n))
+    for row in rows:
+        row["prefix"] = [["system", 300]]
+    config = {**BASE, "block_size": 32, "num_gpu_blocks": 90, "enable_prefix_caching": True,
+              "max_num_batched_tokens": 1024}
+    return config, rows
+
+
+def last_token_in_flight(rng: np.random.Generator
+                         ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """20 short-output requests in 29 blocks. Under async scheduling one is preempted while the
+    step sampling its last token runs: that token still arrives (stale output) and the request
+    finishes from the waiting queue without being resumed."""
+    n = 20
+    config = {**BASE, "num_gpu_blocks": 29}
+    return config, _rows("f", _poisson(rng, n, 2.0), rng.integers(20, 200, n),
+                         rng.integers(2, 30, n))
+
+
 WORKLOADS = {f.__name__: f for f in (ample_kv, preemption_heavy, long_prefill_chunked,
                                      long_prefill_lpt256, prefix_sysprompt,
                                      priority_preemption)}
+ASYNC_WORKLOADS = {f"async_{f.__name__}": f for f in (tight_kv, preemption_heavy,
+                                                      prefix_sysprompt, block32,
+                                                      last_token_in_flight)}
 
 
 def record(name: str) -> Path:
@@ -105,23 +141,28 @@ def record(name: str) -> Path:
         RequestFactory,
         build_scheduler,
         drive,
+        drive_pipelined,
         effective_max_model_len,
     )
 
-    config, requests = WORKLOADS[name](np.random.default_rng(SEED))
+    asynchronous = name in ASYNC_WORKLOADS
+    workload = ASYNC_WORKLOADS[name] if asynchronous else WORKLOADS[name]
+    config, requests = workload(np.random.default_rng(SEED))
     path = HERE / f"{name}.jsonl"
     os.environ[capture.PATH_ENV] = str(path)
-    scheduler = build_scheduler(config, effective_max_model_len(config, requests),
-                                capture.RecordingScheduler)
+    cls = capture.RecordingAsyncScheduler if asynchronous else capture.RecordingScheduler
+    scheduler = build_scheduler(config, effective_max_model_len(config, requests), cls)
     factory = RequestFactory(scheduler.cache_config.enable_prefix_caching, scheduler.block_size)
-    for _ in drive(scheduler, requests, factory, observe=False):
+    steps = (drive_pipelined(scheduler, requests, factory) if asynchronous
+             else drive(scheduler, requests, factory, observe=False))
+    for _ in steps:
         pass
     scheduler.shutdown()
     return path
 
 
 def main() -> None:
-    for name in sys.argv[1:] or list(WORKLOADS):
+    for name in sys.argv[1:] or [*WORKLOADS, *ASYNC_WORKLOADS]:
         path = record(name)
         print(f"{path.name}: {path.stat().st_size:,} bytes")
 

@@ -265,6 +265,7 @@ def drive_pipelined(scheduler: Any, requests: list[dict[str, Any]],
         seen = _observe_schedule(scheduler)
         samples = {i: not scheduler.requests[i].is_prefill_chunk
                    for i in output.num_scheduled_tokens}
+        updated = inflight is not None
         if inflight is not None:
             yield _update_inflight(scheduler, factory, *inflight)
             inflight = None
@@ -273,7 +274,9 @@ def drive_pipelined(scheduler: Any, requests: list[dict[str, Any]],
             step += 1
             continue
         scheduler.update_from_output(output, EMPTY_MODEL_RUNNER_OUTPUT)
-        if arrivals:
+        if updated:  # an empty plan while a step ran: that step's update may free what it needs
+            step += 1
+        elif arrivals:
             step = max(step + 1, arrivals.next_step())
         elif scheduler.has_unfinished_requests():
             raise RuntimeError("vLLM scheduled nothing and no arrivals are left")

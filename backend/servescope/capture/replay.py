@@ -39,9 +39,13 @@ def specs_from_header(head: dict[str, Any]) -> list[RequestSpec]:
             for r in head["requests"]]
 
 
-def views(rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Per-step views of to_dict()-shaped records, folding `new_blocks` into block tables."""
+def views(rows: Iterable[dict[str, Any]], async_scheduling: bool = False,
+          ) -> Iterator[dict[str, Any]]:
+    """Per-step views of to_dict()-shaped records, folding `new_blocks` into block tables.
+    Under async scheduling step N's update (dropping its `released` tables) comes after step
+    N + 1's schedule, so those tables are still in step N + 1's view."""
     tables: dict[str, list[int]] = {}
+    held: list[str] = []  # released by the update still to come (async)
     for row in rows:
         for rid in row["preempted"]:
             tables.pop(rid, None)
@@ -61,7 +65,10 @@ def views(rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             "freed_blocks": list(row["freed_blocks"]),
             "kv_events": [(e["type"], list(e["block_ids"])) for e in row["kv_events"]],
         }
-        for rid in row.get("released", row["finished"]):
+        released = row.get("released", row["finished"])
+        if async_scheduling:
+            held, released = released, held
+        for rid in released:
             tables.pop(rid, None)
 
 

@@ -43,6 +43,7 @@ def engine_config(scheduler: Any) -> dict[str, Any]:
         "scheduler_reserve_full_isl": bool(sc.scheduler_reserve_full_isl),
         "watermark": float(sc.watermark),
         "scheduling_policy": scheduler.policy.value,
+        "async_scheduling": bool(getattr(scheduler, "_async_scheduling", False)),
     }
 
 

@@ -56,6 +56,9 @@ class EngineConfig:
         True, "admission checks blocks for the whole prompt, not the first chunk")
     watermark: float = _field(0.0, "free-block share kept back at admission", min=0.0, lt=1.0)
     scheduling_policy: str = _field("fcfs", "--scheduling-policy", choices=SCHEDULING_POLICIES)
+    async_scheduling: bool = _field(
+        False, "--async-scheduling: vLLM's AsyncScheduler plans step N + 1 while step N runs, so "
+        "a request's blocks are held one schedule longer; vllm serve turns it on by default")
     policy: str = _field("vllm-v1", "the batching policy", choices=policy_names)
     allocator: str = _field("paged", "paged KV blocks, or a contiguous reservation",
                             choices=ALLOCATORS)
@@ -101,6 +104,9 @@ class EngineConfig:
             value = getattr(self, f.name)
             if value is not None:
                 check_rules(f.name, value, f.metadata)
+        if self.async_scheduling and self.policy != "vllm-v1":
+            raise ConfigError("async_scheduling", "only the vllm-v1 policy schedules "
+                              f"asynchronously (policy is {self.policy!r})")
         if self.allocator != "paged" and self.policy == "vllm-v1" and self.enable_prefix_caching:
             raise ConfigError("allocator", "contiguous allocators cannot share prefix blocks; "
                               "set enable_prefix_caching to false")

@@ -2,7 +2,8 @@
 
 Two clocks run together. The step clock counts loop steps and is what `arrival_step` refers to;
 the time clock advances by each step's priced time and is what `arrival_s` refers to. When
-nothing is runnable the clock the workload uses jumps to the next arrival.
+nothing is runnable the clock the workload uses jumps to the next arrival. Under
+`async_scheduling` the loop is core/batch_queue.py's (schedule N + 1, then update N).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from servescope.core import cost_model, metrics
+from servescope.core.batch_queue import BatchQueue
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager, cdiv
 from servescope.core.kv_contiguous import ContiguousKVCacheManager
@@ -19,6 +21,7 @@ from servescope.core.records import StepRecord
 from servescope.core.request import Request, RequestSpec, RequestStatus
 from servescope.core.scheduler import policy_classes
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
+from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
 from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
 
 
@@ -30,6 +33,8 @@ def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
     else:
         kv = ContiguousKVCacheManager(num_gpu_blocks, config.block_size, config.allocator,
                                       config.max_model_len)
+    if config.async_scheduling:
+        return VllmV1AsyncScheduler(config, kv)
     return policy_classes()[config.policy](config, kv)
 
 
@@ -57,6 +62,7 @@ class Engine:
         self._num_arrived = 0
         self.waste_totals: dict[str, int] = {}
         self.step_end_s: list[float] = []  # end of each engine iteration, for token times
+        self.batch_queue = BatchQueue(self) if config.async_scheduling else None
 
     def _arrival_key(self, spec: RequestSpec) -> float:
         return float(spec.arrival_step or 0) if self.step_clock else (spec.arrival_s or 0.0)
@@ -74,6 +80,8 @@ class Engine:
             yield record
 
     def step(self) -> StepRecord | None:
+        if self.batch_queue is not None:
+            return self.batch_queue.step()
         if self.done:
             return None
         arrivals: list[str] = []

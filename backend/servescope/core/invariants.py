@@ -36,7 +36,8 @@ def check_invariants(scheduler: Scheduler, record: StepRecord) -> None:
     # Paged allocation without lookahead: a running request holds exactly its computed blocks.
     on_demand = scheduler.config.allocator == "paged" and scheduler.config.policy != "static"
     for request in scheduler.requests.values():
-        _expect(request.num_computed_tokens <= request.num_tokens,
+        # (async scheduling) tokens in flight are computed before they are sampled
+        _expect(request.num_computed_tokens <= request.num_tokens + request.num_output_placeholders,
                 f"{request.id}: num_computed_tokens > num_tokens")
         held = len(kv.tables.get(request.id, []))
         _expect(held * kv.block_size >= request.num_computed_tokens,

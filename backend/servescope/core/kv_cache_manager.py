@@ -45,6 +45,8 @@ class KVCacheManager(Protocol):
 
     def free(self, request: Request) -> None: ...
 
+    def append_blocks(self, request_ids: list[str]) -> list[int]: ...
+
     def cache_full_blocks(self, request: Request, num_tokens: int) -> None: ...
 
     def waste(self, running: RunningBatch) -> dict[str, int]: ...
@@ -122,6 +124,15 @@ class PagedKVCacheManager:
         if self.enable_caching:
             self.cache_full_blocks(request, min(num_computed + num_new_tokens, request.num_tokens))
         return computed + new_blocks
+
+    def append_blocks(self, request_ids: list[str]) -> list[int]:
+        """One new block from the free-queue head onto each table, in order (decodes whose
+        token starts a block); the caller has checked that enough blocks are free."""
+        blocks = self.pool.get_new_blocks(len(request_ids))
+        for rid, block in zip(request_ids, blocks, strict=True):
+            self.tables[rid].append(block)
+        self.num_table_blocks += len(blocks)
+        return blocks
 
     def free(self, request: Request) -> None:
         table = self.tables.pop(request.id, None)

@@ -106,6 +106,9 @@ class ContiguousKVCacheManager:
         self._usable_slots += sign * usable
         self._beyond_slots += sign * beyond
 
+    def append_blocks(self, request_ids: list[str]) -> list[int]:
+        raise AssertionError("a contiguous reservation covers every token: no block to append")
+
     def free(self, request: Request) -> None:
         blocks = self.tables.pop(request.id, None)
         if not blocks:

@@ -44,9 +44,9 @@ class Request:
 
     __slots__ = (
         "spec", "id", "prompt_len", "output_len", "priority", "status", "_num_computed",
-        "_num_output", "num_cached_tokens", "num_preemptions", "arrival_index", "block_hashes",
-        "arrival_time", "first_scheduled_time", "token_runs", "step_end_s", "finish_time",
-        "_batch", "_slot",
+        "_num_output", "_num_placeholders", "num_cached_tokens", "num_preemptions",
+        "arrival_index", "block_hashes", "arrival_time", "first_scheduled_time", "token_runs",
+        "step_end_s", "finish_time", "_batch", "_slot",
     )
 
     def __init__(self, spec: RequestSpec, arrival_index: int, arrival_time: float,
@@ -60,6 +60,7 @@ class Request:
         self.status = RequestStatus.WAITING
         self._num_computed = 0
         self._num_output = 0
+        self._num_placeholders = 0
         self._batch: Any = None
         self._slot = -1
         self.num_cached_tokens = -1  # prefix-cache hit found at first admission; -1 until then
@@ -82,6 +83,20 @@ class Request:
             self._num_computed = value
         else:
             self._batch.num_computed[self._slot] = value
+
+    @property
+    def num_output_placeholders(self) -> int:
+        """(Async scheduling) tokens of steps in flight, counted in num_computed_tokens before
+        they are sampled (vLLM's num_output_placeholders); always 0 when scheduling is sync."""
+        batch = self._batch
+        return self._num_placeholders if batch is None else int(batch.num_placeholders[self._slot])
+
+    @num_output_placeholders.setter
+    def num_output_placeholders(self, value: int) -> None:
+        if self._batch is None:
+            self._num_placeholders = value
+        else:
+            self._batch.num_placeholders[self._slot] = value
 
     @property
     def num_output_tokens(self) -> int:

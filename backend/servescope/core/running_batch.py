@@ -34,6 +34,7 @@ class RunningBatch:
         self.output_len = grow(getattr(self, "output_len", None))
         self.run_start = grow(getattr(self, "run_start", None))
         self.run_len = grow(getattr(self, "run_len", None))
+        self.num_placeholders = grow(getattr(self, "num_placeholders", None))  # (async) in flight
 
     def __len__(self) -> int:
         return len(self.requests)
@@ -57,6 +58,7 @@ class RunningBatch:
         self.output_len[slot] = request.output_len
         self.run_start[slot] = -1
         self.run_len[slot] = 0
+        self.num_placeholders[slot] = request._num_placeholders
         self.requests.append(request)
         self.ids.append(request.id)
         request._batch = self
@@ -77,7 +79,7 @@ class RunningBatch:
             self._detach(request)
         count = int(keep.sum())
         for name in ("num_computed", "num_output", "prompt_len", "output_len", "run_start",
-                     "run_len"):
+                     "run_len", "num_placeholders"):
             column = getattr(self, name)
             column[:count] = column[: len(keep)][keep]
         self.requests = [r for r, k in zip(self.requests, keep, strict=True) if k]
@@ -109,6 +111,7 @@ class RunningBatch:
         self._close_run(slot)
         request._num_computed = int(self.num_computed[slot])
         request._num_output = int(self.num_output[slot])
+        request._num_placeholders = int(self.num_placeholders[slot])
         request._batch = None
         request._slot = -1
 

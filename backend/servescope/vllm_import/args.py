@@ -3,6 +3,8 @@ defaults as vLLM 0.33 does (by GPU memory class), and list what was ignored and 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -162,6 +164,7 @@ def _resolve_defaults(values: dict[str, Any], resolved: dict[str, dict[str, Any]
         "long_prefill_token_threshold": _threshold_default(args, max_len),
         "gpu_memory_utilization": (0.9, "vLLM default"),
     }
+    defaults["async_scheduling"] = _async_default(args)
     for name, (value, reason) in defaults.items():
         if name not in values:
             values[name] = value
@@ -178,6 +181,23 @@ def _resolve_defaults(values: dict[str, Any], resolved: dict[str, dict[str, Any]
     return warnings
 
 
+def _async_default(args: dict[str, Any]) -> tuple[bool, str]:
+    """vLLM 0.33 turns async scheduling on unless something it cannot run with is set
+    (VllmConfig.__post_init__)."""
+    spec = args.get("speculative_config")
+    if isinstance(spec, str):
+        with contextlib.suppress(ValueError):
+            spec = json.loads(spec)
+    method = spec.get("method") if isinstance(spec, dict) else None
+    if _enabled(args.get("pipeline_parallel_size")):
+        return False, "off with pipeline parallelism (vLLM 0.33's V1 model runner)"
+    if str(args.get("runner") or args.get("task") or "").lower() in ("pooling", "embed"):
+        return False, "off for pooling models"
+    if method in ("ngram", "suffix", "custom_class"):
+        return False, f"off with {method} speculative decoding"
+    return True, "vLLM 0.33 turns it on (step N + 1 planned while step N runs)"
+
+
 def _threshold_default(args: dict[str, Any], max_len: int | None) -> tuple[int, str]:
     partial = int(args.get("max_num_partial_prefills", 1) or 1)
     if partial > 1 and max_len:
@@ -191,6 +211,8 @@ def _config_features(config: EngineConfig, args: dict[str, Any]) -> set[str]:
         features.add("chunked_prefill")
     if config.enable_prefix_caching:
         features.add("prefix_caching")
+    if config.async_scheduling:
+        features.add("async_scheduling")
     if args.get("enforce_eager") is not True:
         features.add("cuda_graph")
     return features

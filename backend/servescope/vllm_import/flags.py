@@ -18,6 +18,7 @@ SCHEDULING = {  # vLLM engine arg -> (EngineConfig field, type)
     "quantization": ("quantization", "str"),
     "kv_cache_dtype": ("kv_cache_dtype", "str"),
     "scheduling_policy": ("scheduling_policy", "str"),
+    "async_scheduling": ("async_scheduling", "bool"),
     "model": ("model", "str"),
 }
 NOT_MODELLED = {  # flags that change scheduling or memory in ways the simulator does not model
@@ -26,7 +27,7 @@ NOT_MODELLED = {  # flags that change scheduling or memory in ways the simulator
     "num_speculative_tokens": "speculative_decoding", "enable_lora": "lora", "max_loras": "lora",
     "max_lora_rank": "lora", "max_cpu_loras": "lora", "max_num_partial_prefills": None,
     "max_long_partial_prefills": None, "cpu_offload_gb": "cpu_offload", "swap_space": "cpu_offload",
-    "kv_transfer_config": None, "async_scheduling": "async_scheduling", "preemption_mode": None,
+    "kv_transfer_config": None, "preemption_mode": None,
     "num_scheduler_steps": "multi_step", "scheduler_cls": None, "kv_cache_memory_bytes": None,
     "enable_expert_parallel": None, "limit_mm_per_prompt": "multimodal", "task": "pooling",
     "runner": "pooling", "enable_prompt_embeds": "prompt_embeds", "scheduler_delay_factor": None,

@@ -114,8 +114,9 @@ class Scheduler:
 
     def _record(self, output: SchedulerOutput, request: Request, n: int, blocks: list[int]) -> None:
         start = request.num_computed_tokens
-        sampled = start + n >= request.num_tokens
-        prefill = n > 1 or start < request.num_tokens - 1
+        num_tokens = request.num_tokens + request.num_output_placeholders
+        sampled = start + n >= num_tokens
+        prefill = n > 1 or start < num_tokens - 1
         output.entries.append(ScheduledEntry(request.id, n, start, sampled, prefill))
         if request.first_scheduled_time is None:
             request.first_scheduled_time = self.now_s

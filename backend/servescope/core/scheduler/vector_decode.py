@@ -39,7 +39,7 @@ def schedule_chunk(kv: KVCacheManager, output: SchedulerOutput, running: Running
         crossing = np.flatnonzero(num_computed % block_size == 0)
     else:  # a contiguous reservation already covers every token
         crossing = np.zeros(0, np.int64)
-    free = kv.pool.num_free_blocks
+    free = kv.num_free_blocks
     if len(crossing) > free:
         count = int(crossing[free])
         crossing = crossing[:free]
@@ -60,23 +60,17 @@ def _allocate_and_cache(kv: KVCacheManager, output: SchedulerOutput, running: Ru
                         index: int, crossing: np.ndarray, completing: np.ndarray,
                         start: np.ndarray) -> None:
     """Per row in order: take its new block, then cache the block its token completes."""
+    if not len(crossing) and not len(completing):
+        return
     if not len(completing):  # no cache events to interleave: take all blocks at once
-        blocks = kv.pool.get_new_blocks(len(crossing))
-        requests, tables = running.requests, kv.tables
-        for row, block in zip(crossing.tolist(), blocks, strict=True):
-            rid = requests[index + row].id
-            tables[rid].append(block)
+        rids = [running.requests[index + row].id for row in crossing.tolist()]
+        for rid, block in zip(rids, kv.append_blocks(rids), strict=True):
             output.new_blocks[rid] = (block,)
-        kv.num_table_blocks += len(blocks)
         return
     needs = set(crossing.tolist())
-    rows = sorted(needs | set(completing.tolist()))
-    for row in rows:
+    for row in sorted(needs | set(completing.tolist())):
         request = running.requests[index + row]
         if row in needs:
-            taken = kv.pool.get_new_blocks(1)
-            kv.tables[request.id].extend(taken)
-            kv.num_table_blocks += 1
-            output.new_blocks[request.id] = tuple(taken)
+            output.new_blocks[request.id] = tuple(kv.append_blocks([request.id]))
         if (start[row] + 1) % kv.block_size == 0 and kv.enable_caching:
             kv.cache_full_blocks(request, int(start[row]) + 1)

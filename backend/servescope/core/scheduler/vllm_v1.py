@@ -46,14 +46,16 @@ class VllmV1Scheduler(Scheduler):
         mask = self._vector_mask()
         while index < len(running) and budget > 0:
             if mask is not None and mask[index]:
-                taken = vector_decode.schedule_chunk(self.kv, output, running, mask, index,
-                                                     budget)
+                taken = self._schedule_chunk(output, mask, index, budget)
                 if taken:
                     budget -= taken
                     index += taken
                     continue
             request = running[index]
-            n = min(self._chunk(request.num_tokens - request.num_computed_tokens), budget)
+            n = min(self._num_new_tokens(request), budget)
+            if n == 0:  # (async) nothing to schedule until its step in flight is sampled
+                index += 1
+                continue
             blocks = self.kv.allocate_slots(request, n)
             while blocks is None:
                 position, victim = self._pick_victim()
@@ -70,6 +72,15 @@ class VllmV1Scheduler(Scheduler):
             budget -= n
             index += 1
         return budget
+
+    def _schedule_chunk(self, output: SchedulerOutput, mask: np.ndarray, index: int,
+                        budget: int) -> int:
+        """Plain decodes from `index` on, as one vector step; how many were taken."""
+        return vector_decode.schedule_chunk(self.kv, output, self.running, mask, index, budget)
+
+    def _num_new_tokens(self, request: Request) -> int:
+        """Tokens a running request would take this step, before the budget."""
+        return self._chunk(request.num_tokens - request.num_computed_tokens)
 
     def _schedule_waiting(self, output: SchedulerOutput, budget: int) -> None:
         config = self.config

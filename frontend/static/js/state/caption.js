@@ -54,7 +54,7 @@ function cacheClause(rec, blockSize) {
 
 function stallClause(run, rec) {
   const scheduled = new Set(rec.scheduled.map((e) => e.id));
-  const stalled = rec.running.filter((id) => !scheduled.has(id));
+  const stalled = run.running.filter((id) => !scheduled.has(id));
   const used = rec.scheduled.reduce((a, e) => a + e.n, 0);
   if (stalled.length > 0 && used >= rec.token_budget) {
     return `the ${rec.token_budget}-token budget is spent, so ${plural(stalled.length,

@@ -8,7 +8,8 @@
 const CONFIG_FORM = ["model", "gpu", "tensor_parallel_size", "dtype", "quantization",
   "kv_cache_dtype", "gpu_memory_utilization", "block_size", "num_gpu_blocks", "max_model_len",
   "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
-  "long_prefill_token_threshold", "enable_prefix_caching", "policy", "allocator"];
+  "long_prefill_token_threshold", "enable_prefix_caching", "async_scheduling", "policy",
+  "allocator"];
 // The empty choice of model and gpu: 10 ms + 0.02 ms a token, no memory sizing.
 const PLACEHOLDER = "none: placeholder step time";
 
@@ -85,7 +86,23 @@ export function validateForm(fields, raw) {
   return { values, errors };
 }
 
+/** vLLM's default for async_scheduling as `vllm serve` on a GPU resolves it: on when a model
+ * and a gpu are chosen (the V1 policy only). */
+export function asyncDefault(v) {
+  return Boolean(v.model && v.gpu) && (v.policy ?? "vllm-v1") === "vllm-v1";
+}
+
+/** The words beside the async_scheduling toggle: what it is set to against vLLM's default. */
+export function asyncNote(v) {
+  const gpu = Boolean(v.model && v.gpu);
+  if (v.async_scheduling) return gpu ? "on, as vllm serve runs on a GPU (vLLM's default)" : "on: vLLM's AsyncScheduler";
+  return gpu ? "off: vllm serve would run it on (--no-async-scheduling)" : "off: the synchronous scheduler";
+}
+
 function crossCheck(v, errors) {
+  if (v.async_scheduling && v.policy && v.policy !== "vllm-v1") {
+    errors.async_scheduling = `async_scheduling: only the vllm-v1 policy schedules asynchronously (policy is '${v.policy}')`;
+  }
   if (v.allocator && v.allocator !== "paged" && v.policy === "vllm-v1" && v.enable_prefix_caching) {
     errors.allocator = "allocator: contiguous allocators cannot share prefix blocks; " +
       "set enable_prefix_caching to false";

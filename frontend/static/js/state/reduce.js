@@ -157,7 +157,9 @@ function applyStatuses(run, rec) {
   for (const id of rec.arrivals) run.reqs[requestIndex(run, id)].status = "waiting";
   for (const id of rec.preempted) {
     const r = run.reqs[requestIndex(run, id)];
-    r.status = "preempted";
+    // (async scheduling) preempted while its last token was in flight: that token arrived in
+    // the previous record's update, and the request finished from the queue
+    if (r.status !== "finished") r.status = "preempted";
     r.num_computed_tokens = 0;
     r.num_preemptions += 1;
   }
@@ -189,9 +191,11 @@ export function applyRecord(run, rec) {
     touch(run, b);
   }
   reassignOwners(run, reassign);
-  const finished = new Set(rec.finished);
-  run.running = rec.running.filter((id) => !finished.has(id));
-  run.waiting = rec.waiting.slice();
+  // Under async scheduling a request finished in the previous record's update was still in
+  // the running list when this step was scheduled (its blocks held one schedule longer).
+  const live = (id) => run.reqs[requestIndex(run, id)].status !== "finished";
+  run.running = rec.running.filter(live);
+  run.waiting = rec.waiting.filter(live);
   run.record = rec;
   run.cursor = rec.step;
 }

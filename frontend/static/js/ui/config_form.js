@@ -2,7 +2,7 @@
 // from the catalogs, how the KV pool was sized (init.engines[0].memory_breakdown), and a refused
 // config's message beside the field it names.
 
-import { CONFIG_FIELDS, serverError } from "../state/fields.js";
+import { CONFIG_FIELDS, asyncDefault, asyncNote, serverError } from "../state/fields.js";
 import { catalogOptions, withValue } from "../state/catalog.js";
 import { describeMemory } from "../state/memory.js";
 
@@ -75,4 +75,27 @@ export function showServerError(doc, msg) {
     label.appendChild(p);
   }
   return text;
+}
+
+/** The async_scheduling toggle follows vLLM's default (on once a model and a GPU are chosen)
+ * until the user sets it; a note beside it says which it is. */
+export function bindAsyncDefault(form) {
+  const toggle = form.querySelector('[name="async_scheduling"]');
+  if (!toggle) return;
+  const note = form.ownerDocument.createElement("span");
+  note.className = "field-note";
+  note.id = "async-note";
+  toggle.parentElement.appendChild(note);
+  const values = () => Object.fromEntries(["model", "gpu", "policy"].map(
+    (name) => [name, form.querySelector(`[name="${name}"]`)?.value || null]));
+  const update = (ev) => {
+    if (ev?.target === toggle) toggle.dataset.touched = "1";
+    else if (ev && ["model", "gpu", "policy"].includes(ev.target.name) && !toggle.dataset.touched) {
+      toggle.checked = asyncDefault(values());
+    }
+    note.textContent = asyncNote({ ...values(), async_scheduling: toggle.checked });
+  };
+  form.addEventListener("change", update);
+  update();
+  return update;
 }

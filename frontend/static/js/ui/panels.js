@@ -2,7 +2,7 @@
 // read back and validated, with each bad field's message shown beside it.
 
 import { CONFIG_FIELDS, SYNTHETIC_FIELDS, setFieldSchema, validateForm } from "../state/fields.js";
-import { choose, selectFor } from "./config_form.js";
+import { bindAsyncDefault, choose, selectFor } from "./config_form.js";
 
 function input(doc, field, value) {
   let el;
@@ -44,6 +44,8 @@ export function buildForm(form, fields, values) {
   form.appendChild(frag);
 }
 
+let refreshAsyncNote = () => {};
+
 /** Show `values` in the form's inputs; `readOnly` disables them (a replay's recorded config). */
 export function fillForm(form, fields, values, readOnly = false) {
   for (const field of fields) {
@@ -55,6 +57,7 @@ export function fillForm(form, fields, values, readOnly = false) {
     else el.value = value ?? "";
     el.disabled = readOnly;
   }
+  refreshAsyncNote();
 }
 
 /** Raw values of the fields present in `form`. */
@@ -133,6 +136,7 @@ export function bindPanels(doc, boot, preset, { onApply, onUpload }) {
   const $ = (id) => doc.getElementById(id);
   setFieldSchema(boot.fields);
   buildForm($("config-form"), CONFIG_FIELDS, boot.config ?? {});
+  refreshAsyncNote = bindAsyncDefault($("config-form")) ?? (() => {});
   buildForm($("synthetic"), SYNTHETIC_FIELDS, Object.fromEntries(SYNTHETIC_FIELDS.map((f) => [f.name, f.default])));
   fillPresets($("preset"), boot.presets ?? [], preset);
   $("preset").addEventListener("change", (ev) => {

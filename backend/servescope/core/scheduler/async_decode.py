@@ -1,0 +1,85 @@
+"""The vector path under async scheduling: runs of running requests that each decode one token
+while their previous token may still be in flight (one placeholder).
+
+Same decisions as the per-request path. Scheduling: a row whose computed tokens fill its last
+block takes a new block, in row order; the blocks its known tokens fill are cached then (up to
+start + 1 - placeholders). Update: each row samples its token, resolves its placeholder and
+caches the block that token's step completed.
+"""
+
+from __future__ import annotations
+
+from typing import TypeGuard
+
+import numpy as np
+
+from servescope.core.kv_cache_manager import KVCacheManager
+from servescope.core.request import Request, RequestStatus
+from servescope.core.running_batch import RunningBatch
+from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
+
+
+def plain_decode_mask(batch: RunningBatch) -> np.ndarray:
+    """Rows with exactly one token to schedule whose last token is not already in flight."""
+    n = len(batch)
+    computed, placeholders = batch.num_computed[:n], batch.num_placeholders[:n]
+    total = batch.prompt_len[:n] + batch.output_len[:n]
+    last_in_flight = (placeholders > 0) & (computed + 2 - placeholders >= total)
+    mask: np.ndarray = ((batch.prompt_len[:n] + batch.num_output[:n] + placeholders - computed
+                         == 1) & ~last_in_flight)
+    return mask
+
+
+def schedule_chunk(kv: KVCacheManager, output: SchedulerOutput, running: RunningBatch,
+                   mask: np.ndarray, index: int, budget: int) -> int:
+    """Schedule rows index.. while they are plain decodes; returns how many were taken."""
+    tail = mask[index:len(running)]
+    count = min(len(tail) if tail.all() else int(np.argmin(tail)), budget)
+    if count < 1:
+        return 0
+    size = kv.block_size
+    start = running.num_computed[index:index + count].copy()
+    crossing = (np.flatnonzero(start % size == 0) if kv.on_demand
+                else np.zeros(0, np.int64))
+    if len(crossing) > kv.num_free_blocks:  # stop before the first row without a block
+        count = int(crossing[kv.num_free_blocks])
+        crossing, start = crossing[:kv.num_free_blocks], start[:count]
+        if count < 1:
+            return 0
+    known = start + 1 - running.num_placeholders[index:index + count]
+    caching = (np.flatnonzero(known % size == 0) if kv.enable_caching
+               else np.zeros(0, np.int64))
+    needs = set(crossing.tolist())
+    for row in sorted(needs | set(caching.tolist())):
+        request = running.requests[index + row]
+        if row in needs:
+            output.new_blocks[request.id] = tuple(kv.append_blocks([request.id]))
+        if known[row] % size == 0 and kv.enable_caching:
+            kv.cache_full_blocks(request, int(known[row]))
+    running.num_computed[index:index + count] += 1
+    output.entries.append(DecodeChunk(index, index + count, running.ids[index:index + count],
+                                      start))
+    return count
+
+
+def update_chunk(kv: KVCacheManager, running: RunningBatch, requests: list[Request],
+                 start: np.ndarray, iteration: int) -> list[Request]:
+    """The tokens of a chunk whose requests all still run; the finished, in row order."""
+    slots = np.fromiter((r._slot for r in requests), np.int64, len(requests))
+    broken = slots[running.run_start[slots] + running.run_len[slots] != iteration]
+    for slot in broken.tolist():
+        running._close_run(slot)
+        running.run_start[slot] = iteration
+    running.run_len[slots] += 1
+    running.num_output[slots] += 1
+    running.num_placeholders[slots] -= 1
+    if kv.enable_caching:
+        for row in np.flatnonzero((start + 1) % kv.block_size == 0).tolist():
+            kv.cache_full_blocks(requests[row], int(start[row]) + 1)
+    done = np.flatnonzero(running.num_output[slots] >= running.output_len[slots])
+    return [requests[row] for row in done.tolist()]
+
+
+def all_running(requests: list[Request | None]) -> TypeGuard[list[Request]]:
+    """Every row's request still runs (none finished or preempted since it was scheduled)."""
+    return all(r is not None and r.status is RequestStatus.RUNNING for r in requests)
