@@ -26,7 +26,8 @@ test: install chromium
 # The README's screenshots, taken by the e2e tests that show each view.
 screenshots: install chromium
 	SERVESCOPE_SCREENSHOTS=docs $(BIN)/python -m pytest -q tests/e2e/test_walking_skeleton.py \
-	  tests/e2e/test_explorer.py -k "play_demo or compare_runs or projection"
+	  tests/e2e/test_explorer.py tests/e2e/test_projection.py tests/e2e/test_compare_lesson.py \
+	  -k "play_demo or compare_runs or projection or four_lesson_modes"
 
 # Optional (CI need not run it): servescope.capture against vLLM 0.33's real scheduler, with a
 # Python that has vLLM and servescope installed: make test-vllm VLLM_PYTHON=/path/to/python

@@ -40,7 +40,7 @@ def test_loads_names_the_first_bad_field():
 
 @pytest.mark.parametrize(("path", "body", "field"), BAD_BODIES)
 def test_non_finite_numbers_in_a_body_are_a_422_naming_the_field(client, path, body, field):
-    sid = client.app.state.registry.demo_id
+    sid = new_session(client)["session_id"]
     r = client.post(path.format(sid=sid), content=body,
                     headers={"content-type": "application/json"})
     assert r.status_code == 422, r.text
@@ -93,6 +93,12 @@ def test_non_finite_numbers_in_a_socket_message_are_an_error_frame(client, text,
         assert receive_until(ws, "status")[0]["type"] == "init"  # the session lives on
 
 
+def new_session(client) -> dict:
+    r = client.post("/api/sessions", json={"workload": {"preset": "demo"}})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
 def refused(client, path: str, **headers: str) -> int:
     with pytest.raises(WebSocketDisconnect) as info:
         with client.websocket_connect(path, headers=headers) as ws:
@@ -103,13 +109,13 @@ def refused(client, path: str, **headers: str) -> int:
 def test_dns_rebinding_and_missing_origin_cannot_drive(tmp_path):
     app = create_app(make_settings(tmp_path))
     with TestClient(app) as c:  # no default Origin
-        sid = c.app.state.registry.demo_id
-        path = f"/ws/sessions/{sid}"
+        session = new_session(c)
+        sid, path = session["session_id"], session["ws_path"]  # the creator's, with its token
         rebinding = {"host": "attacker.example:8000", "origin": "http://attacker.example:8000"}
         assert refused(c, path, **rebinding) == 4403
         assert refused(c, path) == 4403  # no Origin: not a page of ours, may not drive
         assert refused(c, path, origin="http://testserver:1234") == 4403  # another port
-        with c.websocket_connect(path + "?follow=1") as ws:  # a script may follow
+        with c.websocket_connect(f"/ws/sessions/{sid}?follow=1") as ws:  # a script may follow
             assert receive(ws)["role"] == "follower"
         with c.websocket_connect(path, headers={"origin": "http://testserver"}) as ws:
             assert receive(ws)["role"] == "driver"
@@ -118,7 +124,7 @@ def test_dns_rebinding_and_missing_origin_cannot_drive(tmp_path):
 def test_an_allowed_origin_from_the_settings_may_drive(tmp_path):
     app = create_app(make_settings(tmp_path, allowed_origins=("https://class.example",)))
     with TestClient(app) as c:
-        path = f"/ws/sessions/{c.app.state.registry.demo_id}"
+        path = new_session(c)["ws_path"]
         with c.websocket_connect(path, headers={"origin": "https://class.example"}) as ws:
             assert receive(ws)["role"] == "driver"
 

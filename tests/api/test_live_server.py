@@ -19,20 +19,18 @@ def is_status(m):
     return m["type"] == "status"
 
 
-def ws_path(server, sid, follow=False):
-    return f"{server.ws_url}/ws/sessions/{sid}" + ("?follow=1" if follow else "")
-
-
-def demo_id(server):
-    return next(s["session_id"] for s in server.get("/api/sessions") if s["preset"] == "demo")
+def ws_path(server, sid, follow=False, token=None):
+    query = "?follow=1" if follow else (f"?token={token}" if token else "")
+    return f"{server.ws_url}/ws/sessions/{sid}{query}"
 
 
 def test_viewers_and_a_follower_see_the_same_run_and_seek(server):
-    sid = demo_id(server)
+    demo = post(server, "/api/sessions", b'{"workload": {"preset": "demo"}}', "application/json")
+    sid, token = demo["session_id"], demo["token"]
 
     async def main():
-        async with Client(ws_path(server, sid)) as driver, \
-                Client(ws_path(server, sid)) as other, \
+        async with Client(ws_path(server, sid, token=token)) as driver, \
+                Client(ws_path(server, sid, token=token)) as other, \
                 Client(ws_path(server, sid, follow=True)) as follower:
             viewers = (driver, other, follower)
             for c in viewers:

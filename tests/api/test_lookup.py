@@ -18,8 +18,8 @@ def test_every_session_route_answers_an_unknown_id_alike(client: TestClient) -> 
 
 def test_a_session_not_yet_configured_is_not_found(client: TestClient) -> None:
     with client.websocket_connect("/ws/sessions/new"):  # a session; no configure sent yet
-        (unbuilt,) = [s["session_id"] for s in client.get("/api/sessions").json()
-                      if s["source"] is None]
+        (unbuilt,) = [s.id for s in client.app.state.registry.sessions.values()
+                      if s.built is None]
         r = client.get(f"/api/sessions/{unbuilt}/summary")
         assert (r.status_code, r.json()["detail"]) == (404, NO_SESSION)
 

@@ -22,9 +22,18 @@ def demo_records() -> list[dict]:
     return [json.loads(json.dumps(r.to_dict())) for r in engine.run()]
 
 
-def join(client, sid=None, follow=False):
-    sid = sid or client.app.state.registry.demo_id
-    return client.websocket_connect(f"/ws/sessions/{sid}" + ("?follow=1" if follow else ""))
+@pytest.fixture
+def demo(client):
+    """A session on the demo preset, as its creator sees it (driver token included)."""
+    return client.post("/api/sessions", json={"workload": {"preset": "demo"}}).json()
+
+
+def join(client, session, follow=False, token=True):
+    """Join `session` as its driver (with its token), or following, or with no token."""
+    if follow:
+        return client.websocket_connect(f"/ws/sessions/{session['session_id']}?follow=1")
+    path = session["ws_path"] if token else f"/ws/sessions/{session['session_id']}"
+    return client.websocket_connect(path)
 
 
 class Reader:
@@ -46,8 +55,8 @@ class Reader:
             self.records[msg["engine"]] += [unpack(state, p) for p in msg["records"]]
 
 
-def test_join_gets_init_keyframe_status(client):
-    with join(client) as ws:
+def test_join_gets_init_keyframe_status(client, demo):
+    with join(client, demo) as ws:
         init, kf, status = receive(ws), receive(ws), receive(ws)
     assert init["type"] == "init" and init["role"] == "driver"
     assert init["source"] == "simulated" and init["preset"] == "demo"
@@ -58,10 +67,10 @@ def test_join_gets_init_keyframe_status(client):
     assert status["type"] == "status" and status["playing"] is False
 
 
-def test_step_frames_decode_to_the_engine_records(client):
+def test_step_frames_decode_to_the_engine_records(client, demo):
     expected = demo_records()
     reader = Reader()
-    with join(client) as ws:
+    with join(client, demo) as ws:
         for m in receive_until(ws, "status"):
             reader.feed(m)
         ws.send_text(json.dumps({"type": "step", "v": 1, "n": 25}))
@@ -70,14 +79,14 @@ def test_step_frames_decode_to_the_engine_records(client):
     assert reader.records[0] == expected[:25]
 
 
-def test_seek_back_and_forward_goes_through_keyframes(client):
+def test_seek_back_and_forward_goes_through_keyframes(client, demo):
     expected = demo_records()
-    with join(client) as ws:
+    with join(client, demo) as ws:
         receive_until(ws, "status")
         for target in (100, 5, len(expected) + 50):
             reader = Reader()
             reader.feed({"type": "init", "requests": client.app.state.registry.get(
-                client.app.state.registry.demo_id).built.tracks[0].requests})
+                demo["session_id"]).built.tracks[0].requests})
             ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": target}))
             msgs = receive_until(ws, "status")
             kinds = [m["type"] for m in msgs]
@@ -95,9 +104,9 @@ def test_seek_back_and_forward_goes_through_keyframes(client):
     assert "done" in kinds  # the seek past the end completed the run
 
 
-def test_seek_by_step_clock_and_time(client):
+def test_seek_by_step_clock_and_time(client, demo):
     expected = demo_records()
-    with join(client) as ws:
+    with join(client, demo) as ws:
         receive_until(ws, "status")
         ws.send_text(json.dumps({"type": "seek", "v": 1, "step": expected[30]["step"]}))
         assert receive_until(ws, "status")[-1]["iters"] == [30]
@@ -106,8 +115,8 @@ def test_seek_by_step_clock_and_time(client):
         assert receive_until(ws, "status")[-1]["iters"] == [50]
 
 
-def test_follower_is_read_only_and_sees_the_drivers_moves(client):
-    with join(client) as driver, join(client, follow=True) as follower:
+def test_follower_is_read_only_and_sees_the_drivers_moves(client, demo):
+    with join(client, demo) as driver, join(client, demo, follow=True) as follower:
         receive_until(driver, "status")
         init = receive(follower)
         assert init["role"] == "follower"
@@ -120,8 +129,8 @@ def test_follower_is_read_only_and_sees_the_drivers_moves(client):
         assert sum(len(m["records"]) for m in msgs if m["type"] == "step") == 7
 
 
-def test_bad_messages_get_errors_and_the_session_goes_on(client):
-    with join(client) as ws:
+def test_bad_messages_get_errors_and_the_session_goes_on(client, demo):
+    with join(client, demo) as ws:
         receive_until(ws, "status")
         for bad, code in [("not json", "bad_message"), ('{"type": "warp", "v": 1}', "bad_message"),
                           ('{"type": "play", "v": 2}', "bad_message"),
@@ -140,8 +149,8 @@ def test_bad_messages_get_errors_and_the_session_goes_on(client):
         assert [len(m["records"]) for m in msgs if m["type"] == "step"] == [2]
 
 
-def test_configure_rebuilds_for_every_viewer_and_repeats_are_no_ops(client):
-    with join(client) as a, join(client) as b:
+def test_configure_rebuilds_for_every_viewer_and_repeats_are_no_ops(client, demo):
+    with join(client, demo) as a, join(client, demo) as b:
         receive_until(a, "status")
         receive_until(b, "status")
         a.send_text(json.dumps({"type": "configure", "v": 1, "config": {"max_num_seqs": 4},
@@ -184,9 +193,9 @@ def test_compare_runs_engines_in_lockstep_of_simulated_time(client):
     assert max(starts) - min(starts) < 0.2
 
 
-def test_pacing_follows_the_clock_times_speed(client, clock):
+def test_pacing_follows_the_clock_times_speed(client, clock, demo):
     expected = demo_records()
-    with join(client) as ws:
+    with join(client, demo) as ws:
         receive_until(ws, "status")
         ws.send_text(json.dumps({"type": "play", "v": 1, "speed": 2.0}))
         receive_until(ws, "status")
@@ -205,8 +214,8 @@ def test_pacing_follows_the_clock_times_speed(client, clock):
         assert receive_until(ws, "status")[-1]["playing"] is False
 
 
-def test_reset_returns_to_before_the_first_record(client):
-    with join(client) as ws:
+def test_reset_returns_to_before_the_first_record(client, demo):
+    with join(client, demo) as ws:
         receive_until(ws, "status")
         ws.send_text(json.dumps({"type": "step", "v": 1, "n": 5}))
         receive_until(ws, "status")
@@ -222,8 +231,8 @@ def test_unknown_session_is_refused(client):
         assert err["code"] == "not_found"
 
 
-def test_foreign_origin_is_refused(client):
-    sid = client.app.state.registry.demo_id
+def test_foreign_origin_is_refused(client, demo):
+    sid = demo["session_id"]
     with pytest.raises(WebSocketDisconnect) as info:
         with client.websocket_connect(f"/ws/sessions/{sid}",
                                       headers={"origin": "http://evil.example"}) as ws:

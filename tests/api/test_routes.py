@@ -23,20 +23,23 @@ def boot(html: str) -> dict:
     return json.loads(found.group(1))
 
 
-def test_page_boots_the_demo_session_under_a_strict_csp(client):
+def test_page_boots_a_new_session_under_a_strict_csp(client):
     r = client.get("/")
     assert r.status_code == 200
     data = boot(r.text)
-    assert data["session_id"] == client.app.state.registry.demo_id
-    assert data["ws_path"] == f"/ws/sessions/{data['session_id']}" and data["follow"] is False
+    assert data["session_id"] == "new" and data["preset"] == "demo"
+    assert data["ws_path"] == "/ws/sessions/new" and data["follow"] is False
+    assert data["config"]["num_gpu_blocks"] == 513  # the demo preset's own config
     csp = r.headers["content-security-policy"]
     assert "default-src 'self'" in csp and "object-src 'none'" in csp
     assert f"'nonce-{data['csp_nonce']}'" in csp and "unsafe-eval" not in csp
     assert f'nonce="{data["csp_nonce"]}"' in r.text  # the inline import map carries it
     assert "demo" in [p["name"] for p in data["presets"]]
-    follow = boot(client.get(f"/?session={data['session_id']}&follow=1").text)
+    sid = client.post("/api/sessions", json={"workload": {"preset": "demo"}}).json()["session_id"]
+    follow = boot(client.get(f"/?session={sid}&follow=1").text)
     assert follow["follow"] is True and follow["ws_path"].endswith("?follow=1")
     assert client.get("/?session=../../etc").status_code == 404
+    assert client.get("/static/favicon.svg").status_code == 200
     assert "content-security-policy" in client.get("/healthz").headers
 
 
@@ -87,10 +90,14 @@ def test_sessions_summaries_exports_and_scenarios(client):
 def test_limits_answer_with_clear_errors(tmp_path):
     settings = make_settings(tmp_path, max_sessions=2, max_requests_per_session=5)
     app = create_app(settings, clock=FakeClock())
-    with TestClient(app, headers=ORIGIN) as client:  # demo + 1 more
-        r = client.post("/api/sessions", json={"workload": {"requests": ROWS[:4]}})
-        assert r.status_code == 201
-        with client.websocket_connect(f"/ws/sessions/{r.json()['session_id']}"):  # it is live
+    with TestClient(app, headers=ORIGIN) as client:
+        sids = []
+        for _ in range(2):
+            r = client.post("/api/sessions", json={"workload": {"requests": ROWS[:4]}})
+            assert r.status_code == 201
+            sids.append(r.json()["session_id"])
+        with client.websocket_connect(f"/ws/sessions/{sids[0]}?follow=1"), \
+                client.websocket_connect(f"/ws/sessions/{sids[1]}?follow=1"):  # both live
             r = client.post("/api/sessions", json={"workload": {"requests": ROWS[:4]}})
         assert r.status_code == 429 and r.json()["detail"]["code"] == "limit"
         assert "at most 2 sessions" in r.json()["detail"]["message"]
@@ -100,7 +107,7 @@ def test_limits_answer_with_clear_errors(tmp_path):
         assert r.status_code == 429 and "at most 5 per session" in r.json()["detail"]["message"]
 
 
-def test_idle_sessions_are_reaped_but_not_the_demo(tmp_path):
+def test_idle_sessions_are_reaped(tmp_path):
     clock = FakeClock()
     app = create_app(make_settings(tmp_path, session_idle_s=60), clock=clock)
     with TestClient(app, headers=ORIGIN) as c:
@@ -110,7 +117,6 @@ def test_idle_sessions_are_reaped_but_not_the_demo(tmp_path):
         assert registry.reap() == []
         clock.advance(31)
         assert registry.reap() == [sid]
-        assert registry.demo_id in registry.sessions
         assert c.get(f"/api/sessions/{sid}").status_code == 404
 
 

@@ -42,7 +42,6 @@ def test_a_closed_drivers_session_is_freed_after_the_grace_period(tmp_path):
             assert registry.reap() == []  # connected: never reaped
         clock.advance(5.5)
         assert registry.reap() == [sid]
-        assert registry.demo_id in registry.sessions
 
 
 def test_a_saved_or_followed_session_outlives_the_grace_period(tmp_path):
@@ -77,7 +76,7 @@ def test_64_connect_and_close_cycles_do_not_lock_out_the_next_visitor(tmp_path):
 
 def test_the_limit_counts_live_sessions(tmp_path):
     clock = FakeClock()
-    with TestClient(app_with(tmp_path, clock, max_sessions=3), headers=ORIGIN) as c:
+    with TestClient(app_with(tmp_path, clock, max_sessions=2), headers=ORIGIN) as c:
         with c.websocket_connect("/ws/sessions/new") as one, \
                 c.websocket_connect("/ws/sessions/new") as two:
             for ws in (one, two):

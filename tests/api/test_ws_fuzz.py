@@ -55,8 +55,8 @@ def drain(ws):
     HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(messages(), min_size=1, max_size=6))
 def test_fuzzed_client_messages_leave_a_working_session(client, batch):
-    sid = client.app.state.registry.demo_id
-    with client.websocket_connect(f"/ws/sessions/{sid}") as ws:
+    demo = client.post("/api/sessions", json={"workload": {"preset": "demo"}}).json()
+    with client.websocket_connect(demo["ws_path"]) as ws:
         receive_until(ws, "status")
         for text in batch:
             ws.send_text(text)

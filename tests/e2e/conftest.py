@@ -103,4 +103,4 @@ def fresh_url(server_url) -> str:
                                  headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=30) as res:
         session = json.loads(res.read())
-    return f"{server_url}/?session={session['session_id']}"
+    return f"{server_url}{session['drive_url']}"

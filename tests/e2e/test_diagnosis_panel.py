@@ -14,11 +14,13 @@ pytestmark = pytest.mark.e2e
 
 
 def _session(server_url: str, preset: str) -> str:
+    """A new session on `preset`; its id and driver token as the page's query."""
     body = json.dumps({"workload": {"preset": preset}}).encode()
     req = urllib.request.Request(server_url + "/api/sessions", data=body, method="POST",
                                  headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=30) as res:
-        return str(json.loads(res.read())["session_id"])
+        made = json.loads(res.read())
+    return f"{made['session_id']}&token={made['token']}"
 
 
 def _get(url: str) -> dict:
@@ -50,7 +52,10 @@ def _check_svg_export(page) -> None:
 
 
 def _check_compare_diagnosis(page, server_url: str) -> None:
-    """Compare view (C): one row per engine with the verdict the REST API gives that engine."""
+    """Compare view (C): one row per engine with the verdict the REST API gives that engine
+    (two engines: the lesson's four modes would diagnose kv-starvation's long naive run)."""
+    page.evaluate("() => { window.__servescope.api.scenario.compare ="
+                  " [{ policy: 'vllm-v1' }, { policy: 'vllm-v0' }]; }")
     page.keyboard.press("c")
     wait_ready(page, 1)
     sid = page.evaluate("() => window.__servescope.store.sessionId")
@@ -70,8 +75,7 @@ def _check_compare_diagnosis(page, server_url: str) -> None:
 
 
 def test_diagnose_kv_starvation_and_export_png(page, server_url):
-    sid = _session(server_url, "kv-starvation")
-    page.goto(f"{server_url}/?session={sid}&preset=kv-starvation")
+    page.goto(f"{server_url}/?session={_session(server_url, 'kv-starvation')}&preset=kv-starvation")
     wait_ready(page)
     # seek past the last step: the server clamps to the run's end
     page.evaluate("() => window.__servescope.api.send({ type: 'seek', step: 1000000000 })")

@@ -51,7 +51,8 @@ def test_compare_runs_side_by_side_with_the_lesson_table(page, fresh_url, screen
     page.wait_for_timeout(300)
     rows = page.eval_on_selector_all(
         "#lesson tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
-    assert [r[0] for r in rows] == ["policy=vllm-v1", "policy=vllm-v0", "policy=static"]
+    assert [r[0] for r in rows] == ["policy=vllm-v1", "continuous batching, no chunking",
+                                    "static batching"]
     for r in rows:
         assert float(r[1]) > 0, r  # output throughput
     assert page.locator(".pane canvas.kv").count() == 3

@@ -9,18 +9,24 @@ import { actionForKey } from "../../frontend/static/js/ui/keys.js";
 
 const scenario = (fields = {}) => ({ view: "explore", config: {}, compare: [], preset: "demo", ...fields });
 
-test("compare runs the URL's configs over the page's config, else the lesson's pair", () => {
+test("compare runs the URL's configs over the page's config, else the lesson's four modes", () => {
   const s = scenario({ view: "compare", config: { block_size: 32 }, compare: [{ policy: "static" }, { policy: "naive" }] });
   assert.deepEqual(paneConfigs(s), [{ block_size: 32, policy: "static" }, { block_size: 32, policy: "naive" }]);
-  assert.deepEqual(paneConfigs(scenario({ view: "compare" })).map((c) => c.policy), ["vllm-v1", "vllm-v0"]);
+  assert.deepEqual(paneConfigs(scenario({ view: "compare" })),
+    [{ policy: "naive" }, { policy: "static" }, { policy: "vllm-v0" }, { policy: "vllm-v1", enable_chunked_prefill: true }]);
   assert.deepEqual(configureMessage(scenario({ config: { max_num_seqs: 4 } }), { preset: "demo" }),
     { type: "configure", config: { max_num_seqs: 4 }, workload: { preset: "demo" } });
   assert.equal(configureMessage(s, { preset: "demo" }).configs.length, 2);
 });
 
 test("panes are labelled by the page's configs only when they are what the session runs", () => {
-  const s = scenario({ view: "compare", compare: [{ policy: "static" }, { policy: "naive" }] });
-  assert.deepEqual(paneLabels(s, [{}, {}]), ["policy=static", "policy=naive"]);
+  const s = scenario({ view: "compare", compare: [{ policy: "static" }, { policy: "naive", block_size: 8 }] });
+  assert.deepEqual(paneLabels(s, [{}, {}]), ["static batching", "policy=naive, block_size=8"]);
+  assert.deepEqual(paneLabels(scenario({ view: "compare" }), [{}, {}, {}, {}]), ["naive", "static batching",
+    "continuous batching, no chunking", "continuous batching + chunked prefill"]);
+  const variants = [{ name: "paged 16", config: { allocator: "paged" } }];
+  assert.deepEqual(paneLabels(scenario({ view: "compare", compare: [{ allocator: "paged" }, {}] }), [{}, {}], variants),
+    ["paged 16", "defaults"]);
   assert.deepEqual(paneLabels(s, [{ label: "a" }, { label: "b" }, { label: "c" }]), ["a", "b", "c"]);
 });
 

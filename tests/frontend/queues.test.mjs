@@ -35,3 +35,11 @@ test("any reordering ends in the wanted order", () => {
   ];
   for (const [old, ids] of cases) assert.deepEqual(apply(old, ids).list, ids, `${old} -> ${ids}`);
 });
+
+test("a lane holds as many chips as fit its box, with room for +N more", async () => {
+  const { chipCapacity } = await import("../../frontend/static/js/render/queues.js");
+  const box = { laneW: 100, laneH: 40, chipW: 30, chipH: 18, gap: 2 }; // 3 a row, 2 rows
+  assert.equal(chipCapacity(box, 6), 6);
+  assert.equal(chipCapacity(box, 7), 4);
+  assert.equal(chipCapacity({ ...box, chipW: 0 }, 7), 60); // not laid out: the plain cap
+});

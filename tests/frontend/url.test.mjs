@@ -7,20 +7,34 @@ import {
 
 test("a scenario survives the round trip through the query string", () => {
   const s = {
-    session: "a1b2c3d4e5f6a7b8c9", follow: true, preset: "chunked", trace: "t0123456789abcdef",
-    view: "compare", speed: 2.5, step: 40,
+    session: "a1b2c3d4e5f6a7b8c9", token: "tok-en_1", follow: true, preset: "chunked", trace: "t0123456789abcdef",
+    view: "compare", projection: true, pace: 4, speed: 2.5, step: 40,
     config: { max_num_batched_tokens: 512, enable_prefix_caching: false, model: "llama-3.1-8b" },
     compare: [{ policy: "vllm-v1" }, { policy: "vllm-v0" }],
   };
   assert.deepEqual(parseScenario(formatScenario(s)), s);
 });
 
-test("session, follow and trace are not engine flags", () => {
-  const s = parseScenario("?session=abcdefabcdefabcdef&follow=1&trace=xyz&block_size=32");
+test("session, token, follow and trace are not engine flags", () => {
+  const s = parseScenario("?session=abcdefabcdefabcdef&token=T1&follow=1&trace=xyz&block_size=32");
   assert.deepEqual(s.config, { block_size: 32 });
+  assert.equal(s.token, "T1");
   assert.equal(s.session, "abcdefabcdefabcdef");
   assert.equal(s.follow, true);
   assert.equal(s.trace, "xyz");
+});
+
+test("projection is a flag over the view; an older view=projection link still projects", () => {
+  assert.deepEqual([parseScenario("?view=projection").view, parseScenario("?view=projection").projection], ["explore", true]);
+  const s = parseScenario("?view=compare&projection=1");
+  assert.equal(s.view, "compare");
+  assert.equal(s.projection, true);
+});
+
+test("lesson pace is clamped to 0.5-30 steps a second", () => {
+  assert.equal(parseScenario("?pace=100").pace, 30);
+  assert.equal(parseScenario("?pace=0.1").pace, 0.5);
+  assert.equal(parseScenario("?pace=x").pace, null);
 });
 
 test("defaults stay out of the URL", () => {

@@ -29,7 +29,6 @@ def create_app(settings: Settings | None = None,
         store = Store(settings.data_dir)
         registry = Registry(settings, store, clock)
         app.state.store, app.state.registry = store, registry
-        await registry.start_demo()
         reaper = asyncio.create_task(registry.reap_loop())
         try:
             yield

@@ -48,9 +48,9 @@ class Built:
 
 
 async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: Settings,
-                store: Store, limited: bool = True) -> Built:
+                store: Store) -> Built:
     resolved, configs = await resolve(workload, configs, store)
-    if limited and len(resolved.specs) > settings.max_requests_per_session:
+    if len(resolved.specs) > settings.max_requests_per_session:
         raise BuildError(f"{len(resolved.specs)} requests; this server allows at most "
                          f"{settings.max_requests_per_session} per session", "workload", "limit")
     if resolved.records is not None:
@@ -59,8 +59,7 @@ async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: S
     engines, tracks = [], []
     for k, overrides in enumerate(configs):
         config = _config(resolved.base_config, overrides, k, len(configs))
-        if limited:
-            _check_pool(config, settings.max_gpu_blocks, f"configs[{k}]." * (len(configs) > 1))
+        _check_pool(config, settings.max_gpu_blocks, f"configs[{k}]." * (len(configs) > 1))
         track, config = _track(k, config, resolved, info, settings)
         blocks = config.num_gpu_blocks or 0
         engines.append({"label": _label(overrides, k), "config": config.to_dict(),

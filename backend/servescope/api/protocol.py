@@ -75,6 +75,7 @@ class Init(Message):
     type: Literal["init"] = "init"
     session_id: str
     role: Literal["driver", "follower"]
+    token: str | None = None  # the driver token, sent to drivers only (api/access.py)
     source: Literal["simulated", "replayed"]
     preset: str | None
     config: dict[str, Any]

@@ -22,7 +22,6 @@ class Registry:
         self.store = store
         self.clock = clock
         self.sessions: dict[str, Session] = {}
-        self.demo_id: str | None = None
 
     def create(self) -> Session:
         if len(self.sessions) >= self.settings.max_sessions:
@@ -36,10 +35,10 @@ class Registry:
         self.sessions[session.id] = session
         return session
 
-    async def create_configured(self, msg: P.Configure, limited: bool = True) -> Session:
+    async def create_configured(self, msg: P.Configure) -> Session:
         session = self.create()
         try:
-            await session.configure(msg, limited)
+            await session.configure(msg)
         except Exception:
             self.sessions.pop(session.id, None)
             raise
@@ -48,15 +47,8 @@ class Registry:
     def get(self, sid: str) -> Session | None:
         return self.sessions.get(sid)
 
-    async def start_demo(self) -> Session:
-        demo = await self.create_configured(P.Configure(
-            type="configure", workload=P.Workload(preset=self.settings.demo_preset)), False)
-        demo.pinned = True
-        self.demo_id = demo.id
-        return demo
-
     def reap(self) -> list[str]:
-        """Drop the sessions past their grace period or idle time (never the demo)."""
+        """Drop the sessions past their grace period or idle time."""
         now = self.clock()
         gone = [sid for sid, s in self.sessions.items() if self._expired(s, now)]
         for sid in gone:
@@ -64,7 +56,7 @@ class Registry:
         return gone
 
     def _expired(self, s: Session, now: float) -> bool:
-        if s.pinned or s.driver_left_s is None:
+        if s.driver_left_s is None:
             return False
         idle = now - s.last_active > self.settings.session_idle_s
         if s.viewers or s.saved:
@@ -73,8 +65,8 @@ class Registry:
 
     def _drop_abandoned(self) -> None:
         """Free the session with neither driver nor viewers that was left longest ago."""
-        left = [s for s in self.sessions.values() if not s.pinned and not s.viewers
-                and s.driver_left_s is not None]
+        left = [s for s in self.sessions.values()
+                if not s.viewers and s.driver_left_s is not None]
         if left:
             oldest = min(left, key=lambda s: s.driver_left_s or 0.0)
             self.sessions.pop(oldest.id).close()

@@ -16,9 +16,11 @@ from servescope.traces.steps_servescope import record_from_dict
 FORMATS = ("jsonl", "bench", "csv", "perfetto")
 
 
-def describe(session: Session) -> dict[str, Any]:
+def describe(session: Session, with_token: bool = False) -> dict[str, Any]:
+    """What a session runs; `with_token` (for its creator only) adds the driver token and the
+    links that carry it."""
     b = session.built
-    return {
+    out = {
         "session_id": session.id, "num_viewers": len(session.viewers),
         "playing": session.playing, "speed": session.speed, "iters": list(session.position),
         "source": b.source if b else None, "preset": b.preset if b else None,
@@ -26,6 +28,10 @@ def describe(session: Session) -> dict[str, Any]:
         if b else 0, "ws_path": f"/ws/sessions/{session.id}",
         "follow_url": f"/?session={session.id}&follow=1",
     }
+    if with_token:
+        out.update(token=session.token, ws_path=f"/ws/sessions/{session.id}?token={session.token}",
+                   drive_url=f"/?session={session.id}&token={session.token}")
+    return out
 
 
 async def finish(session: Session, engine: int | None = None) -> list[Track]:

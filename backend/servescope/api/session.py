@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from servescope.api import protocol as P
+from servescope.api.access import new_token
 from servescope.api.build import Built, build
 from servescope.api.settings import Settings
 from servescope.api.track import dumps
@@ -32,6 +33,7 @@ class Session:
     def __init__(self, sid: str, settings: Settings, store: Store,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.id = sid
+        self.token = new_token()  # the driver token (api/access.py)
         self.settings = settings
         self.store = store
         self.clock = clock
@@ -46,7 +48,6 @@ class Session:
         self.sim_time = float("-inf")
         self._anchor = (0.0, 0.0)  # (wall clock, simulated time) when play began
         self._ticker: asyncio.Task[None] | None = None
-        self.pinned = False
         self.saved = False  # saved as a scenario: kept for the idle time, not the grace period
         self.last_active = clock()
         self.driver_left_s: float | None = clock()  # None while a driver is connected
@@ -75,7 +76,8 @@ class Session:
     def init_text(self, role: str) -> str:
         b = self.built
         assert b is not None
-        head = {"type": "init", "v": 1, "session_id": self.id, "role": role, "source": b.source,
+        head = {"type": "init", "v": 1, "session_id": self.id, "role": role,
+                "token": self.token if role == "driver" else None, "source": b.source,
                 "preset": b.preset, "config": b.engines[0]["config"],
                 "num_gpu_blocks": b.engines[0]["num_gpu_blocks"],
                 "block_size": b.engines[0]["block_size"], "engines": b.engines,
@@ -101,16 +103,15 @@ class Session:
 
     # -- control --
 
-    async def configure(self, msg: P.Configure, limited: bool = True) -> bool:
-        """Rebuild the tracks; False when config and workload equal the current ones.
-        `limited` False only for the built-in demo, which must start whatever the limits."""
+    async def configure(self, msg: P.Configure) -> bool:
+        """Rebuild the tracks; False when config and workload equal the current ones."""
         configs = msg.configs or [msg.config or {}]
         workload = msg.workload or (self.built.workload if self.built else
                                     P.Workload(preset=self.settings.demo_preset))
         key = dumps([configs, workload.model_dump(exclude_none=True)])
         if self.built is not None and key == self.built.key:
             return False
-        built = await build(configs, workload, self.settings, self.store, limited)
+        built = await build(configs, workload, self.settings, self.store)
         built.key = key
         self._stop()
         self.built = built

@@ -6,7 +6,9 @@ A workload is explicit `requests`, a `generator` or a list of `generators` (each
    {"rate_per_s": r} | {"at_step": s}, "prompt_len": L, "output_len": L}
 where a length L is an int, [low, high] (uniform, inclusive), {"choice": [...]} or
 {"mean", "sd", "min", "max"} (normal, rounded and clipped). An exercise preset also lists
-`variants`: [{name, set: {config overrides}}], the runs to compare side by side.
+`variants`: [{name, set: {config overrides}}], the runs to compare side by side. A generator's
+`shared_prefix`: {"key", "num_tokens"} starts every prompt with the same tokens (a system
+prompt), added to its drawn length, so prefix caching can reuse their blocks.
 """
 
 from __future__ import annotations
@@ -30,14 +32,19 @@ class PresetError(ValueError):
 
 
 def list_presets(directory: Path = PRESET_DIR) -> list[dict[str, Any]]:
-    """[{name, title, description, verdict, variants}] for the explorer's preset menu."""
+    """[{name, title, description, verdict, variants, variant_sets, config}] for the explorer's
+    preset menu (`config`: the preset's own config as its file gives it; `variant_sets`: each
+    variant's name and config overrides, for the compare picker)."""
     out = []
     for path in sorted(directory.glob("*.json")):
         data = json.loads(path.read_text())
         out.append({"name": path.stem, "title": data.get("title", path.stem),
                     "description": data.get("description", ""),
                     "verdict": data.get("verdict"),
-                    "variants": [v["name"] for v in data.get("variants", [])]})
+                    "variants": [v["name"] for v in data.get("variants", [])],
+                    "variant_sets": [{"name": v["name"], "set": v["set"]}
+                                     for v in data.get("variants", [])],
+                    "config": data["config"]})
     return out
 
 
@@ -86,8 +93,12 @@ def generate(spec: dict[str, Any]) -> list[RequestSpec]:
     else:
         steps = [int(arrival.get("at_step", 0))] * n
     prefix = spec.get("id_prefix", "r")
-    return [RequestSpec(f"{prefix}{i}", int(prompts[i]), int(outputs[i]), arrival_step=steps[i],
-                        arrival_s=times[i]) for i in range(n)]
+    shared = spec.get("shared_prefix")
+    head = ((str(shared["key"]), int(shared["num_tokens"])),) if shared else ()
+    extra = head[0][1] if head else 0
+    return [RequestSpec(f"{prefix}{i}", int(prompts[i]) + extra, int(outputs[i]),
+                        arrival_step=steps[i], arrival_s=times[i], prefix=head)
+            for i in range(n)]
 
 
 def _lengths(rng: np.random.Generator, spec: Any, n: int) -> np.ndarray:

@@ -45,9 +45,13 @@ class Workload:
 
 
 def list_presets() -> list[dict[str, Any]]:
+    """The preset menu; each entry's `config` is the full EngineConfig the preset runs on (the
+    form shows it when the preset is chosen)."""
     built_in = {"name": "demo", "title": DEMO["title"], "description": DEMO["description"],
-                "verdict": None}
-    return [built_in, *(p for p in presets.list_presets() if p["name"] != "demo")]
+                "verdict": None, "variants": [], "variant_sets": [],
+                "config": DEMO["config"]}
+    listed = [built_in, *(p for p in presets.list_presets() if p["name"] != "demo")]
+    return [{**p, "config": EngineConfig.from_dict(p["config"]).to_dict()} for p in listed]
 
 
 def preset_workload(name: str) -> Workload:

@@ -2,21 +2,28 @@
 // rendering and input together. Everything else is a module that does one of those.
 
 import { openLink } from "./transport/index.js";
-import { fetchFormats, uploadTrace } from "./transport/upload.js";
+import { fetchFormats } from "./transport/upload.js";
 import { fetchCatalog } from "./transport/catalog.js";
 import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
 import { changesEngines, configureMessage, joinPlan, paneLabels } from "./ui/compare_mode.js";
-import { bindPlayback, drawControls, drivesSession, lockControls } from "./ui/controls.js";
+import { pickerEntries } from "./ui/compare_picker.js";
+import { showJoined } from "./ui/joined.js";
+import { bindPlayback, drawControls, drivesSession } from "./ui/controls.js";
 import { bindTools } from "./ui/diagnosis.js";
 import { actionForKey, sliderToSpeed } from "./ui/keys.js";
-import { bindPanels, showWorkload, UPLOADED } from "./ui/panels.js";
-import { fillCatalog, showEngineConfig, showServerError } from "./ui/config_form.js";
+import { bindPanels } from "./ui/panels.js";
+import { bindApply } from "./ui/apply.js";
+import { fillCatalog, showServerError } from "./ui/config_form.js";
 import { drawProvenance } from "./ui/provenance.js";
-import { bindUploadOptions, readUploadOptions, showUploadError } from "./ui/upload_form.js";
+import { bindShare } from "./ui/share.js";
+import { applyProjection, drawModeLabel } from "./ui/projection.js";
+import { Lesson } from "./ui/lesson.js";
+import { bindLessonBar, drawLessonBar, drawTimelineMarks, eventMarksPlugin } from "./ui/lesson_bar.js";
+import { drivePath } from "./state/share.js";
+import { bindUploadOptions } from "./ui/upload_form.js";
 import { forgetSizes } from "./render/size.js";
 import { caption } from "./state/caption.js";
-import { uploadStatus } from "./state/provenance.js";
 import { applyKeyframe } from "./state/keyframe.js";
 import { historyIndexAt } from "./state/select.js";
 import { appendRecord } from "./state/history.js";
@@ -34,6 +41,8 @@ let configured = false; // whether this page has sent its scenario's configure y
 let uPlot = null;
 let explore = null;
 let compare = null;
+const lesson = new Lesson({ send: (m) => send(m), lead: () => store.panes[0],
+  changed: () => markDirty(store, "controls"), ...(scenario.pace ? { stepMs: 1000 / scenario.pace } : {}) });
 
 function setText(id, text) {
   const el = $(id);
@@ -53,7 +62,10 @@ function showError(message) {
 function handle(msg) {
   const i = msg.engine ?? 0;
   if (msg.type === "init") onInit(msg);
-  else if (msg.type === "step") applyRecords(store, i, msg.records ?? []);
+  else if (msg.type === "step") {
+    applyRecords(store, i, msg.records ?? []);
+    if (i === 0 && store.panes[0]) lesson.onRecords(msg.records ?? [], store.panes[0].run);
+  }
   else if (msg.type === "keyframe") onKeyframe(i, msg);
   else if (msg.type === "status") onStatus(msg);
   else if (msg.type === "done") {
@@ -68,8 +80,10 @@ function handle(msg) {
 }
 
 function onInit(msg) {
+  lesson.reset();
   const engines = msg.engines?.length ? msg.engines : [msg];
-  const labels = paneLabels(scenario, engines);
+  const choices = pickerEntries(boot.presets ?? [], scenario.preset);
+  const labels = paneLabels(scenario, engines, choices);
   store.panes.length = engines.length;
   engines.forEach((e, i) => {
     const pane = resetPane(store, i, { ...msg, ...e, engines: undefined });
@@ -77,13 +91,15 @@ function onInit(msg) {
     pane.playing = !!msg.playing;
   });
   store.role = msg.role ?? "driver";
-  lockControls(doc, store.role === "follower");
   if (msg.session_id) store.sessionId = msg.session_id;
+  if (msg.token) boot.ws_path = drivePath(msg.session_id, msg.token); // a reconnect rejoins it
   if (msg.speed) scenario.speed = clampSpeed(msg.speed);
   showError(null);
-  store.formReadOnly = showWorkload(doc, msg, { presets: boot.presets ?? [], preset: scenario.preset,
-    pageConfig: { ...(boot.config ?? {}), ...scenario.config }, readOnly: store.formReadOnly });
-  showEngineConfig(doc, msg);
+  showJoined(doc, msg, { boot, scenario, store, choices, onCompare: (configs) => {
+    Object.assign(scenario, { compare: configs, step: null });
+    updateUrl();
+    sendConfigure();
+  } });
   const plan = joinPlan(msg, scenario, { first: !configured, bootPreset: boot.preset });
   if (plan.view) setView(plan.view, { reconfigure: false });
   const first = !configured;
@@ -108,6 +124,7 @@ function onKeyframe(i, msg) {
 const ECHO_MS = 1500;
 
 function onStatus(msg) {
+  if (msg.done) lesson.onDone();
   // the end of a run is no echo: a short run ends within ECHO_MS of its play
   if (!msg.done && performance.now() - (store.sentAt ?? -Infinity) < ECHO_MS) return;
   store.panes.forEach((p) => { p.playing = !!msg.playing; });
@@ -127,7 +144,15 @@ function sendConfigure() {
 function connect() {
   store.panes = [createPane({ num_gpu_blocks: 1, block_size: 16, requests: [] })];
   link = openLink(boot, {
-    onOpen: () => setText("conn", store.role === "follower" ? "following" : "connected"),
+    onOpen: () => {
+      setText("conn", boot.follow ? "following (read-only)" : "connected");
+      // a page of its own: the session is created on connect and runs what the page asks for
+      // (again on a reconnect before its init came: that connection made another session)
+      if (boot.ws_path === "/ws/sessions/new") {
+        configured = true;
+        sendConfigure();
+      }
+    },
     onMessage: handle,
     onClose: () => setText("conn", "disconnected"),
   });
@@ -194,15 +219,25 @@ export const api = { play, pause, stepBy, seekIndex, setSpeed, send, store, scen
 
 // --- views and input ------------------------------------------------------------------------
 
+// Projection is a flag over the view (explore or compare): compare stays projected.
+function setProjection(on) {
+  scenario.projection = on;
+  applyProjection(doc, on);
+  forgetSizes();
+  explore?.setDark(on);
+  compare?.setDark(on);
+  updateUrl();
+  markDirty(store, "all");
+}
+
 function setView(view, { reconfigure = true } = {}) {
+  if (view === "projection") return setProjection(!scenario.projection);
   const old = scenario.view;
   scenario.view = view;
-  doc.body.classList.toggle("projection", view === "projection");
   $("explore").hidden = view === "compare";
   $("compare").hidden = view !== "compare";
-  $("keys").hidden = view !== "projection";
-  for (const b of doc.querySelectorAll("[data-view]")) b.setAttribute("aria-pressed", String(b.dataset.view === view));
-  explore?.setDark(view === "projection");
+  for (const b of doc.querySelectorAll("[data-view]:not([data-view=projection])")) b.setAttribute("aria-pressed", String(b.dataset.view === view));
+  forgetSizes();
   updateUrl();
   if (reconfigure && changesEngines(old, view) && link && store.role !== "follower") sendConfigure();
   markDirty(store, "all");
@@ -213,18 +248,25 @@ function onKey(ev) {
   const a = actionForKey(ev);
   if (!a || (store.role === "follower" && drivesSession(a))) return;
   ev.preventDefault();
-  if (a.type === "toggle") (store.panes.some((p) => p.playing) ? pause : play)();
+  if (a.type === "toggle" && (lesson.on || lesson.tour)) lesson.toggle(); // Space pauses or goes on
+  else if (a.type === "toggle") (store.panes.some((p) => p.playing) ? pause : play)();
+  else if (a.type === "pacing") lesson.toggle();
+  else if (a.type === "tour") lesson.startTour();
+  else if (a.type === "next_event") lesson.next(a.kind);
   else if (a.type === "step") stepBy(a.n);
   else if (a.type === "seek") seekIndex(0);
   else if (a.type === "seek_end") seekIndex((lead()?.history.length ?? 1) - 1);
   else if (a.type === "speed") setSpeed(nextSpeed(scenario.speed, a.dir));
-  else if (a.type === "view") setView(a.toggle && scenario.view === a.view ? "explore" : a.view);
+  else if (a.type === "projection") setProjection(!scenario.projection);
+  else if (a.type === "view") {
+    if (a.view === "explore" && !a.toggle) setProjection(false); // E / Esc: back to the plain explorer
+    setView(a.toggle && scenario.view === a.view ? "explore" : a.view);
+  }
   else if (a.type === "lesson") applyConfig({ ...scenario.config, ...a.mode.config });
 }
 
 function applyConfig(config) {
-  scenario.config = config;
-  scenario.step = null;
+  Object.assign(scenario, { config, step: null });
   updateUrl();
   sendConfigure();
 }
@@ -234,38 +276,17 @@ function bindControls() {
     stepBy, seekIndex, setView, onKey, setSpeed: (v) => setSpeed(sliderToSpeed(v)) });
   window.addEventListener("resize", () => {
     forgetSizes();
+    if (scenario.projection) setProjection(true); // projected charts are sized to the window
     markDirty(store, "all");
   });
+  const { onApply, upload } = bindApply({ doc, boot, scenario, store, applyConfig });
   bindPanels(doc, { ...boot, config: { ...(boot.config ?? {}), ...scenario.config } }, scenario.preset,
     { onApply, onUpload: upload });
+  bindShare(doc);
   bindUploadOptions(doc, upload, fetchFormats(`${boot.upload_url ?? "/api/traces"}/formats`));
   bindTools(doc, { sessionId: () => store.sessionId ?? boot.session_id,
     charts: () => explore?.charts?.charts ?? [] });
   fetchCatalog().then((c) => fillCatalog(doc, c), (err) => showError(`No model and GPU lists: ${err.message}`));
-}
-
-// Apply: the chosen workload (a preset, synthetic, or the uploaded trace) with the form's config.
-// The form shows a replay's recorded config: leaving the replay keeps the page's own.
-function onApply({ config, synthetic, choice }) {
-  if (choice === UPLOADED && store.formReadOnly) return applyConfig({}); // a replay runs as recorded
-  if (choice !== UPLOADED) Object.assign(scenario, { trace: null, preset: choice });
-  scenario.synthetic = synthetic;
-  applyConfig(store.formReadOnly ? scenario.config : config);
-}
-
-async function upload(file) {
-  if (!file) return;
-  showUploadError(doc, null);
-  setText("upload-status", `uploading ${file.name}…`);
-  try {
-    const data = await uploadTrace(boot.upload_url ?? "/api/traces", file, readUploadOptions(doc));
-    setText("upload-status", uploadStatus(file.name, data));
-    scenario.trace = data.trace_id;
-    applyConfig(data.report?.kind === "steps" ? {} : scenario.config); // a replay runs as recorded
-  } catch (err) {
-    setText("upload-status", "");
-    showUploadError(doc, err);
-  }
 }
 
 // --- drawing --------------------------------------------------------------------------------
@@ -274,13 +295,18 @@ function draw(dirty) {
   const now = performance.now();
   const p = lead();
   drawControls(doc, p, { playing: store.panes.some((x) => x.playing), speed: scenario.speed });
+  drawLessonBar(doc, lesson, p);
   if (p) {
     drawProvenance(doc, p, scenario.preset);
-    setText("caption", caption(p.run, p.run.record));
+    drawModeLabel(doc, store.panes);
+    setText("caption", lesson.caption(caption(p.run, p.run.record), now));
   }
   let again = false;
   if (scenario.view === "compare") compare?.draw(dirty, store.panes, now);
-  else if (lead()) again = explore.draw(dirty, lead(), now);
+  else if (lead()) {
+    again = explore.draw(dirty, lead(), now);
+    drawTimelineMarks(doc, lesson.events, explore.timeline.layout?.xOf);
+  }
   if (again) markDirty(store, "anim");
 }
 
@@ -299,11 +325,13 @@ async function start() {
   } catch (err) {
     showError(`Charts unavailable: ${err.message}`);
   }
-  explore = new ExploreView(doc, uPlot, onSelect);
+  explore = new ExploreView(doc, uPlot, onSelect, [eventMarksPlugin(() => lesson.events)]);
+  bindLessonBar(doc, lesson, (act) => store.role !== "follower" && act());
   compare = new CompareView($("compare"), uPlot);
   onFrame(store, draw);
   bindControls();
   setView(scenario.view);
+  setProjection(!!scenario.projection);
   connect();
   window.__servescope = { store, api, explore: () => explore, compare: () => compare };
 }

@@ -1,21 +1,29 @@
-"""The explorer page (boot data says which session to open) and the health check."""
+"""The explorer page (boot data says which session to open and how: a new private session, a
+session driven with its token, or followed read-only), its share QR code, and the health check."""
 
 from __future__ import annotations
 
+import functools
+import io
 import secrets
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+import segno
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from servescope.api import access
 from servescope.api.deps import RegistryDep, SettingsDep
-from servescope.api.registry import Registry
+from servescope.api.routes._lookup import found
 from servescope.api.store import valid_id
-from servescope.core.config import field_schema
-from servescope.scenarios.workloads import SYNTHETIC_FIELDS, list_presets
+from servescope.core.config import EngineConfig, field_schema
+from servescope.scenarios.workloads import SYNTHETIC_FIELDS, list_presets, preset_workload
 
 router = APIRouter(tags=["pages"])
+Id = Annotated[str | None, Query(max_length=64)]
+
+
 @router.get("/api/config/fields")
 def config_fields() -> dict[str, list[dict[str, Any]]]:
     """The engine-config and synthetic-workload fields: names, kinds, defaults, bounds, choices
@@ -30,28 +38,55 @@ def healthz(registry: RegistryDep) -> dict[str, Any]:
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(request: Request, registry: RegistryDep, settings: SettingsDep,
-          session: Annotated[str | None, Query(max_length=64)] = None,
-          follow: bool = False) -> HTMLResponse:
-    if session is not None and not valid_id(session):
-        raise HTTPException(404, "no such session")
+def index(request: Request, registry: RegistryDep, settings: SettingsDep, session: Id = None,
+          follow: bool = False, token: Id = None) -> HTMLResponse:
     nonce = secrets.token_urlsafe(16)
     request.state.csp_nonce = nonce
-    boot = boot_data(registry, session, follow, nonce)
     templates = Jinja2Templates(directory=settings.frontend_dir / "templates")
+    joined = registry.get(session) if session is not None and valid_id(session) else None
+    if session is not None and joined is None:
+        return templates.TemplateResponse(request, "no_session.html", {
+            "boot": {"static_url": "/static"}, "csp_nonce": nonce}, status_code=404)
+    drives = joined is None or (not follow and access.holds_token(joined, token))
+    boot = boot_data(session if joined else None, follow or not drives,
+                     token if joined and drives else None, nonce, settings.demo_preset)
     return templates.TemplateResponse(request, "index.html", {"boot": boot, "csp_nonce": nonce})
 
 
-def boot_data(registry: Registry, session_id: str | None, follow: bool,
-              nonce: str) -> dict[str, Any]:
-    sid = session_id or registry.demo_id or "new"
-    demo = registry.get(registry.demo_id or "")
-    config = demo.built.engines[0]["config"] if demo and demo.built else {}
+@router.get("/explain", response_class=HTMLResponse)
+def explain(request: Request, settings: SettingsDep) -> HTMLResponse:
+    """The concepts the panels link to, each with its figure."""
+    templates = Jinja2Templates(directory=settings.frontend_dir / "templates")
+    return templates.TemplateResponse(request, "explain.html", {"boot": {"static_url": "/static"}})
+
+
+@router.get("/api/sessions/{session_id}/follow-qr.svg", tags=["sessions"])
+def follow_qr(request: Request, registry: RegistryDep, session_id: str) -> Response:
+    """A QR code of the session's follow link (read-only, no token) for a room to scan."""
+    session = found(registry.get(session_id), {"message": "no such session",
+                                               "field": "session_id", "code": "not_found"})
+    url = f"{str(request.base_url).rstrip('/')}/?session={session.id}&follow=1"
+    out = io.BytesIO()
+    segno.make(url, error="m").save(out, kind="svg", scale=6, border=2, xmldecl=False,
+                                    dark="#000", light="#fff")
+    return Response(out.getvalue(), media_type="image/svg+xml")
+
+
+@functools.cache
+def preset_config(name: str) -> dict[str, Any]:
+    """The full EngineConfig a preset runs on (the form's first values before `init`)."""
+    return EngineConfig.from_dict(preset_workload(name).base_config).to_dict()
+
+
+def boot_data(session_id: str | None, follow: bool, token: str | None, nonce: str,
+              preset: str) -> dict[str, Any]:
+    """`session_id` None: the page creates its own private session (`/ws/sessions/new`)."""
+    sid = session_id or "new"
+    query = "?follow=1" if follow else (f"?token={token}" if token else "")
     return {
-        "session_id": sid, "follow": follow,
-        "ws_path": f"/ws/sessions/{sid}" + ("?follow=1" if follow else ""),
-        "protocol_version": 1, "presets": list_presets(), "preset": "demo",
-        "config": config, "fields": config_fields(),
+        "session_id": sid, "follow": follow, "ws_path": f"/ws/sessions/{sid}{query}",
+        "protocol_version": 1, "presets": list_presets(), "preset": preset,
+        "config": preset_config(preset), "fields": config_fields(),
         "upload_url": "/api/traces", "static_url": "/static",
         "uplot_js": "/vendor/uplot/uPlot.esm.js", "uplot_css": "/vendor/uplot/uPlot.min.css",
         "csp_nonce": nonce,

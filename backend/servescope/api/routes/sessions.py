@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Header, Query
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from servescope.api import access, runs
 from servescope.api import protocol as P
-from servescope.api import runs
 from servescope.api.build import BuildError
 from servescope.api.deps import RegistryDep, StoreDep
 from servescope.api.routes._lookup import BuiltSessionDep, found, http_error
@@ -36,15 +36,18 @@ class ScenarioName(BaseModel):
 
 
 @router.get("/sessions")
-def list_sessions(registry: RegistryDep) -> list[dict[str, Any]]:
-    return [runs.describe(s) for s in registry.sessions.values()]
+def list_sessions(registry: RegistryDep, x_session_token: Annotated[
+        str | None, Header(max_length=4096)] = None) -> list[dict[str, Any]]:
+    """Only the sessions whose driver token the caller presents (`X-Session-Token: T1, T2`)."""
+    mine = access.owned(registry.sessions.values(), access.tokens_in(x_session_token))
+    return [runs.describe(s, with_token=True) for s in mine]
 
 
 @router.post("/sessions", status_code=201)
 async def create_session(registry: RegistryDep, body: NewSession) -> dict[str, Any]:
     msg = P.Configure(type="configure", **body.model_dump(exclude_none=True))
     try:
-        return runs.describe(await registry.create_configured(msg))
+        return runs.describe(await registry.create_configured(msg), with_token=True)
     except (BuildError, SessionError) as err:
         raise http_error(err) from err
 

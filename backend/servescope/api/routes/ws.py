@@ -8,7 +8,7 @@ import contextlib
 
 from fastapi import APIRouter, WebSocket
 
-from servescope.api import control
+from servescope.api import access, control
 from servescope.api.deps import RegistryDep, SettingsDep
 from servescope.api.origin import origin_allowed
 from servescope.api.session import SessionError
@@ -29,7 +29,8 @@ def may_join(socket: WebSocket, settings: Settings, follow: bool) -> bool:
 
 @router.websocket("/ws/sessions/{session_id}")
 async def session_socket(socket: WebSocket, session_id: str, registry: RegistryDep,
-                         settings: SettingsDep, follow: bool = False) -> None:
+                         settings: SettingsDep, follow: bool = False,
+                         token: str | None = None) -> None:
     if not may_join(socket, settings, follow):
         await socket.close(code=4403, reason="origin not allowed")
         return
@@ -48,7 +49,8 @@ async def session_socket(socket: WebSocket, session_id: str, registry: RegistryD
                                 "code": "not_found" if session is None else "limit"})
         await socket.close(code=4404 if session is None else 4429)
         return
-    viewer = Viewer(session, socket.send_text, "follower" if follow else "driver")
+    role = access.role_for(session, token, follow, created=session_id == "new")
+    viewer = Viewer(session, socket.send_text, role)
     session.join(viewer)
     sender = asyncio.create_task(viewer.run())
     try:

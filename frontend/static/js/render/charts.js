@@ -17,15 +17,26 @@ export const CHART_SPECS = [
         "#999933"]] },
 ];
 
+// Axis text in the theme's size (projection scales it with the viewport; uPlot draws axes on
+// its canvas, so CSS cannot reach them), with axis boxes grown to hold it.
+function axisFont(theme) {
+  const px = theme.fontPx;
+  if (!px) return [{}, {}];
+  const font = { font: `${px}px system-ui, sans-serif`, labelFont: `${px}px system-ui, sans-serif`,
+    labelSize: Math.round(px * 1.4) };
+  return [{ ...font, size: Math.round(px * 2) }, { ...font, size: Math.round(px * 3.6) }];
+}
+
 function options(spec, width, height, theme) {
   const axis = { stroke: theme.ink, grid: { stroke: theme.grid }, ticks: { stroke: theme.grid } };
+  const [xFont, yFont] = axisFont(theme);
   return {
     width, height,
     title: spec.title,
     scales: { x: { time: false }, y: spec.range ? { range: spec.range } : {} },
     axes: [
-      { ...axis, label: "time (s)" }, // simulated or recorded: the panel's heading says which
-      { ...axis, label: spec.unit, size: 56 },
+      { ...axis, label: "time (s)", ...xFont }, // simulated or recorded: the panel's heading says which
+      { ...axis, label: spec.unit, size: 56, ...yFont },
     ],
     series: [
       { label: "t (s)", value: (u, v) => (v == null ? "-" : v.toFixed(3)) },
@@ -34,19 +45,19 @@ function options(spec, width, height, theme) {
         value: (u, v) => (v == null ? "-" : v.toFixed(1)),
       })),
     ],
-    legend: { show: true },
+    legend: { show: true, live: !theme.fontPx }, // projected: one row of names, no live values
   };
 }
 
 /** One uPlot per spec inside `container`; returns {update(history, cursor_s), resize(w), charts}. */
-export function createCharts(uPlot, container, theme, specs = CHART_SPECS, width = 420) {
+export function createCharts(uPlot, container, theme, specs = CHART_SPECS, width = 420, height = 170, plugins = []) {
   const charts = specs.map((spec) => {
     const el = container.ownerDocument.createElement("div");
     el.className = "chart";
     el.dataset.chart = spec.key;
     container.appendChild(el);
     const data = [[], ...spec.series.map(() => [])];
-    const u = new uPlot(options(spec, width, 170, theme), data, el);
+    const u = new uPlot({ ...options(spec, width, height, theme), plugins }, data, el);
     const marker = container.ownerDocument.createElement("div");
     marker.className = "chart-cursor";
     u.over.appendChild(marker);
@@ -55,7 +66,7 @@ export function createCharts(uPlot, container, theme, specs = CHART_SPECS, width
   return {
     charts,
     update: (history, cursor_s, opts = {}) => updateCharts(charts, history, cursor_s, opts),
-    resize: (w) => charts.forEach((c) => c.u.setSize({ width: w, height: 170 })),
+    resize: (w, h = height) => charts.forEach((c) => c.u.setSize({ width: w, height: h })),
     destroy: () => charts.forEach((c) => { c.u.destroy(); c.el.remove(); }),
   };
 }

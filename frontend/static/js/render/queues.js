@@ -3,13 +3,41 @@
 // finishes one request and admits another removes one chip and adds one, nothing else.
 
 import { cssFor, inkFor } from "../state/palette.js";
+import { sizeGeneration } from "./size.js";
 
 export const MAX_CHIPS = 60;
+
+/** How many chips of fixed size fit a lane box, leaving two chips' room for the "+N more" chip
+ * when `total` does not fit (pure). */
+export function chipCapacity({ laneW, laneH, chipW, chipH, gap = 2 }, total) {
+  if (!(chipW > 0 && chipH > 0)) return MAX_CHIPS;
+  const perRow = Math.max(1, Math.floor((laneW + gap) / (chipW + gap)));
+  const rows = Math.max(1, Math.floor((laneH + gap) / (chipH + gap)));
+  const fit = Math.min(MAX_CHIPS, perRow * rows);
+  return total <= fit ? fit : Math.max(0, fit - 2);
+}
+
+const boxes = new WeakMap(); // lane -> its box and a probe chip's size, once per size generation
+
+function laneBox(el) {
+  let m = boxes.get(el);
+  if (!m || m.generation !== sizeGeneration()) {
+    const probe = chip(el.ownerDocument, "probe", 0);
+    probe.style.visibility = "hidden";
+    el.appendChild(probe);
+    m = { generation: sizeGeneration(), laneW: el.clientWidth, laneH: el.clientHeight,
+      chipW: probe.offsetWidth, chipH: probe.offsetHeight };
+    probe.remove();
+    boxes.set(el, m);
+  }
+  return m;
+}
 
 function chip(doc, id, index) {
   const el = doc.createElement("span");
   el.className = "chip";
   el.textContent = id;
+  el.title = id;
   el.dataset.request = id;
   el.style.background = cssFor(index);
   el.style.color = inkFor(index);
@@ -34,9 +62,10 @@ export function chipEdits(old, ids) {
   return { remove, insert: insert.reverse() };
 }
 
-/** Bring the lane's chips to the first MAX_CHIPS of `ids`, plus a "+N more" chip. */
+/** Bring the lane's chips to the first of `ids` that fit its box, plus a "+N more" chip. */
 export function drawLane(el, ids, run) {
-  const shown = ids.length > MAX_CHIPS ? ids.slice(0, MAX_CHIPS) : ids;
+  const max = chipCapacity(laneBox(el), ids.length);
+  const shown = ids.length > max ? ids.slice(0, max) : ids;
   const lane = el.__lane ?? (el.__lane = { ids: [], chips: new Map(), more: null });
   if (!sameList(lane.ids, shown)) {
     const doc = el.ownerDocument;
@@ -53,7 +82,7 @@ export function drawLane(el, ids, run) {
     }
     lane.ids = shown.slice();
   }
-  const more = ids.length > MAX_CHIPS ? `+${ids.length - MAX_CHIPS} more` : "";
+  const more = ids.length > max ? `+${ids.length - max} more` : "";
   if (more && !lane.more) {
     lane.more = el.ownerDocument.createElement("span");
     lane.more.className = "chip more";

@@ -8,6 +8,9 @@ export function forgetSizes() {
   generation += 1;
 }
 
+/** Bumps whenever sizes are forgotten: caches of other measures compare against it. */
+export const sizeGeneration = () => generation;
+
 /** Make the canvas's backing store match its CSS box (cached); returns [w, h]. */
 export function fitCanvas(canvas, minW = 100, minH = 20) {
   let m = measured.get(canvas);

@@ -1,8 +1,8 @@
-// The scenario in the URL, so a link reproduces the view: the session joined (and whether only
-// to follow it), preset or uploaded trace, config overrides (vLLM flag names), view mode,
+// The scenario in the URL, so a link reproduces the view: the session joined (with its driver
+// token, or only to follow it), preset or uploaded trace, config overrides (vLLM flag names), view mode,
 // compare configs, speed and step. Pure string <-> object functions.
 
-export const VIEWS = ["explore", "compare", "projection"];
+export const VIEWS = ["explore", "compare"];
 
 const NUMERIC = /^-?\d+(\.\d+)?$/;
 
@@ -14,18 +14,22 @@ function parseValue(raw) {
   return raw;
 }
 
-/** {session, follow, preset, trace, view, speed, step, config: {...}, compare: [{...}, ...]}
+/** {session, token, follow, preset, trace, view, projection, pace (lesson steps a second), speed, step, config: {...}, compare: [{...}, ...]}
  * from a query string. */
 export function parseScenario(search) {
   const params = new URLSearchParams(search);
-  const scenario = { session: null, follow: false, preset: null, trace: null, view: "explore",
+  const scenario = { session: null, token: null, follow: false, preset: null, trace: null, view: "explore", projection: false, pace: null,
     speed: 1, step: null, config: {}, compare: [] };
   for (const [key, raw] of params) {
     if (key === "session") scenario.session = raw;
+    else if (key === "token") scenario.token = raw;
     else if (key === "follow") scenario.follow = raw === "1" || raw === "true";
     else if (key === "trace") scenario.trace = raw;
     else if (key === "preset") scenario.preset = raw;
+    else if (key === "view" && raw === "projection") scenario.projection = true; // older links
     else if (key === "view") scenario.view = VIEWS.includes(raw) ? raw : "explore";
+    else if (key === "projection") scenario.projection = raw === "1" || raw === "true";
+    else if (key === "pace") scenario.pace = clampPace(Number(raw));
     else if (key === "speed") scenario.speed = clampSpeed(Number(raw));
     else if (key === "step") scenario.step = Number.isInteger(Number(raw)) ? Number(raw) : null;
     else if (key === "compare") scenario.compare = parseCompare(raw);
@@ -48,10 +52,13 @@ function parseCompare(raw) {
 export function formatScenario(scenario) {
   const params = new URLSearchParams();
   if (scenario.session) params.set("session", scenario.session);
+  if (scenario.token) params.set("token", scenario.token);
   if (scenario.follow) params.set("follow", "1");
   if (scenario.trace) params.set("trace", scenario.trace);
   if (scenario.preset) params.set("preset", scenario.preset);
   if (scenario.view && scenario.view !== "explore") params.set("view", scenario.view);
+  if (scenario.projection) params.set("projection", "1");
+  if (scenario.pace) params.set("pace", String(scenario.pace));
   if (scenario.speed && scenario.speed !== 1) params.set("speed", String(scenario.speed));
   if (Number.isInteger(scenario.step)) params.set("step", String(scenario.step));
   for (const [k, v] of Object.entries(scenario.config ?? {})) params.set(k, String(v));
@@ -64,6 +71,9 @@ export const MIN_SPEED = 0.1;
 export const MAX_SPEED = 100;
 // Speeds the +/- keys move between.
 export const SPEEDS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100];
+
+/** Lesson playback's steps a second (null: the default). */
+export const clampPace = (x) => (Number.isFinite(x) && x > 0 ? Math.min(30, Math.max(0.5, x)) : null);
 
 export function clampSpeed(x) {
   if (!Number.isFinite(x)) return 1;

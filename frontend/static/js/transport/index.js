@@ -46,7 +46,7 @@ export function wsUrl(boot, loc = globalThis.location) {
 /** Opens a session link: `onMessage` gets decoded messages; `send` takes plain objects. */
 export function openLink(boot, { onOpen, onMessage, onClose }, options = {}) {
   const decoder = new Decoder();
-  const socket = openSocket(options.url ?? wsUrl(boot), {
+  const socket = openSocket(options.url ?? (() => wsUrl(boot)), {
     onOpen,
     onClose,
     onText: (text) => {

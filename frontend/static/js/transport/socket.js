@@ -1,5 +1,7 @@
 // One WebSocket that reconnects with backoff and queues what is sent while it is down.
 // The server keeps the session; on reconnect it sends init and keyframes again (a rejoin).
+// `url` may be a function: it is asked again on every reconnect (a new session's id and token
+// are known only after its first init).
 
 const MAX_QUEUE = 32;
 
@@ -10,7 +12,7 @@ export function openSocket(url, { onOpen, onText, onClose }, { WebSocketImpl = g
   const queue = [];
 
   function connect() {
-    ws = new WebSocketImpl(url);
+    ws = new WebSocketImpl(typeof url === "function" ? url() : url);
     ws.addEventListener("open", () => {
       const reconnected = attempts > 0;
       attempts = 0;

@@ -8,8 +8,19 @@ import { widthOf } from "../render/size.js";
 import { drainChanged } from "../state/reduce.js";
 import { batchView, lanes, lessonRow } from "../state/select.js";
 import { themeColours } from "./explore.js";
+import { basePx } from "./projection.js";
 
 const fmt = (v, digits = 1) => (v == null || Number.isNaN(v) ? "-" : v.toFixed(digits));
+
+/** At the end of a finished run, the table shows the server's summary of the whole run: the
+ * records a viewer folded may have skipped some (a keyframe after falling behind). */
+function endRow(pane) {
+  const s = pane.summary;
+  const last = (pane.init.num_records ?? 0) - 1;
+  if (pane.status !== "done" || !s || pane.run.record?.iter !== last) return null;
+  return { output_throughput: s.output_throughput, mean_ttft_ms: s.mean_ttft_ms, p99_itl_ms: s.p99_itl_ms,
+    kv_waste_pct: lessonRow(pane.run, pane.history).kv_waste_pct };
+}
 
 const THROUGHPUT_CHART = [{ key: "throughput", title: "Output tokens/s", unit: "tokens/s",
   series: [["output_tokens_per_s", "output tokens/s", "#0072b2"]] }];
@@ -21,6 +32,38 @@ export class CompareView {
     this.uPlot = uPlot;
     this.panes = [];
     this.theme = themeColours(false);
+    this.dark = false;
+    this.yMax = 0; // one y-scale for every pane's throughput chart
+    this.seen = []; // per pane: {length, max} of its throughput column so far
+  }
+
+  /** The largest throughput any pane has shown; every chart's y-scale reaches it. */
+  sharedMax(panes) {
+    let top = 0;
+    panes.forEach((pane, i) => {
+      const col = pane.history.cols.output_tokens_per_s;
+      const s = this.seen[i]?.length <= pane.history.length ? this.seen[i] : { length: 0, max: 0 };
+      for (let k = s.length; k < pane.history.length; k++) if (col[k] > s.max) s.max = col[k];
+      s.length = pane.history.length;
+      this.seen[i] = s;
+      top = Math.max(top, s.max);
+    });
+    return top;
+  }
+
+  shareScale(panes) {
+    const top = this.sharedMax(panes);
+    if (top === this.yMax) return;
+    this.yMax = top;
+    for (const p of this.panes) p.charts?.charts.forEach((c) => c.u.setScale("y", { min: 0, max: top * 1.05 || 1 }));
+  }
+
+  /** Projection's theme and type size; the panes are rebuilt at the next draw. */
+  setDark(dark) {
+    this.dark = dark;
+    this.theme = { ...themeColours(dark), fontPx: dark ? Math.round(basePx(this.doc)) : undefined };
+    for (const p of this.panes) p.charts?.destroy();
+    this.panes = [];
   }
 
   build(panes) {
@@ -41,14 +84,19 @@ export class CompareView {
       const charts = this.doc.createElement("div");
       el.append(title, kv, bar, info, charts);
       box.appendChild(el);
-      const c = this.uPlot ? createCharts(this.uPlot, charts, this.theme, THROUGHPUT_CHART, 300) : null;
-      return { el, title, kv, bar, info, grid: new KvGrid(kv), charts: c, sized: null };
+      const spec = { ...THROUGHPUT_CHART[0], range: (u, min, max) => [0, Math.max(max, this.yMax) * 1.05 || 1] };
+      const c = this.uPlot ? createCharts(this.uPlot, charts, this.theme, [spec], 300) : null;
+      const grid = new KvGrid(kv);
+      grid.setTheme(this.dark);
+      return { el, title, kv, bar, info, grid, charts: c, sized: null };
     });
   }
 
   draw(dirty, panes, now) {
     if (this.panes.length !== panes.length || dirty.has("all")) this.build(panes);
+    if (dirty.has("all")) this.seen = [];
     panes.forEach((pane, i) => this.drawPane(this.panes[i], pane, now));
+    this.shareScale(panes);
     this.drawTable(panes);
   }
 
@@ -80,7 +128,7 @@ export class CompareView {
   drawTable(panes) {
     const body = this.root.querySelector("#lesson tbody");
     const rows = panes.map((pane) => {
-      const row = lessonRow(pane.run, pane.history);
+      const row = endRow(pane) ?? lessonRow(pane.run, pane.history);
       const tr = this.doc.createElement("tr");
       for (const text of [pane.label, fmt(row.output_throughput, 0), fmt(row.mean_ttft_ms),
         fmt(row.p99_itl_ms), fmt(row.kv_waste_pct)]) {

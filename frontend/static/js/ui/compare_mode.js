@@ -1,26 +1,39 @@
 // Compare mode's wiring: the configs the page's panes run (the URL's list, else the lesson's
-// pair, over the page's config), their labels, and what a session's init means for the view:
+// four modes, over the page's config), their labels (plain names for the lesson's modes and a
+// preset's variants), and what a session's init means for the view:
 // a page that joins a compare session shows it as a compare, and one that asks for a compare
 // (or another config) reconfigures the session it drives. A follower never reconfigures.
 
-const LESSON_PAIR = [{ policy: "vllm-v1" }, { policy: "vllm-v0" }];
+import { LESSON_MODES } from "./keys.js";
 
-/** The engine configs to send: one in explore and projection, 2-4 in compare. */
+// The lesson's four modes: naive, static, continuous without chunking, continuous with it.
+export const LESSON_FOUR = LESSON_MODES.map((m) => ({ name: m.label, config: m.config }));
+
+/** The compare entries the page asks for: the URL's list, else the lesson's four modes. */
+export const compareList = (scenario) =>
+  (scenario.compare.length >= 2 ? scenario.compare : LESSON_FOUR.map((m) => m.config));
+
+/** The engine configs to send: one in explore, 2-4 in compare. */
 export function paneConfigs(scenario) {
   if (scenario.view !== "compare") return [scenario.config];
-  const list = scenario.compare.length >= 2 ? scenario.compare : LESSON_PAIR;
-  return list.map((c) => ({ ...scenario.config, ...c }));
+  return compareList(scenario).map((c) => ({ ...scenario.config, ...c }));
 }
 
-export function labelFor(config) {
+const sameConfig = (a, b) => Object.keys(a).length === Object.keys(b).length
+  && Object.entries(a).every(([k, v]) => b[k] === v);
+
+/** A config's plain name when it is one of `named` ([{name, config}]), else its flags. */
+export function labelFor(config, named = LESSON_FOUR) {
+  const known = named.find((n) => sameConfig(n.config, config));
+  if (known) return known.name;
   const parts = Object.entries(config).map(([k, v]) => `${k}=${v}`);
   return parts.length ? parts.join(", ") : "defaults";
 }
 
-/** One label per engine: the page's own configs when they are what the session runs. */
-export function paneLabels(scenario, engines) {
-  const configs = paneConfigs(scenario);
-  return engines.map((e, i) => (configs.length === engines.length ? labelFor(configs[i]) : e.label ?? ""));
+/** One label per engine: the page's own entries when they are what the session runs. */
+export function paneLabels(scenario, engines, named = LESSON_FOUR) {
+  const list = scenario.view === "compare" ? compareList(scenario) : [scenario.config];
+  return engines.map((e, i) => (list.length === engines.length ? labelFor(list[i], named) : e.label ?? ""));
 }
 
 /** The configure message for the page's scenario and workload. */

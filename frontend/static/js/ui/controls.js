@@ -6,7 +6,7 @@ import { historyIndexAt } from "../state/select.js";
 import { speedToSlider } from "./keys.js";
 
 export const DRIVING_CONTROLS = ["btn-play", "btn-back", "btn-fwd", "speed", "scrub", "apply", "upload"];
-const DRIVING_ACTIONS = new Set(["toggle", "step", "seek", "seek_end", "speed", "lesson"]);
+const DRIVING_ACTIONS = new Set(["toggle", "step", "seek", "seek_end", "speed", "lesson", "pacing", "next_event", "tour"]);
 
 /** Whether a key action (ui/keys.js) would send the session a control message. */
 export const drivesSession = (action) => DRIVING_ACTIONS.has(action.type);

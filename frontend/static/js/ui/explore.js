@@ -2,15 +2,18 @@
 // lanes, timeline and charts, and draws only the parts a frame's dirty keys touched.
 
 import { drawBatchBar, drawStrip, STRIP_LENGTH } from "../render/batch.js";
-import { createCharts } from "../render/charts.js";
+import { CHART_SPECS, createCharts } from "../render/charts.js";
 import { drawHighlight, KvGrid } from "../render/kvgrid.js";
 import { drawQueues } from "../render/queues.js";
-import { forgetSizes, widthOf } from "../render/size.js";
+import { forgetSizes, sizeGeneration, widthOf } from "../render/size.js";
 import { rowAt, Timeline } from "../render/timeline.js";
 import { drainChanged, isPlaceholder } from "../state/reduce.js";
-import { batchView, blockInfo, blockTable, lanes, pastBatches, requestInfo } from "../state/select.js";
+import { basePx } from "./projection.js";
+import { batchView, blockInfo, blockTable, lanes, lessonRow, pastBatches, requestInfo } from "../state/select.js";
 
 const $ = (doc, id) => doc.getElementById(id);
+// Projection shows the charts a lecture reads from the back row, in one row.
+const PROJECTED_CHARTS = ["throughput", "itl", "kv"];
 
 export function themeColours(dark) {
   return dark
@@ -22,7 +25,8 @@ export function themeColours(dark) {
 }
 
 export class ExploreView {
-  constructor(doc, uPlot, onSelect) {
+  /** `plugins`: uPlot plugins every chart gets (the event markers). */
+  constructor(doc, uPlot, onSelect, plugins = []) {
     this.doc = doc;
     this.el = {
       grid: $(doc, "kv-grid"), overlay: $(doc, "kv-overlay"), poolInfo: $(doc, "pool-info"),
@@ -41,7 +45,8 @@ export class ExploreView {
     this.dark = false;
     this.theme = themeColours(false);
     this.uPlot = uPlot;
-    this.charts = uPlot ? createCharts(uPlot, this.el.charts, this.theme) : null;
+    this.plugins = plugins;
+    this.charts = uPlot ? createCharts(uPlot, this.el.charts, this.theme, undefined, 420, 170, plugins) : null;
     this.selected = null;
     this.hoverBlock = -1;
     this.sized = null;
@@ -70,13 +75,29 @@ export class ExploreView {
   setDark(dark) {
     forgetSizes();
     this.dark = dark;
-    this.theme = themeColours(dark);
+    this.theme = { ...themeColours(dark), fontPx: dark ? Math.round(basePx(this.doc)) : undefined };
     this.grid.setTheme(dark);
     this.sized = null;
     if (this.charts) {
       this.charts.destroy();
-      this.charts = createCharts(this.uPlot, this.el.charts, this.theme, undefined, this.chartWidth());
+      if (!dark) {
+        this.charts = createCharts(this.uPlot, this.el.charts, this.theme, undefined, this.chartWidth(), 170, this.plugins);
+        return;
+      }
+      const specs = CHART_SPECS.filter((s) => PROJECTED_CHARTS.includes(s.key));
+      const [w, h] = this.projectedChartSize(specs.length);
+      this.charts = createCharts(this.uPlot, this.el.charts, this.theme, specs, w, h, this.plugins);
     }
+  }
+
+  /** Projected charts share the charts panel's row; their height leaves room for the title
+   * and the one-row legend that uPlot puts around the plot. */
+  projectedChartSize(n) {
+    const box = this.el.charts;
+    const gap = 8;
+    const w = Math.floor((box.clientWidth - gap * (n - 1)) / n);
+    const h = Math.floor(box.clientHeight - 3.6 * this.theme.fontPx);
+    return [Math.max(160, w), Math.max(60, h)];
   }
 
   chartWidth() {
@@ -85,11 +106,22 @@ export class ExploreView {
 
   ensureSize(run) {
     const width = Math.max(200, widthOf(this.el.grid.parentElement.parentElement) - 24);
-    const key = `${run.numBlocks}:${width}:${this.dark}`;
+    const height = this.dark ? this.projectedPoolHeight() : 420;
+    const key = `${run.numBlocks}:${width}:${height}`;
     if (this.sized === key) return false;
     this.sized = key;
-    this.grid.resize(run.numBlocks, width, this.dark ? 520 : 420);
+    this.grid.resize(run.numBlocks, width, height);
     return true;
+  }
+
+  /** Projected, the pool fills what its panel has left below its heading and info line. */
+  projectedPoolHeight() {
+    if (this.poolHeight?.generation === sizeGeneration()) return this.poolHeight.h;
+    const wrap = this.el.grid.parentElement;
+    const panel = wrap.parentElement.getBoundingClientRect();
+    const h = Math.max(40, Math.floor(panel.bottom - wrap.getBoundingClientRect().top - 14));
+    this.poolHeight = { generation: sizeGeneration(), h };
+    return h;
   }
 
   /** Draw what `dirty` names for `pane`; returns true when an animation wants another frame. */
@@ -132,8 +164,10 @@ export class ExploreView {
       `${view.num_seqs} of ${view.max_num_seqs} seqs`;
     const rec = run.record;
     const used = rec ? rec.num_usable_blocks - rec.num_free_blocks : 0;
+    const waste = lessonRow(run, history).kv_waste_pct;
     this.el.poolInfo.textContent = `${run.numBlocks} blocks of ${run.blockSize} tokens · ` +
-      `${used} in use` + (rec ? ` (${(rec.kv_usage * 100).toFixed(1)}%)` : "");
+      `${used} in use` + (rec ? ` (${(rec.kv_usage * 100).toFixed(1)}%)` : "") +
+      (Number.isFinite(waste) ? ` · KV waste ${waste.toFixed(1)}%` : "");
     this.timed("queues", () => drawQueues(this.el.lanes, lanes(run), run));
     this.drawTimeline(pane);
   }

@@ -3,6 +3,7 @@
 
 import { CONFIG_FIELDS, SYNTHETIC_FIELDS, setFieldSchema, validateForm } from "../state/fields.js";
 import { bindAsyncDefault, choose, selectFor } from "./config_form.js";
+import { baseConfig, blocksNote } from "../state/config_state.js";
 
 function input(doc, field, value) {
   let el;
@@ -130,8 +131,41 @@ export function showWorkload(doc, init, { presets, preset, pageConfig, readOnly 
   return replay;
 }
 
+const blocksInput = (doc) => doc.querySelector('#config-form [name="num_gpu_blocks"]');
+const blocksTyped = (doc) => blocksInput(doc)?.dataset.typed === "1";
+
+/** Say where the pool size comes from (model and GPU, or the number given). */
+function showBlocksNote(doc) {
+  const form = doc.getElementById("config-form");
+  const read = (name) => form.querySelector(`[name="${name}"]`)?.value || null;
+  doc.getElementById("blocks-note").textContent = blocksNote({ model: read("model"), gpu: read("gpu") }, blocksTyped(doc));
+}
+
+/** Show `config` in the config form; `typed`: whether its num_gpu_blocks was the user's. */
+function showConfig(doc, config, typed) {
+  fillForm(doc.getElementById("config-form"), CONFIG_FIELDS, config);
+  const el = blocksInput(doc);
+  if (el) el.dataset.typed = typed ? "1" : "";
+  showBlocksNote(doc);
+}
+
+/** On init of a simulated run: the form shows the config that runs and the preset it runs. */
+export function showRunningConfig(doc, init, { typedBlocks }) {
+  if (init.source === "replayed") return;
+  showConfig(doc, init.config, typedBlocks);
+  const select = doc.getElementById("preset");
+  if (init.preset && !init.trace && [...select.options].some((o) => o.value === init.preset)) select.value = init.preset;
+}
+
+/** The config form validated: {config (every field), blocksTyped, errors}. */
+export function formConfig(doc) {
+  const { config, errors } = collect(doc.getElementById("config-form"), doc.getElementById("workload-form"));
+  return { config, blocksTyped: blocksTyped(doc), errors };
+}
+
 /** Build the forms from `boot` (config, the fields' schema, presets) and bind them:
- * `onApply({config, synthetic, choice})` once both forms validate, `onUpload(file)`. */
+ * `onApply({config, synthetic, choice, blocksTyped})` once both forms validate, `onUpload(file)`.
+ * Choosing a preset shows its own config in the form. */
 export function bindPanels(doc, boot, preset, { onApply, onUpload }) {
   const $ = (id) => doc.getElementById(id);
   setFieldSchema(boot.fields);
@@ -139,9 +173,15 @@ export function bindPanels(doc, boot, preset, { onApply, onUpload }) {
   refreshAsyncNote = bindAsyncDefault($("config-form")) ?? (() => {});
   buildForm($("synthetic"), SYNTHETIC_FIELDS, Object.fromEntries(SYNTHETIC_FIELDS.map((f) => [f.name, f.default])));
   fillPresets($("preset"), boot.presets ?? [], preset);
+  showBlocksNote(doc);
   $("preset").addEventListener("change", (ev) => {
     const p = (boot.presets ?? []).find((x) => x.name === ev.target.value);
     $("preset-about").textContent = p?.description ?? "";
+    showConfig(doc, baseConfig(boot.presets ?? [], ev.target.value), false);
+  });
+  $("config-form").addEventListener("input", (ev) => {
+    if (ev.target.name === "num_gpu_blocks") ev.target.dataset.typed = ev.target.value.trim() ? "1" : "";
+    showBlocksNote(doc);
   });
   $("apply").addEventListener("click", (ev) => {
     ev.preventDefault();
@@ -149,7 +189,7 @@ export function bindPanels(doc, boot, preset, { onApply, onUpload }) {
     const messages = Object.values(errors);
     $("form-errors").hidden = messages.length === 0;
     $("form-errors").textContent = messages.join("\n");
-    if (!messages.length) onApply({ config, synthetic, choice: $("preset").value });
+    if (!messages.length) onApply({ config, synthetic, choice: $("preset").value, blocksTyped: blocksTyped(doc) });
   });
   $("upload").addEventListener("change", (ev) => onUpload(ev.target.files[0]));
 }

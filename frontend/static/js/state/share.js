@@ -1,0 +1,17 @@
+// The links a session can be shared by: the follow link (read-only, no token: for a room) and
+// the drive link (with the driver token: for a second tab of the same person). Pure.
+
+/** {follow, drive (null without a token), qr (the follow link's QR code, an SVG URL)}. */
+export function shareLinks(origin, sessionId, token) {
+  if (!sessionId || sessionId === "new") return null;
+  const id = encodeURIComponent(sessionId);
+  return {
+    follow: `${origin}/?session=${id}&follow=1`,
+    drive: token ? `${origin}/?session=${id}&token=${encodeURIComponent(token)}` : null,
+    qr: `/api/sessions/${id}/follow-qr.svg`,
+  };
+}
+
+/** The socket path that rejoins a session as its driver (after a reconnect, say). */
+export const drivePath = (sessionId, token) =>
+  `/ws/sessions/${encodeURIComponent(sessionId)}?token=${encodeURIComponent(token)}`;

@@ -1,0 +1,48 @@
+// Applying the forms and uploads: the chosen workload (a preset, synthetic, or an uploaded trace)
+// with the form's config as overrides over that workload's own (state/config_state.js).
+
+import { uploadTrace } from "../transport/upload.js";
+import { baseConfig, configOverrides } from "../state/config_state.js";
+import { uploadStatus } from "../state/provenance.js";
+import { formConfig, UPLOADED } from "./panels.js";
+import { readUploadOptions, showUploadError } from "./upload_form.js";
+
+/** {onApply, upload} for the panels; `applyConfig(config)` configures the session with it. */
+export function bindApply({ doc, boot, scenario, store, applyConfig }) {
+  const setText = (id, text) => { doc.getElementById(id).textContent = text; };
+
+  // Apply: the chosen workload (a preset, synthetic, or the uploaded trace) with the form's config.
+  // The form shows a replay's recorded config: leaving the replay keeps the page's own.
+  function onApply({ config, synthetic, choice, blocksTyped }) {
+    if (choice === UPLOADED && store.formReadOnly) return applyConfig({}); // a replay runs as recorded
+    if (choice !== UPLOADED) Object.assign(scenario, { trace: null, preset: choice });
+    scenario.synthetic = synthetic;
+    applyConfig(store.formReadOnly ? scenario.config
+      : configOverrides(baseConfig(boot.presets ?? [], choice), config, { blocksTyped }));
+  }
+
+  // An uploaded request trace runs on the form's config (model and GPU included) over the demo's.
+  function uploadConfig() {
+    const { config, blocksTyped, errors } = formConfig(doc);
+    if (store.formReadOnly || Object.keys(errors).length) return scenario.config;
+    return configOverrides(baseConfig(boot.presets ?? [], UPLOADED), config, { blocksTyped });
+  }
+
+  async function upload(file) {
+    if (!file) return;
+    showUploadError(doc, null);
+    const config = uploadConfig(); // read before the upload: the form is what the user sees now
+    setText("upload-status", `uploading ${file.name}…`);
+    try {
+      const data = await uploadTrace(boot.upload_url ?? "/api/traces", file, readUploadOptions(doc));
+      setText("upload-status", uploadStatus(file.name, data));
+      scenario.trace = data.trace_id;
+      applyConfig(data.report?.kind === "steps" ? {} : config); // a replay runs as recorded
+    } catch (err) {
+      setText("upload-status", "");
+      showUploadError(doc, err);
+    }
+  }
+
+  return { onApply, upload };
+}

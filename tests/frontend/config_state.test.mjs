@@ -1,0 +1,32 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { baseConfig, blocksNote, configOverrides, sizedFromModel } from "../../frontend/static/js/state/config_state.js";
+
+const DEMO = { block_size: 16, num_gpu_blocks: 513, max_num_seqs: 32, model: null, gpu: null };
+const PRESETS = [{ name: "demo", config: DEMO },
+  { name: "kv-starvation", config: { ...DEMO, num_gpu_blocks: 601, max_num_seqs: 128 } }];
+
+test("a preset's own config sends no overrides; an edit sends just that key", () => {
+  const base = baseConfig(PRESETS, "kv-starvation");
+  assert.deepEqual(configOverrides(base, { ...base }), {});
+  assert.deepEqual(configOverrides(base, { ...base, max_num_seqs: 4 }), { max_num_seqs: 4 });
+  assert.deepEqual(configOverrides(base, { ...base, num_gpu_blocks: 99 }), { num_gpu_blocks: 99 });
+});
+
+test("synthetic and uploads run over the demo's config", () => {
+  assert.equal(baseConfig(PRESETS, "synthetic"), DEMO);
+  assert.equal(baseConfig(PRESETS, "uploaded"), DEMO);
+});
+
+test("model and GPU size the pool unless blocks were typed", () => {
+  const form = { ...DEMO, model: "m", gpu: "H100" };
+  assert.ok(sizedFromModel(form, false) && !sizedFromModel(form, true));
+  assert.deepEqual(configOverrides(DEMO, form), { model: "m", gpu: "H100", num_gpu_blocks: null });
+  assert.deepEqual(configOverrides(DEMO, { ...form, num_gpu_blocks: 900 }, { blocksTyped: true }),
+    { model: "m", gpu: "H100", num_gpu_blocks: 900 });
+  const derivedBase = { ...DEMO, model: "m", gpu: "H100", num_gpu_blocks: null };
+  assert.deepEqual(configOverrides(derivedBase, { ...form, num_gpu_blocks: 4242 }), {});
+  assert.match(blocksNote(form, false), /sized from the model and GPU/);
+  assert.match(blocksNote(form, true), /typed by you/);
+  assert.match(blocksNote(DEMO, false), /as given/);
+});
