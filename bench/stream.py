@@ -83,7 +83,8 @@ class Viewer:
 async def run(args: argparse.Namespace, port: int) -> tuple[list[Viewer], float]:
     url = f"ws://127.0.0.1:{port}/ws/sessions/new"
     compression = "deflate" if args.deflate else None
-    async with connect(url, compression=compression, max_size=2**26) as driver:
+    async with connect(url, compression=compression, max_size=2**26,
+                       origin=f"http://127.0.0.1:{port}") as driver:  # a page of ours
         await driver.send(json.dumps({"type": "configure", "v": 1, **workload(args.batch)}))
         sid = None
         while sid is None:

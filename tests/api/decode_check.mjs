@@ -11,6 +11,10 @@ for (const [at, kf] of fx.keyframes) {
   d.decode({ type: "init", v: 1, engines: [{}], requests: fx.requests });
   const decodedKf = d.decode(kf);
   deepStrictEqual(decodedKf.requests, fx.kf_requests[String(at)]);
+  const blocks = fx.kf_blocks[String(at)];
+  for (const name of ["block_owner", "block_ref_count", "cached_blocks", "tables"]) {
+    deepStrictEqual(decodedKf[name], blocks[name], name);
+  }
   const got = d.decode({ type: "step", v: 1, engine: 0, records: fx.packed.slice(at + 1) }).records;
   deepStrictEqual(got, fx.records.slice(at + 1));
   checked += got.length;

@@ -16,7 +16,7 @@ from servescope.api.serialize import StreamState, load_keyframe, unpack
 class Client:
     def __init__(self, url: str, **options: Any) -> None:
         self.url = url
-        self.options = options
+        self.options = {"origin": "http://" + url.split("/")[2], **options}  # a page of ours
         self.ws: Any = None
         self.init: dict[str, Any] | None = None
         self.states: dict[int, StreamState] = {}

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from servescope.api.compact import expand_keyframe
 from servescope.api.serialize import STATUS, StreamState, keyframe, pack, request_info
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
@@ -40,14 +41,21 @@ def fixture(overrides, preset, every=7):
             kfs.append([rec["iter"], keyframe(state, 0, config.num_gpu_blocks)])
         if len(records) >= 400:
             break
+    plain = {at: expand_keyframe(kf) for at, kf in kfs}
+    kf_blocks = {str(at): {"block_owner": [None if o is None else state.rid(o)
+                                           for o in kf["block_owner"]],
+                           "block_ref_count": kf["block_ref_count"],
+                           "cached_blocks": kf["cached_blocks"],
+                           "tables": {state.rid(r): b for r, b in kf["tables"]}}
+                 for at, kf in plain.items()}
     kf_requests = {str(at): {r: {"status": STATUS[kf["status"][k]],
                                  "num_computed_tokens": kf["num_computed_tokens"][k],
                                  "num_output_tokens": kf["num_output_tokens"][k],
                                  "num_cached_tokens": kf["num_cached_tokens"][k],
                                  "num_preemptions": kf["num_preemptions"][k]}
-                             for k, r in enumerate(state.ids)} for at, kf in kfs}
+                             for k, r in enumerate(state.ids)} for at, kf in plain.items()}
     return {"requests": info, "packed": packed, "records": records, "keyframes": kfs,
-            "kf_requests": kf_requests}
+            "kf_requests": kf_requests, "kf_blocks": kf_blocks}
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from format_samples import BENCH, SAMPLES, Sample
 from live import Client
 from support.paths import shared_path
-from support.server import Server, make_settings, receive_until
+from support.server import ORIGIN, Server, make_settings, receive_until
 
 from servescope.api.app import create_app
 from servescope.traces import registry
@@ -231,7 +231,7 @@ def test_real_public_traces_upload_and_play(live, name, fmt, count):
 
 def test_a_missing_reader_dependency_is_a_501_naming_it(tmp_path, clock, monkeypatch):
     sample = SAMPLES["vllm-kv-events"](tmp_path)
-    with TestClient(create_app(make_settings(tmp_path), clock=clock)) as client:
+    with TestClient(create_app(make_settings(tmp_path), clock=clock), headers=ORIGIN) as client:
         stored = client.post("/api/traces", files={"file": (sample.filename, sample.body)})
         assert stored.status_code == 201
         monkeypatch.setitem(sys.modules, "msgpack", None)  # as on a server without msgpack

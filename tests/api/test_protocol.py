@@ -9,6 +9,7 @@ import pytest
 from starlette.websockets import WebSocketDisconnect
 from support.server import receive, receive_until
 
+from servescope.api.compact import expand_keyframe
 from servescope.api.serialize import StreamState, load_keyframe, unpack
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
@@ -61,7 +62,8 @@ def test_join_gets_init_keyframe_status(client, demo):
     assert init["source"] == "simulated" and init["preset"] == "demo"
     assert len(init["requests"]) == 48 and init["num_gpu_blocks"] == 513
     assert kf["type"] == "keyframe" and kf["iter"] == -1 and kf["record"] is None
-    assert set(kf["status"]) == {0} and len(kf["block_owner"]) == 513
+    assert kf["status"] == {"runs": [0, 48]} and kf["block_owner"] == {"runs": [None, 513]}
+    assert expand_keyframe(kf)["block_ref_count"] == [0] * 513
     assert status["type"] == "status" and status["playing"] is False
 
 

@@ -9,7 +9,7 @@ import json
 import re
 
 from fastapi.testclient import TestClient
-from support.server import FakeClock, make_settings, receive
+from support.server import ORIGIN, FakeClock, make_settings, receive
 
 from servescope.api.app import create_app
 
@@ -89,22 +89,28 @@ def test_sessions_summaries_exports_and_scenarios(client):
 
 def test_limits_answer_with_clear_errors(tmp_path):
     settings = make_settings(tmp_path, max_sessions=2, max_requests_per_session=5)
-    with TestClient(create_app(settings, clock=FakeClock())) as client:
+    app = create_app(settings, clock=FakeClock())
+    with TestClient(app, headers=ORIGIN) as client:
+        sids = []
         for _ in range(2):
             r = client.post("/api/sessions", json={"workload": {"requests": ROWS[:4]}})
             assert r.status_code == 201
-        r = client.post("/api/sessions", json={"workload": {"requests": ROWS[:4]}})
+            sids.append(r.json()["session_id"])
+        with client.websocket_connect(f"/ws/sessions/{sids[0]}?follow=1"), \
+                client.websocket_connect(f"/ws/sessions/{sids[1]}?follow=1"):  # both live
+            r = client.post("/api/sessions", json={"workload": {"requests": ROWS[:4]}})
         assert r.status_code == 429 and r.json()["detail"]["code"] == "limit"
         assert "at most 2 sessions" in r.json()["detail"]["message"]
     with TestClient(create_app(make_settings(tmp_path, max_requests_per_session=5),
-                               clock=FakeClock())) as client:
+                               clock=FakeClock()), headers=ORIGIN) as client:
         r = client.post("/api/sessions", json={"workload": {"requests": ROWS}})
         assert r.status_code == 429 and "at most 5 per session" in r.json()["detail"]["message"]
 
 
 def test_idle_sessions_are_reaped(tmp_path):
     clock = FakeClock()
-    with TestClient(create_app(make_settings(tmp_path, session_idle_s=60), clock=clock)) as c:
+    app = create_app(make_settings(tmp_path, session_idle_s=60), clock=clock)
+    with TestClient(app, headers=ORIGIN) as c:
         registry = c.app.state.registry
         sid = c.post("/api/sessions", json={"workload": {"requests": ROWS}}).json()["session_id"]
         clock.advance(30)

@@ -8,6 +8,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from servescope.api.compact import expand_keyframe
 from servescope.api.serialize import (
     StreamState,
     keyframe,
@@ -64,8 +65,8 @@ def test_pack_unpack_is_exact_and_keyframes_match_the_pool(run):
         records.append(rec)
         packed.append(wire(pack(enc, rec)))
         assert unpack(dec, packed[-1]) == rec
-        kf = wire(keyframe(enc, 0, config.num_gpu_blocks))
-        keyframes[rec["iter"]] = kf
+        keyframes[rec["iter"]] = wire(keyframe(enc, 0, config.num_gpu_blocks))
+        kf = expand_keyframe(keyframes[rec["iter"]])
         # (under async the pool already holds the next step's blocks; the stream has not yet)
         if config.allocator == "paged" and not config.async_scheduling:
             pool = engine.kv.pool

@@ -1,9 +1,11 @@
-"""The store: everything survives a reopen; what a crash leaves behind is cleaned up."""
+"""The store: everything survives a reopen; what a crash leaves behind is cleaned up; writers in
+parallel threads never collide; a retried upload answers with the row already stored."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 
 from servescope.api.store import Store, valid_id
 
@@ -28,7 +30,7 @@ def test_traces_and_scenarios_survive_a_reopen(tmp_path):
 
 def test_ids_are_unguessable_and_never_paths(tmp_path):
     store = Store(tmp_path)
-    ids = {put(store)["trace_id"] for _ in range(20)}
+    ids = {put(store, f"[{'{}, ' * k}{{}}]")["trace_id"] for k in range(20)}
     assert len(ids) == 20 and all(valid_id(i) and len(i) >= 20 for i in ids)
     for hostile in ("../index.sqlite3", "..", "/etc/passwd", "a" * 100, "x/../../y", ""):
         assert store.trace(hostile) is None and store.trace_path(hostile) is None
@@ -83,3 +85,47 @@ def test_an_index_from_before_upload_options_opens_and_new_rows_keep_theirs(tmp_
     new = store.commit_trace(part, "t.json", "workload-json", 0, {}, {"sample_n": 5})
     store.close()
     assert Store(tmp_path).trace(new["trace_id"])["options"] == {"sample_n": 5}
+
+
+def test_the_same_bytes_and_options_answer_with_the_stored_row(tmp_path):
+    store = Store(tmp_path)
+    first = put(store, '[{"id": "a", "prompt_len": 3, "output_len": 2}]')
+    again = put(store, '[{"id": "a", "prompt_len": 3, "output_len": 2}]')
+    assert again == first and len(store.traces()) == 1
+    assert sorted(p.name for p in store.blobs.iterdir()) == [first["trace_id"]]
+    part = store.temp_path()
+    part.write_text('[{"id": "a", "prompt_len": 3, "output_len": 2}]')
+    other = store.commit_trace(part, "t.json", "workload-json", 0, {}, {"limit": 1})
+    assert other["trace_id"] != first["trace_id"] and len(store.traces()) == 2
+
+
+def test_parallel_writers_in_threads_each_commit_once(tmp_path):
+    store = Store(tmp_path)
+
+    def work(k: int) -> str:
+        store.save_scenario(f"s{k}", {"configs": [{}], "workload": {"preset": "demo"}})
+        return put(store, json.dumps([{"id": f"r{k}", "prompt_len": 3, "output_len": 2}]))[
+            "trace_id"]
+
+    with ThreadPoolExecutor(16) as pool:
+        ids = list(pool.map(work, range(64)))
+    assert len(set(ids)) == 64
+    assert sorted(t["trace_id"] for t in store.traces()) == sorted(ids)
+    assert len(store.scenarios()) == 64
+    assert sorted(p.name for p in store.blobs.iterdir()) == sorted(ids)
+
+
+def test_a_failure_after_the_rename_removes_the_blob_with_the_row(tmp_path, monkeypatch):
+    store = Store(tmp_path)
+
+    def boom(*_args):
+        raise OSError("fsync failed")
+
+    monkeypatch.setattr("servescope.api.store._fsync_dir", boom)
+    try:
+        put(store)
+    except OSError:
+        pass
+    else:
+        raise AssertionError("the commit should have failed")
+    assert store.traces() == [] and list(store.blobs.iterdir()) == []

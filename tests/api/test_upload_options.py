@@ -9,7 +9,7 @@ import json
 
 import pytest
 from fastapi.testclient import TestClient
-from support.server import make_settings, receive, receive_until
+from support.server import ORIGIN, make_settings, receive, receive_until
 
 from servescope.api.app import create_app
 from servescope.traces import registry
@@ -177,7 +177,7 @@ def test_a_window_with_nothing_in_it(client, tmp_path):
 
 def test_a_trace_over_the_session_limit_is_refused_with_a_window_that_fits(tmp_path, clock):
     with TestClient(create_app(make_settings(tmp_path, max_requests_per_session=20),
-                               clock=clock)) as client:
+                               clock=clock), headers=ORIGIN) as client:
         body = mooncake(30, gap_ms=500)
         r = upload(client, body)
         message = refused(client, tmp_path, r, "", 413)
@@ -241,7 +241,7 @@ def test_sessions_on_an_uploaded_trace_do_not_read_its_file_again(client, monkey
     assert len(opened) == 1
     assert first["requests"] == again["requests"] and len(first["requests"]) == 5
     assert first["trace"]["notes"] == again["trace"]["notes"]
-    others = [upload(client, mooncake(3)).json()["trace_id"] for _ in range(4)]  # 4 more kept
+    others = [upload(client, mooncake(3 + k)).json()["trace_id"] for k in range(4)]  # 4 kept
     assert len(opened) == 5
     assert session_init(client, data["trace_id"])["requests"] == first["requests"]
     assert len(opened) == 6  # pushed out by the others: read again, the same sample

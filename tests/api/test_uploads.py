@@ -8,7 +8,7 @@ import json
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.server import make_settings, receive, receive_until
+from support.server import ORIGIN, make_settings, receive, receive_until
 
 from servescope.api.app import create_app
 from servescope.core.config import EngineConfig
@@ -57,7 +57,7 @@ def test_errors_name_line_and_field(client):
 
 def test_size_limit_is_413_and_leaves_nothing(tmp_path, clock):
     small = make_settings(tmp_path, max_upload_bytes=1000)
-    with TestClient(create_app(small, clock=clock)) as client:
+    with TestClient(create_app(small, clock=clock), headers=ORIGIN) as client:
         r = upload(client, json.dumps(ROWS * 40).encode())
         assert r.status_code == 413
         assert client.get("/api/traces").json() == []

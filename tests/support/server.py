@@ -33,9 +33,12 @@ class FakeClock:
         self.now += seconds
 
 
+ORIGIN = {"origin": "http://testserver"}  # what a page served by TestClient's host sends
+
+
 def make_settings(tmp: Path, **overrides: Any) -> Settings:
     base: dict[str, Any] = {"data_dir": tmp / "data", "keyframe_interval": 16,
-                            "catch_up_records": 32}
+                            "catch_up_records": 32, "server_names": ("testserver",)}
     base.update(overrides)
     return Settings(**base)
 

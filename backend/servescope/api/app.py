@@ -1,5 +1,6 @@
 """The app factory: settings, store and session registry made in the lifespan, one router per
-resource, static files (ours and uPlot from node_modules) and the security headers."""
+resource, static files (ours and uPlot from node_modules) and the checks at the edge
+(api/edge.py: bounded, finite JSON; cross-site writes refused; security headers)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CollectorRegistry
 
+from servescope.api import edge
 from servescope.api.metrics import HttpMetrics, SessionsCollector
+from servescope.api.origin import origin_allowed
 from servescope.api.registry import Registry
 from servescope.api.routes import (
     diagnosis,
@@ -28,10 +31,6 @@ from servescope.api.routes import (
 from servescope.api.settings import Settings
 from servescope.api.store import Store
 from servescope.api.sweeps import SweepJobs
-
-CSP = ("default-src 'self'; script-src 'self'{nonce}; style-src 'self' 'unsafe-inline'; "
-       "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-       "frame-ancestors 'none'; form-action 'self'")
 
 
 def create_app(settings: Settings | None = None,
@@ -67,15 +66,10 @@ def create_app(settings: Settings | None = None,
     if uplot.is_dir():
         app.mount("/vendor/uplot", StaticFiles(directory=uplot), name="uplot")
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next: Callable) -> Response:  # type: ignore[type-arg]
-        response: Response = await call_next(request)
-        nonce = getattr(request.state, "csp_nonce", None)
-        response.headers.setdefault(
-            "Content-Security-Policy", CSP.format(nonce=f" 'nonce-{nonce}'" if nonce else ""))
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        return response
+    def may_write(request: Request) -> bool:
+        origin = request.headers.get("origin")  # none: not a browser, so not a forged request
+        return origin is None or origin_allowed(origin, request.headers.get("host"), settings)
 
     app.middleware("http")(HttpMetrics(app.state.metrics).middleware)
+    edge.install(app, may_write, settings.max_message_bytes)
     return app

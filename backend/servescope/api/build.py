@@ -76,6 +76,7 @@ def _assemble(configs: list[dict[str, Any]], workload: P.Workload, resolved: Wor
     try:
         for k, overrides in enumerate(configs):
             config = _config(resolved.base_config, overrides, k, len(configs))
+            _check_pool(config, settings.max_gpu_blocks, f"configs[{k}]." * (len(configs) > 1))
             track, config = _track(k, config, resolved, info, settings,
                                    Path(f"{prefix}-{k}.sqlite3"))
             tracks.append(track)
@@ -150,6 +151,24 @@ def _not_modelled(track: Track, config: EngineConfig) -> list[str]:
     if track.engine is None or not track.engine.priced:
         return []
     return cost_model.not_modelled(config)
+
+
+def _check_pool(config: EngineConfig, cap: int, where: str) -> None:
+    """Refuse a pool over the server's cap before anything is allocated, given or derived
+    (a model and GPU with a small block_size can ask for millions of blocks)."""
+    blocks = config.num_gpu_blocks
+    how = ""
+    if blocks is None and config.model is not None and config.gpu is not None:
+        try:
+            blocks = cost_model.num_gpu_blocks(config)
+        except (ConfigError, KeyError, ValueError):
+            return  # the engine names what is wrong
+        how = (f" ({config.model} on {config.gpu}, tensor_parallel_size "
+               f"{config.tensor_parallel_size}, block_size {config.block_size} size it so; "
+               "give num_gpu_blocks or a larger block_size)")
+    if blocks is not None and blocks > cap:
+        raise BuildError(f"num_gpu_blocks {blocks:,} is over this server's cap of {cap:,} "
+                         f"(max_gpu_blocks){how}", f"{where}num_gpu_blocks", "config")
 
 
 def _memory_breakdown(track: Track, config: EngineConfig) -> dict[str, float | int] | None:

@@ -7,6 +7,7 @@ import logging
 
 from pydantic import ValidationError
 
+from servescope.api import edge
 from servescope.api import protocol as P
 from servescope.api.build import BuildError
 from servescope.api.session import Session, SessionError
@@ -19,6 +20,13 @@ async def handle(session: Session, viewer: Viewer, text: str) -> None:
     if len(text) > session.settings.max_message_bytes:
         viewer.reply(message="message too large", field=None, code="limit")
         return
+    try:
+        edge.loads(text)
+    except edge.NotFinite as err:
+        viewer.reply(message=str(err), field=err.field, code="bad_message")
+        return
+    except ValueError:
+        pass  # not JSON: the protocol's validation says so
     try:
         msg = P.CLIENT.validate_json(text)
     except ValidationError as err:

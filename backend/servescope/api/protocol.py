@@ -132,21 +132,35 @@ class Step(Message):
     records: list[PackedRecord] = Field(min_length=1)
 
 
+class Runs(BaseModel):
+    """A column as [value, count, value, count, ...] (api/compact.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+    runs: list[Any]
+
+
+class Ranges(BaseModel):
+    """Block ids as [first, count, first, count, ...]: first, first + 1, ..."""
+
+    model_config = ConfigDict(extra="forbid")
+    ranges: list[int]
+
+
 class Keyframe(Message):
     type: Literal["keyframe"] = "keyframe"
     engine: int = Field(ge=0, le=3)
     iter: int = Field(ge=-1)
     step: int
     time_s: float
-    status: list[int]
-    num_computed_tokens: list[int]
-    num_output_tokens: list[int]
-    num_cached_tokens: list[int]
-    num_preemptions: list[int]
-    tables: list[tuple[Index, list[int]]]
-    block_owner: list[Index | None]
-    block_ref_count: list[int]
-    cached_blocks: list[int]
+    status: list[int] | Runs
+    num_computed_tokens: list[int] | Runs
+    num_output_tokens: list[int] | Runs
+    num_cached_tokens: list[int] | Runs
+    num_preemptions: list[int] | Runs
+    tables: list[tuple[Index, list[int] | Ranges]]
+    block_owner: list[Index | None] | Runs
+    block_ref_count: list[int] | Runs
+    cached_blocks: list[int] | Ranges
     running: list[Index]
     waiting: list[Index]
     record: dict[str, Any] | None

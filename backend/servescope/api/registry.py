@@ -1,5 +1,7 @@
 """The sessions this server process holds (one worker: they live in memory), with limits and
-the reaping of sessions nobody has watched for the idle time."""
+reaping: a session whose driver left is freed after the grace period when nobody watches it
+(after the idle time if it was saved as a scenario; never while followers watch); when the
+server is full, the session abandoned longest goes first, so closed tabs lock nobody out."""
 
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ class Registry:
         if len(self.sessions) >= self.settings.max_sessions:
             self.reap()
         if len(self.sessions) >= self.settings.max_sessions:
+            self._drop_abandoned()
+        if len(self.sessions) >= self.settings.max_sessions:
             raise SessionError(f"this server holds at most {self.settings.max_sessions} "
                                "sessions; close one or try later", None, "limit")
         session = Session(new_id(), self.settings, self.store, self.jobs, self.clock)
@@ -50,15 +54,31 @@ class Registry:
         return self.sessions.get(sid)
 
     def reap(self) -> list[str]:
-        """Drop sessions without viewers idle longer than the idle time."""
+        """Drop the sessions past their grace period or idle time."""
         now = self.clock()
-        gone = [sid for sid, s in self.sessions.items() if not s.viewers
-                and now - s.last_active > self.settings.session_idle_s]
+        gone = [sid for sid, s in self.sessions.items() if self._expired(s, now)]
         for sid in gone:
             self.sessions.pop(sid).close()
         return gone
 
-    async def reap_loop(self, every_s: float = 30.0) -> None:
+    def _expired(self, s: Session, now: float) -> bool:
+        if s.driver_left_s is None:
+            return False
+        idle = now - s.last_active > self.settings.session_idle_s
+        if s.viewers or s.saved:
+            return idle and not s.viewers
+        return now - s.driver_left_s > self.settings.session_grace_s or idle
+
+    def _drop_abandoned(self) -> None:
+        """Free the session with neither driver nor viewers that was left longest ago."""
+        left = [s for s in self.sessions.values()
+                if not s.viewers and s.driver_left_s is not None]
+        if left:
+            oldest = min(left, key=lambda s: s.driver_left_s or 0.0)
+            self.sessions.pop(oldest.id).close()
+
+    async def reap_loop(self) -> None:
+        every_s = min(30.0, max(0.05, self.settings.session_grace_s / 4))
         while True:
             await asyncio.sleep(every_s)
             self.reap()

@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from servescope.api.compact import compact_keyframe, expand_keyframe
 from servescope.api.wire_keys import CARRIED, LISTS, STATUS
 from servescope.core.request import RequestSpec
 
@@ -275,7 +276,7 @@ def _unpack_new_blocks(state: StreamState, flat: list[Any]) -> dict[str, list[in
 
 
 def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> dict[str, Any]:
-    """The columnar keyframe message for the state after record `state.iter`."""
+    """The columnar keyframe message for the state after record `state.iter`, compacted."""
     ids, ref = state.ids, state.ref
     owner: list[int | str | None] = [None] * num_gpu_blocks
     refs = [0] * num_gpu_blocks
@@ -286,7 +287,7 @@ def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> dict[str, 
                     owner[b] = ref(rid)
                 refs[b] += 1
     last = state.last
-    return {
+    return compact_keyframe({
         "type": "keyframe", "v": 1, "engine": engine, "iter": state.iter,
         "step": last["step"] if last else 0, "time_s": last["time_s"] if last else 0.0,
         "status": [state.status.get(r, PENDING) for r in ids],
@@ -298,11 +299,12 @@ def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> dict[str, 
         "block_owner": owner, "block_ref_count": refs, "cached_blocks": sorted(state.cached),
         "running": [ref(r) for r in state.running], "waiting": [ref(r) for r in state.waiting],
         "record": last,
-    }
+    })
 
 
 def load_keyframe(requests: Sequence[dict[str, Any]], kf: dict[str, Any]) -> StreamState:
     """A StreamState equal to the one the keyframe was taken from (for decoding after it)."""
+    kf = expand_keyframe(kf)
     state = StreamState(requests)
     for k, r in enumerate(state.ids):
         if kf["status"][k] != PENDING:

@@ -52,16 +52,29 @@ class Session:
         self.sim_time = float("-inf")
         self._anchor = (0.0, 0.0)  # (wall clock, simulated time) when play began
         self._ticker: asyncio.Task[None] | None = None
+        self.saved = False  # saved as a scenario: kept for the idle time, not the grace period
         self.last_active = clock()
         self._progress = asyncio.Event()  # set whenever a track stores a batch or ends
         self._progress_shown = 0.0  # wall time of the last status sent for progress alone
         self._builds = 0
+        self.driver_left_s: float | None = clock()  # None while a driver is connected
 
     @property
     def tracks(self) -> list[Any]:
         return self.built.tracks if self.built else []
 
     # -- viewers --
+
+    def join(self, viewer: Viewer) -> None:
+        self.viewers.add(viewer)
+        if viewer.role == "driver":
+            self.driver_left_s = None
+
+    def leave(self, viewer: Viewer) -> None:
+        self.viewers.discard(viewer)
+        self.last_active = self.clock()
+        if not any(v.role == "driver" for v in self.viewers):
+            self.driver_left_s = self.last_active
 
     def notify(self) -> None:
         for v in self.viewers:

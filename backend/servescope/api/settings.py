@@ -18,12 +18,15 @@ class Settings:
     frontend_dir: Path = REPO / "frontend"
     node_modules: Path = REPO / "node_modules"
     demo_preset: str = "demo"
-    max_upload_bytes: int = 100 * 1024 * 1024
+    max_upload_bytes: int = 100 * 1024 * 1024  # as sent and, for gzip, as inflated
+    max_upload_ratio: float = 100.0  # inflated / gzip size beyond which an upload is a bomb
     max_sessions: int = 64
     max_viewers_per_session: int = 256
     max_requests_per_session: int = 1_000_000
     max_records_per_session: int = 500_000
-    session_idle_s: float = 1800.0
+    max_gpu_blocks: int = 1_000_000  # a pool's blocks, given or derived from model and GPU
+    session_idle_s: float = 1800.0  # a saved or followed session without a driver
+    session_grace_s: float = 180.0  # a session nobody watches after its driver left
     max_fps: int = 60
     keyframe_interval: int = 64
     catch_up_records: int = 256  # a viewer further behind than this gets a keyframe instead
@@ -33,9 +36,10 @@ class Settings:
     max_export_bytes: int = 512 * 1024 * 1024  # an export stops (or is refused) past this
     max_perfetto_records: int = 200_000  # a Perfetto trace is built whole: longer runs refused
     max_diagnosis_records: int = 50_000  # a diagnosis holds its records: longer windows refused
-    allowed_origins: tuple[str, ...] = ()  # besides the server's own host
     sweep_ray_address: str = ""  # sweeps join this Ray cluster; "": Ray in the server process
     sweep_num_cpus: int = 0  # CPUs of the in-process Ray; 0: this machine's
+    allowed_origins: tuple[str, ...] = ()  # full origins allowed besides the served names
+    server_names: tuple[str, ...] = ()  # host names served besides loopback and `host`
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:

@@ -5,11 +5,14 @@
     data_dir/tmp/<random>.part  an upload in flight; removed at start-up
 
 A blob is renamed into place inside the transaction that inserts its row, so a crash leaves
-either both or neither; start-up removes what a crash between the two left behind.
+either both or neither; start-up removes what a crash between the two left behind. Each thread
+has its own connection and one lock serialises writers, so transactions never nest or interleave;
+an upload's digest (its bytes and options) makes a retried upload answer with the stored row.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -26,7 +29,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS traces (
   id TEXT PRIMARY KEY, filename TEXT NOT NULL, format TEXT NOT NULL, num_requests INTEGER,
   size INTEGER NOT NULL, summary TEXT NOT NULL, created_s REAL NOT NULL,
-  options TEXT NOT NULL DEFAULT '{}');
+  options TEXT NOT NULL DEFAULT '{}', digest TEXT);
 CREATE TABLE IF NOT EXISTS scenarios (
   id TEXT PRIMARY KEY, name TEXT NOT NULL, body TEXT NOT NULL, created_s REAL NOT NULL);
 """
@@ -51,19 +54,41 @@ class Store:
         self.tmp = self.root / "tmp"
         for d in (self.root, self.blobs, self.tmp):
             d.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.root / "index.sqlite3", isolation_level=None,
-                                  check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connect_lock = threading.Lock()
+        self._write_lock = threading.Lock()
         self.loaded = Recent(4)  # trace id -> what it loads as (api/trace_workload.py)
-        self.db.executescript(SCHEMA)
-        columns = {row[1] for row in self.db.execute("PRAGMA table_info(traces)")}
+        db = self.db
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(SCHEMA)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(traces)")}
         if "options" not in columns:  # an index from before upload options
-            self.db.execute("ALTER TABLE traces ADD COLUMN options TEXT NOT NULL DEFAULT '{}'")
+            db.execute("ALTER TABLE traces ADD COLUMN options TEXT NOT NULL DEFAULT '{}'")
+        if "digest" not in columns:  # an index from before idempotent uploads
+            db.execute("ALTER TABLE traces ADD COLUMN digest TEXT")
+        db.execute("CREATE UNIQUE INDEX IF NOT EXISTS traces_digest ON traces(digest)")
         self.recover()
 
+    @property
+    def db(self) -> sqlite3.Connection:
+        """This thread's connection (sqlite3 connections must not be shared between threads)."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.root / "index.sqlite3", isolation_level=None, timeout=30,
+                                 check_same_thread=False)  # closed by close(), any thread
+            db.execute("PRAGMA synchronous=FULL")
+            self._local.db = db
+            with self._connect_lock:
+                self._connections.append(db)
+        return db
+
     def close(self) -> None:
-        self.db.close()
+        with self._connect_lock:
+            for db in self._connections:
+                db.close()
+            self._connections.clear()
+        self._local = threading.local()
 
     def recover(self) -> None:
         """Drop in-flight uploads, blobs without a row and rows without a blob."""
@@ -85,17 +110,32 @@ class Store:
     def commit_trace(self, part: Path, filename: str, fmt: str, num_requests: int | None,
                      summary: dict[str, Any],
                      options: dict[str, Any] | None = None) -> dict[str, Any]:
-        """`options`: what the upload asked for (window, sample, ...), applied at each load."""
+        """`options`: what the upload asked for (window, sample, ...), applied at each load.
+        The same bytes with the same options answer with the row already stored."""
+        options = options or {}
+        digest = _digest(part, options)
         tid = new_id()
         size = part.stat().st_size
         row = (tid, filename[:200], fmt, num_requests, size, json.dumps(summary), time.time(),
-               json.dumps(options or {}))
-        with self._transaction():
-            self.db.execute(f"INSERT INTO traces ({', '.join(TRACE_COLUMNS)}) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
-            os.replace(part, self.blobs / tid)
-            _fsync_dir(self.blobs)
-        return self.trace(tid) or {}
+               json.dumps(options), digest)
+        blob = self.blobs / tid
+        try:
+            with self._transaction() as db:
+                known = db.execute("SELECT id FROM traces WHERE digest = ?",
+                                   (digest,)).fetchone()
+                if known is not None:
+                    tid = known[0]
+                else:
+                    db.execute(f"INSERT INTO traces ({', '.join(TRACE_COLUMNS)}, digest) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                    os.replace(part, blob)
+                    _fsync_dir(self.blobs)
+        except BaseException:
+            blob.unlink(missing_ok=True)  # rolled back: the row is gone, so must the blob be
+            raise
+        stored = self.trace(tid)
+        assert stored is not None
+        return stored
 
     def trace(self, tid: str) -> dict[str, Any] | None:
         if not valid_id(tid):
@@ -117,8 +157,8 @@ class Store:
 
     def save_scenario(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
         sid = new_id()
-        with self._transaction():
-            self.db.execute("INSERT INTO scenarios VALUES (?, ?, ?, ?)",
+        with self._transaction() as db:
+            db.execute("INSERT INTO scenarios VALUES (?, ?, ?, ?)",
                             (sid, name[:200], json.dumps(body), time.time()))
         return {"id": sid, "name": name[:200], **body}
 
@@ -134,14 +174,17 @@ class Store:
         return [{"id": r[0], "name": r[1], **json.loads(r[2])} for r in cur]
 
     @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One writer at a time; a failure rolls back and removes a blob renamed into place."""
+        db = self.db
+        with self._write_lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
 
 class Recent:
@@ -183,3 +226,12 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _digest(part: Path, options: dict[str, Any]) -> str:
+    h = hashlib.sha256()
+    with part.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            h.update(chunk)
+    h.update(b"\0" + json.dumps(options, sort_keys=True).encode())
+    return h.hexdigest()

@@ -1,11 +1,13 @@
 """Receiving a trace upload: stream the multipart body's `file` field to a temporary file under a
-size limit, keep its small option fields (traces/upload_options.py), parse the file with them, and
+size limit, inflate it if it is gzip (the limit holds for the inflated bytes too, with a cap on
+the ratio), keep its small option fields (traces/upload_options.py), parse the file with them, and
 only then commit it to the store."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,9 @@ from servescope.traces.upload_options import OptionError, UploadOptions
 log = logging.getLogger(__name__)
 MAX_FIELD_BYTES = 1024
 MAX_FIELDS = 32
+GZIP_MAGIC = b"\x1f\x8b"
+CHUNK = 1 << 20  # inflated bytes per step
+INPUT_CHUNK = 1 << 16
 
 
 class UploadError(Exception):
@@ -94,8 +99,44 @@ class _Body:
         self._in_file, self._part = False, None
 
 
+def inflate(path: Path, out: Path, limit: int, max_ratio: float) -> bool:
+    """Writes the gzip file at `path` (any number of members) inflated to `out`, a chunk at a
+    time; a 413 as soon as it passes `limit` bytes or `max_ratio` times the gzip bytes read so
+    far (after a first MiB), so a bomb stops within megabytes. False when `path` is not gzip."""
+    with path.open("rb") as src, out.open("wb") as dst:
+        if src.read(2) != GZIP_MAGIC:
+            return False
+        src.seek(0)
+        size = taken = 0
+        inflater, pending, in_member = zlib.decompressobj(wbits=31), b"", False
+        while True:
+            if not pending:
+                pending = src.read(INPUT_CHUNK)
+                taken += len(pending)
+                if not pending and in_member:
+                    raise UploadError(400, "damaged gzip file: it ends inside a member",
+                                      line=0, field="file")
+                if not pending:
+                    return True
+            in_member = True
+            try:
+                data = inflater.decompress(pending, CHUNK)
+            except zlib.error as err:
+                raise UploadError(400, f"damaged gzip file: {err}", line=0, field="file") from err
+            if inflater.eof:  # another member may follow
+                pending, inflater = inflater.unused_data, zlib.decompressobj(wbits=31)
+                in_member = bool(pending)
+            else:
+                pending = inflater.unconsumed_tail
+            size += len(data)
+            if size > limit or size > max_ratio * (taken - len(pending)) + CHUNK:
+                raise UploadError(413, f"the upload inflates past its limit ({limit} bytes, "
+                                       f"and {max_ratio:g}x the gzip's own size)")
+            dst.write(data)
+
+
 async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
-                  limit: int, max_requests: int) -> dict[str, Any]:
+                  limit: int, max_requests: int, max_ratio: float = 100.0) -> dict[str, Any]:
     """Stream, parse and commit one upload; returns the stored trace's description."""
     kind, params = parse_options_header(content_type)
     if kind != b"multipart/form-data" or b"boundary" not in params:
@@ -113,7 +154,8 @@ async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
             options = UploadOptions.from_fields(body.fields, max_requests)
         except OptionError as err:
             raise UploadError(400, str(err), line=0, field=err.field) from err
-        return await asyncio.to_thread(_parse_and_commit, store, body, options, max_requests)
+        return await asyncio.to_thread(_inflate_parse_commit, store, body, options, max_requests,
+                                       (limit, max_ratio))
     except UploadError:
         raise
     except ValueError as err:  # the multipart parser's own errors
@@ -121,6 +163,17 @@ async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
     finally:
         body.handle.close()
         body.path.unlink(missing_ok=True)
+
+
+def _inflate_parse_commit(store: Store, body: _Body, options: UploadOptions,
+                          max_requests: int, limits: tuple[int, float]) -> dict[str, Any]:
+    inflated = store.temp_path()
+    try:
+        if inflate(body.path, inflated, *limits):
+            inflated.replace(body.path)
+        return _parse_and_commit(store, body, options, max_requests)
+    finally:
+        inflated.unlink(missing_ok=True)
 
 
 def _parse_and_commit(store: Store, body: _Body, options: UploadOptions,
@@ -152,7 +205,10 @@ def _parse_and_commit(store: Store, body: _Body, options: UploadOptions,
     summary = _summary(workload)
     stored = store.commit_trace(body.path, name or "upload", fmt, len(workload.specs),
                                 {**summary, "report": report.to_dict()}, options.to_dict())
-    remember(store, stored["trace_id"], workload)  # its first session need not read it again
+    try:  # its first session need not read it again; it is stored, so this must not fail it
+        remember(store, stored["trace_id"], workload)
+    except Exception:
+        log.exception("caching upload %s", stored["trace_id"])
     return stored
 
 

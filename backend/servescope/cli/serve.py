@@ -20,6 +20,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-level", default="info")
 
 
+# A message over max_message_bytes gets the `limit` error frame (api/control.py) and the socket
+# lives on; only one over this many times the limit is cut off by uvicorn (close 1009).
+WS_CEILING = 4
+
+
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -33,5 +38,5 @@ def run(args: argparse.Namespace) -> int:
           flush=True)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, workers=1,
                 ws="websockets-sansio", log_level=args.log_level,
-                ws_max_size=settings.max_message_bytes, ws_per_message_deflate=False)
+                ws_max_size=WS_CEILING * settings.max_message_bytes, ws_per_message_deflate=False)
     return 0

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, Query
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from servescope.api import access, runs
 from servescope.api import protocol as P
@@ -24,6 +24,12 @@ class NewSession(BaseModel):
     config: dict[str, Any] | None = None
     configs: list[dict[str, Any]] | None = Field(default=None, min_length=2, max_length=4)
     workload: P.Workload | None = None
+
+    @model_validator(mode="after")
+    def _not_both(self) -> NewSession:
+        if self.config is not None and self.configs is not None:
+            raise ValueError("give config or configs, not both")
+        return self
 
 
 class ScenarioName(BaseModel):
@@ -79,6 +85,7 @@ def save_scenario(session: BuiltSessionDep, store: StoreDep,
                   body: Annotated[ScenarioName, Body()]) -> dict[str, Any]:
     built = session.built
     assert built is not None
+    session.saved = True  # kept for the idle time, not just the grace period
     return store.save_scenario(body.name, {
         "configs": built.configs, "workload": built.workload.model_dump(exclude_none=True)})
 

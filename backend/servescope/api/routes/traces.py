@@ -15,13 +15,16 @@ from servescope.traces.upload_options import FIELDS
 
 router = APIRouter(prefix="/api", tags=["traces"])
 OPTION_TYPES = {str: "string", int: "integer", float: "number"}
+CLOSE = {"Connection": "close"}
 UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
     "type": "object", "required": ["file"],
     "properties": {"file": {"type": "string", "format": "binary"},
                    **{name: {"type": OPTION_TYPES[kind], "description": text}
                       for name, (kind, text) in FIELDS.items()}}}}}}}
 UPLOAD_DESCRIPTION = """Upload a trace file (multipart field `file`) in any format the server
-reads. The other form fields are options, applied in this order: `window_start_s` /
+reads, plain or gzip (the size limit holds for the inflated bytes, as does a cap on the
+inflation ratio, `max_upload_ratio`; the inflated file is what is stored). The other form
+fields are options, applied in this order: `window_start_s` /
 `window_end_s` (seconds after the trace's first request; arrivals rebased to the window start),
 then `limit` (the first N) or `sample_n` (a uniform sample of N, seeded by `seed`), then
 `arrival_scale` and `length_scale`; `format` overrides detection; `rate_per_s` gives a
@@ -46,13 +49,15 @@ async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep)
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > settings.max_upload_bytes + 65536:
         raise HTTPException(413, {"message": "upload larger than the limit of "
-                                             f"{settings.max_upload_bytes} bytes"})
+                                             f"{settings.max_upload_bytes} bytes"}, CLOSE)
     try:
         stored = await uploads.receive(request.stream(), request.headers.get("content-type", ""),
                                        store, settings.max_upload_bytes,
-                                       settings.max_requests_per_session)
-    except uploads.UploadError as err:
-        raise HTTPException(err.status, err.detail) from err
+                                       settings.max_requests_per_session,
+                                       settings.max_upload_ratio)
+    except uploads.UploadError as err:  # a 413 closes the connection: the rest goes unread
+        raise HTTPException(err.status, err.detail, CLOSE if err.status == 413 else None) \
+            from err
     summary = dict(stored["summary"])
     report = summary.pop("report", {})
     return {"trace_id": stored["trace_id"], "format": stored["format"],

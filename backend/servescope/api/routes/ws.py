@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from urllib.parse import urlsplit
 
 from fastapi import APIRouter, WebSocket
 
 from servescope.api import access, control
 from servescope.api.deps import RegistryDep, SettingsDep
+from servescope.api.origin import origin_allowed
 from servescope.api.session import SessionError
 from servescope.api.settings import Settings
 from servescope.api.viewer import Viewer
@@ -18,22 +18,20 @@ from servescope.api.viewer import Viewer
 router = APIRouter()
 
 
-def origin_allowed(socket: WebSocket, settings: Settings) -> bool:
-    """Browsers send Origin: it must be this server's own host or an allowed origin.
-    Clients that send none (scripts, tests) are not browsers and pass."""
+def may_join(socket: WebSocket, settings: Settings, follow: bool) -> bool:
+    """A driver's page must be one of ours (a browser always sends Origin); a follower without
+    one (a script) only reads."""
     origin = socket.headers.get("origin")
     if origin is None:
-        return True
-    if origin in settings.allowed_origins:
-        return True
-    return urlsplit(origin).netloc == socket.headers.get("host", "")
+        return follow
+    return origin_allowed(origin, socket.headers.get("host"), settings)
 
 
 @router.websocket("/ws/sessions/{session_id}")
 async def session_socket(socket: WebSocket, session_id: str, registry: RegistryDep,
                          settings: SettingsDep, follow: bool = False,
                          token: str | None = None) -> None:
-    if not origin_allowed(socket, settings):
+    if not may_join(socket, settings, follow):
         await socket.close(code=4403, reason="origin not allowed")
         return
     await socket.accept()
@@ -53,7 +51,7 @@ async def session_socket(socket: WebSocket, session_id: str, registry: RegistryD
         return
     role = access.role_for(session, token, follow, created=session_id == "new")
     viewer = Viewer(session, socket.send_text, role)
-    session.viewers.add(viewer)
+    session.join(viewer)
     sender = asyncio.create_task(viewer.run())
     try:
         while True:
@@ -67,8 +65,7 @@ async def session_socket(socket: WebSocket, session_id: str, registry: RegistryD
             if sender.done():
                 break
     finally:
-        session.viewers.discard(viewer)
-        session.last_active = session.clock()
+        session.leave(viewer)
         sender.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await sender

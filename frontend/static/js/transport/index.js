@@ -3,6 +3,7 @@
 
 import { openSocket } from "./socket.js";
 import { StreamState, decodeKeyframe, loadKeyframe, unpack } from "./decode.js";
+import { expandKeyframe } from "./compact.js";
 
 export { StreamState, decodeKeyframe, loadKeyframe, unpack } from "./decode.js";
 
@@ -20,10 +21,11 @@ export class Decoder {
       return msg;
     }
     // Messages already in decoded form (a test's stand-in server) pass through unchanged.
-    if (msg.type === "keyframe" && Array.isArray(msg.status)) {
-      const state = loadKeyframe(this.requests, msg);
+    if (msg.type === "keyframe" && msg.status !== undefined) {
+      const kf = expandKeyframe(msg);
+      const state = loadKeyframe(this.requests, kf);
       this.states[msg.engine] = state;
-      return decodeKeyframe(state, msg);
+      return decodeKeyframe(state, kf);
     }
     if (msg.type === "step") {
       const engine = msg.engine ?? 0;

@@ -1,0 +1,59 @@
+"""Keyframes of big pools made small on the wire: a column with long runs of one value goes as
+`{"runs": [value, count, ...]}`, a list of ids with long consecutive stretches as
+`{"ranges": [first, count, ...]}`, each only where that is shorter (docs/protocol.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+RUN_COLUMNS = ("status", "num_computed_tokens", "num_output_tokens", "num_cached_tokens",
+               "num_preemptions", "block_owner", "block_ref_count")
+
+
+def runs(values: Sequence[Any]) -> list[Any] | dict[str, list[Any]]:
+    out: list[Any] = []
+    for v in values:
+        if out and out[-2] == v and type(out[-2]) is type(v):
+            out[-1] += 1
+        else:
+            out += [v, 1]
+        if len(out) >= len(values):
+            return list(values)
+    return {"runs": out} if out else []
+
+
+def ranges(ids: Sequence[int]) -> list[int] | dict[str, list[int]]:
+    out: list[int] = []
+    for b in ids:
+        if out and out[-2] + out[-1] == b:
+            out[-1] += 1
+        else:
+            out += [b, 1]
+        if len(out) >= len(ids):
+            return list(ids)
+    return {"ranges": out} if out else []
+
+
+def expand(column: Any) -> list[Any]:
+    if isinstance(column, list):
+        return column
+    if "runs" in column:
+        r = column["runs"]
+        return [v for k in range(0, len(r), 2) for v in [r[k]] * r[k + 1]]
+    r = column["ranges"]
+    return [b for k in range(0, len(r), 2) for b in range(r[k], r[k] + r[k + 1])]
+
+
+def compact_keyframe(kf: dict[str, Any]) -> dict[str, Any]:
+    out = {**kf, **{name: runs(kf[name]) for name in RUN_COLUMNS}}
+    out["tables"] = [[r, ranges(blocks)] for r, blocks in kf["tables"]]
+    out["cached_blocks"] = ranges(kf["cached_blocks"])
+    return out
+
+
+def expand_keyframe(kf: dict[str, Any]) -> dict[str, Any]:
+    out = {**kf, **{name: expand(kf[name]) for name in RUN_COLUMNS}}
+    out["tables"] = [[r, expand(blocks)] for r, blocks in kf["tables"]]
+    out["cached_blocks"] = expand(kf["cached_blocks"])
+    return out

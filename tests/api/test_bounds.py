@@ -1,0 +1,97 @@
+"""Bounds a visitor cannot lift: a KV pool (given, or derived from model, GPU and block_size)
+over max_gpu_blocks is refused naming the field and the cap before anything is allocated;
+requests per session are capped by a setting; an oversized socket message gets the `limit`
+error frame and the session lives on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+from live import Client
+from support.server import ORIGIN, make_settings, receive, receive_until
+
+from servescope.api.app import create_app
+from servescope.api.compact import expand_keyframe
+
+LLAMA_B200_TP8 = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "B200",
+                  "tensor_parallel_size": 8, "block_size": 1, "num_gpu_blocks": None}
+
+
+@pytest.mark.parametrize(("config", "derived"), [
+    ({"num_gpu_blocks": 1_000_000_000}, False),
+    (LLAMA_B200_TP8, True),
+])
+def test_a_pool_over_the_cap_is_refused_naming_field_and_cap(client, config, derived):
+    r = client.post("/api/sessions", json={"config": config, "workload": {"preset": "demo"}})
+    assert r.status_code == 400, r.text
+    detail = r.json()["detail"]
+    assert detail["field"] == "num_gpu_blocks"
+    assert "cap of 1,000,000 (max_gpu_blocks)" in detail["message"]
+    assert ("B200" in detail["message"]) == derived
+    with client.websocket_connect("/ws/sessions/new") as ws:
+        ws.send_text(json.dumps({"type": "configure", "v": 1, "config": config,
+                                 "workload": {"preset": "demo"}}))
+        err = receive(ws)
+        assert err["type"] == "error" and err["field"] == "num_gpu_blocks"
+        ws.send_text(json.dumps({"type": "configure", "v": 1, "workload": {"preset": "demo"}}))
+        assert receive_until(ws, "init")[-1]["type"] == "init"  # the next configure works
+
+
+def test_compare_names_the_engine_and_the_cap_is_a_setting(tmp_path):
+    app = create_app(make_settings(tmp_path, max_gpu_blocks=300))
+    with TestClient(app, headers=ORIGIN) as c:
+        r = c.post("/api/sessions", json={"configs": [{"num_gpu_blocks": 200},
+                                                      {"num_gpu_blocks": 400}],
+                                          "workload": {"preset": "demo"}})
+        assert r.status_code == 400 and r.json()["detail"]["field"] == "configs[1].num_gpu_blocks"
+        r = c.post("/api/sessions", json={"config": {"num_gpu_blocks": 300},
+                                          "workload": {"preset": "demo"}})
+        assert r.status_code == 201
+
+
+def test_an_oversized_socket_message_gets_the_limit_error(tmp_path):
+    app = create_app(make_settings(tmp_path, max_message_bytes=10_000))
+    with TestClient(app, headers=ORIGIN) as c, c.websocket_connect("/ws/sessions/new") as ws:
+        ws.send_text(json.dumps({"type": "configure", "v": 1, "workload": {
+            "requests": [{"id": f"r{i}", "prompt_len": 8, "output_len": 2}
+                         for i in range(1000)]}}))
+        err = receive(ws)
+        assert err["type"] == "error" and err["code"] == "limit"
+        ws.send_text(json.dumps({"type": "configure", "v": 1, "workload": {"preset": "demo"}}))
+        assert receive_until(ws, "init")[-1]["type"] == "init"
+
+
+def test_a_real_server_answers_a_message_over_the_limit_with_the_limit_frame(server):
+    async def scenario() -> None:
+        async with Client(f"{server.ws_url}/ws/sessions/new") as c:
+            await c.ws.send(json.dumps({"type": "configure", "v": 1,
+                                        "pad": " " * (5 * 1024 * 1024)}))  # over 4 MiB
+            err = await c.until(lambda m: m["type"] == "error")
+            assert err["code"] == "limit"
+            await c.send(type="configure", workload={"preset": "demo"})
+            await c.until(lambda m: m["type"] == "init")
+
+    asyncio.run(scenario())
+
+
+def test_a_big_pools_keyframe_is_sent_compactly(client):
+    blocks = 200_000
+    with client.websocket_connect("/ws/sessions/new") as ws:
+        ws.send_text(json.dumps({"type": "configure", "v": 1,
+                                 "config": {"num_gpu_blocks": blocks},
+                                 "workload": {"preset": "demo"}}))
+        receive_until(ws, "status")
+        ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": 40}))  # blocks in use
+        texts = []
+        while not texts or json.loads(texts[-1])["type"] != "status":
+            texts.append(ws.receive_text())
+    kf_text = next(t for t in texts if json.loads(t)["type"] == "keyframe")
+    kf = json.loads(kf_text)
+    plain = expand_keyframe(kf)
+    assert len(plain["block_owner"]) == blocks and sum(plain["block_ref_count"]) > 0
+    assert kf["iter"] <= 40 and any(b for _, b in plain["tables"])
+    assert len(kf_text) * 50 < len(json.dumps(plain))
+    assert len(kf_text) < 20_000

@@ -1,0 +1,35 @@
+"""Compact keyframe columns: runs and ranges expand to exactly the column they came from, and
+are used only where they are shorter."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from servescope.api.compact import expand, ranges, runs
+
+values = st.lists(st.one_of(st.none(), st.integers(0, 3), st.sampled_from(["x", "y"])),
+                  max_size=60)
+
+
+@given(values)
+def test_runs_expand_to_the_column(column):
+    packed = runs(column)
+    assert expand(packed) == column
+    if isinstance(packed, dict):
+        assert len(packed["runs"]) < len(column)
+
+
+@given(st.lists(st.integers(0, 40), max_size=60))
+def test_ranges_expand_to_the_ids(ids):
+    packed = ranges(ids)
+    assert expand(packed) == ids
+    if isinstance(packed, dict):
+        assert len(packed["ranges"]) < len(ids)
+
+
+def test_long_runs_and_stretches_are_compacted():
+    assert runs([None] * 1000 + [3] * 5) == {"runs": [None, 1000, 3, 5]}
+    assert ranges(list(range(100, 400)) + [7]) == {"ranges": [100, 300, 7, 1]}
+    assert runs([0, 1, 0, 1]) == [0, 1, 0, 1] and ranges([5, 3]) == [5, 3]
+    assert runs([1, True, 1.0]) == [1, True, 1.0]  # equal in Python, not on the wire
