@@ -77,11 +77,12 @@ def _check_compare_diagnosis(page, server_url: str) -> None:
 def test_diagnose_kv_starvation_and_export_png(page, server_url):
     page.goto(f"{server_url}/?session={_session(server_url, 'kv-starvation')}&preset=kv-starvation")
     wait_ready(page)
-    # seek past the last step: the server clamps to the run's end
-    page.evaluate("() => window.__servescope.api.send({ type: 'seek', step: 1000000000 })")
+    # play the whole run at 100x: the charts hold every record for the exports below
+    page.evaluate("() => window.__servescope.api.setSpeed(100)")
+    page.click("#btn-play")
     page.wait_for_function(
-        "() => window.__servescope.store.panes[0].run.record !== null"
-        " && window.__servescope.store.panes[0].history.length > 5", timeout=15000)
+        "() => { const p = window.__servescope.store.panes[0];"
+        " return p.status === 'done' && !p.playing && p.history.length > 5; }", timeout=60000)
     page.click("#btn-diagnose")
     page.wait_for_selector("#diagnosis .diagnosis-verdict", timeout=15000)
     verdict = page.text_content("#diagnosis .diagnosis-verdict")

@@ -57,7 +57,7 @@ class Track:
         self.store = RunStore(path)  # StorageError when the data directory cannot hold it
         first = keyframe(self.state, number, num_gpu_blocks)
         self.store.append([], [(-1, dumps(first))])
-        self._kf_size = 0  # JSON size of the last keyframe, estimated (0: none taken yet)
+        self._kf_size = 0  # JSON size of the last keyframe (0: none taken yet)
         self.head = -1  # index of the last stored record
         self.last_start_s = float("-inf")
         self.last_step = -1
@@ -123,9 +123,9 @@ class Track:
             # Every `interval` records, and not before the records since the last keyframe
             # weigh as much as it does: a big pool's keyframes stay a bounded share of the store.
             if n - last_kf >= self.interval and since_kf >= self._kf_size:
-                kf = keyframe(self.state, self.number, self.num_gpu_blocks)
-                kfs.append((n, dumps(kf)))
-                self._kf_size = 16 * (len(kf["block_owner"]) + len(kf["status"]))
+                kf_text = dumps(keyframe(self.state, self.number, self.num_gpu_blocks))
+                kfs.append((n, kf_text))
+                self._kf_size = len(kf_text)
                 last_kf, since_kf = n, 0
             n += 1
             if len(rows) >= BATCH_RECORDS or time.monotonic() - flushed >= BATCH_S:
