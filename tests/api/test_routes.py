@@ -40,6 +40,9 @@ def test_page_boots_a_new_session_under_a_strict_csp(client):
     assert follow["follow"] is True and follow["ws_path"].endswith("?follow=1")
     assert client.get("/?session=../../etc").status_code == 404
     assert client.get("/static/favicon.svg").status_code == 200
+    icon = client.get("/favicon.ico")  # what a browser asks for without a <link rel=icon>
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    assert icon.content == client.get("/static/favicon.svg").content
     assert "content-security-policy" in client.get("/healthz").headers
 
 

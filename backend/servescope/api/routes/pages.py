@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import segno
 from fastapi import APIRouter, Query, Request, Response
-from fastapi.responses import HTMLResponse
+from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from servescope.api import access
@@ -33,6 +33,13 @@ def config_fields() -> dict[str, list[dict[str, Any]]]:
     and help, as EngineConfig and the synthetic workload check them (the page builds and
     validates its forms from this)."""
     return {"config": field_schema(), "synthetic": SYNTHETIC_FIELDS}
+
+
+@router.get("/favicon.ico", include_in_schema=False)
+def favicon(settings: SettingsDep) -> FileResponse:
+    """Browsers and crawlers that ask for /favicon.ico get the page's own SVG icon."""
+    return FileResponse(settings.frontend_dir / "static" / "favicon.svg",
+                        media_type="image/svg+xml")
 
 
 @router.get("/healthz")
