@@ -44,7 +44,9 @@ def connect(address: str | None = None, num_cpus: int | None = None,
         except (ConnectionError, RuntimeError, TimeoutError) as err:
             raise SweepError(f"cannot join the Ray cluster at {address}: {err}") from err
         return True
-    ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False,
+    # address="local": a Ray of our own even when another cluster runs on this machine
+    # (ray.init() without an address would join that one)
+    ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False,
              log_to_driver=False, logging_level="ERROR",
              object_store_memory=object_store_memory)
     return True
