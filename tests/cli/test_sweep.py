@@ -110,10 +110,12 @@ def test_an_unreachable_ray_address_is_named(files: dict[str, Path], tmp_path: P
 def test_ctrl_c_cancels_the_sweep_and_writes_nothing(files: dict[str, Path],
                                                      tmp_path: Path) -> None:
     files["grid"].write_text("max_num_seqs: [1, 2, 3, 4, 5, 6, 7, 8]\n")
-    many = tmp_path / "many.csv"  # a longer trace, so points are still running at the signal
+    # A trace long enough (6,000 requests a point, eight points one at a time) that no machine
+    # finishes the sweep between the "points on" line and the signal.
+    many = tmp_path / "many.csv"
     many.write_text(files["trace"].read_text() + "".join(
-        f"2023-11-16 18:18:{i // 100:02d}.{i % 100:02d}00000,{900 + i},{200}\n"
-        for i in range(600)))
+        f"2023-11-16 18:18:{i // 100:02d}.{i % 100:02d}00000,{900 + i % 600},{200}\n"
+        for i in range(6000)))
     out = tmp_path / "results.json"
     proc = subprocess.Popen([sys.executable, "-m", "servescope.cli", "sweep", "--trace", str(many),
                              "--config", str(files["base"]), "--grid", str(files["grid"]),
