@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from servescope.cli.sim import add_trace_options, load_trace
 from servescope.sweep import plan as sweep_plan
 from servescope.sweep.cost import PriceError
 from servescope.sweep.grid import GRID_KEYS, GridError, read_grid
-from servescope.sweep.ray_runner import SweepError
+from servescope.sweep.ray_runner import Cancelled, SweepError
 from servescope.sweep.slo import METRICS, SloError, parse_slos
 from servescope.traces.recording import atomic_writer
 
@@ -51,11 +53,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     plan, specs = _prepare(args)
     bar = _progress_bar(len(plan.points))
+    cancel = threading.Event()
+
+    def started(nodes: list[dict[str, Any]]) -> None:
+        # Ray is up (ray.init may set its own SIGINT handler): from here Ctrl-C asks the
+        # point loop to stop, which it checks between points' results
+        signal.signal(signal.SIGINT, lambda *_: cancel.set())
+        _started(plan, nodes, args)
+
     try:
         result = sweep_plan.execute(plan, specs, args.ray_address, args.max_parallel,
-                                    on_report=bar.report if bar else None,
-                                    on_start=lambda nodes: _started(plan, nodes, args))
-    except KeyboardInterrupt:
+                                    on_report=bar.report if bar else None, cancel=cancel,
+                                    on_start=started)
+    except (KeyboardInterrupt, Cancelled):
         print("\nservescope: sweep cancelled; nothing written", file=sys.stderr)
         return 130
     except SweepError as err:
