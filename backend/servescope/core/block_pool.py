@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from typing import cast
 
 from servescope.core.free_queue import FreeQueue
 from servescope.core.records import BlockEvent
@@ -64,7 +65,8 @@ class BlockPool:
     def _evict(self, blocks: list[int]) -> None:
         block_hash, cached = self.block_hash, self.cached
         if not self._num_multi:  # every hash has one copy: drop the entries wholesale
-            deque(map(cached.__delitem__, [block_hash[b] for b in blocks]), 0)
+            keys = cast(list[BlockHash], [block_hash[b] for b in blocks])
+            deque(map(cached.__delitem__, keys), 0)
             for block in blocks:
                 block_hash[block] = None
             return
