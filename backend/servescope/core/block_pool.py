@@ -34,6 +34,7 @@ class BlockPool:
         self.cached: dict[BlockHash, int | dict[int, None]] = {}
         self._num_multi = 0  # hashes with two copies or more
         self.events: list[BlockEvent] = []
+        self.record_events = True  # False while nobody reads the records (Engine.run_to_end)
         self.freed: list[int] = []
 
     @property
@@ -57,7 +58,7 @@ class BlockPool:
         self._evict(gone)
         if evicted is not None:
             evicted += gone
-        else:
+        elif self.record_events:
             new = tuple.__new__  # BlockEvent's own __new__ costs a Python call per block
             self.events += [new(BlockEvent, ("removed", (block,), None)) for block in gone]
         return blocks
@@ -131,7 +132,7 @@ class BlockPool:
                     self._num_multi += 1
                 else:
                     copies[block] = None
-        if emit:
+        if emit and self.record_events:
             self.events.append(BlockEvent("stored", tuple(blocks), request_id))
 
     def lookup(self, block_hash: BlockHash) -> int | None:

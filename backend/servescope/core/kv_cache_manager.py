@@ -162,11 +162,12 @@ class PagedKVCacheManager:
         per_step = per_residue[(-np.arange(num_steps)) % bs]
         return int(np.searchsorted(np.cumsum(per_step), self.pool.num_free_blocks, "right"))
 
-    def advance_decodes(self, requests: list[Request], start: np.ndarray,
-                        num_steps: int) -> DecodeBlocks:
+    def advance_decodes(self, requests: list[Request], start: np.ndarray, num_steps: int,
+                        record: bool = True) -> DecodeBlocks:
         """The blocks of `num_steps` decode steps (see decode_steps_fit, which must cover them):
         taken from the free queue in (step, row) order, and the blocks those steps complete
-        cached. Their events come back as data for the run's records, not in the pool."""
+        cached. Their events come back as data for the run's records (unless `record` is
+        False: then the pool drops them), not in the pool."""
         bs = self.block_size
         steps, rows = periodic((-start) % bs, bs, num_steps)
         evicted: list[int] = []
@@ -176,8 +177,11 @@ class PagedKVCacheManager:
             tables[requests[row].id].append(block)
         self.num_table_blocks += len(blocks)
         stored: list[tuple[int, int, tuple[int, ...]]] = []
-        if self.enable_caching:
+        if self.enable_caching and record:
             stored = self._cache_decoded(requests, start, num_steps)
+        elif self.enable_caching:
+            for request, position in zip(requests, (start + num_steps).tolist(), strict=True):
+                self.cache_full_blocks(request, position)
         return DecodeBlocks(steps, rows, blocks, set(evicted), stored)
 
     def _cache_decoded(self, requests: list[Request], start: np.ndarray,
