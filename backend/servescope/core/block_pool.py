@@ -66,7 +66,7 @@ class BlockPool:
     def _evict(self, blocks: list[int]) -> None:
         block_hash, cached = self.block_hash, self.cached
         if not self._num_multi:  # every hash has one copy: drop the entries wholesale
-            keys = cast(list[BlockHash], [block_hash[b] for b in blocks])
+            keys = cast(list[BlockHash], list(map(block_hash.__getitem__, blocks)))
             deque(map(cached.__delitem__, keys), 0)
             for block in blocks:
                 block_hash[block] = None

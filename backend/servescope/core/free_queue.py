@@ -21,7 +21,7 @@ class FreeQueue:
         self._lru_head = 0
         self._lru_base = 0  # position (since the start) of self._lru[0]
         self._lru_gone = 0
-        self._lru_pos = [0] * num_gpu_blocks  # each hashed free block's position
+        self._lru_pos: dict[int, int] = {}  # each hashed free block's position (and stale ones)
         self._len = num_gpu_blocks - 1
 
     def __len__(self) -> int:
@@ -67,10 +67,9 @@ class FreeQueue:
 
     def push_tail(self, blocks: list[int]) -> None:
         """Hashed blocks, blocks[-1] becoming the tail."""
-        lru, pos = self._lru, self._lru_pos
+        lru = self._lru
         at = self._lru_base + len(lru)
-        for offset, block in enumerate(blocks, at):
-            pos[block] = offset
+        self._lru_pos.update(zip(blocks, range(at, at + len(blocks)), strict=True))
         lru += blocks
         self._len += len(blocks)
 

@@ -179,9 +179,9 @@ class PagedKVCacheManager:
         stored: list[tuple[int, int, tuple[int, ...]]] = []
         if self.enable_caching and record:
             stored = self._cache_decoded(requests, start, num_steps)
-        elif self.enable_caching:
-            for request, position in zip(requests, (start + num_steps).tolist(), strict=True):
-                self.cache_full_blocks(request, position)
+        elif self.enable_caching:  # the rows that complete a block, without their events
+            for row in np.flatnonzero(start % bs + num_steps >= bs).tolist():
+                self.cache_full_blocks(requests[row], int(start[row]) + num_steps)
         return DecodeBlocks(steps, rows, blocks, set(evicted), stored)
 
     def _cache_decoded(self, requests: list[Request], start: np.ndarray,

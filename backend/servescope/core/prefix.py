@@ -7,6 +7,8 @@ so two requests share block i exactly when their first (i + 1) blocks hold the s
 
 from __future__ import annotations
 
+from itertools import repeat
+
 from servescope.core.block_pool import BlockHash
 from servescope.core.request import Request
 
@@ -24,7 +26,7 @@ class BlockHasher:
         if len(hashes) >= num_blocks:
             return hashes
         if not request.spec.prefix:  # no shared segment: every block is the request's own
-            hashes.extend([(0, request.id, i) for i in range(len(hashes), num_blocks)])
+            hashes.extend(zip(repeat(0), repeat(request.id), range(len(hashes), num_blocks)))
             return hashes
         ids, size = self._ids, self.block_size
         shared = min(sum(length for _, length in request.spec.prefix), request.prompt_len)
@@ -38,7 +40,7 @@ class BlockHasher:
         # (the last shared block's hash, request id, block index). It names the same chain of
         # tokens the interned (parent, pieces) key would, and costs no interning.
         base, rid = self.shared_base(hashes, shared), request.id
-        hashes.extend([(base, rid, index) for index in range(len(hashes), num_blocks)])
+        hashes.extend(zip(repeat(base), repeat(rid), range(len(hashes), num_blocks)))
         return hashes
 
     def shared_base(self, hashes: list[BlockHash], shared: int) -> int:
