@@ -57,23 +57,46 @@ def apply_run(engine: Engine, plan: Plan, record: bool = True) -> DecodeRun | in
     engine.done_requests.extend(finished)
     events, freed = kv.pool.drain()
     assert not events, "a decode run raises its events in its records"
+    last = kv.waste(scheduler.running)  # the last step's, after finishing
+    if not record:
+        _add_waste(engine, kv, blocks.steps.tolist(), num_free, num_table, start, num_steps,
+                   last)
+        _tick(engine, num_steps, end_s)
+        return num_steps
     taken = np.cumsum(np.bincount(blocks.steps, minlength=num_steps))
     free = num_free - taken
     free[-1] = kv.num_free_blocks
     computed = int(start.sum()) + num_rows * np.arange(1, num_steps + 1)
     waste = kv.waste_of(num_table + taken, computed, free)
     totals = engine.waste_totals
-    for key, value in kv.waste(scheduler.running).items():  # the last step's, after finishing
+    for key, value in last.items():
         waste[key][-1] = value
         totals[key] = totals.get(key, 0) + int(waste[key].sum())
-    run: DecodeRun | int = num_steps
-    if record:
-        config = engine.config
-        run = DecodeRun(engine.step_no, engine.iter, clock, step_ms, ids, start, blocks, free,
-                        waste, tuple(r.id for r in finished), tuple(freed),
-                        kv.pool.num_usable_blocks, config.max_num_batched_tokens,
-                        config.max_num_seqs)
+    config = engine.config
+    run = DecodeRun(engine.step_no, engine.iter, clock, step_ms, ids, start, blocks, free, waste,
+                    tuple(r.id for r in finished), tuple(freed), kv.pool.num_usable_blocks,
+                    config.max_num_batched_tokens, config.max_num_seqs)
+    _tick(engine, num_steps, end_s)
+    return run
+
+
+def _tick(engine: Engine, num_steps: int, end_s: float) -> None:
     engine.step_no += num_steps
     engine.iter += num_steps
     engine.time_s = end_s
-    return run
+
+
+def _add_waste(engine: Engine, kv: PagedKVCacheManager, steps: list[int], num_free: int,
+               num_table: int, start: np.ndarray, num_steps: int, last: dict[str, int]) -> None:
+    """waste_of summed over the run's steps but the last (whose own value is `last`), in
+    closed form: step j has taken the blocks of steps 0..j and computed start + j + 1."""
+    head = num_steps - 1
+    taken = sum(head - s for s in steps if s < head)  # sum over j < head of blocks taken by j
+    computed = head * int(start.sum()) + len(start) * head * (head + 1) // 2
+    internal = (head * num_table + taken) * kv.block_size - computed
+    used = head * (kv.pool.num_usable_blocks - num_free) + taken
+    sums = {"token_states": used * kv.block_size - internal, "reserved": 0,
+            "internal_fragmentation": internal, "external_fragmentation": 0}
+    totals = engine.waste_totals
+    for key, value in last.items():
+        totals[key] = totals.get(key, 0) + sums[key] + value

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from servescope.core.block_pool import BlockPool
+from servescope.core.block_pool import BlockHash, BlockPool
 from servescope.core.decode_run import DecodeBlocks, periodic
 from servescope.core.prefix import BlockHasher
 from servescope.core.request import Request
@@ -180,8 +180,9 @@ class PagedKVCacheManager:
         if self.enable_caching and record:
             stored = self._cache_decoded(requests, start, num_steps)
         elif self.enable_caching:  # the rows that complete a block, without their events
-            for row in np.flatnonzero(start % bs + num_steps >= bs).tolist():
-                self.cache_full_blocks(requests[row], int(start[row]) + num_steps)
+            rows_done = np.flatnonzero(start % bs + num_steps >= bs)
+            self._cache_rows(requests, rows_done.tolist(),
+                             ((start[rows_done] + num_steps) // bs).tolist())
         return DecodeBlocks(steps, rows, blocks, set(evicted), stored)
 
     def _cache_decoded(self, requests: list[Request], start: np.ndarray,
@@ -199,14 +200,22 @@ class PagedKVCacheManager:
         stored = [(step, row, tuple(tables[row][lo:hi])) for step, row, lo, hi in zip(
             steps[keep].tolist(), rows[keep].tolist(), first[keep].tolist(),
             num_full[keep].tolist(), strict=True)]
-        done = {row: (int(start[row]) + num_steps) // bs for row in set(rows[keep].tolist())}
-        for row, end in done.items():
-            request = requests[row]
-            lo = self.num_cached_blocks.get(request.id, 0)
-            hashes = self.hasher.hashes(request, end)
-            self.pool.cache_blocks(tables[row][lo:end], hashes[lo:end], request.id, emit=False)
-            self.num_cached_blocks[request.id] = end
+        done = sorted(set(rows[keep].tolist()))
+        self._cache_rows(requests, done, [(int(start[row]) + num_steps) // bs for row in done])
         return stored
+
+    def _cache_rows(self, requests: list[Request], rows: list[int], ends: list[int]) -> None:
+        """Cache each row's full blocks up to its end, in one call to the pool (no events)."""
+        blocks: list[int] = []
+        keys: list[BlockHash] = []
+        num_cached, tables, hashes = self.num_cached_blocks, self.tables, self.hasher.hashes
+        for row, end in zip(rows, ends, strict=True):
+            request = requests[row]
+            lo = num_cached.get(request.id, 0)
+            keys += hashes(request, end)[lo:end]
+            blocks += tables[request.id][lo:end]
+            num_cached[request.id] = end
+        self.pool.cache_blocks(blocks, keys, "", emit=False)
 
     def reserve(self, request: Request, num_tokens: int) -> list[int] | None:
         """Blocks for `num_tokens` up front (static batching's padded shape)."""
