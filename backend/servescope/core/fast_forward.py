@@ -51,7 +51,7 @@ def apply_run(engine: Engine, plan: Plan, record: bool = True) -> DecodeRun | in
     num_free, num_table = kv.num_free_blocks, kv.num_table_blocks
     blocks, finished = scheduler.advance_decodes(num_steps, engine.iter, record)
     end_s = float(clock[-1])
-    engine.step_end_s.extend(clock[1:].tolist())
+    engine.step_end_s.frombytes(clock[1:].tobytes())
     for request in finished:
         request.finish_time = end_s
     engine.done_requests.extend(finished)

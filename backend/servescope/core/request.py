@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +53,7 @@ class Request:
     )
 
     def __init__(self, spec: RequestSpec, arrival_index: int, arrival_time: float,
-                 step_end_s: list[float] | None = None) -> None:
+                 step_end_s: Sequence[float] | None = None) -> None:
         self.spec = spec
         self.id = spec.id
         self.prompt_len = spec.prompt_len
