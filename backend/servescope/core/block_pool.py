@@ -19,7 +19,7 @@ from servescope.core.free_queue import FreeQueue
 from servescope.core.records import BlockEvent
 
 NULL_BLOCK = 0
-BlockHash = int | tuple[int, str, int]  # see prefix.BlockHasher
+BlockHash = int  # see prefix.BlockHasher
 
 
 class BlockPool:

@@ -7,18 +7,18 @@ so two requests share block i exactly when their first (i + 1) blocks hold the s
 
 from __future__ import annotations
 
-from itertools import repeat
-
 from servescope.core.block_pool import BlockHash
 from servescope.core.request import Request
 
 Piece = tuple[str, str, int, int]  # (kind, key, first offset, end offset)
+OWN_SHIFT = 32
 
 
 class BlockHasher:
     def __init__(self, block_size: int) -> None:
         self.block_size = block_size
         self._ids: dict[tuple[BlockHash, tuple[Piece, ...]], int] = {}
+        self._own: dict[tuple[int, str], int] = {}  # (shared base, request id) -> K, see _own
 
     def hashes(self, request: Request, num_blocks: int) -> list[BlockHash]:
         """The hashes of the request's first `num_blocks` full blocks (extended lazily)."""
@@ -26,7 +26,8 @@ class BlockHasher:
         if len(hashes) >= num_blocks:
             return hashes
         if not request.spec.prefix:  # no shared segment: every block is the request's own
-            hashes.extend(zip(repeat(0), repeat(request.id), range(len(hashes), num_blocks)))
+            own = self._own_base(0, request.id)
+            hashes.extend(range(own - len(hashes), own - num_blocks, -1))
             return hashes
         ids, size = self._ids, self.block_size
         shared = min(sum(length for _, length in request.spec.prefix), request.prompt_len)
@@ -38,10 +39,16 @@ class BlockHasher:
             return hashes
         # Past the shared segments a block holds only the request's own tokens: its key is
         # (the last shared block's hash, request id, block index). It names the same chain of
-        # tokens the interned (parent, pieces) key would, and costs no interning.
-        base, rid = self.shared_base(hashes, shared), request.id
-        hashes.extend(zip(repeat(base), repeat(rid), range(len(hashes), num_blocks)))
+        # tokens the interned (parent, pieces) key would, and costs one interning a request.
+        own = self._own_base(self.shared_base(hashes, shared), request.id)
+        hashes.extend(range(own - len(hashes), own - num_blocks, -1))
         return hashes
+
+    def _own_base(self, base: int, rid: str) -> int:
+        """Own block i of (base, rid) hashes to -(K << 32) - i, K interned from 1: negative,
+        so never an interned shared block's id, and distinct for i < 2**32."""
+        key = self._own.setdefault((base, rid), len(self._own) + 1)
+        return -(key << OWN_SHIFT)
 
     def shared_base(self, hashes: list[BlockHash], shared: int) -> int:
         """The hash of the last block that holds shared-segment tokens (0: none)."""
