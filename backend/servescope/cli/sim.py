@@ -70,7 +70,11 @@ def run(args: argparse.Namespace) -> int:
         items = _advance(engine, bar)
         if args.out:  # decode runs expanded into their steps' records
             write_recording(args.out, header(config, specs, "simulated"), _records(items))
-        else:  # a summary needs no records: runs stay compact
+        elif isinstance(engine, Engine):  # a summary needs no records: none are built
+            while engine.advance_unrecorded():
+                if len(engine.done_requests) > bar.n:
+                    bar.update(len(engine.done_requests) - bar.n)
+        else:
             for _ in items:
                 pass
     summary = engine.summary()

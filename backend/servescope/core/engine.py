@@ -94,24 +94,25 @@ class Engine:
 
     def run_to_end(self) -> int:
         """Simulate to the end without building records (for a summary); the step count."""
+        num_steps = 0
+        while steps := self.advance_unrecorded():
+            num_steps += steps
+        return num_steps
+
+    def advance_unrecorded(self) -> int:
+        """advance() without its record or block events (for callers that read neither): how
+        many steps it took, 0 at the end."""
         if self.batch_queue is not None:  # its records carry what its next steps need
-            num_steps = 0
-            while self.step() is not None:
-                num_steps += 1
-            return num_steps
-        pool, num_steps = self.kv.pool, 0
+            return 0 if self.step() is None else 1
+        pool = self.kv.pool
         pool.record_events = False
         try:
-            while True:
-                plan = fast_forward.plan_run(self) if self._quiet() else None
-                if plan is not None:
-                    steps = fast_forward.apply_run(self, plan, record=False)
-                    assert isinstance(steps, int)
-                    num_steps += steps
-                elif self._step_unrecorded():
-                    num_steps += 1
-                else:
-                    return num_steps
+            plan = fast_forward.plan_run(self) if self._quiet() else None
+            if plan is not None:
+                steps = fast_forward.apply_run(self, plan, record=False)
+                assert isinstance(steps, int)
+                return steps
+            return 1 if self._step_unrecorded() else 0
         finally:
             pool.record_events = True
 

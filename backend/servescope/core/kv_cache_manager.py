@@ -158,6 +158,8 @@ class PagedKVCacheManager:
         """How many of `num_steps` decode steps (row i at position start[i] + j at step j) the
         free blocks cover: each block boundary a row reaches takes one free block."""
         bs = self.block_size
+        if len(start) * -(-num_steps // bs) <= self.pool.num_free_blocks:
+            return num_steps  # no row crosses more boundaries than that
         per_residue = np.bincount(start % bs, minlength=bs)
         per_step = per_residue[(-np.arange(num_steps)) % bs]
         return int(np.searchsorted(np.cumsum(per_step), self.pool.num_free_blocks, "right"))
