@@ -43,7 +43,7 @@ class BlockPool:
 
     @property
     def num_free_blocks(self) -> int:
-        return len(self.free_queue)
+        return self.free_queue.num_free
 
     def get_new_blocks(self, n: int, evicted: list[int] | None = None) -> list[int]:
         """Pop n blocks off the head; those that held a hash leave the prefix cache, with a

@@ -22,10 +22,10 @@ class FreeQueue:
         self._lru_base = 0  # position (since the start) of self._lru[0]
         self._lru_gone = 0
         self._lru_pos: dict[int, int] = {}  # each hashed free block's position (and stale ones)
-        self._len = num_gpu_blocks - 1
+        self.num_free = num_gpu_blocks - 1
 
     def __len__(self) -> int:
-        return self._len
+        return self.num_free  # (callers on a hot path read num_free itself)
 
     def __iter__(self) -> Iterator[int]:
         """Head to tail."""
@@ -34,8 +34,8 @@ class FreeQueue:
 
     def pop(self, n: int) -> tuple[list[int], int]:
         """The n blocks at the head, in order, and how many of them (the first) are unhashed."""
-        assert n <= self._len, "caller must check num_free_blocks first"
-        self._len -= n
+        assert n <= self.num_free, "caller must check num_free_blocks first"
+        self.num_free -= n
         stack = self._stack
         k = min(n, len(stack))
         blocks = stack[:-k - 1:-1] if k else []
@@ -63,7 +63,7 @@ class FreeQueue:
     def push_head(self, blocks: list[int]) -> None:
         """Unhashed blocks, blocks[0] becoming the head."""
         self._stack += reversed(blocks)
-        self._len += len(blocks)
+        self.num_free += len(blocks)
 
     def push_tail(self, blocks: list[int]) -> None:
         """Hashed blocks, blocks[-1] becoming the tail."""
@@ -71,14 +71,14 @@ class FreeQueue:
         at = self._lru_base + len(lru)
         self._lru_pos.update(zip(blocks, range(at, at + len(blocks)), strict=True))
         lru += blocks
-        self._len += len(blocks)
+        self.num_free += len(blocks)
 
     def remove_hashed(self, block: int) -> None:
         self._lru[self._lru_pos[block] - self._lru_base] = GONE
         self._lru_gone += 1
-        self._len -= 1
+        self.num_free -= 1
 
     def remove_unhashed(self, blocks: set[int]) -> None:
         """Take these blocks out of the stack (one pass, whatever their number)."""
         self._stack = [b for b in self._stack if b not in blocks]
-        self._len -= len(blocks)
+        self.num_free -= len(blocks)

@@ -26,9 +26,7 @@ class BlockHasher:
         if len(hashes) >= num_blocks:
             return hashes
         if not request.spec.prefix:  # no shared segment: every block is the request's own
-            own = self._own_base(0, request.id)
-            hashes.extend(range(own - len(hashes), own - num_blocks, -1))
-            return hashes
+            return self._extend_own(request, hashes, num_blocks, 0)
         ids, size = self._ids, self.block_size
         shared = min(sum(length for _, length in request.spec.prefix), request.prompt_len)
         while len(hashes) < num_blocks and len(hashes) * size < shared:
@@ -40,15 +38,20 @@ class BlockHasher:
         # Past the shared segments a block holds only the request's own tokens: its key is
         # (the last shared block's hash, request id, block index). It names the same chain of
         # tokens the interned (parent, pieces) key would, and costs one interning a request.
-        own = self._own_base(self.shared_base(hashes, shared), request.id)
-        hashes.extend(range(own - len(hashes), own - num_blocks, -1))
-        return hashes
+        return self._extend_own(request, hashes, num_blocks, self.shared_base(hashes, shared))
 
-    def _own_base(self, base: int, rid: str) -> int:
-        """Own block i of (base, rid) hashes to -(K << 32) - i, K interned from 1: negative,
-        so never an interned shared block's id, and distinct for i < 2**32."""
-        key = self._own.setdefault((base, rid), len(self._own) + 1)
-        return -(key << OWN_SHIFT)
+    def _extend_own(self, request: Request, hashes: list[BlockHash], num_blocks: int,
+                    base: int) -> list[BlockHash]:
+        """Own block i of (base, request id) hashes to -(K << 32) - i, K interned from 1:
+        negative, so never an interned shared block's id, and distinct for i < 2**32."""
+        num = len(hashes)
+        if num and hashes[-1] < 0:  # own blocks hashed already: go on from the last
+            first = hashes[-1] - 1
+        else:
+            key = self._own.setdefault((base, request.id), len(self._own) + 1)
+            first = -(key << OWN_SHIFT) - num
+        hashes.extend(range(first, first - (num_blocks - num), -1))
+        return hashes
 
     def shared_base(self, hashes: list[BlockHash], shared: int) -> int:
         """The hash of the last block that holds shared-segment tokens (0: none)."""
