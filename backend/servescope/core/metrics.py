@@ -54,46 +54,47 @@ def waste_shares(totals: dict[str, int]) -> dict[str, float]:
     return {f"kv_{k}_share": (v / in_use if in_use else 0.0) for k, v in totals.items()}
 
 
-def token_times(done: list[Request]) -> tuple[np.ndarray, np.ndarray]:
-    """Every sampled token's time, request after request, and each request's token count:
-    the requests' token_times concatenated, gathered from the token runs in one pass."""
-    runs = [r.all_token_runs for r in done]
-    counts = np.array([sum(c for _, c in rr) for rr in runs], np.int64)
-    flat = [run for rr in runs for run in rr]
-    if not flat:
-        return np.zeros(0), counts
-    first, count = np.array(flat, np.int64).reshape(-1, 2).T
-    position = np.cumsum(count) - count  # where each run's tokens start in the result
-    index = np.arange(int(count.sum())) - np.repeat(position - first, count)
-    ends = [r.step_end_s for r in done]
-    if all(e is ends[0] for e in ends):  # one engine's requests: one clock
-        return np.asarray(ends[0], np.float64)[index], counts
-    owner = np.repeat(np.repeat(np.arange(len(done)), [len(rr) for rr in runs]), count)
-    times = np.empty(len(index))
-    for k in range(len(done)):  # requests of several engines: each its own clock
-        mine = owner == k
-        times[mine] = np.asarray(ends[k], np.float64)[index[mine]]
-    return times, counts
+def token_intervals(done: list[Request]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each request's token count, its first token's time (nan: none) and every inter-token
+    interval in ms, request after request: request_metrics' values, built from the token runs
+    and each clock's step times (an interval inside a run is its step's), so memory grows with
+    the intervals, not with several arrays of every token."""
+    clocks: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # a clock per engine
+    counts = np.zeros(len(done), np.int64)
+    first = np.full(len(done), np.nan)
+    pieces: list[np.ndarray] = []
+    for k, request in enumerate(done):
+        runs = request.all_token_runs
+        if not runs:
+            continue
+        clock = clocks.get(id(request.step_end_s))
+        if clock is None:
+            ends = np.asarray(request.step_end_s, np.float64)
+            clock = clocks[id(request.step_end_s)] = ends, np.diff(ends) * 1000.0
+        ends, step_ms = clock
+        first[k] = ends[runs[0][0]]
+        last = -1
+        for start, count in runs:
+            if last >= 0:  # the gap between two runs (a preemption, a stall)
+                pieces.append(np.array([(ends[start] - ends[last]) * 1000.0]))
+            pieces.append(step_ms[start:start + count - 1])
+            last = start + count - 1
+        counts[k] = sum(count for _, count in runs)
+    return counts, first, np.concatenate(pieces) if pieces else np.zeros(0)
 
 
 def summarize(done: list[Request], duration_s: float, rejected: list[tuple[str, str]],
               waste_totals: dict[str, int], frontend_ms: float = 0.0) -> dict[str, Any]:
     """The run's summary over `done`, with request_metrics' arithmetic done on columns."""
-    times, counts = token_times(done)
+    counts, first, itl = token_intervals(done)
     has = counts > 0
-    first = np.cumsum(counts) - counts
     arrival = np.array([r.arrival_time for r in done], np.float64)
     finish = np.array([np.nan if r.finish_time is None else r.finish_time for r in done])
-    ttft = (times[first[has]] - arrival[has]) * 1000.0 + frontend_ms
+    ttft_all = (first - arrival) * 1000.0 + frontend_ms
+    ttft = ttft_all[has]
     e2el_all = (finish - arrival) * 1000.0 + frontend_ms
     e2el = e2el_all[~np.isnan(finish)]
-    many = counts > 1
-    ttft_all = np.full(len(done), np.nan)
-    ttft_all[has] = ttft
-    tpot = ((e2el_all - ttft_all) / (counts - 1).clip(1))[many & ~np.isnan(finish)]
-    itl = np.diff(times) * 1000.0
-    boundary = first[has]
-    itl = np.delete(itl, boundary[boundary > 0] - 1)  # no interval across two requests
+    tpot = ((e2el_all - ttft_all) / (counts - 1).clip(1))[(counts > 1) & ~np.isnan(finish)]
     input_tokens = sum(r.prompt_len for r in done)
     output_tokens = int(counts.sum())
     duration = max(duration_s, 1e-12)
