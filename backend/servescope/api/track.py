@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from servescope.api.run_store import Row, RunStore, StorageError
-from servescope.api.serialize import StreamState, keyframe, normalize, pack, unpack
+from servescope.api.serialize import StreamState, keyframe, load_keyframe, normalize, pack, unpack
 from servescope.core.engine import Engine
 from servescope.observability.meter import Meter
 
@@ -70,6 +70,7 @@ class Track:
         self._lock = threading.Lock()
         self._closed = False
         self._stored = 0  # records committed (the thread's count; the loop reads head)
+        self._preempted: set[str] = set()  # preempted and waiting to resume (the thread's)
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -118,7 +119,7 @@ class Track:
             rows.append((n, rec["step"], rec["time_s"],
                          rec["time_s"] + rec["step_time_ms"] / 1000.0, text,
                          sum(e["n"] for e in rec["scheduled"]), len(rec["running"]),
-                         len(rec["waiting"]), rec["kv_usage"]))
+                         len(rec["waiting"]), rec["kv_usage"], *self._state_counts(rec)))
             since_kf += len(text)
             # Every `interval` records, and not before the records since the last keyframe
             # weigh as much as it does: a big pool's keyframes stay a bounded share of the store.
@@ -132,6 +133,13 @@ class Track:
                 self._flush(loop, rows, kfs)
                 rows, kfs, flushed = [], [], time.monotonic()
         self._flush(loop, rows, kfs)
+
+    def _state_counts(self, rec: dict[str, Any]) -> tuple[int, int, int]:
+        """(num_prefill, num_decode, num_preempted) of a record, for the timeline's density."""
+        self._preempted.update(rec["preempted"])
+        self._preempted.difference_update(rec["resumed"], rec["new"], rec["finished"])
+        decode = sum(1 for e in rec["scheduled"] if e.get("kind") == "decode")
+        return len(rec["scheduled"]) - decode, decode, len(self._preempted)
 
     def _flush(self, loop: asyncio.AbstractEventLoop, rows: list[Any], kfs: list[Any]) -> None:
         if not rows and not kfs:
@@ -191,6 +199,15 @@ class Track:
         state = StreamState(self.requests)
         for text in self.store.packed_records(self.head if upto is None else upto):
             yield unpack(state, json.loads(text))
+
+    def records_between(self, first: int, last: int) -> Iterator[dict[str, Any]]:
+        """Records first..last in to_dict() form, decoded from the keyframe before `first`."""
+        at, text = self.store.keyframe_before(first)
+        state = load_keyframe(self.requests, json.loads(text))
+        for packed in self.store.packed_records(last, at + 1):
+            rec = unpack(state, json.loads(packed))
+            if rec["iter"] >= first:
+                yield rec
 
     def done_message(self) -> str:
         msg: dict[str, Any] = {"type": "done", "v": 1, "engine": self.number,
