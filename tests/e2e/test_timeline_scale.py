@@ -80,7 +80,7 @@ def test_an_idle_stretch_is_a_break_in_the_charts(page, server_url):
     page.goto(drive)
     wait_ready(page)
     total = _get(f"{server_url}/api/sessions/{sid}/summary")[0]["num_records"]
-    page.evaluate("() => { window.__servescope.api.setSpeed(100); window.__servescope.api.play(); }")
+    page.evaluate("() => { const api = window.__servescope.api; api.setSpeed(100); api.play(); }")
     page.wait_for_function(f"() => window.__servescope.store.panes[0].history.length === {total}",
                            timeout=60000)
     page.wait_for_function(
