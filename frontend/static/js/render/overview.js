@@ -66,7 +66,7 @@ export function drawOverview(canvas, data, brush, cursorS) {
   if (!data) return area;
   ctx.font = FONT;
   ctx.textBaseline = "middle";
-  const series = scaledSeries(data.columns);
+  const series = scaledSeries(data.columns, data.bin_s);
   const band = (h - AXIS_PX) / series.length;
   series.forEach((s, k) => drawSeries(ctx, s, k, area, k * band, band));
   drawAxis(ctx, data, area, h);
