@@ -136,3 +136,29 @@ def test_bad_parameters_are_422_naming_the_field(client, params, field):
 def test_an_unknown_session_is_404(client):
     r = client.get("/api/sessions/nosuchsessionxxxxxxxx/timeline")
     assert r.status_code == 404 and r.json()["detail"]["field"] == "session_id"
+
+
+def test_a_long_window_is_binned_by_the_bin_each_step_starts_in(client, monkeypatch):
+    from servescope.api import timeline
+    monkeypatch.setattr(timeline, "MAX_EXACT_RECORDS", 1)  # every window is "long"
+    sid, records = session(client)
+    counts = states_by_record(records)
+    bins = 30
+    data = client.get(f"/api/sessions/{sid}/timeline", params={"bins": bins}).json()
+    t0, width = data["start_s"], data["bin_s"]
+    assert data["rows"] is None
+    sums: dict[int, dict[str, float]] = {}
+    for r, c in zip(records, counts, strict=True):
+        b = min(bins - 1, int((r["time_s"] - t0) / width))
+        dt = r["step_time_ms"] / 1000
+        per = sums.setdefault(b, dict.fromkeys([*c, "busy"], 0.0))
+        per["busy"] += dt
+        for k, v in c.items():
+            per[k] += v * dt / width
+    for b in range(bins):
+        for k in data["states"]:
+            got = data["columns"][k][b]
+            if b not in sums or sums[b]["busy"] == 0:  # no step, or only steps of no time
+                assert got is None
+            else:
+                assert got == pytest.approx(sums[b][k], abs=1e-6), (b, k)

@@ -135,14 +135,31 @@ class RunStore:
             "GROUP BY bin ORDER BY bin", (t0, width, bins - 1, head)).fetchall()
         return float(t0), float(t1), rows
 
-    def state_counts(self, head: int, t0: float, t1: float) -> list[tuple[Any, ...]]:
-        """Records up to `head` that overlap [t0, t1], in order: (iter, start_s, end_s,
-        num_prefill, num_decode, num_running, num_waiting, num_preempted)."""
-        first = max(0, self.index_at_time(t0, head))
+    def iter_range(self, head: int, t0: float, t1: float) -> tuple[int, int]:
+        """(first, last) record up to `head` that may overlap [t0, t1]: the one running at t0
+        (or the first), to the last starting by t1; last < first when there is none."""
+        return max(0, self.index_at_time(t0, head)), self.index_at_time(t1, head)
+
+    def state_counts(self, first: int, last: int) -> list[tuple[Any, ...]]:
+        """Records first..last in order: (iter, start_s, end_s, num_prefill, num_decode,
+        num_running, num_waiting, num_preempted)."""
         return self._reader.execute(
             "SELECT iter, start_s, end_s, num_prefill, num_decode, num_running, num_waiting, "
-            "num_preempted FROM records WHERE iter >= ? AND iter <= ? AND start_s <= ? "
-            "ORDER BY iter", (first, head, t1)).fetchall()
+            "num_preempted FROM records WHERE iter >= ? AND iter <= ? ORDER BY iter",
+            (first, last)).fetchall()
+
+    def state_bins(self, first: int, last: int, t0: float, width: float,
+                   bins: int) -> list[tuple[Any, ...]]:
+        """Records first..last grouped by the bin their step starts in: [bin, busy seconds, then
+        num_prefill, num_decode, num_running, num_waiting, num_preempted each times its step's
+        seconds, summed]. Coarse (a step counts whole in its start bin): for long windows."""
+        dt = "(end_s - start_s)"
+        return self._reader.execute(
+            f"SELECT min(max(CAST((start_s - ?) / ? AS INTEGER), 0), ?) AS bin, sum({dt}), "
+            f"sum(num_prefill * {dt}), sum(num_decode * {dt}), sum(num_running * {dt}), "
+            f"sum(num_waiting * {dt}), sum(num_preempted * {dt}) FROM records "
+            "WHERE iter >= ? AND iter <= ? GROUP BY bin ORDER BY bin",
+            (t0, width, bins - 1, first, last)).fetchall()
 
     def span(self, head: int) -> tuple[float, float] | None:
         """(first start, last end) of the records up to `head`; None when there are none."""
