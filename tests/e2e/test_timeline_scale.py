@@ -1,7 +1,8 @@
 """Issue 15's views at scale in a real Chromium: a run of thousands of requests draws its request
-timeline as the density of requests by state (not a row each), brushing a short window in the
-overview zooms it to one row per request of that window (the server's rows for it), and a
-workload with an idle stretch gives the charts a break (a null) there instead of a line."""
+timeline as the density of requests by state (not a row each); brushing a window in the overview
+narrows it, dragging across the timeline narrows it further until it draws one row per request
+of that window (the server's rows for it); and a workload with an idle stretch gives the charts
+a break (a null) there instead of a line."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def _get(url: str):
         return json.loads(res.read())
 
 
-def test_thousands_of_requests_are_a_density_until_a_brushed_window_zooms_to_rows(
+def test_thousands_of_requests_are_a_density_until_brushing_and_dragging_zoom_to_rows(
         page, server_url):
     sid, drive = _session(server_url, {"workload": MANY})
     page.goto(drive)
@@ -45,20 +46,35 @@ def test_thousands_of_requests_are_a_density_until_a_brushed_window_zooms_to_row
     page.wait_for_function(f"() => window.__servescope.explore().timelineView.answer?.num_records"
                            f" === {total}")
     assert timeline.get_attribute("data-mode") == "density"
-    # brush a short stretch (about 2% of the run) in the middle of the overview strip
+    # brush the middle 40% of the run in the overview strip: still too many requests for rows
     box = page.locator("#overview-strip").bounding_box()
-    area = page.evaluate("() => { const c = document.getElementById('overview-strip');"
-                         " return [c.clientWidth, 190]; }")
-    x0 = box["x"] + min(area[1], area[0] // 3)
-    w = box["width"] - (x0 - box["x"])
+    gutter = page.evaluate("() => Math.min(190, Math.floor("
+                           "document.getElementById('overview-strip').clientWidth / 3))")
+    x0, w = box["x"] + gutter, box["width"] - gutter
     y = box["y"] + box["height"] / 3
-    page.mouse.move(x0 + w * 0.50, y)
+    page.mouse.move(x0 + w * 0.3, y)
     page.mouse.down()
-    page.mouse.move(x0 + w * 0.52, y, steps=3)
+    page.mouse.move(x0 + w * 0.7, y, steps=4)
     page.mouse.up()
-    window = json.loads(page.wait_for_function(
+    brushed = json.loads(page.wait_for_function(
         "() => document.getElementById('overview-strip').dataset.window").json_value())
+    page.wait_for_function("(s) => window.__servescope.explore().timelineView.current()?.start_s"
+                           " === s", arg=brushed["start_s"])
+    assert timeline.get_attribute("data-mode") == "density"
+    assert "double-click for the whole run" in page.text_content("#timeline-info")
+    # drag across 2% of the timeline: a window of a second or so, a row per request in it
+    timeline.scroll_into_view_if_needed()
+    tb = timeline.bounding_box()
+    scale = tb["width"] / page.evaluate("() => document.getElementById('timeline').width")
+    left = tb["x"] + 64 * scale  # the label column
+    tw = tb["x"] + tb["width"] - left
+    page.mouse.move(left + tw * 0.5, tb["y"] + 60)
+    page.mouse.down()
+    page.mouse.move(left + tw * 0.52, tb["y"] + 60, steps=3)
+    page.mouse.up()
     page.wait_for_function("() => document.getElementById('timeline').dataset.mode === 'rows'")
+    window = json.loads(timeline.get_attribute("data-window"))
+    assert brushed["start_s"] < window["start_s"] < window["end_s"] < brushed["end_s"]
     rows = page.evaluate("() => window.__servescope.explore().timelineLayout.ids")
     expected = _get(f"{server_url}/api/sessions/{sid}/timeline?start_s={window['start_s']}"
                     f"&end_s={window['end_s']}")["rows"]
