@@ -224,8 +224,9 @@ export class ExploreView {
       const last = history.length - 1;
       this.timelineLayout = this.timeline.draw(run, history, { ...opts, growing: pane.playing,
         t_end_s: last >= 0 ? history.cols.t_s[last] : undefined });
-    } else if (!answer) {
-      return; // asked: the picture stays until the answer comes
+    } else if (!answer) { // asked: the picture stays until the answer comes
+      if (tv.error) setText(this.el.timelineInfo, `Timeline unavailable: ${tv.error}`);
+      return;
     } else if (mode === "rows") {
       this.timelineLayout = this.timeline.draw(run, tv.rows, { ...opts, t_end_s: answer.end_s, growing: false });
     } else {

@@ -15,9 +15,11 @@ export class TimelineView {
     this.sessionId = sessionId;
     this.changed = changed;
     this.window = null;
-    this.answer = null; // the server's timeline for `this.key`
+    this.answer = null; // the server's last timeline
+    this.answerFor = null; // the window it is of (null: the whole run)
     this.rows = null; // its rows as a history the row painter reads
-    this.key = null; // the query the answer is for
+    this.key = null; // the query last asked
+    this.generation = 0; // bumped by reset: an answer for the run before is dropped
     this.loading = null;
     this.fetchedAt = 0;
     this.layout = null; // the last drawn layout (time <-> x)
@@ -28,6 +30,7 @@ export class TimelineView {
   /** A new run on the session (configured again): forget the window and the last answer. */
   reset() {
     Object.assign(this, { answer: null, rows: null, key: null, layout: null });
+    this.generation += 1;
     this.setWindow(null);
   }
 
@@ -48,33 +51,35 @@ export class TimelineView {
     if (!sid || this.loading) return;
     const bins = Math.max(50, Math.min(1200, (this.canvas.clientWidth || 600) - LABEL_W));
     const key = `${sid}?${timelineQuery(this.window, bins, engine)}`;
-    const stale = key !== this.key || (!this.answer?.done && performance.now() - this.fetchedAt > REFRESH_MS);
-    if (!stale) return;
-    this.loading = this.fetch(key).finally(() => { this.loading = null; });
+    // a new query at once; the same again (still simulating, or it failed) once a second
+    const again = (this.error || !this.answer?.done) && performance.now() - this.fetchedAt > REFRESH_MS;
+    if (key === this.key && !again) return;
+    this.loading = this.fetch(key, this.window).finally(() => { this.loading = null; });
   }
 
-  async fetch(key) {
+  async fetch(key, window) {
+    const generation = this.generation;
     const [sid, query] = key.split("?");
+    let answer = null;
     try {
       const res = await fetch(`/api/sessions/${encodeURIComponent(sid)}/timeline?${query}`);
-      const data = await res.json();
-      if (!res.ok) throw new Error(data.detail?.message ?? `HTTP ${res.status}`);
-      Object.assign(this, { answer: data, key, rows: data.rows ? rowsHistory(data) : null, error: null });
+      answer = await res.json();
+      if (!res.ok) throw new Error(answer.detail?.message ?? `HTTP ${res.status}`);
+      this.error = null;
     } catch (err) {
-      Object.assign(this, { key, error: err.message });
+      answer = null;
+      this.error = err.message;
     }
-    this.fetchedAt = performance.now();
+    if (generation !== this.generation) return;
+    if (answer) Object.assign(this, { answer, answerFor: window, rows: answer.rows ? rowsHistory(answer) : null });
+    Object.assign(this, { key, fetchedAt: performance.now() }); // the query last asked
     this.changed();
-    if (!this.answer?.done) setTimeout(() => this.changed(), REFRESH_MS); // come back for more
+    if (!answer?.done) setTimeout(() => this.changed(), REFRESH_MS); // come back for more
   }
 
-  /** The answer for the current window, once it has come (null while asking). */
+  /** The answer for the current window (null until it has come). */
   current() {
-    const w = this.window;
-    const a = this.answer;
-    if (!a) return null;
-    if (!w) return this.key?.includes("start_s") ? null : a;
-    return Math.abs(a.start_s - w.start_s) < 1e-9 && Math.abs(a.end_s - w.end_s) < 1e-9 ? a : null;
+    return this.answer && this.answerFor === this.window ? this.answer : null;
   }
 
   bindPointer() {
