@@ -51,8 +51,9 @@ export class Timeline {
     this.layout = null;
   }
 
-  /** Draw for the current history; `opts` = {t_end_s, cursor_s, selected, theme, maxHeight,
-   * growing (the run is playing: keep headroom and paint increments)}. Returns the layout. */
+  /** Draw for the current history (or rows that never change: `history.fixed`); `opts` =
+   * {t_end_s, cursor_s, selected, theme, maxHeight, growing (the run is playing: keep headroom
+   * and paint increments)}. Returns the layout. */
   draw(run, history, opts) {
     const all = history.spanIds;
     const [start, capacity] = rowWindow(all.length);
@@ -62,6 +63,11 @@ export class Timeline {
     const t0 = history.t0_s ?? 0;
     const tEnd = Math.max(t0 + 1e-6, opts.t_end_s ?? t0 + 1);
     const s = this.state;
+    if (history.fixed && s?.history === history && s.w === w && s.rowH === rowH && s.t1 === tEnd &&
+      s.selected === opts.selected && s.theme === opts.theme) { // rows that never change
+      this.moveCursor(opts.cursor_s);
+      return this.layout;
+    }
     const same = s && s.history === history && s.w === w && s.rowH === rowH && s.t0 === t0 &&
       s.selected === opts.selected && s.theme === opts.theme && opts.growing && tEnd <= s.t1 &&
       s.capacity === capacity;

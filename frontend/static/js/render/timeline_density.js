@@ -20,37 +20,55 @@ export function stateColours(theme) {
   };
 }
 
-/** Draw `answer` (the timeline route's) on `canvas`; returns the layout (time <-> x). */
-export function drawDensity(canvas, cursorEl, answer, opts) {
-  const w = Math.max(200, Math.floor(widthOf(canvas) || canvas.width));
-  if (canvas.width !== w) canvas.width = w;
-  if (canvas.height !== HEIGHT) canvas.height = HEIGHT;
-  const ctx = canvas.getContext("2d");
-  const { theme } = opts;
-  ctx.clearRect(0, 0, w, HEIGHT);
-  const t0 = answer.start_s, t1 = Math.max(answer.end_s, t0 + 1e-9);
-  const plotW = w - LABEL_W;
-  const xOf = (t) => LABEL_W + ((t - t0) / (t1 - t0)) * plotW;
-  const tOf = (x) => t0 + ((x - LABEL_W) / plotW) * (t1 - t0);
-  const { stacks, max } = stackDensity(answer.columns);
-  const colours = stateColours(theme);
-  const plotH = HEIGHT - TOP - BOTTOM;
-  const yOf = (v) => HEIGHT - BOTTOM - (max ? (v / max) * plotH : 0);
-  stacks.forEach((bands, b) => {
-    if (!bands) return;
-    const a = Math.floor(xOf(answer.columns.t_s[b]));
-    const e = Math.max(a + 1, Math.floor(xOf(answer.columns.t_s[b] + answer.bin_s)));
-    bands.forEach(([lo, hi], k) => {
-      if (hi <= lo) return;
-      ctx.fillStyle = colours[STATES[k]];
-      const y1 = Math.round(yOf(hi));
-      ctx.fillRect(a, y1, e - a, Math.max(1, Math.round(yOf(lo)) - y1));
+/** Draws the route's answers on the timeline canvas; an answer already drawn at the same width
+ * and theme only moves the cursor (a playing run draws every frame). */
+export class DensityView {
+  constructor(canvas, cursorEl) {
+    this.canvas = canvas;
+    this.cursorEl = cursorEl;
+    this.drawn = null; // {answer, w, theme, layout}
+  }
+
+  /** Draw `answer` with `opts` = {theme, cursor_s}; returns the layout (time <-> x). */
+  draw(answer, opts) {
+    const w = Math.max(200, Math.floor(widthOf(this.canvas) || this.canvas.width));
+    const d = this.drawn;
+    const layout = d?.answer === answer && d.w === w && d.theme === opts.theme && this.canvas.height === HEIGHT
+      ? d.layout : this.paint(answer, w, opts.theme);
+    this.drawn = { answer, w, theme: opts.theme, layout };
+    const x = opts.cursor_s == null ? NaN : Math.round(layout.xOf(opts.cursor_s)) - 1;
+    placeCursor(this.cursorEl, x, HEIGHT, opts.theme.cursor);
+    return layout;
+  }
+
+  paint(answer, w, theme) {
+    const canvas = this.canvas;
+    if (canvas.width !== w) canvas.width = w;
+    if (canvas.height !== HEIGHT) canvas.height = HEIGHT;
+    const ctx = canvas.getContext("2d");
+    ctx.clearRect(0, 0, w, HEIGHT);
+    const t0 = answer.start_s, t1 = Math.max(answer.end_s, t0 + 1e-9);
+    const plotW = w - LABEL_W;
+    const xOf = (t) => LABEL_W + ((t - t0) / (t1 - t0)) * plotW;
+    const tOf = (x) => t0 + ((x - LABEL_W) / plotW) * (t1 - t0);
+    const { stacks, max } = stackDensity(answer.columns);
+    const colours = stateColours(theme);
+    const plotH = HEIGHT - TOP - BOTTOM;
+    const yOf = (v) => HEIGHT - BOTTOM - (max ? (v / max) * plotH : 0);
+    stacks.forEach((bands, b) => {
+      if (!bands) return;
+      const a = Math.floor(xOf(answer.columns.t_s[b]));
+      const e = Math.max(a + 1, Math.floor(xOf(answer.columns.t_s[b] + answer.bin_s)));
+      bands.forEach(([lo, hi], k) => {
+        if (hi <= lo) return;
+        ctx.fillStyle = colours[STATES[k]];
+        const y1 = Math.round(yOf(hi));
+        ctx.fillRect(a, y1, e - a, Math.max(1, Math.round(yOf(lo)) - y1));
+      });
     });
-  });
-  labels(ctx, { w, max, t0, t1, colours, theme });
-  const layout = { mode: "density", xOf, tOf, labelW: LABEL_W, t0, t1, rowH: HEIGHT, ids: [], hidden: 0, max };
-  placeCursor(cursorEl, opts.cursor_s == null ? NaN : Math.round(xOf(opts.cursor_s)) - 1, HEIGHT, theme.cursor);
-  return layout;
+    labels(ctx, { w, max, t0, t1, colours, theme });
+    return { mode: "density", xOf, tOf, labelW: LABEL_W, t0, t1, rowH: HEIGHT, ids: [], hidden: 0, max };
+  }
 }
 
 function labels(ctx, { w, max, t0, t1, colours, theme }) {

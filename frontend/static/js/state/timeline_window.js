@@ -45,7 +45,7 @@ export function stackDensity(columns) {
 }
 
 /** The server's rows as the timeline painter reads a history: row ids in order, spans by id,
- * the window's start, and each request's colour index. */
+ * the window's start, each request's colour index, and `fixed` (they never change). */
 export function rowsHistory(answer) {
   const spans = new Map();
   const index = new Map();
@@ -53,7 +53,7 @@ export function rowsHistory(answer) {
     spans.set(row.id, row.spans.map(([kind, t0, t1]) => ({ kind, t0_s: t0, t1_s: t1 })));
     if (row.index != null) index.set(row.id, row.index);
   }
-  return { spanIds: [...spans.keys()], spans, index, t0_s: answer.start_s, t1_s: answer.end_s };
+  return { spanIds: [...spans.keys()], spans, index, t0_s: answer.start_s, t1_s: answer.end_s, fixed: true };
 }
 
 /** The window between two canvas x positions on a layout mapping time to x (`tOf`); null when

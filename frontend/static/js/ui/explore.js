@@ -8,9 +8,9 @@ import { PoolDensity } from "../render/kv_density.js";
 import { drawQueues } from "../render/queues.js";
 import { forgetSizes, sizeGeneration, widthOf } from "../render/size.js";
 import { rowAt, Timeline } from "../render/timeline.js";
-import { drawDensity } from "../render/timeline_density.js";
-import { requestCount, ROW_LIMIT, timelineMode } from "../state/timeline_window.js";
-import { TimelineView } from "./timeline_view.js";
+import { DensityView } from "../render/timeline_density.js";
+import { requestCount, timelineMode } from "../state/timeline_window.js";
+import { timelineInfo, TimelineView } from "./timeline_view.js";
 import { drainChanged, isPlaceholder } from "../state/reduce.js";
 import { basePx } from "./projection.js";
 import { batchView, blockInfo, blockTable, lanes, lessonRow, pastBatches, requestInfo } from "../state/select.js";
@@ -50,6 +50,7 @@ export class ExploreView {
     this.density = new PoolDensity(this.el.grid, doc.getElementById("pool-whole"));
     this.timeline = new Timeline(this.el.timeline, this.el.timelineCursor);
     this.timelineView = new TimelineView(this.el.timeline, { sessionId, changed: () => onSelect({}) });
+    this.stateDensity = new DensityView(this.el.timeline, this.el.timelineCursor);
     this.timelineLayout = null; // the layout last drawn: rows or density
     this.dark = false;
     this.theme = themeColours(false);
@@ -220,6 +221,7 @@ export class ExploreView {
     const answer = tv.wanted(count) ? (tv.update(), tv.current()) : null;
     const mode = timelineMode(count, tv.window, answer);
     const opts = { cursor_s: cursorS, selected: this.selected, theme: this.theme, maxHeight: 340 };
+    if (mode !== "density") this.stateDensity.drawn = null; // rows paint over its picture
     if (mode === "live") {
       const last = history.length - 1;
       this.timelineLayout = this.timeline.draw(run, history, { ...opts, growing: pane.playing,
@@ -231,7 +233,7 @@ export class ExploreView {
       this.timelineLayout = this.timeline.draw(run, tv.rows, { ...opts, t_end_s: answer.end_s, growing: false });
     } else {
       this.timeline.state = null; // the row painter starts afresh after the density
-      this.timelineLayout = drawDensity(this.el.timeline, this.el.timelineCursor, answer, opts);
+      this.timelineLayout = this.stateDensity.draw(answer, opts);
     }
     tv.layout = this.timelineLayout;
     this.el.timeline.dataset.mode = mode;
@@ -273,15 +275,6 @@ export class ExploreView {
 
 function setText(el, text) {
   if (el && el.textContent !== text) el.textContent = text;
-}
-
-function timelineInfo(mode, count, window, answer) {
-  const span = answer ? `${answer.start_s.toFixed(1)}-${answer.end_s.toFixed(1)} s` : "";
-  const back = window ? "; double-click for the whole run" : "";
-  if (mode === "live") return "";
-  if (mode === "rows") return `${answer.rows.length} requests in ${span}, a row each: drag across it to zoom in${back}`;
-  return `${count} requests: how many were in each state over ${span}; drag across it to zoom in ` +
-    `(a row each at ${ROW_LIMIT} requests or fewer)${back}`;
 }
 
 function describeBlock(i) {

@@ -99,3 +99,13 @@ export class TimelineView {
     c.addEventListener("dblclick", () => this.setWindow(null));
   }
 }
+
+/** The line above the timeline: what it shows and how to zoom. */
+export function timelineInfo(mode, count, window, answer) {
+  const span = answer ? `${answer.start_s.toFixed(1)}-${answer.end_s.toFixed(1)} s` : "";
+  const back = window ? "; double-click for the whole run" : "";
+  if (mode === "live") return "";
+  if (mode === "rows") return `${answer.rows.length} requests in ${span}, a row each: drag across it to zoom in${back}`;
+  return `${count} requests: how many were in each state over ${span}; drag across it to zoom in ` +
+    `(a row each at ${ROW_LIMIT} requests or fewer)${back}`;
+}
