@@ -7,7 +7,6 @@
 import { packedFor, packHex } from "../state/palette.js";
 import { widthOf } from "./size.js";
 
-export const SPAN_KINDS = ["waiting", "prefill", "decode", "stalled", "preempted"];
 const LABEL_W = 64;
 export const MAX_ROWS = 200; // beyond this, the latest arrivals
 export const SCROLL_ROWS = 50;

@@ -51,7 +51,8 @@ export class DensityView {
     const plotW = w - LABEL_W;
     const xOf = (t) => LABEL_W + ((t - t0) / (t1 - t0)) * plotW;
     const tOf = (x) => t0 + ((x - LABEL_W) / plotW) * (t1 - t0);
-    const { stacks, max } = stackDensity(answer.columns);
+    const states = answer.states ?? STATES;
+    const { stacks, max } = stackDensity(answer.columns, states);
     const colours = stateColours(theme);
     const plotH = HEIGHT - TOP - BOTTOM;
     const yOf = (v) => HEIGHT - BOTTOM - (max ? (v / max) * plotH : 0);
@@ -61,21 +62,21 @@ export class DensityView {
       const e = Math.max(a + 1, Math.floor(xOf(answer.columns.t_s[b] + answer.bin_s)));
       bands.forEach(([lo, hi], k) => {
         if (hi <= lo) return;
-        ctx.fillStyle = colours[STATES[k]];
+        ctx.fillStyle = colours[states[k]];
         const y1 = Math.round(yOf(hi));
         ctx.fillRect(a, y1, e - a, Math.max(1, Math.round(yOf(lo)) - y1));
       });
     });
-    labels(ctx, { w, max, t0, t1, colours, theme });
+    labels(ctx, { w, max, t0, t1, colours, theme, states });
     return { mode: "density", xOf, tOf, labelW: LABEL_W, t0, t1, rowH: HEIGHT, ids: [], hidden: 0, max };
   }
 }
 
-function labels(ctx, { w, max, t0, t1, colours, theme }) {
+function labels(ctx, { w, max, t0, t1, colours, theme, states }) {
   ctx.font = "11px sans-serif";
   ctx.textBaseline = "middle";
   let x = LABEL_W;
-  for (const s of STATES) {
+  for (const s of states) {
     ctx.fillStyle = colours[s];
     ctx.fillRect(x, 5, 10, 10);
     ctx.fillStyle = theme.ink;

@@ -4,6 +4,8 @@
 // of requests by state over time, stacked. Pure functions, tested with node --test.
 
 export const ROW_LIMIT = 200; // above this many requests, a row each is a grey staircase
+// The span kinds of state/history.js; the route's answer names them too (`states`), in the
+// order they stack.
 export const STATES = ["waiting", "prefill", "decode", "stalled", "preempted"];
 
 /** "live" (rows from the page's history), "rows" (the server's rows of a window) or
@@ -21,19 +23,19 @@ export function requestCount(pane) {
     pane?.run?.ids?.length ?? 0);
 }
 
-/** Per bin, the bottom and top of each state's band, stacked in STATES order (null where no
+/** Per bin, the bottom and top of each state's band, stacked in `states` order (null where no
  * step ran), and the largest total: what the density view draws. */
-export function stackDensity(columns) {
+export function stackDensity(columns, states = STATES) {
   const n = columns?.t_s?.length ?? 0;
   const stacks = [];
   let max = 0;
   for (let b = 0; b < n; b++) {
-    if (columns[STATES[0]][b] == null) {
+    if (columns[states[0]][b] == null) {
       stacks.push(null);
       continue;
     }
     let y = 0;
-    const bands = STATES.map((s) => {
+    const bands = states.map((s) => {
       const lo = y;
       y += Math.max(0, columns[s][b] ?? 0);
       return [lo, y];
