@@ -29,7 +29,8 @@ function idleRun() {
 
 test("an idle stretch gets one null point between the steps around it, in every series", () => {
   const h = idleRun();
-  const [x, kv, rate] = withGaps(h.cols.t_s, h.cols.start_s, [h.cols.kv_usage_pct, h.cols.output_tokens_per_s]);
+  const [x, kv, rate] = withGaps(h.cols.t_s, h.cols.start_s,
+    [h.cols.kv_usage_pct, h.cols.output_tokens_per_s], h.cols.iter);
   assert.equal(x.length, h.length + 1);
   const g = kv.indexOf(null);
   assert.equal(g, 5);
@@ -58,4 +59,13 @@ test("the threshold is GAP_MIN_S, or 1/400 of a long span; only longer idle stre
   const starts = [0, 1.1, 2.9, 3.25];
   assert.deepEqual(gapIndices(ends, starts, 0.25), [2]); // 0.1 and 0.05 s idle are no gaps
   assert.deepEqual(gapIndices(ends, starts, 0.05), [1, 2]);
+});
+
+test("a jump in time over records the page skipped is no gap: steps ran there", () => {
+  const ends = [0.01, 0.02, 5.01, 5.02];
+  const starts = [0, 0.01, 5, 5.01];
+  assert.deepEqual(gapIndices(ends, starts, 0.25, [0, 1, 2, 3]), [2]); // idle: the next record
+  assert.deepEqual(gapIndices(ends, starts, 0.25, [0, 1, 400, 401]), []); // a seek skipped 398
+  const [x] = withGaps(ends, starts, [[1, 2, 3, 4]], [0, 1, 400, 401]);
+  assert.equal(x, ends);
 });

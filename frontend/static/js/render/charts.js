@@ -103,7 +103,7 @@ function updateCharts(charts, history, cursor_s, { oneChart = false } = {}) {
     const c = charts[i];
     c.length = history.length;
     const cols = history.cols;
-    c.u.setData(withGaps(cols.t_s, cols.start_s, c.spec.series.map(([col]) => cols[col])));
+    c.u.setData(withGaps(cols.t_s, cols.start_s, c.spec.series.map(([col]) => cols[col]), cols.iter));
   }
   for (const c of charts) {
     // A chart a few frames stale ends before the cursor: hold the mark at its right edge.

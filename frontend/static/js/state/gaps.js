@@ -1,6 +1,7 @@
 // Breaks in the charts where nothing ran: uPlot draws a line across every point it is given,
 // so an idle stretch longer than the gap threshold gets a point of nulls in every series
-// (with spanGaps off, the line stops there and starts again with the next step).
+// (with spanGaps off, the line stops there and starts again with the next step). Records the
+// page skipped (a seek, a catch-up keyframe) ran: the line crosses them as before.
 
 export const GAP_MIN_S = 0.25; // an idle stretch shorter than this is no gap, however zoomed
 
@@ -11,18 +12,22 @@ export function gapThreshold(spanS) {
 }
 
 /** Indices i where the step starting at `starts[i]` comes more than `threshold` seconds after
- * the previous step ended (`ends[i - 1]`). */
-export function gapIndices(ends, starts, threshold) {
+ * the previous step ended (`ends[i - 1]`) and is the record right after it (`iters`, when
+ * given: no record ran between them). */
+export function gapIndices(ends, starts, threshold, iters = null) {
   const out = [];
-  for (let i = 1; i < ends.length; i++) if (starts[i] - ends[i - 1] > threshold) out.push(i);
+  for (let i = 1; i < ends.length; i++) {
+    if (starts[i] - ends[i - 1] > threshold && (!iters || iters[i] === iters[i - 1] + 1)) out.push(i);
+  }
   return out;
 }
 
 /** uPlot data `[x, ...ys]` for points at `ends` with a null point in the middle of each idle
  * stretch longer than the threshold; the arrays themselves when there is none. */
-export function withGaps(ends, starts, ys) {
+export function withGaps(ends, starts, ys, iters = null) {
   const n = ends.length;
-  const gaps = n ? gapIndices(ends, starts, gapThreshold(ends[n - 1] - (starts[0] ?? ends[0]))) : [];
+  const span = n ? ends[n - 1] - (starts[0] ?? ends[0]) : 0;
+  const gaps = n ? gapIndices(ends, starts, gapThreshold(span), iters) : [];
   if (!gaps.length) return [ends, ...ys];
   const x = [];
   const cols = ys.map(() => []);
