@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from servescope.api.compact import expand_keyframe
-from servescope.api.serialize import STATUS, StreamState, keyframe, pack, request_info
+from servescope.api.serialize import pack, request_info
+from servescope.api.stream_state import StreamState, keyframe
+from servescope.api.wire_keys import STATUS
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.scenarios.workloads import preset_workload

@@ -9,15 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from servescope.api.compact import expand_keyframe
-from servescope.api.serialize import (
-    StreamState,
-    keyframe,
-    load_keyframe,
-    normalize,
-    pack,
-    request_info,
-    unpack,
-)
+from servescope.api.serialize import normalize, pack, request_info, unpack
+from servescope.api.stream_state import StreamState, keyframe, load_keyframe
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from servescope.api.run_store import Row, RunStore, StorageError
-from servescope.api.serialize import StreamState, keyframe, normalize, pack, unpack
+from servescope.api.serialize import normalize, pack, unpack
+from servescope.api.stream_state import StreamState, keyframe
 from servescope.core.engine import Engine
 from servescope.observability.meter import Meter
 
