@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from servescope.api import protocol as P
 from servescope.api.compact import compact_keyframe, expand_keyframe
 from servescope.api.wire_keys import CARRIED, STATUS
 
@@ -102,8 +103,9 @@ class StreamState:
             self.carried[name] = rec[name]
 
 
-def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> dict[str, Any]:
-    """The columnar keyframe message for the state after record `state.iter`, compacted."""
+def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> P.Keyframe:
+    """The columnar keyframe message for the state after record `state.iter`, compacted (built
+    unvalidated: a big pool's columns are long, and the tests validate what is sent)."""
     ids, ref = state.ids, state.ref
     owner: list[int | str | None] = [None] * num_gpu_blocks
     refs = [0] * num_gpu_blocks
@@ -114,19 +116,19 @@ def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> dict[str, 
                     owner[b] = ref(rid)
                 refs[b] += 1
     last = state.last
-    return compact_keyframe({
-        "type": "keyframe", "v": 1, "engine": engine, "iter": state.iter,
+    return P.Keyframe.model_construct(**compact_keyframe({
+        "engine": engine, "iter": state.iter,
         "step": last["step"] if last else 0, "time_s": last["time_s"] if last else 0.0,
         "status": [state.status.get(r, PENDING) for r in ids],
         "num_computed_tokens": [state.computed.get(r, 0) for r in ids],
         "num_output_tokens": [state.outputs.get(r, 0) for r in ids],
         "num_cached_tokens": [max(0, state.cached_tokens.get(r, 0)) for r in ids],
         "num_preemptions": [state.preemptions.get(r, 0) for r in ids],
-        "tables": [[ref(rid), list(blocks)] for rid, blocks in state.tables.items()],
+        "tables": [(ref(rid), list(blocks)) for rid, blocks in state.tables.items()],
         "block_owner": owner, "block_ref_count": refs, "cached_blocks": sorted(state.cached),
         "running": [ref(r) for r in state.running], "waiting": [ref(r) for r in state.waiting],
         "record": last,
-    })
+    }))
 
 
 def load_keyframe(requests: Sequence[dict[str, Any]], kf: dict[str, Any]) -> StreamState:
