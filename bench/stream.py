@@ -25,6 +25,7 @@ from servescope.api import protocol as P
 from servescope.api.serialize import request_info
 from servescope.api.stream_state import keyframe
 from servescope.api.track import Track, engine_source
+from servescope.api.wire_text import Raw, dump
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
@@ -186,7 +187,7 @@ def frame_building(args: argparse.Namespace, data_dir: str) -> None:
     def per_frame_model() -> None:  # the model built and serialized for every frame
         for a, u in windows:
             body = track.store.frame_body(a, u)
-            P.dump(P.Step.model_construct(engine=track.number, records=P.Raw(f"[{body}]")))
+            dump(P.Step.model_construct(engine=track.number, records=Raw(f"[{body}]")))
 
     best = {baseline: float("inf"), server: float("inf"), per_frame_model: float("inf")}
     for _ in range(args.frame_rounds):
@@ -198,15 +199,15 @@ def frame_building(args: argparse.Namespace, data_dir: str) -> None:
     kf_dict = {"type": "keyframe", "v": 1, **vars(kf)}  # the dict keyframe() made before
     kf_best = {name: min(timeit.repeat(fn, number=20, repeat=args.frame_rounds)) / 20 * 1e6
                for name, fn in (("json", lambda: json.dumps(kf_dict, separators=(",", ":"))),
-                                ("dump", lambda: P.dump(kf)))}
+                                ("dump", lambda: dump(kf)))}
     track.close()
     base, new, model = (best[fn] / len(windows) * 1e6 for fn in best)
     print(f"frame building: {len(windows)} frames of 3 records, best of {args.frame_rounds} "
           f"rounds")
     print(f"  hand-made string (baseline)      {base:8.2f} us/frame")
     print(f"  server's Track.frame (Template)  {new:8.2f} us/frame   ratio {new / base:.3f}")
-    print(f"  Step model per frame, dump()     {model:8.2f} us/frame   ratio {model / base:.3f}")
-    print(f"keyframe of that track ({len(P.dump(kf))} bytes), serialized on the simulating thread:")
+    print(f"  Step model per frame (dump)      {model:8.2f} us/frame   ratio {model / base:.3f}")
+    print(f"keyframe of that track ({len(dump(kf))} bytes), on the simulating thread:")
     print(f"  json.dumps of its dict (before)  {kf_best['json']:8.2f} us")
     print(f"  dump(Keyframe)                   {kf_best['dump']:8.2f} us         ratio "
           f"{kf_best['dump'] / kf_best['json']:.3f}")

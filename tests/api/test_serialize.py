@@ -8,10 +8,10 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from servescope.api import protocol as P
 from servescope.api.compact import expand_keyframe
 from servescope.api.serialize import normalize, pack, request_info, unpack
 from servescope.api.stream_state import StreamState, keyframe, load_keyframe
+from servescope.api.wire_text import dump
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
@@ -35,7 +35,7 @@ def wire(obj):
 
 def sent_keyframe(state, config):
     """The keyframe message as the server sends it, read back."""
-    return json.loads(P.dump(keyframe(state, 0, config.num_gpu_blocks)))
+    return json.loads(dump(keyframe(state, 0, config.num_gpu_blocks)))
 
 
 @st.composite

@@ -10,6 +10,7 @@ from typing import get_args
 import pytest
 
 from servescope.api import protocol as P
+from servescope.api.wire_text import Raw, Template, dump
 
 MODELS = {m.model_fields["type"].default: m for m in get_args(get_args(P.ServerMessage)[0])}
 # init's request list is still spliced in by Session.init_text: it is validated, not compared.
@@ -49,8 +50,8 @@ def as_sent(text: str, msg: P.Message) -> str:
     records are stored as compact JSON text and spliced in as they are)."""
     if isinstance(msg, P.Step):
         records = json.dumps(json.loads(text)["records"], separators=(",", ":"))
-        return P.dump(P.Step.model_construct(engine=msg.engine, records=P.Raw(records)))
-    return P.dump(msg)
+        return dump(P.Step.model_construct(engine=msg.engine, records=Raw(records)))
+    return dump(msg)
 
 
 @pytest.mark.filterwarnings("error:Pydantic serializer warnings")
@@ -72,17 +73,17 @@ def test_every_message_of_a_session_is_its_protocol_models_text(client):
 
 def test_a_frame_from_the_template_is_the_step_models_dump():
     items = '{"i":0,"t":0.0,"ms":1.5,"nf":7},{"i":1,"t":0.0015,"ms":2.0,"nf":6,"a":[0]}'
-    template = P.Template(P.Step.model_construct(engine=2), "records")
+    template = Template(P.Step.model_construct(engine=2), "records")
     frame = template.fill(items)
-    assert frame == P.dump(P.Step.model_construct(engine=2, records=P.Raw(f"[{items}]")))
+    assert frame == dump(P.Step.model_construct(engine=2, records=Raw(f"[{items}]")))
     step = P.SERVER.validate_json(frame)
     assert isinstance(step, P.Step) and step.engine == 2 and [r.i for r in step.records] == [0, 1]
     assert step.records[1].a == [0]
 
 
 def test_dump_sends_every_field_with_its_default():
-    assert json.loads(P.dump(P.Error(message="m"))) == {
+    assert json.loads(dump(P.Error(message="m"))) == {
         "type": "error", "v": 1, "message": "m", "field": None, "code": "bad_message"}
-    done = json.loads(P.dump(P.Done(engine=1, summary={"completed": 3}, num_records=9)))
+    done = json.loads(dump(P.Done(engine=1, summary={"completed": 3}, num_records=9)))
     assert done == {"type": "done", "v": 1, "engine": 1, "summary": {"completed": 3},
                     "num_records": 9, "error": None}

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 
 from servescope.api import protocol as P
 from servescope.api.session import Session
+from servescope.api.wire_text import dump
 
 Send = Callable[[str], Awaitable[None]]
 
@@ -35,7 +36,7 @@ class Viewer:
         self._event.set()
 
     def reply(self, **error: object) -> None:
-        self.outbox.append(P.dump(P.Error.model_validate(error)))
+        self.outbox.append(dump(P.Error.model_validate(error)))
         self.wake()
 
     def resync(self) -> None:
