@@ -12,8 +12,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from servescope.api import protocol as P
 from servescope.api.run_store import Row, RunStore, StorageError
-from servescope.api.serialize import StreamState, keyframe, load_keyframe, normalize, pack, unpack
+from servescope.api.serialize import normalize, pack, unpack
+from servescope.api.stream_state import StreamState, keyframe, load_keyframe
+from servescope.api.wire_text import Template, dump
 from servescope.core.engine import Engine
 from servescope.observability.meter import Meter
 
@@ -56,7 +59,8 @@ class Track:
         self.state = StreamState(requests)
         self.store = RunStore(path)  # StorageError when the data directory cannot hold it
         first = keyframe(self.state, number, num_gpu_blocks)
-        self.store.append([], [(-1, dumps(first))])
+        self.store.append([], [(-1, dump(first))])
+        self._frame = Template(P.Step.model_construct(engine=number), "records")
         self._kf_size = 0  # JSON size of the last keyframe (0: none taken yet)
         self.head = -1  # index of the last stored record
         self.last_start_s = float("-inf")
@@ -124,7 +128,7 @@ class Track:
             # Every `interval` records, and not before the records since the last keyframe
             # weigh as much as it does: a big pool's keyframes stay a bounded share of the store.
             if n - last_kf >= self.interval and since_kf >= self._kf_size:
-                kf_text = dumps(keyframe(self.state, self.number, self.num_gpu_blocks))
+                kf_text = dump(keyframe(self.state, self.number, self.num_gpu_blocks))
                 kfs.append((n, kf_text))
                 self._kf_size = len(kf_text)
                 last_kf, since_kf = n, 0
@@ -176,8 +180,7 @@ class Track:
         upto = min(upto, self.head)
         if upto <= after:
             return None
-        body = self.store.frame_body(after, upto)
-        return f'{{"type":"step","v":1,"engine":{self.number},"records":[{body}]}}'
+        return self._frame.fill(self.store.frame_body(after, upto))
 
     def index_at_time(self, t: float) -> int:
         """Last stored record that starts at or before simulated time t (-1: none)."""
@@ -210,11 +213,8 @@ class Track:
                 yield rec
 
     def done_message(self) -> str:
-        msg: dict[str, Any] = {"type": "done", "v": 1, "engine": self.number,
-                               "summary": self.summary or {}, "num_records": self.head + 1}
-        if self.error:
-            msg["error"] = self.error
-        return dumps(msg)
+        return dump(P.Done(engine=self.number, summary=self.summary or {},
+                           num_records=self.head + 1, error=self.error))
 
     def close(self) -> None:
         """Stop the simulation and delete the track's files (now, or when its thread ends)."""
