@@ -182,9 +182,10 @@ class PagedKVCacheManager:
         if self.enable_caching and record:
             stored = self._cache_decoded(requests, start, num_steps)
         elif self.enable_caching:  # the rows that complete a block, without their events
-            rows_done = np.flatnonzero(start % bs + num_steps >= bs)
-            self._cache_rows(requests, rows_done.tolist(),
-                             ((start[rows_done] + num_steps) // bs).tolist())
+            ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0
+                    for p in start.tolist()]  # (a batch is small: plain Python is quicker)
+            rows_done = [row for row, end in enumerate(ends) if end]
+            self._cache_rows(requests, rows_done, [ends[row] for row in rows_done])
         return DecodeBlocks(steps, rows, blocks, set(evicted), stored)
 
     def _cache_decoded(self, requests: list[Request], start: np.ndarray,
