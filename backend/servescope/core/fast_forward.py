@@ -36,7 +36,7 @@ def plan_run(engine: Engine) -> Plan | None:
     step_ms = decode_steps_ms(engine.step_time, start, num_steps)
     clock = np.add.accumulate(np.concatenate(([engine.time_s], step_ms / 1000.0)))
     if pending is not None and not engine.step_clock:  # it arrives at the first step it is due
-        num_steps = 1 + int(np.searchsorted(clock[1:num_steps], pending.arrival_s or 0.0))
+        num_steps = 1 + int(clock[1:num_steps].searchsorted(pending.arrival_s or 0.0))
         if num_steps < MIN_RUN_STEPS:
             return None
     return start, step_ms[:num_steps], clock[:num_steps + 1]

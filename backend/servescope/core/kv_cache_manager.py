@@ -162,7 +162,7 @@ class PagedKVCacheManager:
             return num_steps  # no row crosses more boundaries than that
         per_residue = np.bincount(start % bs, minlength=bs)
         per_step = per_residue[(-np.arange(num_steps)) % bs]
-        return int(np.searchsorted(np.cumsum(per_step), self.pool.num_free_blocks, "right"))
+        return int(per_step.cumsum().searchsorted(self.pool.num_free_blocks, "right"))
 
     def advance_decodes(self, requests: list[Request], start: np.ndarray, num_steps: int,
                         record: bool = True) -> DecodeBlocks:

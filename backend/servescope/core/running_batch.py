@@ -134,14 +134,14 @@ class RunningBatch:
         """One token for every slot in lo..hi-1 at each of `count` consecutive iterations from
         `iteration`; the requests that reached their output length."""
         run_start, run_len = self.run_start[lo:hi], self.run_len[lo:hi]
-        broken = np.flatnonzero(run_start + run_len != iteration)
+        broken = (run_start + run_len != iteration).nonzero()[0]
         for slot in (broken + lo).tolist():
             self._close_run(slot)
             self.run_start[slot] = iteration
         run_len += count
         num_output = self.num_output[lo:hi]
         num_output += count
-        done = np.flatnonzero(num_output >= self.output_len[lo:hi])
+        done = (num_output >= self.output_len[lo:hi]).nonzero()[0]
         return [self.requests[lo + i] for i in done.tolist()]
 
     def total_computed(self) -> int:

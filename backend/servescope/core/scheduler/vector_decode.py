@@ -36,7 +36,7 @@ def schedule_chunk(kv: KVCacheManager, output: SchedulerOutput, running: Running
     block_size = kv.block_size
     num_computed = running.num_computed[index:index + count]
     if kv.on_demand:
-        crossing = np.flatnonzero(num_computed % block_size == 0)
+        crossing = (num_computed % block_size == 0).nonzero()[0]
     else:  # a contiguous reservation already covers every token
         crossing = np.zeros(0, np.int64)
     free = kv.num_free_blocks
@@ -47,7 +47,7 @@ def schedule_chunk(kv: KVCacheManager, output: SchedulerOutput, running: Running
             return 0
         num_computed = num_computed[:count]
     start = num_computed.copy()
-    completing = (np.flatnonzero((start + 1) % block_size == 0) if kv.enable_caching
+    completing = (((start + 1) % block_size == 0).nonzero()[0] if kv.enable_caching
                   else np.zeros(0, np.int64))
     _allocate_and_cache(kv, output, running, index, crossing, completing, start)
     num_computed += 1
