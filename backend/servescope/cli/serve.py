@@ -17,6 +17,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "$SERVESCOPE_DATA_DIR or <repo>/data)")
     p.add_argument("--max-upload-mb", type=float, default=None,
                    help="largest trace upload accepted (default 100)")
+    p.add_argument("--memory-cap-mb", type=int, default=None,
+                   help="the server's memory cap, its job workers included: over it new "
+                        "sessions and jobs are refused, and each job may map this over "
+                        "max_jobs + 1 (default 8192; 0: none)")
     p.add_argument("--log-level", default="info")
 
 
@@ -33,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     limit = None if args.max_upload_mb is None else int(args.max_upload_mb * 1024 * 1024)
     settings = Settings.from_env(host=args.host, port=args.port, data_dir=args.data_dir,
-                                 max_upload_bytes=limit)
+                                 max_upload_bytes=limit, memory_cap_mb=args.memory_cap_mb)
     print(f"ServeScope explorer on http://{settings.host}:{settings.port}/ (demo session ready)",
           flush=True)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, workers=1,
