@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 # A message over max_message_bytes gets the `limit` error frame (api/control.py) and the socket
 # lives on; only one over this many times the limit is cut off by uvicorn (close 1009).
-WS_CEILING = 4
+WS_CEILING = 16  # 64 MiB for the default 4 MiB limit
 
 
 def run(args: argparse.Namespace) -> int:
