@@ -5,6 +5,8 @@ memory is over `memory_cap_mb` new sessions and jobs are refused with a 503 nami
 from __future__ import annotations
 
 import asyncio
+import gc
+import itertools
 import time
 
 import pytest
@@ -59,3 +61,21 @@ def test_over_the_cap_new_sessions_and_jobs_are_refused_naming_it(tmp_path):
         assert r.status_code == 200
         r = c.post("/api/sessions", json={"workload": {"preset": "demo"}})
         assert r.status_code == 201
+
+
+def test_a_stream_comes_in_chunks_and_one_never_read_frees_its_worker():
+    async def main() -> None:
+        jobs = Jobs(max_jobs=1, timeout_s=30)
+        chunks = await jobs.stream("export", itertools.repeat, b"ab", 3)
+        assert [c async for c in chunks] == [b"ab"] * 3 and jobs.running == 0
+        unread = await jobs.stream("export", itertools.repeat, b"ab", 10**9)  # blocks its pipe
+        (worker,) = jobs.workers
+        del unread  # a response that never started its body
+        gc.collect()
+        give_up = time.monotonic() + 60  # a bound only against hanging when broken
+        while jobs.running:
+            assert time.monotonic() < give_up, "the unread stream kept its slot"
+            await asyncio.sleep(0.01)
+        assert not worker.proc.is_alive() and not jobs.workers
+
+    asyncio.run(main())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
@@ -84,10 +85,18 @@ class Jobs:
         except BaseException as err:
             await cm.__aexit__(type(err), err, err.__traceback__)
             raise
-        return self._rest(what, cm, worker, first, tail)
+        ended: list[bool] = []
+        rest = self._rest(what, cm, worker, first, tail, ended)
+        # a response that never starts its body (the client left first) never runs the
+        # generator's `finally`: free the worker and the slot when it is collected
+        weakref.finalize(rest, lambda: ended or loop.call_soon_threadsafe(
+            asyncio.ensure_future, cm.__aexit__(None, None, None)))
+        return rest
 
     async def _rest(self, what: str, cm: Any, worker: Worker, first: tuple[str, Any],
-                    tail: Callable[[str], bytes] | None) -> AsyncIterator[bytes]:
+                    tail: Callable[[str], bytes] | None,
+                    ended: list[bool]) -> AsyncIterator[bytes]:
+        ended.append(True)
         try:
             kind, chunk = first
             while kind == "chunk":
