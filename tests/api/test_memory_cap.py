@@ -1,12 +1,13 @@
 """The server's memory cap: a heavy job runs in a worker process whose address space is capped
 (a job past its budget is a 413 naming it, the worker killed when late), and while the server's
-memory is over `memory_cap_mb` new sessions and jobs are refused with a 503 naming the cap."""
+memory is over `memory_cap_mb` new sessions, configures and jobs are refused naming the cap."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
 import itertools
+import json
 import time
 
 import pytest
@@ -46,8 +47,14 @@ def test_a_late_job_is_killed_and_frees_its_slot():
 def test_over_the_cap_new_sessions_and_jobs_are_refused_naming_it(tmp_path):
     app = create_app(make_settings(tmp_path))
     with TestClient(app, headers=ORIGIN) as c:
-        sid = c.post("/api/sessions", json={"workload": {"preset": "demo"}}).json()["session_id"]
+        made = c.post("/api/sessions", json={"workload": {"preset": "demo"}}).json()
+        sid = made["session_id"]
         app.state.registry.jobs.memory_cap = 1 * MIB  # any server is over a cap of 1 MiB
+        with c.websocket_connect(made["ws_path"]) as driver:  # its creator's token: drives
+            driver.send_text(json.dumps({"type": "configure", "v": 1,
+                                         "config": {"max_num_seqs": 8}}))
+            err = next(m for m in iter(lambda: receive(driver), None) if m["type"] == "error")
+            assert err["code"] == "memory" and "memory_cap_mb (1)" in err["message"]
         r = c.post("/api/sessions", json={"workload": {"preset": "demo"}})
         assert r.status_code == 503 and r.json()["detail"]["code"] == "memory"
         assert "memory_cap_mb (1)" in r.json()["detail"]["message"]
