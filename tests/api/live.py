@@ -10,7 +10,8 @@ from typing import Any
 from support.server import validate
 from websockets.asyncio.client import connect
 
-from servescope.api.serialize import StreamState, load_keyframe, unpack
+from servescope.api.serialize import unpack
+from servescope.api.stream_state import StreamState, load_keyframe
 
 
 class Client:

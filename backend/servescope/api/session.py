@@ -13,6 +13,7 @@ from servescope.api.access import new_token
 from servescope.api.build import Built, build
 from servescope.api.settings import Settings
 from servescope.api.track import dumps
+from servescope.api.wire_text import dump
 
 if TYPE_CHECKING:
     from servescope.api.jobs import Jobs
@@ -98,16 +99,15 @@ class Session:
         done = all(t.done and p == t.head for t, p in zip(self.tracks, self.position,
                                                              strict=True))
         t = self.sim_time if self.sim_time != float("-inf") else 0.0
-        return dumps({"type": "status", "v": 1, "playing": self.playing, "speed": self.speed,
-                      "iters": list(self.position), "time_s": t, "done": done})
+        return dump(P.Status(playing=self.playing, speed=self.speed, iters=self.position,
+                             time_s=t, done=done))
 
     def progress_text(self) -> str:
         """How far each track's background simulation has got (the scrubber's reach)."""
-        return dumps({"type": "progress", "v": 1,
-                      "computed": [x.head for x in self.tracks],
-                      "time_s": [max(x.last_start_s, 0.0) for x in self.tracks],
-                      "done": [x.done for x in self.tracks],
-                      "errors": [x.error for x in self.tracks]})
+        return dump(P.Progress(computed=[x.head for x in self.tracks],
+                               time_s=[max(x.last_start_s, 0.0) for x in self.tracks],
+                               done=[x.done for x in self.tracks],
+                               errors=[x.error for x in self.tracks]))
 
     def _changed(self, seek: bool = False, config: bool = False) -> None:
         self.status_version += 1
