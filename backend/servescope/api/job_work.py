@@ -12,7 +12,8 @@ from typing import Any
 
 from servescope import exports
 from servescope.api.run_store import packed_records
-from servescope.api.serialize import StreamState, unpack
+from servescope.api.serialize import unpack
+from servescope.api.stream_state import StreamState
 from servescope.api.workers import chunks
 from servescope.core.config import EngineConfig
 from servescope.scenarios.diagnosis_check import diagnose_records
