@@ -72,7 +72,7 @@ def dropped_while_driving(server: Server) -> None:
 
 @pytest.mark.parametrize("env", [
     {"SERVESCOPE_SEND_TIMEOUT_S": "0.5"},  # dropped by its send timeout
-    {"SERVESCOPE_SEND_TIMEOUT_S": "3600", "SERVESCOPE_MAX_BUFFERED_BYTES": "100000"},  # the cap
+    {"SERVESCOPE_SEND_TIMEOUT_S": "3600", "SERVESCOPE_MAX_BUFFERED_BYTES": "50000"},  # the cap
 ], ids=["send_timeout", "buffer_cap"])
 def test_a_viewer_that_stops_reading_is_dropped_and_the_driver_plays_on(tmp_path, env):
     server = Server(tmp_path / "data", **env)
