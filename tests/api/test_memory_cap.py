@@ -86,3 +86,15 @@ def test_a_stream_comes_in_chunks_and_one_never_read_frees_its_worker():
         assert not worker.proc.is_alive() and not jobs.workers
 
     asyncio.run(main())
+
+
+def test_a_stream_that_fails_midway_ends_with_its_tail():
+    async def main() -> None:
+        jobs = Jobs(max_jobs=1, timeout_s=30)
+        chunks = await jobs.stream("export", map, bytes.fromhex, ["61", "not hex"],
+                                   tail=lambda message: f"tail: {message}".encode())
+        got = [c async for c in chunks]
+        assert got[0] == b"a" and got[1].startswith(b"tail: the export failed: ")
+        assert len(got) == 2 and jobs.running == 0 and not jobs.workers
+
+    asyncio.run(main())
