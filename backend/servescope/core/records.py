@@ -38,33 +38,26 @@ class ScheduledColumns:
     @classmethod
     def join(cls, parts: Sequence[ScheduledEntry | tuple[list[str], np.ndarray]],
              ) -> ScheduledColumns:
-        """Single entries and decode chunks ((ids, start): one token each) in order."""
+        """Single entries and decode chunks ((ids, start): one token each) in order, written
+        into columns sized up front (no small arrays to concatenate)."""
         ids: list[str] = []
-        cols: list[list[np.ndarray]] = [[], [], [], []]
-        singles: list[ScheduledEntry] = []
-
-        def flush() -> None:
-            if singles:
-                rows = np.array([e[1:] for e in singles], np.int64).reshape(-1, 4)
-                for col, row in zip(cols, rows.T, strict=True):
-                    col.append(row)
-                singles.clear()
-
         for part in parts:
             if isinstance(part, ScheduledEntry):
                 ids.append(part.id)
-                singles.append(part)
-                continue
-            flush()
-            chunk_ids, start = part
-            ids.extend(chunk_ids)
-            ones = np.ones(len(chunk_ids), np.int64)
-            for col, row in zip(cols, (ones, start, ones, ones * 0), strict=True):
-                col.append(row)
-        flush()
-        n, start, sampled, prefill = (np.concatenate(c) if c else np.zeros(0, np.int64)
-                                      for c in cols)
-        return cls(ids, n, start, sampled.astype(bool), prefill.astype(bool))
+            else:
+                ids.extend(part[0])
+        num_rows = len(ids)
+        n, start = np.ones(num_rows, np.int64), np.empty(num_rows, np.int64)
+        sampled, prefill = np.ones(num_rows, bool), np.zeros(num_rows, bool)
+        row = 0
+        for part in parts:
+            if isinstance(part, ScheduledEntry):
+                _, n[row], start[row], sampled[row], prefill[row] = part
+                row += 1
+            else:
+                start[row:row + len(part[0])] = part[1]
+                row += len(part[0])
+        return cls(ids, n, start, sampled, prefill)
 
     def entries(self) -> tuple[ScheduledEntry, ...]:
         return tuple(ScheduledEntry(*row) for row in zip(
