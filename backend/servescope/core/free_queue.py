@@ -9,6 +9,7 @@ every hashed one. A hashed block taken out of the middle (a prefix-cache hit) le
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 
 GONE = -1  # the place of a block taken out of the middle
@@ -21,7 +22,9 @@ class FreeQueue:
         self._lru_head = 0
         self._lru_base = 0  # position (since the start) of self._lru[0]
         self._lru_gone = 0
-        self._lru_pos: dict[int, int] = {}  # each hashed free block's position (and stale ones)
+        # each hashed free block's position (stale for the others), indexed by block id: a
+        # flat array of C ints, which a push writes with fewer cache misses than a dict
+        self._lru_pos = array("q", bytes(8 * num_gpu_blocks))
         self.num_free = num_gpu_blocks - 1
 
     def __len__(self) -> int:
@@ -68,8 +71,9 @@ class FreeQueue:
     def push_tail(self, blocks: list[int]) -> None:
         """Hashed blocks, blocks[-1] becoming the tail."""
         lru = self._lru
-        at = self._lru_base + len(lru)
-        self._lru_pos.update(zip(blocks, range(at, at + len(blocks)), strict=True))
+        pos = self._lru_pos
+        for at, block in enumerate(blocks, self._lru_base + len(lru)):
+            pos[block] = at
         lru += blocks
         self.num_free += len(blocks)
 
