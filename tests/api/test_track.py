@@ -71,6 +71,44 @@ def test_the_stored_records_are_the_engines_records_and_keyframes_match_them(tmp
     assert track.index_at_step(step) == 7
 
 
+def long_decodes(n: int) -> list[RequestSpec]:
+    """Few arrivals and long outputs: most steps are quiet decode stretches (fast-forward)."""
+    return [RequestSpec(id=f"d{k}", prompt_len=9 + 5 * k, output_len=60 + 17 * k,
+                        arrival_s=k * 0.3) for k in range(n)]
+
+
+def stored(track: Track) -> tuple[list[tuple], list[tuple]]:
+    db = track.store._reader
+    return (db.execute("SELECT * FROM records ORDER BY iter").fetchall(),
+            db.execute("SELECT * FROM keyframes ORDER BY iter").fetchall())
+
+
+def test_a_fast_forward_track_stores_the_step_by_step_engines_packed_records_and_keyframes(
+        tmp_path):
+    config = EngineConfig(num_gpu_blocks=40, block_size=4)
+    tracks = []
+    for name, fast in (("step", False), ("fast", True)):
+        engine = Engine(config, long_decodes(6), fast_forward=fast)
+        calls = [0]
+        step = engine.step
+
+        def counted(step=step, calls=calls):
+            calls[0] += 1
+            return step()
+        engine.step = counted  # type: ignore[method-assign]
+        track = Track(0, engine_source(engine), request_info(long_decodes(6)), 40, 8, 100_000,
+                      tmp_path / "runs" / f"{name}-0.sqlite3", summary=engine.summary)
+        asyncio.run(ended(track))
+        assert track.error is None
+        tracks.append((track, calls[0]))
+    (slow, slow_steps), (fast, fast_steps) = tracks
+    records, keyframes = stored(slow)
+    assert len(records) == slow_steps - 1 > 200 and len(keyframes) > 10  # the last call: None
+    assert fast_steps < len(records) // 4  # the fast track took decode runs, not single steps
+    assert stored(fast) == (records, keyframes)  # every column and byte of packed JSON
+    assert fast.summary == slow.summary
+
+
 def test_a_failing_source_stops_the_track_with_the_reason_and_keeps_what_it_stored(tmp_path):
     track, engine = engine_track(tmp_path)
     inner = track.source

@@ -27,10 +27,15 @@ def dumps(msg: Any) -> str:
 
 
 def engine_source(engine: Engine) -> Source:
-    def step() -> dict[str, Any] | None:
-        record = engine.step()
+    """The engine's records through its fast-forward (`Engine.run()`): a quiet decode stretch
+    is simulated as one run and expands lazily, one record per call, into exactly the records
+    `Engine.step()` would give, so the track's batches never hold a whole run."""
+    records = engine.run()
+
+    def next_record() -> dict[str, Any] | None:
+        record = next(records, None)
         return None if record is None else record.to_dict()
-    return step
+    return next_record
 
 
 def replay_source(records: list[dict[str, Any]]) -> Source:
