@@ -29,7 +29,7 @@ import { applyKeyframe } from "./state/keyframe.js";
 import { historyIndexAt } from "./state/select.js";
 import { applyProgress, scrubMax } from "./state/progress.js";
 import { appendRecord } from "./state/history.js";
-import { applyRecords, createPane, createStore, markDirty, onFrame, resetPane } from "./state/store.js";
+import { applyRecords, applyRequests, createPane, createStore, markDirty, onFrame, resetPane } from "./state/store.js";
 import { clampSpeed, formatScenario, nextSpeed, parseScenario } from "./state/url.js";
 
 const doc = document;
@@ -70,6 +70,7 @@ function handle(msg) {
     if (i === 0 && store.panes[0]) lesson.onRecords(msg.records ?? [], store.panes[0].run);
   }
   else if (msg.type === "keyframe") onKeyframe(i, msg);
+  else if (msg.type === "requests") applyRequests(store, msg);
   else if (msg.type === "status") onStatus(msg);
   else if (msg.type === "progress") {
     applyProgress(store.panes, msg);
