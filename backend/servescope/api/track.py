@@ -20,6 +20,10 @@ from servescope.observability.meter import Meter
 Source = Callable[[], dict[str, Any] | None]  # the next record as to_dict(), None at the end
 BATCH_RECORDS = 1024  # records per transaction at most
 BATCH_S = 0.05  # and at least this often, so that the first frame and the scrubber move soon
+# A keyframe reads every request and block (bench/scale_server.py: about 1.5 us each at 200,000
+# requests, as much as packing a byte or two of records): it waits for this many bytes of
+# packed records per request and block, so keyframes stay a small share of simulating ahead.
+KEYFRAME_BYTES_PER_ROW = 4
 
 
 def dumps(msg: Any) -> str:
@@ -63,6 +67,7 @@ class Track:
         first = keyframe(self.state, number, num_gpu_blocks)
         self.store.append([], [(-1, dumps(first))])
         self._kf_size = 0  # JSON size of the last keyframe (0: none taken yet)
+        self._kf_cost = KEYFRAME_BYTES_PER_ROW * (len(requests) + num_gpu_blocks)
         self.head = -1  # index of the last stored record
         self.last_start_s = float("-inf")
         self.last_step = -1
@@ -126,8 +131,10 @@ class Track:
                          len(rec["waiting"]), rec["kv_usage"]))
             since_kf += len(text)
             # Every `interval` records, and not before the records since the last keyframe
-            # weigh as much as it does: a big pool's keyframes stay a bounded share of the store.
-            if n - last_kf >= self.interval and since_kf >= self._kf_size:
+            # weigh as much as it does (a big pool's keyframes stay a bounded share of the
+            # store) nor as much as building it costs (a long request list's keyframes stay a
+            # bounded share of the time).
+            if n - last_kf >= self.interval and since_kf >= max(self._kf_size, self._kf_cost):
                 kf_text = dumps(keyframe(self.state, self.number, self.num_gpu_blocks))
                 kfs.append((n, kf_text))
                 self._kf_size = len(kf_text)
