@@ -130,6 +130,16 @@ def test_a_failing_source_stops_the_track_with_the_reason_and_keeps_what_it_stor
     assert len(list(track.records())) == 15
 
 
+def test_a_run_longer_than_the_record_cap_stops_there_and_says_so(tmp_path):
+    track, _ = engine_track(tmp_path, max_records=30)
+    asyncio.run(ended(track))
+    assert track.done and track.head == 29 and len(list(track.records())) == 30
+    assert track.error is not None and "max_records_per_session (30 records)" in track.error
+    whole, _ = engine_track(tmp_path / "whole", max_records=200)  # 40 requests: under 200
+    asyncio.run(ended(whole))
+    assert whole.error is None and 30 < whole.head < 199
+
+
 def test_closing_a_track_deletes_its_files_even_while_it_simulates(tmp_path):
     async def main():
         track, _ = engine_track(tmp_path, n=3000)

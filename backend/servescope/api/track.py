@@ -26,6 +26,10 @@ BATCH_S = 0.05  # and at least this often, so that the first frame and the scrub
 KEYFRAME_BYTES_PER_ROW = 4
 
 
+class RecordLimitError(Exception):
+    """The run has more records than the server keeps for a session."""
+
+
 def dumps(msg: Any) -> str:
     return json.dumps(msg, separators=(",", ":"), allow_nan=False)
 
@@ -97,7 +101,7 @@ class Track:
         try:
             self._simulate(loop)
             summary = self._summary() if self._summary and not self._closed else {}
-        except StorageError as err:
+        except (StorageError, RecordLimitError) as err:
             error = str(err)
         except Exception as err:  # noqa: BLE001 - any failure is reported, not raised
             error = (f"the simulation failed after {self._stored} records: "
@@ -115,7 +119,12 @@ class Track:
         n = 0
         while not self._closed:
             try:
-                rec = self.source() if n < self.max_records else None
+                rec = self.source()
+                if rec is not None and n >= self.max_records:
+                    raise RecordLimitError(
+                        f"the run stopped at this server's max_records_per_session "
+                        f"({self.max_records:,} records) before its end; simulate a window "
+                        f"or a sample of the trace")
             except Exception:
                 self._flush(loop, rows, kfs)  # what came before the failure stays readable
                 raise
