@@ -6,7 +6,10 @@ the last arrival; the server's peak RSS and CPU seconds while it simulates ahead
 /healthz latency (p50/p99) idle, as the baseline, and while a jsonl export, a full diagnosis and
 a summary of that session run at once, with their ratio. Browser frame time at 28k blocks:
 bench/render.py --blocks 28027.
-Usage: python bench/scale_server.py [--requests 200000] [--trace FILE] [--no-heavy] [--json F]"""
+With --watch-s S (a run too long to wait for, e.g. 1,000,000 requests) it skips the seek and
+reports how far the simulation got in S seconds, its CPU time per record and the RSS.
+Usage: python bench/scale_server.py [--requests 200000] [--trace FILE] [--no-heavy]
+       [--watch-s S] [--json F]"""
 
 from __future__ import annotations
 
@@ -61,8 +64,10 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def session_timings(server: Server, trace_id: str, last_arrival: float,
+def session_timings(server: Server, trace_id: str, last_arrival: float | None,
                     t_upload: float) -> dict[str, float]:
+    """Upload to init and to the first frame, the request list's pages, then (unless
+    `last_arrival` is None) session start to a seek at the last arrival."""
     out: dict[str, float] = {}
     with connect(f"{server.ws_url}/ws/sessions/new", max_size=None,
                  origin=server.url) as ws:  # type: ignore[arg-type]
@@ -85,6 +90,8 @@ def session_timings(server: Server, trace_id: str, last_arrival: float,
         listed = request_list(server.get, str(out["session_id"]))
         out["request_list_s"] = time.perf_counter() - t
         out["request_list_entries"] = len(listed)
+        if last_arrival is None:
+            return out
         ws.send(json.dumps({"type": "seek", "v": 1, "time_s": last_arrival}))
         while True:
             msg = json.loads(ws.recv())
@@ -144,6 +151,8 @@ def main() -> None:
     ap.add_argument("--trace", type=Path, default=CONV.resolve(),
                     help="the Azure-format trace whose rows are repeated")
     ap.add_argument("--no-heavy", action="store_true", help="skip the /healthz-under-load part")
+    ap.add_argument("--watch-s", type=float, default=0.0,
+                    help="no seek at the end: watch the simulation this long, then stop")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} "
@@ -155,7 +164,8 @@ def main() -> None:
         server = Server(Path(tmp) / "data", SERVESCOPE_JOB_TIMEOUT_S="600",
                         SERVESCOPE_MAX_REQUESTS_PER_SESSION=str(max(args.requests, 1_000_000)))
         try:
-            figures = run(server, path, last, not args.no_heavy)
+            figures = run(server, path, last, not args.no_heavy and not args.watch_s,
+                          args.watch_s)
         finally:
             server.stop()
     figures["load_average_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -165,7 +175,8 @@ def main() -> None:
         args.json.write_text(json.dumps(figures, indent=1))
 
 
-def run(server: Server, path: Path, last: float, with_heavy: bool) -> dict[str, object]:
+def run(server: Server, path: Path, last: float, with_heavy: bool,
+        watch_s: float) -> dict[str, object]:
     pid = server.proc.pid
     base = healthz_ms(server.url, 200) if with_heavy else []
     stop, rss = threading.Event(), [rss_kib(pid)[0]]
@@ -180,17 +191,23 @@ def run(server: Server, path: Path, last: float, with_heavy: bool) -> dict[str, 
     upload_s = time.perf_counter() - t0
     print(f"uploaded {r.json()['num_requests']} requests in {upload_s:.1f} s; last arrival "
           f"{last:.0f} s", file=sys.stderr)
-    timings = session_timings(server, r.json()["trace_id"], last, t0)
+    timings = session_timings(server, r.json()["trace_id"], None if watch_s else last, t0)
     print(f"session: {timings}", file=sys.stderr)
     sid = str(timings.pop("session_id"))
-    while not all(e["done"] for e in server.get(f"/api/sessions/{sid}")["simulated"]):
+    if watch_s:  # a run too long to wait for: how far it got, at what cost
+        time.sleep(watch_s)
+    while not watch_s and not all(e["done"] for e in
+                                  server.get(f"/api/sessions/{sid}")["simulated"]):
         time.sleep(0.5)
-    timings["upload_to_simulated_end_s"] = time.perf_counter() - t0
+    timings["upload_to_simulated_end_s" if not watch_s else "watched_s"] = \
+        time.perf_counter() - t0
     (simulated,) = server.get(f"/api/sessions/{sid}")["simulated"]
+    cpu = cpu_s(pid) - cpu0
     figures: dict[str, object] = {
         "requests": r.json()["num_requests"], "records": simulated["num_records"],
-        "upload_s": upload_s, **timings,
-        "server_cpu_s_upload_to_simulated_end": cpu_s(pid) - cpu0,
+        "simulation_done": simulated["done"], "simulation_error": simulated["error"],
+        "upload_s": upload_s, **timings, "server_cpu_s": cpu,
+        "server_cpu_us_per_record": cpu / max(1, simulated["num_records"]) * 1e6,
         "peak_rss_mib_while_simulating": max(rss) / 1024}
     print(f"simulated; peak RSS {max(rss) / 1024:.0f} MiB", file=sys.stderr)
     if with_heavy:
