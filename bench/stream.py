@@ -1,6 +1,7 @@
 """Streaming benchmark: a real `servescope serve` on loopback, one session whose batch holds
 256 requests, N viewers reading it. Prints frames per second per viewer, bytes per frame,
-and the CPU the server and the clients used, all measured in this run."""
+and the CPU the server and the clients used; then the time to build one step frame, against
+the hand-made string frames were built with before the protocol models, all in this run."""
 
 from __future__ import annotations
 
@@ -14,10 +15,20 @@ import subprocess
 import sys
 import tempfile
 import time
+import timeit
 import urllib.request
 from pathlib import Path
 
 from websockets.asyncio.client import connect
+
+from servescope.api import protocol as P
+from servescope.api.serialize import request_info
+from servescope.api.stream_state import keyframe
+from servescope.api.track import Track, engine_source
+from servescope.api.wire_text import Raw, dump
+from servescope.core.config import EngineConfig
+from servescope.core.engine import Engine
+from servescope.core.request import RequestSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 TICK = os.sysconf("SC_CLK_TCK")
@@ -142,6 +153,66 @@ def report(args: argparse.Namespace, viewers: list[Viewer], server_cpu: float,
     print(f"  target (60 frames/s each, median frame <= 2 KB): {'met' if target else 'missed'}")
 
 
+async def _simulate(track: Track) -> None:
+    progressed = asyncio.Event()
+    track.on_progress = progressed.set
+    track.start()
+    while not track.done:
+        progressed.clear()
+        await progressed.wait()
+
+
+def frame_building(args: argparse.Namespace, data_dir: str) -> None:
+    """What the server does per step frame and viewer: a track's `frame()` over its stored
+    records (a read of the run store, then the message text), against the same read wrapped
+    in the hand-made string of before; interleaved rounds, the best round of each."""
+    load = workload(args.batch)
+    specs = [RequestSpec(**row) for row in load["workload"]["requests"]]
+    engine = Engine(EngineConfig(**load["config"]), specs)
+    num_records = args.warmup_steps + 3 * args.frames
+    track = Track(0, engine_source(engine), request_info(specs), load["config"]["num_gpu_blocks"],
+                  64, num_records, Path(data_dir) / "frames.sqlite3")
+    asyncio.run(_simulate(track))
+    windows = [(a, a + 3) for a in range(args.warmup_steps, num_records - 3, 3)]
+
+    def baseline() -> None:
+        for a, u in windows:
+            body = track.store.frame_body(a, u)
+            f'{{"type":"step","v":1,"engine":{track.number},"records":[{body}]}}'
+
+    def server() -> None:
+        for a, u in windows:
+            track.frame(a, u)
+
+    def per_frame_model() -> None:  # the model built and serialized for every frame
+        for a, u in windows:
+            body = track.store.frame_body(a, u)
+            dump(P.Step.model_construct(engine=track.number, records=Raw(f"[{body}]")))
+
+    best = {baseline: float("inf"), server: float("inf"), per_frame_model: float("inf")}
+    for _ in range(args.frame_rounds):
+        for fn in best:
+            t0 = time.perf_counter()
+            fn()
+            best[fn] = min(best[fn], time.perf_counter() - t0)
+    kf = keyframe(track.state, 0, track.num_gpu_blocks)
+    kf_dict = {"type": "keyframe", "v": 1, **vars(kf)}  # the dict keyframe() made before
+    kf_best = {name: min(timeit.repeat(fn, number=20, repeat=args.frame_rounds)) / 20 * 1e6
+               for name, fn in (("json", lambda: json.dumps(kf_dict, separators=(",", ":"))),
+                                ("dump", lambda: dump(kf)))}
+    track.close()
+    base, new, model = (best[fn] / len(windows) * 1e6 for fn in best)
+    print(f"frame building: {len(windows)} frames of 3 records, best of {args.frame_rounds} "
+          f"rounds")
+    print(f"  hand-made string (baseline)      {base:8.2f} us/frame")
+    print(f"  server's Track.frame (Template)  {new:8.2f} us/frame   ratio {new / base:.3f}")
+    print(f"  Step model per frame (dump)      {model:8.2f} us/frame   ratio {model / base:.3f}")
+    print(f"keyframe of that track ({len(dump(kf))} bytes), on the simulating thread:")
+    print(f"  json.dumps of its dict (before)  {kf_best['json']:8.2f} us")
+    print(f"  dump(Keyframe)                   {kf_best['dump']:8.2f} us         ratio "
+          f"{kf_best['dump'] / kf_best['json']:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--viewers", type=int, default=32)
@@ -150,9 +221,21 @@ def main() -> None:
     parser.add_argument("--speed", type=float, default=2.0,
                         help="simulated seconds per wall second (2: ~3 records per frame)")
     parser.add_argument("--warmup-steps", type=int, default=60)
+    parser.add_argument("--frames", type=int, default=300, help="frames in the frame-building "
+                        "timing")
+    parser.add_argument("--frame-rounds", type=int, default=30)
+    parser.add_argument("--frames-only", action="store_true", help="only the frame-building "
+                        "timing (no server, no viewers)")
     parser.add_argument("--deflate", action="store_true", help="negotiate permessage-deflate "
                         "as browsers do (the server then compresses per viewer)")
     args = parser.parse_args()
+    if not args.frames_only:
+        stream(args)
+    with tempfile.TemporaryDirectory() as data_dir:
+        frame_building(args, data_dir)
+
+
+def stream(args: argparse.Namespace) -> None:
     port = free_port()
     with tempfile.TemporaryDirectory() as data_dir:
         proc = start_server(data_dir, port)

@@ -11,7 +11,8 @@ from typing import Any
 from support.server import request_list, validate
 from websockets.asyncio.client import connect
 
-from servescope.api.serialize import StreamState, load_keyframe, unpack
+from servescope.api.serialize import unpack
+from servescope.api.stream_state import StreamState, load_keyframe
 
 
 class Client:

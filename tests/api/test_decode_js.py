@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from servescope.api.compact import expand_keyframe
-from servescope.api.serialize import STATUS, StreamState, keyframe, pack, request_info
+from servescope.api.serialize import pack, request_info
+from servescope.api.stream_state import StreamState, keyframe
+from servescope.api.wire_keys import STATUS
+from servescope.api.wire_text import dump
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.scenarios.workloads import preset_workload
@@ -32,13 +35,13 @@ def fixture(overrides, preset, every=7):
     info = request_info(w.specs)
     state = StreamState(info)
     packed, records = [], []
-    kfs = [[-1, keyframe(state, 0, config.num_gpu_blocks)]]
+    kfs = [[-1, json.loads(dump(keyframe(state, 0, config.num_gpu_blocks)))]]
     for record in Engine(config, w.specs).run():
         rec = json.loads(json.dumps(record.to_dict()))
         records.append(rec)
         packed.append(pack(state, rec))
         if rec["iter"] % every == 0:
-            kfs.append([rec["iter"], keyframe(state, 0, config.num_gpu_blocks)])
+            kfs.append([rec["iter"], json.loads(dump(keyframe(state, 0, config.num_gpu_blocks)))])
         if len(records) >= 400:
             break
     plain = {at: expand_keyframe(kf) for at, kf in kfs}

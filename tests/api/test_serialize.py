@@ -9,15 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from servescope.api.compact import expand_keyframe
-from servescope.api.serialize import (
-    StreamState,
-    keyframe,
-    load_keyframe,
-    normalize,
-    pack,
-    request_info,
-    unpack,
-)
+from servescope.api.serialize import normalize, pack, request_info, unpack
+from servescope.api.stream_state import StreamState, keyframe, load_keyframe
+from servescope.api.wire_text import dump
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
@@ -37,6 +31,11 @@ CONFIGS = [
 
 def wire(obj):
     return json.loads(json.dumps(obj))
+
+
+def sent_keyframe(state, config):
+    """The keyframe message as the server sends it, read back."""
+    return json.loads(dump(keyframe(state, 0, config.num_gpu_blocks)))
 
 
 @st.composite
@@ -59,13 +58,13 @@ def test_pack_unpack_is_exact_and_keyframes_match_the_pool(run):
     info = request_info(specs)
     engine = Engine(config, specs)
     enc, dec = StreamState(info), StreamState(info)
-    packed, keyframes, records = [], {-1: wire(keyframe(enc, 0, config.num_gpu_blocks))}, []
+    packed, keyframes, records = [], {-1: sent_keyframe(enc, config)}, []
     while (record := engine.step()) is not None:
         rec = wire(record.to_dict())
         records.append(rec)
         packed.append(wire(pack(enc, rec)))
         assert unpack(dec, packed[-1]) == rec
-        keyframes[rec["iter"]] = wire(keyframe(enc, 0, config.num_gpu_blocks))
+        keyframes[rec["iter"]] = sent_keyframe(enc, config)
         kf = expand_keyframe(keyframes[rec["iter"]])
         # (under async the pool already holds the next step's blocks; the stream has not yet)
         if config.allocator == "paged" and not config.async_scheduling:

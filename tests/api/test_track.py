@@ -12,7 +12,8 @@ import pytest
 from support.server import validate
 
 from servescope.api.run_store import RunStore, StorageError, storage_error
-from servescope.api.serialize import load_keyframe, request_info, unpack
+from servescope.api.serialize import request_info, unpack
+from servescope.api.stream_state import load_keyframe
 from servescope.api.track import Track, engine_source
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine

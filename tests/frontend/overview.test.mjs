@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { brushWindow, percentileRows, scaledSeries } from "../../frontend/static/js/state/overview.js";
+import { bridgeShortGaps, brushWindow, percentileRows, scaledSeries } from "../../frontend/static/js/state/overview.js";
 
 const DATA = { bin_s: 2, columns: {
   t_s: [0, 2, 4, 6, 8],
@@ -34,4 +34,18 @@ test("the percentile rows show each latency in ms, '-' where no request finished
   assert.deepEqual(rows[0], ["TTFT", "12.3", "20.0", "30.0", "100.0"]);
   assert.deepEqual(rows[1], ["TPOT", "-", "-", "-", "-"]);
   assert.equal(rows.length, 4);
+});
+
+test("a short run of empty bins is bridged with the value before it; a long one stays a gap", () => {
+  // bins of 0.1 s: two empty bins (0.2 s) are under the 0.25 s threshold, three (0.3 s) are not
+  const v = [1, null, null, 2, null, null, null, 3, null];
+  assert.deepEqual(bridgeShortGaps(v, 0.1, 0.25), [1, 1, 1, 2, null, null, null, 3, null]);
+  assert.deepEqual(bridgeShortGaps([null, 1], 0.1, 0.25), [null, 1]); // nothing before: no bridge
+});
+
+test("the strip bridges by its bin width: a one-bin pause of a long run is no gap", () => {
+  const columns = { ...DATA.columns, t_s: DATA.columns.t_s.map((t) => t / 100) };
+  const [throughput] = scaledSeries(columns, 0.02); // bins of 20 ms: each null bin is bridged
+  assert.deepEqual(throughput.points, [0.25, 0.25, 1, 0.5, null]);
+  assert.deepEqual(scaledSeries(DATA.columns, 2)[0].points, [0.25, null, 1, 0.5, null]); // 2 s: a gap
 });

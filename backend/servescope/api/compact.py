@@ -51,7 +51,7 @@ def expand(column: Any) -> list[Any]:
 
 def compact_keyframe(kf: dict[str, Any]) -> dict[str, Any]:
     out = {**kf, **{name: runs(kf[name]) for name in RUN_COLUMNS}}
-    out["tables"] = [[r, ranges(blocks)] for r, blocks in kf["tables"]]
+    out["tables"] = [(r, ranges(blocks)) for r, blocks in kf["tables"]]
     out["cached_blocks"] = ranges(kf["cached_blocks"])
     return out
 

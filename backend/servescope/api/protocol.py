@@ -1,10 +1,13 @@
-"""Wire protocol v1 as pydantic models: every server and client message (see docs/protocol.md)."""
+"""Wire protocol v1 as pydantic models: every server and client message (see docs/protocol.md).
+The server sends what these models serialize to (api/wire_text.py) and validates what clients
+send against them."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator, with_config
+from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 VERSION = 1
 Index = int | str  # a request index into the session's request list (GET .../requests), else the id
@@ -12,6 +15,7 @@ Index = int | str  # a request index into the session's request list (GET .../re
 
 class Message(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    type: str  # each message narrows it to its own name; declared here so that it goes first
     v: Literal[1] = 1
 
 
@@ -139,20 +143,20 @@ class PackedRecord(BaseModel):
 class Step(Message):
     type: Literal["step"] = "step"
     engine: int = Field(ge=0, le=3)
-    records: list[PackedRecord] = Field(min_length=1)
+    records: list[PackedRecord] = Field(min_length=1)  # sent as Raw: the stored packed texts
 
 
-class Runs(BaseModel):
+@with_config(ConfigDict(extra="forbid"))
+class Runs(TypedDict):
     """A column as [value, count, value, count, ...] (api/compact.py)."""
 
-    model_config = ConfigDict(extra="forbid")
     runs: list[Any]
 
 
-class Ranges(BaseModel):
+@with_config(ConfigDict(extra="forbid"))
+class Ranges(TypedDict):
     """Block ids as [first, count, first, count, ...]: first, first + 1, ..."""
 
-    model_config = ConfigDict(extra="forbid")
     ranges: list[int]
 
 

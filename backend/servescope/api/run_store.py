@@ -2,7 +2,8 @@
 track's background simulation, read by the event loop (seek, frames) and by workers (exports).
 
     data_dir/runs/<session>-<n>.sqlite3   records(iter, step, start_s, end_s, packed,
-                                                  + the overview's metrics columns)
+                                                  + the overview's and the timeline's
+                                                  count columns)
                                           keyframes(iter, msg)
 
 Why SQLite and not Arrow/Parquet (docs/protocol.md, "Simulating ahead"): a seek is one
@@ -26,13 +27,17 @@ SCHEMA = """
 CREATE TABLE records (iter INTEGER PRIMARY KEY, step INTEGER NOT NULL, start_s REAL NOT NULL,
                       end_s REAL NOT NULL, packed TEXT NOT NULL,
                       num_scheduled_tokens INTEGER NOT NULL, num_running INTEGER NOT NULL,
-                      num_waiting INTEGER NOT NULL, kv_usage REAL NOT NULL);
+                      num_waiting INTEGER NOT NULL, kv_usage REAL NOT NULL,
+                      num_prefill INTEGER NOT NULL, num_decode INTEGER NOT NULL,
+                      num_preempted INTEGER NOT NULL);
 CREATE INDEX records_start ON records(start_s);
 CREATE INDEX records_step ON records(step);
 CREATE TABLE keyframes (iter INTEGER PRIMARY KEY, msg TEXT NOT NULL);
 """
-# iter, step, start_s, end_s, packed, num_scheduled_tokens, num_running, num_waiting, kv_usage
-Row = tuple[int, int, float, float, str, int, int, int, float]
+# iter, step, start_s, end_s, packed, num_scheduled_tokens, num_running, num_waiting, kv_usage,
+# num_prefill, num_decode (requests scheduled a prefill chunk / a decode token), num_preempted
+# (waiting requests that were preempted and not yet resumed)
+Row = tuple[int, int, float, float, str, int, int, int, float, int, int, int]
 CACHE_KIB = 4096  # SQLite page cache per connection: the memory a store holds, whatever its size
 
 
@@ -82,7 +87,7 @@ class RunStore:
         db = self._writer
         try:
             db.execute("BEGIN")
-            db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             db.executemany("INSERT INTO keyframes VALUES (?, ?)", keyframes)
             db.execute("COMMIT")
         except (OSError, sqlite3.Error) as err:
@@ -129,6 +134,38 @@ class RunStore:
             "max(num_waiting), avg(kv_usage), max(kv_usage) FROM records WHERE iter <= ? "
             "GROUP BY bin ORDER BY bin", (t0, width, bins - 1, head)).fetchall()
         return float(t0), float(t1), rows
+
+    def iter_range(self, head: int, t0: float, t1: float) -> tuple[int, int]:
+        """(first, last) record up to `head` that may overlap [t0, t1]: the one running at t0
+        (or the first), to the last starting by t1; last < first when there is none."""
+        return max(0, self.index_at_time(t0, head)), self.index_at_time(t1, head)
+
+    def state_counts(self, first: int, last: int) -> list[tuple[Any, ...]]:
+        """Records first..last in order: (iter, start_s, end_s, num_prefill, num_decode,
+        num_running, num_waiting, num_preempted)."""
+        return self._reader.execute(
+            "SELECT iter, start_s, end_s, num_prefill, num_decode, num_running, num_waiting, "
+            "num_preempted FROM records WHERE iter >= ? AND iter <= ? ORDER BY iter",
+            (first, last)).fetchall()
+
+    def state_bins(self, first: int, last: int, t0: float, width: float,
+                   bins: int) -> list[tuple[Any, ...]]:
+        """Records first..last grouped by the bin their step starts in: [bin, busy seconds, then
+        num_prefill, num_decode, num_running, num_waiting, num_preempted each times its step's
+        seconds, summed]. Coarse (a step counts whole in its start bin): for long windows."""
+        dt = "(end_s - start_s)"
+        return self._reader.execute(
+            f"SELECT min(max(CAST((start_s - ?) / ? AS INTEGER), 0), ?) AS bin, sum({dt}), "
+            f"sum(num_prefill * {dt}), sum(num_decode * {dt}), sum(num_running * {dt}), "
+            f"sum(num_waiting * {dt}), sum(num_preempted * {dt}) FROM records "
+            "WHERE iter >= ? AND iter <= ? GROUP BY bin ORDER BY bin",
+            (t0, width, bins - 1, first, last)).fetchall()
+
+    def span(self, head: int) -> tuple[float, float] | None:
+        """(first start, last end) of the records up to `head`; None when there are none."""
+        t0, t1 = self._reader.execute("SELECT min(start_s), max(end_s) FROM records WHERE "
+                                      "iter <= ?", (head,)).fetchone()
+        return None if t0 is None else (float(t0), float(t1))
 
     def start_s(self, iter_: int) -> float:
         row = self._reader.execute("SELECT start_s FROM records WHERE iter = ?",

@@ -13,6 +13,7 @@ from servescope.api.access import new_token
 from servescope.api.build import Built, build
 from servescope.api.settings import Settings
 from servescope.api.track import dumps
+from servescope.api.wire_text import dump
 
 if TYPE_CHECKING:
     from servescope.api.jobs import Jobs
@@ -85,29 +86,28 @@ class Session:
         b = self.built
         assert b is not None
         first = b.engines[0]
-        return P.Init(
+        return dump(P.Init(
             session_id=self.id, role=role, token=self.token if role == "driver" else None,
             source=b.source, preset=b.preset, config=first["config"],
             num_gpu_blocks=first["num_gpu_blocks"], block_size=first["block_size"],
             engines=b.engines, num_requests=len(self.tracks[0].requests),
             num_records=self.tracks[0].head + 1 if self.tracks[0].done else None,
             keyframe_interval=self.settings.keyframe_interval, max_fps=self.settings.max_fps,
-            playing=self.playing, speed=self.speed, trace=b.trace).model_dump_json()
+            playing=self.playing, speed=self.speed, trace=b.trace))
 
     def status_text(self) -> str:
         done = all(t.done and p == t.head for t, p in zip(self.tracks, self.position,
                                                              strict=True))
         t = self.sim_time if self.sim_time != float("-inf") else 0.0
-        return dumps({"type": "status", "v": 1, "playing": self.playing, "speed": self.speed,
-                      "iters": list(self.position), "time_s": t, "done": done})
+        return dump(P.Status(playing=self.playing, speed=self.speed, iters=self.position,
+                             time_s=t, done=done))
 
     def progress_text(self) -> str:
         """How far each track's background simulation has got (the scrubber's reach)."""
-        return dumps({"type": "progress", "v": 1,
-                      "computed": [x.head for x in self.tracks],
-                      "time_s": [max(x.last_start_s, 0.0) for x in self.tracks],
-                      "done": [x.done for x in self.tracks],
-                      "errors": [x.error for x in self.tracks]})
+        return dump(P.Progress(computed=[x.head for x in self.tracks],
+                               time_s=[max(x.last_start_s, 0.0) for x in self.tracks],
+                               done=[x.done for x in self.tracks],
+                               errors=[x.error for x in self.tracks]))
 
     def _changed(self, seek: bool = False, config: bool = False) -> None:
         self.status_version += 1

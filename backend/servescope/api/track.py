@@ -12,18 +12,23 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from servescope.api import protocol as P
 from servescope.api.run_store import Row, RunStore, StorageError
-from servescope.api.serialize import StreamState, keyframe, normalize, pack, unpack
+from servescope.api.serialize import normalize, pack, unpack
+from servescope.api.stream_state import StreamState, keyframe, load_keyframe
+from servescope.api.wire_text import Template, dump
 from servescope.core.engine import Engine
 from servescope.observability.meter import Meter
 
 Source = Callable[[], dict[str, Any] | None]  # the next record as to_dict(), None at the end
 BATCH_RECORDS = 1024  # records per transaction at most
 BATCH_S = 0.05  # and at least this often, so that the first frame and the scrubber move soon
-# A keyframe reads every request and block (bench/scale_server.py: about 1.5 us each at 200,000
-# requests, as much as packing a byte or two of records): it waits for this many bytes of
-# packed records per request and block, so keyframes stay a small share of simulating ahead.
-KEYFRAME_BYTES_PER_ROW = 4
+# A keyframe reads every request (0.35-1 us each at 200,000 requests) and block (0.05 us),
+# about what packing a byte, or a sixteenth of one, of records costs (1 us a byte): it waits
+# for 4 times that many bytes of packed records, so keyframes stay a small share of the time
+# a track takes to simulate ahead.
+def keyframe_cost(num_requests: int, num_gpu_blocks: int) -> int:
+    return 4 * num_requests + num_gpu_blocks // 4
 
 
 class RecordLimitError(Exception):
@@ -69,9 +74,10 @@ class Track:
         self.state = StreamState(requests)
         self.store = RunStore(path)  # StorageError when the data directory cannot hold it
         first = keyframe(self.state, number, num_gpu_blocks)
-        self.store.append([], [(-1, dumps(first))])
+        self.store.append([], [(-1, dump(first))])
+        self._frame = Template(P.Step.model_construct(engine=number), "records")
         self._kf_size = 0  # JSON size of the last keyframe (0: none taken yet)
-        self._kf_cost = KEYFRAME_BYTES_PER_ROW * (len(requests) + num_gpu_blocks)
+        self._kf_cost = keyframe_cost(len(requests), num_gpu_blocks)
         self.head = -1  # index of the last stored record
         self.last_start_s = float("-inf")
         self.last_step = -1
@@ -84,6 +90,7 @@ class Track:
         self._lock = threading.Lock()
         self._closed = False
         self._stored = 0  # records committed (the thread's count; the loop reads head)
+        self._preempted: set[str] = set()  # preempted and waiting to resume (the thread's)
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -137,14 +144,14 @@ class Track:
             rows.append((n, rec["step"], rec["time_s"],
                          rec["time_s"] + rec["step_time_ms"] / 1000.0, text,
                          sum(e["n"] for e in rec["scheduled"]), len(rec["running"]),
-                         len(rec["waiting"]), rec["kv_usage"]))
+                         len(rec["waiting"]), rec["kv_usage"], *self._state_counts(rec)))
             since_kf += len(text)
             # Every `interval` records, and not before the records since the last keyframe
             # weigh as much as it does (a big pool's keyframes stay a bounded share of the
             # store) nor as much as building it costs (a long request list's keyframes stay a
             # bounded share of the time).
             if n - last_kf >= self.interval and since_kf >= max(self._kf_size, self._kf_cost):
-                kf_text = dumps(keyframe(self.state, self.number, self.num_gpu_blocks))
+                kf_text = dump(keyframe(self.state, self.number, self.num_gpu_blocks))
                 kfs.append((n, kf_text))
                 self._kf_size = len(kf_text)
                 last_kf, since_kf = n, 0
@@ -153,6 +160,13 @@ class Track:
                 self._flush(loop, rows, kfs)
                 rows, kfs, flushed = [], [], time.monotonic()
         self._flush(loop, rows, kfs)
+
+    def _state_counts(self, rec: dict[str, Any]) -> tuple[int, int, int]:
+        """(num_prefill, num_decode, num_preempted) of a record, for the timeline's density."""
+        self._preempted.update(rec["preempted"])
+        self._preempted.difference_update(rec["resumed"], rec["new"], rec["finished"])
+        decode = sum(1 for e in rec["scheduled"] if e.get("kind") == "decode")
+        return len(rec["scheduled"]) - decode, decode, len(self._preempted)
 
     def _flush(self, loop: asyncio.AbstractEventLoop, rows: list[Any], kfs: list[Any]) -> None:
         if not rows and not kfs:
@@ -189,8 +203,7 @@ class Track:
         upto = min(upto, self.head)
         if upto <= after:
             return None
-        body = self.store.frame_body(after, upto)
-        return f'{{"type":"step","v":1,"engine":{self.number},"records":[{body}]}}'
+        return self._frame.fill(self.store.frame_body(after, upto))
 
     def index_at_time(self, t: float) -> int:
         """Last stored record that starts at or before simulated time t (-1: none)."""
@@ -213,12 +226,18 @@ class Track:
         for text in self.store.packed_records(self.head if upto is None else upto):
             yield unpack(state, json.loads(text))
 
+    def records_between(self, first: int, last: int) -> Iterator[dict[str, Any]]:
+        """Records first..last in to_dict() form, decoded from the keyframe before `first`."""
+        at, text = self.store.keyframe_before(first)
+        state = load_keyframe(self.requests, json.loads(text))
+        for packed in self.store.packed_records(last, at + 1):
+            rec = unpack(state, json.loads(packed))
+            if rec["iter"] >= first:
+                yield rec
+
     def done_message(self) -> str:
-        msg: dict[str, Any] = {"type": "done", "v": 1, "engine": self.number,
-                               "summary": self.summary or {}, "num_records": self.head + 1}
-        if self.error:
-            msg["error"] = self.error
-        return dumps(msg)
+        return dump(P.Done(engine=self.number, summary=self.summary or {},
+                           num_records=self.head + 1, error=self.error))
 
     def close(self) -> None:
         """Stop the simulation and delete the track's files (now, or when its thread ends)."""

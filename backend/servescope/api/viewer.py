@@ -9,8 +9,9 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 
+from servescope.api import protocol as P
 from servescope.api.session import Session
-from servescope.api.track import dumps
+from servescope.api.wire_text import dump
 
 Send = Callable[[str], Awaitable[None]]
 
@@ -35,7 +36,7 @@ class Viewer:
         self._event.set()
 
     def reply(self, **error: object) -> None:
-        self.outbox.append(dumps({"type": "error", "v": 1, **error}))
+        self.outbox.append(dump(P.Error.model_validate(error)))
         self.wake()
 
     def resync(self) -> None:

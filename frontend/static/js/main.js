@@ -15,7 +15,9 @@ import { bindOverview } from "./ui/overview.js";
 import { actionForKey, sliderToSpeed } from "./ui/keys.js";
 import { bindPanels } from "./ui/panels.js";
 import { bindApply } from "./ui/apply.js";
-import { fillCatalog, showServerError } from "./ui/config_form.js";
+import { fillCatalog } from "./ui/config_form.js";
+import { createMessageHandler } from "./ui/messages.js";
+import { createPlayback } from "./ui/playback.js";
 import { drawProvenance } from "./ui/provenance.js";
 import { bindShare } from "./ui/share.js";
 import { applyProjection, drawModeLabel } from "./ui/projection.js";
@@ -25,12 +27,9 @@ import { drivePath } from "./state/share.js";
 import { bindUploadOptions } from "./ui/upload_form.js";
 import { forgetSizes } from "./render/size.js";
 import { caption } from "./state/caption.js";
-import { applyKeyframe } from "./state/keyframe.js";
-import { historyIndexAt } from "./state/select.js";
-import { applyProgress, scrubMax } from "./state/progress.js";
-import { appendRecord } from "./state/history.js";
-import { applyRecords, applyRequests, createPane, createStore, markDirty, onFrame, resetPane } from "./state/store.js";
-import { clampSpeed, formatScenario, nextSpeed, parseScenario } from "./state/url.js";
+import { scrubMax } from "./state/progress.js";
+import { createPane, createStore, markDirty, onFrame, resetPane } from "./state/store.js";
+import { clampSpeed, nextSpeed, parseScenario } from "./state/url.js";
 
 const doc = document;
 const $ = (id) => doc.getElementById(id);
@@ -62,31 +61,6 @@ function showError(message) {
 // One WebSocket session; in compare mode it runs 2-4 engines in lockstep and every message
 // about one of them carries its number (`engine`), which is also its pane's index.
 
-function handle(msg) {
-  const i = msg.engine ?? 0;
-  if (msg.type === "init") onInit(msg);
-  else if (msg.type === "step") {
-    applyRecords(store, i, msg.records ?? []);
-    if (i === 0 && store.panes[0]) lesson.onRecords(msg.records ?? [], store.panes[0].run);
-  }
-  else if (msg.type === "keyframe") onKeyframe(i, msg);
-  else if (msg.type === "requests") applyRequests(store, msg);
-  else if (msg.type === "status") onStatus(msg);
-  else if (msg.type === "progress") {
-    applyProgress(store.panes, msg);
-    markDirty(store, "controls");
-  }
-  else if (msg.type === "done") {
-    const pane = store.panes[i];
-    if (pane) Object.assign(pane, { status: "done", summary: msg.summary ?? null });
-    if (pane && msg.num_records != null) pane.init = { ...pane.init, num_records: msg.num_records };
-    markDirty(store, "controls");
-  } else if (msg.type === "error") {
-    store.panes.forEach((p) => { p.error = msg.message; });
-    showError(showServerError(doc, msg));
-  }
-}
-
 function onInit(msg) {
   lesson.reset();
   const engines = msg.engines?.length ? msg.engines : [msg];
@@ -102,6 +76,7 @@ function onInit(msg) {
   if (msg.session_id) store.sessionId = msg.session_id;
   if (msg.token) boot.ws_path = drivePath(msg.session_id, msg.token); // a reconnect rejoins it
   overview?.refresh();
+  explore?.timelineView.reset();
   if (msg.speed) scenario.speed = clampSpeed(msg.speed);
   showError(null);
   showJoined(doc, msg, { boot, scenario, store, choices, onCompare: (configs) => {
@@ -118,27 +93,6 @@ function onInit(msg) {
     store.seeked = true;
     send({ type: "seek", step: scenario.step });
   }
-}
-
-function onKeyframe(i, msg) {
-  const pane = store.panes[i];
-  if (!pane) return;
-  applyKeyframe(pane.run, msg);
-  if (msg.record) appendRecord(pane.history, msg.record, pane.run);
-  markDirty(store, "all");
-}
-
-// A status echoes what some viewer asked for; right after this page asked for something, an
-// older echo must not undo it (a quick "-" "-" would step down from a stale speed).
-const ECHO_MS = 1500;
-
-function onStatus(msg) {
-  if (msg.done) lesson.onDone();
-  // the end of a run is no echo: a short run ends within ECHO_MS of its play
-  if (!msg.done && performance.now() - (store.sentAt ?? -Infinity) < ECHO_MS) return;
-  store.panes.forEach((p) => { p.playing = !!msg.playing; });
-  if (msg.speed) scenario.speed = clampSpeed(msg.speed);
-  markDirty(store, "controls");
 }
 
 function send(msg) {
@@ -175,55 +129,9 @@ function workloadSpec() {
 
 // --- playback -------------------------------------------------------------------------------
 
-function lead() {
-  return store.panes[0];
-}
-
-function play() {
-  store.panes.forEach((p) => { p.playing = true; });
-  send({ type: "play", speed: scenario.speed });
-  markDirty(store, "controls");
-}
-
-function pause() {
-  store.panes.forEach((p) => { p.playing = false; });
-  send({ type: "pause" });
-  markDirty(store, "controls");
-}
-
-// Forward: the server advances (every engine to the time engine 0 reaches). Back: a seek to the
-// record before the cursor, served from the nearest keyframe.
-function stepBy(n) {
-  pause();
-  if (n > 0) return send({ type: "step", n });
-  const p = lead();
-  if (!p) return;
-  const idx = historyIndexAt(p.history, p.run.cursor);
-  send({ type: "seek", step: p.history.cols.step[Math.max(0, idx + n)] ?? 0 });
-}
-
-// Compare sessions seek every engine to the simulated time of the lead's step.
-function seekIndex(index) {
-  const p = lead();
-  if (!p) return;
-  if (index >= p.history.length) return send({ type: "seek", iter: index }); // simulated, not yet seen
-  const step = p.history.cols.step[index] ?? index;
-  send({ type: "seek", step });
-  scenario.step = step;
-  updateUrl();
-}
-
-function setSpeed(x) {
-  scenario.speed = clampSpeed(x);
-  if (store.panes.some((p) => p.playing)) send({ type: "play", speed: scenario.speed });
-  updateUrl();
-  markDirty(store, "controls");
-}
-
-function updateUrl() {
-  const url = formatScenario(scenario);
-  if (url !== location.search) history.replaceState(null, "", location.pathname + url);
-}
+const lead = () => store.panes[0];
+const { play, pause, toggle, stepBy, seekIndex, setSpeed, updateUrl } = createPlayback({ store, scenario, send });
+const handle = createMessageHandler({ doc, store, scenario, lesson, onInit, showError });
 
 export const api = { play, pause, stepBy, seekIndex, setSpeed, send, store, scenario };
 
@@ -259,7 +167,7 @@ function onKey(ev) {
   if (!a || (store.role === "follower" && drivesSession(a))) return;
   ev.preventDefault();
   if (a.type === "toggle" && (lesson.on || lesson.tour)) lesson.toggle(); // Space pauses or goes on
-  else if (a.type === "toggle") (store.panes.some((p) => p.playing) ? pause : play)();
+  else if (a.type === "toggle") toggle();
   else if (a.type === "pacing") lesson.toggle();
   else if (a.type === "tour") lesson.startTour();
   else if (a.type === "next_event") lesson.next(a.kind);
@@ -282,8 +190,7 @@ function applyConfig(config) {
 }
 
 function bindControls() {
-  bindPlayback(doc, { toggle: () => (store.panes.some((p) => p.playing) ? pause : play)(),
-    stepBy, seekIndex, setView, onKey, setSpeed: (v) => setSpeed(sliderToSpeed(v)) });
+  bindPlayback(doc, { toggle, stepBy, seekIndex, setView, onKey, setSpeed: (v) => setSpeed(sliderToSpeed(v)) });
   window.addEventListener("resize", () => {
     forgetSizes();
     if (scenario.projection) setProjection(true); // projected charts are sized to the window
@@ -295,7 +202,8 @@ function bindControls() {
   bindShare(doc);
   bindUploadOptions(doc, upload, fetchFormats(`${boot.upload_url ?? "/api/traces"}/formats`));
   overview = bindOverview(doc, { sessionId: () => store.sessionId ?? boot.session_id, send,
-    cursorS: () => lead()?.run.record?.time_s ?? null });
+    cursorS: () => lead()?.run.record?.time_s ?? null,
+    onWindow: (w) => explore?.timelineView.setWindow(w) });
   bindTools(doc, { sessionId: () => store.sessionId ?? boot.session_id,
     charts: () => explore?.charts?.charts ?? [] });
   fetchCatalog().then((c) => fillCatalog(doc, c), (err) => showError(`No model and GPU lists: ${err.message}`));
@@ -317,7 +225,7 @@ function draw(dirty) {
   if (scenario.view === "compare") compare?.draw(dirty, store.panes, now);
   else if (lead()) {
     again = explore.draw(dirty, lead(), now);
-    drawTimelineMarks(doc, lesson.events, explore.timeline.layout?.xOf);
+    drawTimelineMarks(doc, lesson.events, explore.timelineLayout?.xOf);
   }
   if (again) markDirty(store, "anim");
   if (dirty.has("step") || dirty.has("all")) overview?.draw();
@@ -338,7 +246,8 @@ async function start() {
   } catch (err) {
     showError(`Charts unavailable: ${err.message}`);
   }
-  explore = new ExploreView(doc, uPlot, onSelect, [eventMarksPlugin(() => lesson.events)]);
+  explore = new ExploreView(doc, uPlot, onSelect, [eventMarksPlugin(() => lesson.events)],
+    () => store.sessionId ?? boot.session_id);
   bindLessonBar(doc, lesson, (act) => store.role !== "follower" && act());
   compare = new CompareView($("compare"), uPlot);
   onFrame(store, draw);

@@ -1,15 +1,17 @@
-"""A session's whole run binned for the overview strip, and latency percentiles of a window."""
+"""A session's whole run binned for the overview strip, latency percentiles of a window, and
+the request timeline of a window (density by state, or rows)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, HTTPException, Query
 
 from servescope.api import runs
 from servescope.api.overview import overview, percentiles
 from servescope.api.routes._lookup import BuiltSessionDep, http_error
 from servescope.api.session import SessionError
+from servescope.api.timeline import timeline
 
 router = APIRouter(prefix="/api", tags=["overview"])
 Engine = Annotated[int, Query(ge=0, le=3)]
@@ -34,5 +36,23 @@ async def run_percentiles(session: BuiltSessionDep, engine: Engine = 0,
     try:
         track = runs.track_of(session, engine)
         return await session.jobs.run("percentiles", percentiles, track, start_s, end_s)
+    except SessionError as err:
+        raise http_error(err) from err
+
+
+@router.get("/sessions/{session_id}/timeline")
+async def run_timeline(session: BuiltSessionDep, engine: Engine = 0, start_s: Seconds = None,
+                       end_s: Seconds = None, bins: Annotated[int, Query(ge=1, le=4000)] = 600,
+                       max_rows: Annotated[int, Query(ge=0, le=1000)] = 200) -> dict[str, Any]:
+    """Requests in each state over [start_s, end_s] in `bins` bins, and each request's spans
+    when at most `max_rows` appear there (see api/timeline.py)."""
+    if start_s is not None and end_s is not None and end_s <= start_s:
+        raise HTTPException(422, {"message": f"end_s ({end_s}) must be after start_s "
+                                             f"({start_s})", "field": "end_s",
+                                  "code": "invalid"})
+    try:
+        track = runs.track_of(session, engine)
+        return await session.jobs.run("timeline", timeline, track, start_s, end_s, bins,
+                                      max_rows)
     except SessionError as err:
         raise http_error(err) from err

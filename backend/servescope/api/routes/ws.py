@@ -9,11 +9,13 @@ import contextlib
 from fastapi import APIRouter, WebSocket
 
 from servescope.api import access, control
+from servescope.api import protocol as P
 from servescope.api.deps import RegistryDep, SettingsDep
 from servescope.api.origin import origin_allowed
 from servescope.api.session import SessionError
 from servescope.api.settings import Settings
 from servescope.api.viewer import Viewer
+from servescope.api.wire_text import dump
 
 router = APIRouter()
 
@@ -39,14 +41,13 @@ async def session_socket(socket: WebSocket, session_id: str, registry: RegistryD
         session = registry.create() if session_id == "new" and not follow \
             else registry.get(session_id)
     except SessionError as err:
-        await socket.send_json({"type": "error", "v": 1, "message": str(err), "field": None,
-                                "code": err.code})
+        await socket.send_text(dump(P.Error(message=str(err), code=err.code)))
         await socket.close(code=4429)
         return
     if session is None or len(session.viewers) >= settings.max_viewers_per_session:
         message = "no such session" if session is None else "too many viewers on this session"
-        await socket.send_json({"type": "error", "v": 1, "message": message, "field": None,
-                                "code": "not_found" if session is None else "limit"})
+        await socket.send_text(dump(P.Error(
+            message=message, code="not_found" if session is None else "limit")))
         await socket.close(code=4404 if session is None else 4429)
         return
     role = access.role_for(session, token, follow, created=session_id == "new")

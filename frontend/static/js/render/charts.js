@@ -2,6 +2,9 @@
 // KV usage, queue depths and preemptions. Units on every axis; a line marks the cursor.
 // uPlot is passed in (the page imports it from the npm package the app serves). `metrics`: the
 // vLLM Prometheus metrics each chart shows the same quantity as (its tooltip; docs/metrics.md).
+// Lines break where no step ran for longer than the gap threshold (state/gaps.js).
+
+import { withGaps } from "../state/gaps.js";
 
 export const CHART_SPECS = [
   { key: "throughput", title: "Output tokens/s (rolling)", unit: "tokens/s",
@@ -48,7 +51,7 @@ function options(spec, width, height, theme) {
     series: [
       { label: "t (s)", value: (u, v) => (v == null ? "-" : v.toFixed(3)) },
       ...spec.series.map(([, label, stroke]) => ({
-        label, stroke, width: 2, spanGaps: true,
+        label, stroke, width: 2, spanGaps: false,
         value: (u, v) => (v == null ? "-" : v.toFixed(1)),
       })),
     ],
@@ -99,7 +102,8 @@ function updateCharts(charts, history, cursor_s, { oneChart = false } = {}) {
   for (const i of pick) {
     const c = charts[i];
     c.length = history.length;
-    c.u.setData([history.cols.t_s, ...c.spec.series.map(([col]) => history.cols[col])]);
+    const cols = history.cols;
+    c.u.setData(withGaps(cols.t_s, cols.start_s, c.spec.series.map(([col]) => cols[col]), cols.iter));
   }
   for (const c of charts) {
     // A chart a few frames stale ends before the cursor: hold the mark at its right edge.

@@ -7,7 +7,6 @@
 import { packedFor, packHex } from "../state/palette.js";
 import { widthOf } from "./size.js";
 
-export const SPAN_KINDS = ["waiting", "prefill", "decode", "stalled", "preempted"];
 const LABEL_W = 64;
 export const MAX_ROWS = 200; // beyond this, the latest arrivals
 export const SCROLL_ROWS = 50;
@@ -51,8 +50,9 @@ export class Timeline {
     this.layout = null;
   }
 
-  /** Draw for the current history; `opts` = {t_end_s, cursor_s, selected, theme, maxHeight,
-   * growing (the run is playing: keep headroom and paint increments)}. Returns the layout. */
+  /** Draw for the current history (or rows that never change: `history.fixed`); `opts` =
+   * {t_end_s, cursor_s, selected, theme, maxHeight, growing (the run is playing: keep headroom
+   * and paint increments)}. Returns the layout. */
   draw(run, history, opts) {
     const all = history.spanIds;
     const [start, capacity] = rowWindow(all.length);
@@ -62,13 +62,20 @@ export class Timeline {
     const t0 = history.t0_s ?? 0;
     const tEnd = Math.max(t0 + 1e-6, opts.t_end_s ?? t0 + 1);
     const s = this.state;
+    if (history.fixed && s?.history === history && s.w === w && s.rowH === rowH && s.t1 === tEnd &&
+      s.selected === opts.selected && s.theme === opts.theme) { // rows that never change
+      this.moveCursor(opts.cursor_s);
+      return this.layout;
+    }
     const same = s && s.history === history && s.w === w && s.rowH === rowH && s.t0 === t0 &&
       s.selected === opts.selected && s.theme === opts.theme && opts.growing && tEnd <= s.t1 &&
       s.capacity === capacity;
     const k = same ? scrolledBy(s.ids, ids) : -1;
     if (k < 0) this.repaint(run, history, ids, rowH, w, t0, tEnd, capacity, opts);
     else this.extend(run, history, ids, k);
-    this.layout = { rowH, ids, xOf: this.xOf, labelW: LABEL_W, hidden: start };
+    const st = this.state;
+    const tOf = (x) => st.t0 + ((x - LABEL_W) / (st.w - LABEL_W)) * (st.t1 - st.t0);
+    this.layout = { mode: "rows", rowH, ids, xOf: this.xOf, tOf, t0: st.t0, t1: st.t1, labelW: LABEL_W, hidden: start };
     this.moveCursor(opts.cursor_s);
     return this.layout;
   }
@@ -130,7 +137,7 @@ export class Timeline {
     if (!done && this.state.selected === id) {
       this.pixels.fill(this.colours.selected, y * w, (y + rowH) * w);
     }
-    const index = run.index.get(id) ?? 0;
+    const index = (history.index ?? run.index).get(id) ?? run.index.get(id) ?? 0;
     let lo = w, hi = -1;
     for (let i = done ? done.span : 0; i < spans.length; i++) {
       let [a, b] = spanColumns(spans[i], this.xOf);
@@ -173,16 +180,18 @@ export class Timeline {
   }
 
   moveCursor(cursorS) {
-    const el = this.cursorEl;
-    if (!el) return;
     const x = cursorS === undefined ? NaN : Math.round(this.xOf(cursorS)) - 1;
-    el.style.display = Number.isFinite(x) ? "block" : "none";
-    const bg = this.state.theme.cursor;
-    if (el.dataset.colour !== bg) el.style.background = el.dataset.colour = bg;
-    if (Number.isFinite(x)) el.style.transform = `translateX(${x}px)`;
-    const h = `${this.state.h}px`;
-    if (el.style.height !== h) el.style.height = h;
+    placeCursor(this.cursorEl, x, this.state.h, this.state.theme.cursor);
   }
+}
+
+/** Show the cursor element at column x (hidden when x is not finite), `h` px tall. */
+export function placeCursor(el, x, h, colour) {
+  if (!el) return;
+  el.style.display = Number.isFinite(x) ? "block" : "none";
+  if (el.dataset.colour !== colour) el.style.background = el.dataset.colour = colour;
+  if (Number.isFinite(x)) el.style.transform = `translateX(${x}px)`;
+  if (el.style.height !== `${h}px`) el.style.height = `${h}px`;
 }
 
 /** The request id of the row at canvas y, or null. */

@@ -10,7 +10,7 @@ export const COLUMNS = [
   "t_s", "step", "num_scheduled_tokens", "output_tokens_per_s",
   "ttft_p50_ms", "ttft_p99_ms", "itl_p50_ms", "itl_p99_ms", "kv_usage_pct",
   "num_running", "num_waiting", "num_preempted", "num_preemptions_total",
-  "throughput_tok_per_s", "mean_ttft_ms", "p99_itl_ms", "kv_waste_pct",
+  "throughput_tok_per_s", "mean_ttft_ms", "p99_itl_ms", "kv_waste_pct", "start_s", "iter",
 ];
 
 const RATE_WINDOW = 32; // records in the rolling output-rate window
@@ -139,7 +139,7 @@ export function appendRecord(h, rec, run = null) {
   const [itl50, itl99] = h.itlRing.percentiles([50, 99]);
   const elapsed = t1 - h.t0_s;
   const row = {
-    t_s: t1, step: rec.step, num_scheduled_tokens: rec.scheduled.reduce((a, e) => a + e.n, 0),
+    t_s: t1, start_s: rec.time_s, iter: rec.iter, step: rec.step, num_scheduled_tokens: rec.scheduled.reduce((a, e) => a + e.n, 0),
     output_tokens_per_s: rollingRate(h, rec, t1, tokens),
     ttft_p50_ms: orNull(ttft50), ttft_p99_ms: orNull(ttft99),
     itl_p50_ms: orNull(itl50), itl_p99_ms: orNull(itl99),

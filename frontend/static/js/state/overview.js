@@ -2,6 +2,8 @@
 // maxima with gaps kept, a brush in strip fractions turned into a window of time and records,
 // and the percentile panel's rows (GET .../percentiles).
 
+import { gapThreshold } from "./gaps.js";
+
 export const SERIES = [
   { key: "throughput_tok_per_s", label: "throughput", unit: "tok/s" },
   { key: "num_waiting", label: "queue depth", unit: "requests" },
@@ -9,10 +11,30 @@ export const SERIES = [
   { key: "p99_ttft_ms", label: "p99 TTFT", unit: "ms" },
 ];
 
-/** Each series as fractions of its own maximum; null stays null (a gap: nothing ran). */
-export function scaledSeries(columns) {
+/** `values` with each run of null bins no longer than `threshold` seconds in all (bins of
+ * `binS`) between two values filled with the value before it: no step started there, but the
+ * engine was not idle for long (a step longer than a bin, or a short pause). Longer runs stay
+ * null: gaps where nothing ran. */
+export function bridgeShortGaps(values, binS, threshold) {
+  const out = values.slice();
+  let k = 0;
+  while (k < out.length) {
+    if (out[k] != null) { k += 1; continue; }
+    let e = k;
+    while (e < out.length && out[e] == null) e += 1;
+    if (k > 0 && e < out.length && (e - k) * binS <= threshold) out.fill(out[k - 1], k, e);
+    k = e;
+  }
+  return out;
+}
+
+/** Each series as fractions of its own maximum; null stays null where nothing ran for longer
+ * than the gap threshold (a gap), short idle runs of bins are bridged. */
+export function scaledSeries(columns, binS = 0) {
+  const threshold = gapThreshold(binS * (columns?.t_s?.length ?? 0));
   return SERIES.map(({ key, label, unit }) => {
-    const values = columns?.[key] ?? [];
+    const raw = columns?.[key] ?? [];
+    const values = binS > 0 ? bridgeShortGaps(raw, binS, threshold) : raw;
     let max = 0;
     for (const v of values) if (v != null && v > max) max = v;
     return { key, label, unit, max, points: values.map((v) => (v == null ? null : max ? v / max : 0)) };

@@ -8,6 +8,9 @@ import { PoolDensity } from "../render/kv_density.js";
 import { drawQueues } from "../render/queues.js";
 import { forgetSizes, sizeGeneration, widthOf } from "../render/size.js";
 import { rowAt, Timeline } from "../render/timeline.js";
+import { DensityView } from "../render/timeline_density.js";
+import { requestCount, timelineMode } from "../state/timeline_window.js";
+import { timelineInfo, TimelineView } from "./timeline_view.js";
 import { drainChanged, isPlaceholder } from "../state/reduce.js";
 import { basePx } from "./projection.js";
 import { batchView, blockInfo, blockTable, lanes, lessonRow, pastBatches, requestInfo } from "../state/select.js";
@@ -26,14 +29,16 @@ export function themeColours(dark) {
 }
 
 export class ExploreView {
-  /** `plugins`: uPlot plugins every chart gets (the event markers). */
-  constructor(doc, uPlot, onSelect, plugins = []) {
+  /** `plugins`: uPlot plugins every chart gets (the event markers); `sessionId()`: the
+   * session whose timeline the server aggregates. */
+  constructor(doc, uPlot, onSelect, plugins = [], sessionId = () => null) {
     this.doc = doc;
     this.el = {
       grid: $(doc, "kv-grid"), overlay: $(doc, "kv-overlay"), poolInfo: $(doc, "pool-info"),
       blockInfo: $(doc, "block-info"), blockTable: $(doc, "block-table"),
       bar: $(doc, "batch-bar"), strip: $(doc, "batch-strip"), batchInfo: $(doc, "batch-info"),
       timeline: $(doc, "timeline"), timelineCursor: $(doc, "timeline-cursor"),
+      timelineInfo: $(doc, "timeline-info"),
       charts: $(doc, "charts"),
       lanes: {
         waiting: $(doc, "lane-waiting"), running: $(doc, "lane-running"),
@@ -44,6 +49,9 @@ export class ExploreView {
     this.grid = new KvGrid(this.el.grid);
     this.density = new PoolDensity(this.el.grid, doc.getElementById("pool-whole"));
     this.timeline = new Timeline(this.el.timeline, this.el.timelineCursor);
+    this.timelineView = new TimelineView(this.el.timeline, { sessionId, changed: () => onSelect({}) });
+    this.stateDensity = new DensityView(this.el.timeline, this.el.timelineCursor);
+    this.timelineLayout = null; // the layout last drawn: rows or density
     this.dark = false;
     this.theme = themeColours(false);
     this.uPlot = uPlot;
@@ -70,7 +78,7 @@ export class ExploreView {
     });
     this.density.onChange = () => this.onSelect({ block: -1 });
     timeline.addEventListener("click",
-      (ev) => this.onSelect({ request: rowAt(this.timeline.layout, ev.offsetY) }));
+      (ev) => this.onSelect({ request: rowAt(this.timelineLayout, ev.offsetY) }));
     for (const lane of [l.waiting, l.running, l.preempted]) {
       lane.addEventListener("click", (ev) => {
         const id = ev.target?.dataset?.request;
@@ -153,6 +161,7 @@ export class ExploreView {
     if (step || dirty.has("select") || dirty.has("hover")) this.timed("selection", () => this.drawSelection(run));
     if (step) this.drawStep(pane);
     else if (dirty.has("select")) this.drawTimeline(pane);
+    else if (dirty.has("controls")) this.updateCharts(pane); // charts left stale when play stopped
     return animating;
   }
 
@@ -189,17 +198,46 @@ export class ExploreView {
   }
 
   drawTimeline(pane) {
-    const { run, history } = pane;
-    const rec = run.record;
-    const last = history.length - 1;
+    const rec = pane.run.record;
     const cursorS = rec ? rec.time_s + rec.step_time_ms / 1000 : undefined;
-    this.timed("timeline", () => this.timeline.draw(run, history, {
-      t_end_s: last >= 0 ? history.cols.t_s[last] : undefined, cursor_s: cursorS,
-      selected: this.selected, theme: this.theme, maxHeight: 340, growing: pane.playing,
-    }));
-    if (this.charts) {
-      this.timed("charts", () => this.charts.update(history, cursorS, { oneChart: pane.playing }));
+    this.timed("timeline", () => this.drawRequests(pane, cursorS));
+    this.updateCharts(pane);
+  }
+
+  /** While a run plays, one chart a frame (the stalest); else every stale one. */
+  updateCharts(pane) {
+    if (!this.charts) return;
+    const rec = pane.run.record;
+    const cursorS = rec ? rec.time_s + rec.step_time_ms / 1000 : undefined;
+    this.timed("charts", () => this.charts.update(pane.history, cursorS, { oneChart: pane.playing }));
+  }
+
+  /** A row per request from the page's history while the run is small and no window is
+   * picked; else the server's view of the window: rows, or the density of states. */
+  drawRequests(pane, cursorS) {
+    const { run, history } = pane;
+    const tv = this.timelineView;
+    const count = requestCount(pane);
+    const answer = tv.wanted(count) ? (tv.update(), tv.current()) : null;
+    const mode = timelineMode(count, tv.window, answer);
+    const opts = { cursor_s: cursorS, selected: this.selected, theme: this.theme, maxHeight: 340 };
+    if (mode !== "density") this.stateDensity.drawn = null; // rows paint over its picture
+    if (mode === "live") {
+      const last = history.length - 1;
+      this.timelineLayout = this.timeline.draw(run, history, { ...opts, growing: pane.playing,
+        t_end_s: last >= 0 ? history.cols.t_s[last] : undefined });
+    } else if (!answer) { // asked: the picture stays until the answer comes
+      if (tv.error) setText(this.el.timelineInfo, `Timeline unavailable: ${tv.error}`);
+      return;
+    } else if (mode === "rows") {
+      this.timelineLayout = this.timeline.draw(run, tv.rows, { ...opts, t_end_s: answer.end_s, growing: false });
+    } else {
+      this.timeline.state = null; // the row painter starts afresh after the density
+      this.timelineLayout = this.stateDensity.draw(answer, opts);
     }
+    tv.layout = this.timelineLayout;
+    this.el.timeline.dataset.mode = mode;
+    setText(this.el.timelineInfo, timelineInfo(mode, count, tv.window, answer));
   }
 
   drawSelection(run) {
@@ -233,6 +271,10 @@ export class ExploreView {
       box.appendChild(el);
     }
   }
+}
+
+function setText(el, text) {
+  if (el && el.textContent !== text) el.textContent = text;
 }
 
 function describeBlock(i) {

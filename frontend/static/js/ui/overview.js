@@ -2,7 +2,7 @@
 // brush that picks a window (drag; double-click clears it), the window's percentiles, a seek to
 // its start, and "Diagnose window" on exactly its records.
 
-import { drawOverview } from "../render/overview.js";
+import { drawOverview, plotArea } from "../render/overview.js";
 import { brushWindow, percentileRows } from "../state/overview.js";
 import { renderDiagnosis } from "./diagnosis.js";
 
@@ -37,13 +37,17 @@ function fillPercentiles(doc, table, p) {
 }
 
 /** Bind the panel; `sessionId()` is the current session, `send` the socket's, `cursorS()` the
- * lead's simulated time. Returns {refresh, draw} for the page's session and frame hooks. */
-export function bindOverview(doc, { sessionId, send, cursorS }) {
+ * lead's simulated time, `onWindow({start_s, end_s} or null)` hears the brushed window.
+ * Returns {refresh, draw} for the page's session and frame hooks. */
+export function bindOverview(doc, { sessionId, send, cursorS, onWindow = () => {} }) {
   const $ = (id) => doc.getElementById(id);
   const canvas = $("overview-strip");
   const base = () => `/api/sessions/${encodeURIComponent(sessionId())}`;
   const state = { data: null, brush: null, window: null, timer: null, drag: false };
-  const frac = (ev) => Math.max(0, Math.min(1, (ev.clientX - canvas.getBoundingClientRect().left) / (canvas.clientWidth || 1)));
+  const frac = (ev) => {
+    const { x0, w } = plotArea(canvas.clientWidth || 600);
+    return Math.max(0, Math.min(1, (ev.clientX - canvas.getBoundingClientRect().left - x0) / w));
+  };
   const draw = () => drawOverview(canvas, state.data, state.brush, cursorS());
 
   async function percentiles() {
@@ -60,7 +64,8 @@ export function bindOverview(doc, { sessionId, send, cursorS }) {
     clearTimeout(state.timer);
     if (!sessionId()) return;
     try {
-      state.data = await getJson(`${base()}/overview?bins=${Math.max(50, Math.min(1200, canvas.clientWidth || 600))}`);
+      const bins = Math.max(50, Math.min(1200, plotArea(canvas.clientWidth || 600).w));
+      state.data = await getJson(`${base()}/overview?bins=${bins}`);
       canvas.dataset.records = String(state.data.num_records);
       draw();
       if (!state.window) await percentiles();
@@ -87,12 +92,14 @@ export function bindOverview(doc, { sessionId, send, cursorS }) {
     canvas.dataset.window = JSON.stringify(state.window);
     $("btn-diagnose-window").disabled = state.window.from_iter == null;
     if (state.window.from_iter != null) send({ type: "seek", iter: state.window.from_iter });
+    onWindow({ start_s: state.window.start_s, end_s: state.window.end_s });
     percentiles().catch(() => {});
   });
   canvas.addEventListener("dblclick", () => {
     Object.assign(state, { brush: null, window: null });
     $("btn-diagnose-window").disabled = true;
     delete canvas.dataset.window;
+    onWindow(null);
     draw();
     percentiles().catch(() => {});
   });
