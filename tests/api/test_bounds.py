@@ -1,7 +1,7 @@
 """Bounds a visitor cannot lift: a KV pool (given, or derived from model, GPU and block_size)
 over max_gpu_blocks is refused naming the field and the cap before anything is allocated;
 requests per session are capped by a setting; an oversized socket message gets the `limit`
-error frame and the session lives on."""
+error frame and the session lives on, up to the transport's ceiling (then close 1009)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 from live import Client
-from support.server import ORIGIN, make_settings, receive, receive_until
+from support.server import ORIGIN, Server, make_settings, receive, receive_until
+from websockets.exceptions import ConnectionClosed
 
 from servescope.api.app import create_app
 from servescope.api.compact import expand_keyframe
+from servescope.cli.serve import WS_CEILING
 
 LLAMA_B200_TP8 = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "B200",
                   "tensor_parallel_size": 8, "block_size": 1, "num_gpu_blocks": None}
@@ -75,6 +77,30 @@ def test_a_real_server_answers_a_message_over_the_limit_with_the_limit_frame(ser
             await c.until(lambda m: m["type"] == "init")
 
     asyncio.run(scenario())
+
+
+def test_over_the_limit_a_message_gets_the_limit_frame_and_over_the_ceiling_close_1009(tmp_path):
+    limit = 64 * 1024
+    server = Server(tmp_path / "data", SERVESCOPE_MAX_MESSAGE_BYTES=str(limit))
+
+    async def scenario() -> None:
+        async with Client(f"{server.ws_url}/ws/sessions/new") as c:
+            under_ceiling = " " * ((WS_CEILING - 1) * limit)  # many times the limit
+            await c.ws.send(json.dumps({"type": "configure", "v": 1, "pad": under_ceiling}))
+            err = await c.until(lambda m: m["type"] == "error")
+            assert err["code"] == "limit"
+            await c.send(type="configure", workload={"preset": "demo"})  # the session lives
+            await c.until(lambda m: m["type"] == "init")
+            await c.ws.send(" " * (WS_CEILING * limit + 1))  # past the transport's ceiling
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await c.recv()
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        server.stop()
 
 
 def test_a_big_pools_keyframe_is_sent_compactly(client):

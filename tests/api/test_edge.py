@@ -140,7 +140,29 @@ def test_cross_site_writes_are_refused_and_store_nothing(tmp_path):
             r = c.post("/api/sessions", json={"workload": {"preset": "demo"}}, headers=headers)
             assert r.status_code == 403
         assert c.get("/api/traces", headers={"origin": "http://evil.example"}).json() == []
-        r = c.post("/api/traces", files={"file": ("t.json", rows)},
-                   headers={"origin": "http://testserver", "sec-fetch-site": "same-origin"})
-        assert r.status_code == 201
         assert c.post("/api/traces", files={"file": ("t.json", rows)}).status_code == 201
+
+
+def test_a_browsers_write_needs_the_pages_csrf_token(tmp_path):
+    app = create_app(make_settings(tmp_path))
+    rows = json.dumps([{"id": "a", "arrival_s": 0.0, "prompt_len": 4, "output_len": 2}]).encode()
+    page = {"origin": "http://testserver", "sec-fetch-site": "same-origin"}
+    with TestClient(app) as c:
+        r = c.post("/api/traces", files={"file": ("t.json", rows)}, headers=page)
+        assert r.status_code == 403 and r.json()["detail"]["field"] == "csrf"  # no page loaded
+        cookie = c.get("/").headers["set-cookie"]
+        assert "servescope_csrf=" in cookie and "samesite=strict" in cookie.lower()
+        token = c.cookies[edge.CSRF_COOKIE]
+        r = c.post("/api/traces", files={"file": ("t.json", rows)},
+                   headers={**page, "x-csrf-token": "forged"})
+        assert r.status_code == 403 and r.json()["detail"]["field"] == "csrf"
+        r = c.post("/api/traces", files={"file": ("t.json", rows)},
+                   headers={"sec-fetch-site": "cross-site", "x-csrf-token": token})
+        assert r.status_code == 403  # the Origin check still holds with the token
+        r = c.post("/api/traces", files={"file": ("t.json", rows)},
+                   headers={**page, "x-csrf-token": token})
+        assert r.status_code == 201
+        assert "set-cookie" not in c.get("/explain").headers  # kept: other tabs' token holds
+        c.cookies.clear()
+        r = c.post("/api/traces", files={"file": ("t.json", rows)})  # a script, no cookie
+        assert r.status_code == 201

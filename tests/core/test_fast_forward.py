@@ -61,6 +61,10 @@ def test_fast_forward_and_the_step_path_agree(config: dict, rows: list, time_clo
     fast, engine = checked_fast_forward(cfg, specs)
     assert [serialized(r) for r in fast] == step_lines
     assert json.dumps(engine.summary(), sort_keys=True) == step_summary
+    unrecorded = Engine(cfg, specs)  # run_to_end builds no records and raises no events
+    assert unrecorded.run_to_end() == len(step_lines)
+    assert json.dumps(unrecorded.summary(), sort_keys=True) == step_summary
+    assert unrecorded.kv.pool.record_events and not unrecorded.kv.pool.events
 
 
 LLAMA = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100",

@@ -122,7 +122,9 @@ def test_bad_upload_shows_the_servers_error(page, fresh_url, tmp_path):
     detail = page.evaluate("""async (body) => {
         const form = new FormData();
         form.append("file", new File([body], "trace.jsonl"));
-        const res = await fetch("/api/traces", { method: "POST", body: form });
+        const token = document.cookie.match(/servescope_csrf=([^;]+)/)[1];  // as the page sends it
+        const res = await fetch("/api/traces", { method: "POST", body: form,
+                                                 headers: { "X-CSRF-Token": token } });
         return [res.status, (await res.json()).detail];
     }""", bad.read_text())
     assert detail[0] == 400, detail

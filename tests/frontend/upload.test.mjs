@@ -53,3 +53,10 @@ test("the formats list, or an Error naming the URL", async () => {
   const down = async () => ({ ok: false, status: 503 });
   await assert.rejects(fetchFormats("/api/traces/formats", down), /\/api\/traces\/formats: HTTP 503/);
 });
+
+test("writes echo the page's CSRF cookie in X-CSRF-Token", async () => {
+  const { csrfHeaders } = await import("../../frontend/static/js/transport/csrf.js");
+  assert.deepEqual(csrfHeaders("a=1; servescope_csrf=tok-en=; b=2"), { "X-CSRF-Token": "tok-en=" });
+  assert.deepEqual(csrfHeaders("a=1"), {});
+  assert.deepEqual(csrfHeaders(""), {});
+});

@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry
 from servescope.api import edge
 from servescope.api.metrics import HttpMetrics, SessionsCollector
 from servescope.api.origin import origin_allowed
+from servescope.api.outflow import CaptureTransport, Outflow
 from servescope.api.registry import Registry
 from servescope.api.routes import (
     diagnosis,
@@ -57,6 +58,7 @@ def create_app(settings: Settings | None = None,
                   description="A visual explorer of LLM serving-engine internals. "
                               "The WebSocket protocol is in docs/protocol.md.")
     app.state.settings = settings
+    app.state.outflow = Outflow(settings.send_timeout_s, settings.max_buffered_bytes)
     app.state.metrics = CollectorRegistry(auto_describe=False)
     for module in (pages, presets, sessions, traces, ws, diagnosis, sweeps, metrics,
                    overview):
@@ -72,4 +74,5 @@ def create_app(settings: Settings | None = None,
 
     app.middleware("http")(HttpMetrics(app.state.metrics).middleware)
     edge.install(app, may_write, settings.max_message_bytes)
+    app.add_middleware(CaptureTransport)
     return app

@@ -52,6 +52,7 @@ async def handle(session: Session, viewer: Viewer, text: str) -> None:
 async def apply(session: Session, viewer: Viewer, msg: object) -> None:
     session.last_active = session.clock()
     if isinstance(msg, P.Configure):
+        session.jobs.check_memory("configure")  # a new run's engines: not over the cap
         if not await session.configure(msg):
             viewer.resync()
         return

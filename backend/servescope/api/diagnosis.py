@@ -1,21 +1,18 @@
-"""A session's run diagnosed for REST, on a worker (api/jobs.py): the records shown so far, the
-whole run (`full`, or nothing shown yet) or a window of records (from_iter..to_iter, the
-overview's brush), with the workload's specs for re-simulating each recommended knob."""
+"""A session's run diagnosed for REST, in a worker process (api/jobs.py): the records shown so
+far, the whole run (`full`, or nothing shown yet) or a window of records (from_iter..to_iter,
+the overview's brush), with the workload's specs for re-simulating each recommended knob."""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
-from servescope.api import runs
+from servescope.api import job_work, runs
 from servescope.api.build import resolve
 from servescope.api.session import Session, SessionError
 from servescope.api.store import Store
 from servescope.api.track import Track
 from servescope.core import metrics
 from servescope.core.config import EngineConfig
-from servescope.scenarios.diagnosis_check import diagnose_records
-from servescope.traces.steps_servescope import record_from_dict
 
 
 async def diagnose_session(session: Session, store: Store, engine: int, check: bool,
@@ -38,23 +35,16 @@ async def diagnose_session(session: Session, store: Store, engine: int, check: b
                            "(from_iter, to_iter) no longer than that", "to_iter", "too_large")
     config = EngineConfig.from_dict(built.engines[engine]["config"])
     resolved, _ = await resolve(built.workload, built.configs or [{}], store)
-    out = await session.jobs.run("diagnosis", _diagnose, track, config, resolved.specs,
-                                 first, upto, check)
-    out.update({"engine": engine, "label": built.engines[engine]["label"],
-                "source": built.source, "num_records": upto - first + 1,
-                "complete": first == 0 and upto == track.head, "window": [first, upto]})
-    return out
-
-
-def _diagnose(track: Track, config: EngineConfig, specs: list[Any], first: int, upto: int,
-              check: bool) -> dict[str, Any]:
-    rows = itertools.islice(track.records(upto), first, None)
-    records = [record_from_dict(row, k + 1) for k, row in enumerate(rows, start=first)]
     whole = first == 0 and upto == track.head
     summary = dict(track.summary or {}) if whole else window_summary(
-        track, records[0].time_s, records[-1].time_s + records[-1].step_time_ms / 1000.0)
-    return diagnose_records(config, specs, records, summary, None,
-                            check and track.engine is not None)
+        track, *track.store.span_s(first, upto))
+    out = await session.jobs.call("diagnosis", job_work.diagnose, track.store.path,
+                                  track.requests, config, resolved.specs, first, upto, summary,
+                                  check and track.engine is not None)
+    out.update({"engine": engine, "label": built.engines[engine]["label"],
+                "source": built.source, "num_records": upto - first + 1,
+                "complete": whole, "window": [first, upto]})
+    return out
 
 
 def window_summary(track: Track, start_s: float, end_s: float) -> dict[str, Any]:

@@ -1,12 +1,14 @@
 """What every HTTP request meets before a route: JSON bodies bounded in size with every number
-finite and in range (a 4xx naming the field), cross-site writes refused, and every answer, errors
-and crashes included, JSON with the security headers."""
+finite and in range (a 4xx naming the field), cross-site writes refused (by Origin, and for a
+browser's writes the page's CSRF token), and every answer, errors and crashes included, JSON with
+the security headers."""
 
 from __future__ import annotations
 
 import json
 import logging
 import math
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +21,7 @@ from servescope.api.origin import cross_site
 log = logging.getLogger(__name__)
 MAX_NUMBER = 1e15  # no quantity this API takes comes near it; beyond it is an attack or a typo
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
+CSRF_COOKIE, CSRF_HEADER = "servescope_csrf", "x-csrf-token"  # frontend transport/csrf.js
 CSP = ("default-src 'self'; script-src 'self'{nonce}; style-src 'self' 'unsafe-inline'; "
        "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
        "frame-ancestors 'none'; form-action 'self'")
@@ -95,6 +98,17 @@ async def _read_json(request: Request, limit: int) -> Response | None:
     return None
 
 
+def csrf_ok(request: Request) -> bool:
+    """A write from a browser (it sends Sec-Fetch-*) must echo the page's CSRF cookie in the
+    X-CSRF-Token header; scripts and the CLI (no Sec-Fetch-*) need none: a forged request
+    can only come from a browser."""
+    if not any(h.startswith("sec-fetch-") for h in request.headers):
+        return True
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    header = request.headers.get(CSRF_HEADER, "")
+    return bool(cookie) and secrets.compare_digest(cookie.encode(), header.encode())
+
+
 def install(app: FastAPI, allowed: Callable[[Request], bool], limit: int) -> None:
     """`allowed(request)`: whether its Origin may write; `limit`: a JSON body's largest size."""
 
@@ -103,12 +117,20 @@ def install(app: FastAPI, allowed: Callable[[Request], bool], limit: int) -> Non
         if request.method in WRITES:
             if cross_site(request.headers) or not allowed(request):
                 return error(403, "cross-site request refused", "origin", "forbidden")
+            if not csrf_ok(request):
+                return error(403, "a browser's write needs the page's CSRF token (the "
+                             f"{CSRF_COOKIE} cookie echoed in X-CSRF-Token)", "csrf",
+                             "forbidden")
             kind = request.headers.get("content-type", "")
             if not kind.startswith(("multipart/", "application/x-www-form-urlencoded")):
                 refused = await _read_json(request, limit)
                 if refused is not None:
                     return refused
         response: Response = await call_next(request)
+        if response.headers.get("content-type", "").startswith("text/html") and \
+                not request.cookies.get(CSRF_COOKIE):
+            response.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(24), samesite="strict",
+                                path="/")
         return secure(response, getattr(request.state, "csp_nonce", None))
 
     @app.exception_handler(RequestValidationError)

@@ -208,7 +208,8 @@ class Done(Message):
 
 
 ErrorCode = Literal["bad_message", "config", "workload", "read_only", "limit", "not_found", "idle",
-                    "storage", "storage_full", "too_large", "busy"]
+                    "storage", "storage_full", "too_large", "busy",
+                    "memory"]
 
 
 class Error(Message):

@@ -23,7 +23,8 @@ class Registry:
         self.store = store
         self.clock = clock
         self.sessions: dict[str, Session] = {}
-        self.jobs = Jobs(settings.max_jobs, settings.job_timeout_s)
+        self.jobs = Jobs(settings.max_jobs, settings.job_timeout_s,
+                         memory_cap_mb=settings.memory_cap_mb)
         runs = settings.data_dir / "runs"  # a previous process's run stores: nobody owns them
         if runs.is_dir():
             for stale in runs.iterdir():
@@ -37,6 +38,7 @@ class Registry:
         if len(self.sessions) >= self.settings.max_sessions:
             raise SessionError(f"this server holds at most {self.settings.max_sessions} "
                                "sessions; close one or try later", None, "limit")
+        self.jobs.check_memory("new session")
         session = Session(new_id(), self.settings, self.store, self.jobs, self.clock)
         self.sessions[session.id] = session
         return session

@@ -172,23 +172,17 @@ class RunStore:
                                    (iter_,)).fetchone()
         return float(row[0])
 
+    def span_s(self, first: int, upto: int) -> tuple[float, float]:
+        """(start of record `first`, end of record `upto`) in simulated seconds."""
+        row = self._reader.execute("SELECT (SELECT start_s FROM records WHERE iter = ?), "
+                                   "(SELECT end_s FROM records WHERE iter = ?)",
+                                   (first, upto)).fetchone()
+        return float(row[0]), float(row[1])
+
     # -- any thread: a connection of its own --
 
     def packed_records(self, upto: int, first: int = 0) -> Iterator[str]:
-        """The packed texts of records first..upto, read in pages on a fresh connection."""
-        db = _connect(self.path)
-        try:
-            at = first - 1
-            while at < upto:
-                rows = db.execute("SELECT iter, packed FROM records WHERE iter > ? AND iter <= ?"
-                                  " ORDER BY iter LIMIT 1024", (at, upto)).fetchall()
-                if not rows:
-                    return
-                at = rows[-1][0]
-                for _, text in rows:
-                    yield text
-        finally:
-            db.close()
+        return packed_records(self.path, upto, first)
 
     def close(self) -> None:
         for db in (getattr(self, "_writer", None), getattr(self, "_reader", None)):
@@ -201,3 +195,21 @@ class RunStore:
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(OSError):
                 Path(f"{self.path}{suffix}").unlink()
+
+
+def packed_records(path: Path, upto: int, first: int = 0) -> Iterator[str]:
+    """The packed texts of records first..upto, read in pages on a fresh connection (any thread
+    or process: the heavy jobs' workers read a track's file by its path)."""
+    db = _connect(path)
+    try:
+        at = first - 1
+        while at < upto:
+            rows = db.execute("SELECT iter, packed FROM records WHERE iter > ? AND iter <= ?"
+                              " ORDER BY iter LIMIT 1024", (at, upto)).fetchall()
+            if not rows:
+                return
+            at = rows[-1][0]
+            for _, text in rows:
+                yield text
+    finally:
+        db.close()

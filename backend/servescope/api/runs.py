@@ -6,17 +6,17 @@ event loop and cut at max_export_bytes."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from servescope import exports
+from servescope.api import job_work
 from servescope.api.metrics import public_label
 from servescope.api.session import Session, SessionError
 from servescope.api.track import Track, dumps
 from servescope.core.config import EngineConfig
 from servescope.observability import openmetrics as om
 from servescope.observability.families import engine_view, max_model_len, model_name
-from servescope.traces.steps_servescope import record_from_dict
 
 FORMATS = ("jsonl", "bench", "csv", "perfetto", "openmetrics")
 
@@ -57,15 +57,13 @@ async def summaries(session: Session) -> list[dict[str, Any]]:
 
 
 async def export(session: Session, engine: int, fmt: str, epoch_s: float | None = None,
-                 interval_s: float = 1.0) -> tuple[str, Iterator[str]]:
+                 interval_s: float = 1.0) -> tuple[str, Iterator[str] | AsyncIterator[bytes]]:
     """(media type, text chunks) of one engine's run in the given format; `epoch_s` and
     `interval_s` place and sample the OpenMetrics one."""
     if fmt not in FORMATS:
         raise SessionError(f"format must be one of {', '.join(FORMATS)}", "format")
     (track,) = await finish(session, engine)
     limit = session.settings.max_export_bytes
-    if fmt == "jsonl":  # streamed: the response reads the store page by page on a worker
-        return "application/x-ndjson", _capped(_jsonl(track), limit)
     if fmt == "openmetrics":
         return om.MEDIA_TYPE, _openmetrics(session, track, epoch_s, interval_s)
     if fmt == "perfetto" and track.head + 1 > session.settings.max_perfetto_records:
@@ -73,41 +71,28 @@ async def export(session: Session, engine: int, fmt: str, epoch_s: float | None 
                            f"whole, up to this server's max_perfetto_records "
                            f"({session.settings.max_perfetto_records}): export jsonl",
                            "format", "too_large")
-    if fmt != "perfetto" and track.engine is None:
+    if fmt in ("jsonl", "perfetto"):  # in a worker process, read from the track's file
+        work = job_work.jsonl if fmt == "jsonl" else job_work.perfetto
+        chunks = await session.jobs.stream(f"{fmt} export", work, track.store.path,
+                                           track.requests, track.head, limit, tail=_tail)
+        return ("application/x-ndjson" if fmt == "jsonl" else "application/json"), chunks
+    if track.engine is None:
         raise SessionError("a replayed run has no per-request metrics to export", "format")
     text = await session.jobs.run(f"{fmt} export", _whole, session, track, fmt)
     if len(text) > limit:
         raise SessionError(f"the {fmt} export of this run is {len(text)} bytes, over this "
                            f"server's max_export_bytes ({limit}); export jsonl, which streams",
                            "format", "too_large")
-    media = {"csv": "text/csv"}.get(fmt, "application/json")
-    return media, iter([text])
+    return {"csv": "text/csv"}.get(fmt, "application/json"), iter([text])
 
 
-def _jsonl(track: Track) -> Iterator[str]:
-    for r in track.records():
-        yield json.dumps(r, separators=(",", ":")) + "\n"
-
-
-def _capped(chunks: Iterator[str], limit: int) -> Iterator[str]:
-    """The chunks until `limit` bytes; then one last line saying where and why it stopped."""
-    sent = 0
-    for chunk in chunks:
-        sent += len(chunk)
-        if sent > limit:
-            yield json.dumps({"error": f"export stopped at {sent - len(chunk)} bytes: this "
-                              f"server's max_export_bytes is {limit}"}) + "\n"
-            return
-        yield chunk
+def _tail(message: str) -> bytes:
+    """The last line of a stream its worker could not finish."""
+    return (json.dumps({"error": f"export stopped: {message}"}) + "\n").encode()
 
 
 def _whole(session: Session, track: Track, fmt: str) -> str:
-    """The export as one text (worker thread; the track's simulation has ended)."""
-    if fmt == "perfetto":
-        records = [record_from_dict(r, k + 1) for k, r in enumerate(track.records())]
-        # a step-clock workload has no arrival_s: its requests' tracks start at zero
-        requests = [{**r, "arrival_s": r["arrival_s"] or 0.0} for r in track.requests]
-        return json.dumps(exports.perfetto_trace(records, requests))
+    """The csv or bench export as one text (worker thread; the track's simulation has ended)."""
     assert track.engine is not None
     metrics = track.engine.request_metrics()
     if fmt == "csv":

@@ -33,7 +33,12 @@ class Settings:
     keyframe_interval: int = 64
     catch_up_records: int = 256  # a viewer further behind than this gets a keyframe instead
     max_message_bytes: int = 4 * 1024 * 1024
+    send_timeout_s: float = 10.0  # a viewer whose socket takes longer to drain is dropped
+    max_buffered_bytes: int = 64 * 1024 * 1024  # held for all viewers' sockets together
     max_jobs: int = 2  # heavy REST jobs (exports, full diagnoses) running at once
+    # the server's resident memory (its process and job workers): over it, new sessions and
+    # jobs are refused; each job's worker may map memory_cap_mb / (max_jobs + 1). 0: no cap
+    memory_cap_mb: int = 8192
     job_timeout_s: float = 120.0  # a heavy job's answer comes within this, or a 503
     max_export_bytes: int = 512 * 1024 * 1024  # an export stops (or is refused) past this
     max_perfetto_records: int = 200_000  # a Perfetto trace is built whole: longer runs refused

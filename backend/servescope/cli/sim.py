@@ -67,11 +67,15 @@ def run(args: argparse.Namespace) -> int:
     engine = (Replicas(config, specs, step_time) if config.data_parallel_size > 1
               else Engine(config, specs, step_time))
     with _progress_bar(len(specs)) as bar:
-        items = _advance(engine, bar)
         if args.out:  # decode runs expanded into their steps' records
-            write_recording(args.out, header(config, specs, "simulated"), _records(items))
-        else:  # a summary needs no records: runs stay compact
-            for _ in items:
+            write_recording(args.out, header(config, specs, "simulated"),
+                            _records(_advance(engine, bar)))
+        elif isinstance(engine, Engine):  # a summary needs no records: none are built
+            while engine.advance_unrecorded():
+                if len(engine.done_requests) > bar.n:
+                    bar.update(len(engine.done_requests) - bar.n)
+        else:
+            for _ in _advance(engine, bar):
                 pass
     summary = engine.summary()
     if unmodelled:

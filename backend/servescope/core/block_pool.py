@@ -1,6 +1,6 @@
 """The physical KV block pool: free queue, ref counts, prefix-cache map and the events they raise.
 
-Free queue (block 0 is the null block and is never in it):
+Free queue (block 0 is the null block and is never in it; see core/free_queue.py):
 
     head -> [freed unhashed blocks, newest first] [initial order 1..N-1] [hashed, LRU] <- tail
 
@@ -11,13 +11,15 @@ handed out again.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Iterable
+from typing import cast
 
+from servescope.core.free_queue import FreeQueue
 from servescope.core.records import BlockEvent
 
 NULL_BLOCK = 0
-BlockHash = int | tuple[int, str, int]  # see prefix.BlockHasher
+BlockHash = int  # see prefix.BlockHasher
 
 
 class BlockPool:
@@ -26,11 +28,13 @@ class BlockPool:
         self.enable_caching = enable_caching
         self.ref_cnt = [0] * num_gpu_blocks
         self.block_hash: list[BlockHash | None] = [None] * num_gpu_blocks
-        self.free_queue: OrderedDict[int, None] = OrderedDict.fromkeys(range(1, num_gpu_blocks))
+        self.free_queue = FreeQueue(num_gpu_blocks)
         # hash -> its block, or its copies in order (a dict) once there are two: most hashes
         # have one copy, which then costs no dict of its own
         self.cached: dict[BlockHash, int | dict[int, None]] = {}
+        self._num_multi = 0  # hashes with two copies or more
         self.events: list[BlockEvent] = []
+        self.record_events = True  # False while nobody reads the records (Engine.run_to_end)
         self.freed: list[int] = []
 
     @property
@@ -39,75 +43,96 @@ class BlockPool:
 
     @property
     def num_free_blocks(self) -> int:
-        return len(self.free_queue)
+        return self.free_queue.num_free
 
     def get_new_blocks(self, n: int, evicted: list[int] | None = None) -> list[int]:
         """Pop n blocks off the head; those that held a hash leave the prefix cache, with a
         'removed' event each (or, given `evicted`, listed there for the caller to report)."""
-        assert n <= len(self.free_queue), "caller must check num_free_blocks first"
-        pop = self.free_queue.popitem
-        blocks = [pop(last=False)[0] for _ in range(n)]
-        ref_cnt, block_hash, cached = self.ref_cnt, self.block_hash, self.cached
-        gone = []
+        blocks, num_unhashed = self.free_queue.pop(n)
+        ref_cnt = self.ref_cnt
         for block in blocks:
             ref_cnt[block] = 1
-            old = block_hash[block]
-            if old is not None:
-                copies = cached[old]
-                if isinstance(copies, int):
-                    del cached[old]
-                else:
-                    del copies[block]
-                    if len(copies) == 1:
-                        cached[old] = next(iter(copies))
-                block_hash[block] = None
-                gone.append(block)
+        if num_unhashed == n:
+            return blocks
+        gone = blocks[num_unhashed:]  # the hashed blocks of the tail: evicted
+        self._evict(gone)
         if evicted is not None:
             evicted += gone
-        elif gone:
+        elif self.record_events:
             new = tuple.__new__  # BlockEvent's own __new__ costs a Python call per block
             self.events += [new(BlockEvent, ("removed", (block,), None)) for block in gone]
         return blocks
 
+    def _evict(self, blocks: list[int]) -> None:
+        block_hash, cached = self.block_hash, self.cached
+        if not self._num_multi:  # every hash has one copy: drop the entries wholesale
+            keys = cast(list[BlockHash], list(map(block_hash.__getitem__, blocks)))
+            deque(map(cached.__delitem__, keys), 0)
+            for block in blocks:
+                block_hash[block] = None
+            return
+        for block in blocks:
+            old = block_hash[block]
+            assert old is not None
+            copies = cached[old]
+            if isinstance(copies, int):
+                del cached[old]
+            else:
+                del copies[block]
+                if len(copies) == 1:
+                    cached[old] = next(iter(copies))
+                    self._num_multi -= 1
+            block_hash[block] = None
+
     def touch(self, blocks: Iterable[int]) -> None:
         """Take a reference on prefix-cache hits, pulling free ones out of the free queue."""
+        ref_cnt = self.ref_cnt
         for block in blocks:
-            if self.ref_cnt[block] == 0:
-                del self.free_queue[block]
-            self.ref_cnt[block] += 1
+            if ref_cnt[block] == 0:
+                self.free_queue.remove_hashed(block)
+            ref_cnt[block] += 1
+
+    def take(self, blocks: list[int]) -> None:
+        """Take these (unhashed, free) blocks out of the free queue: a contiguous reservation."""
+        self.free_queue.remove_unhashed(set(blocks))
+        for block in blocks:
+            self.ref_cnt[block] = 1
 
     def free_blocks(self, ordered: list[int]) -> None:
         """Drop one reference from each block; `ordered` is a block table reversed (tail first)."""
         ref_cnt = self.ref_cnt
         for block in ordered:
             ref_cnt[block] -= 1
-        released = [b for b in ordered if ref_cnt[b] == 0 and b != NULL_BLOCK]
+        released = [b for b in ordered if not ref_cnt[b] and b != NULL_BLOCK]
         self.freed += released
-        block_hash, free_queue = self.block_hash, self.free_queue
-        unhashed = [b for b in released if block_hash[b] is None]
-        for block in reversed(unhashed):
-            free_queue[block] = None
-            free_queue.move_to_end(block, last=False)
-        if len(unhashed) < len(released):
-            for block in released:
-                if block_hash[block] is not None:
-                    free_queue[block] = None
+        block_hash = self.block_hash
+        hashed = [b for b in released if block_hash[b] is not None]
+        if not hashed:
+            self.free_queue.push_head(released)
+            return
+        self.free_queue.push_head([b for b in released if block_hash[b] is None])
+        self.free_queue.push_tail(hashed)
 
     def cache_blocks(self, blocks: list[int], hashes: list[BlockHash], request_id: str,
                      emit: bool = True) -> None:
         """Give full blocks their hashes; `emit=False` leaves the 'stored' event to the caller
         (a decode run, whose records say which step stored what)."""
-        cached = self.cached
-        for block, block_hash in zip(blocks, hashes, strict=True):
-            self.block_hash[block] = block_hash
-            copies = cached.get(block_hash)
-            if copies is None:
-                cached[block_hash] = block
-            elif isinstance(copies, int):
-                cached[block_hash] = {copies: None, block: None}
-            else:
-                copies[block] = None
-        if emit:
+        cached, block_hash = self.cached, self.block_hash
+        for block, key in zip(blocks, hashes, strict=True):
+            block_hash[block] = key
+        if cached.keys().isdisjoint(hashes):  # the common case: no copies
+            cached.update(zip(hashes, blocks, strict=True))
+        else:
+            for block, key in zip(blocks, hashes, strict=True):
+                copies = cached.get(key)
+                if copies is None:
+                    cached[key] = block
+                elif isinstance(copies, int):
+                    cached[key] = {copies: None, block: None}
+                    self._num_multi += 1
+                else:
+                    copies[block] = None
+        if emit and self.record_events:
             self.events.append(BlockEvent("stored", tuple(blocks), request_id))
 
     def lookup(self, block_hash: BlockHash) -> int | None:

@@ -21,6 +21,10 @@ from servescope.core.records import BlockEvent, ScheduledColumns, StepRecord
 def periodic(first: np.ndarray, period: int, num_steps: int) -> tuple[np.ndarray, np.ndarray]:
     """(steps, rows) with steps = first[row] + m * period < num_steps, ordered by step, then
     row: where each row reaches a block boundary during a run."""
+    if num_steps <= period:  # each row at most once: sorting a few Python ints is cheaper
+        pairs = sorted((f, row) for row, f in enumerate(first.tolist()) if f < num_steps)
+        return (np.array([f for f, _ in pairs], np.int64),
+                np.array([row for _, row in pairs], np.int64))
     order = np.argsort(first, kind="stable")  # within a period: by first boundary, then row
     repeats = -(-num_steps // period)
     steps = (first[order] + period * np.arange(repeats)[:, None]).ravel()

@@ -9,13 +9,12 @@ takes a quiet stretch of decode steps as one DecodeRun (fast-forward), records t
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
-from servescope.core import cost_model, metrics
+from servescope.core import cost_model, fast_forward, metrics
 from servescope.core.batch_queue import BatchQueue
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.decode_run import DecodeRun
@@ -27,9 +26,7 @@ from servescope.core.scheduler import policy_classes
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
-from servescope.core.step_time import StepTimeFn, decode_steps_ms, placeholder_step_time_ms
-
-MIN_RUN_STEPS = 2  # a one-step run costs more than the step
+from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
 
 
 def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
@@ -68,7 +65,8 @@ class Engine:
         self.rejected: list[tuple[str, str]] = []
         self._num_arrived = 0
         self.waste_totals: dict[str, int] = {}
-        self.step_end_s: list[float] = []  # end of each engine iteration, for token times
+        # end of each engine iteration, for token times (8 bytes a step, not a float object)
+        self.step_end_s = array("d")
         self.batch_queue = BatchQueue(self) if config.async_scheduling else None
         # quiet decode stretches as one DecodeRun (advance(), run()); async scheduling (its
         # batch queue overlaps steps) and every policy but vLLM V1's go one step at a time
@@ -95,23 +93,71 @@ class Engine:
                 yield item
 
     def run_to_end(self) -> int:
-        """Simulate to the end without expanding decode runs (for a summary); the step count."""
+        """Simulate to the end without building records (for a summary); the step count."""
         num_steps = 0
-        while (item := self.advance()) is not None:
-            num_steps += item.num_steps if isinstance(item, DecodeRun) else 1
+        while steps := self.advance_unrecorded():
+            num_steps += steps
         return num_steps
+
+    def advance_unrecorded(self) -> int:
+        """advance() without its record or block events (for callers that read neither): how
+        many steps it took, 0 at the end."""
+        if self.batch_queue is not None:  # its records carry what its next steps need
+            return 0 if self.step() is None else 1
+        pool = self.kv.pool
+        pool.record_events = False
+        try:
+            plan = fast_forward.plan_run(self) if self._quiet() else None
+            if plan is not None:
+                steps = fast_forward.apply_run(self, plan, record=False)
+                assert isinstance(steps, int)
+                return steps
+            return 1 if self._step_unrecorded() else 0
+        finally:
+            pool.record_events = True
 
     def advance(self) -> StepRecord | DecodeRun | None:
         """The next step, or the quiet stretch of decode steps that starts here, as one run."""
-        if self.fast_forward and self.scheduler.running and not self.scheduler.waiting:
-            run = self._decode_run()
-            if run is not None:
-                return run
+        plan = fast_forward.plan_run(self) if self._quiet() else None
+        if plan is not None:
+            run = fast_forward.apply_run(self, plan)
+            assert isinstance(run, DecodeRun)
+            return run
         return self.step()
+
+    def _quiet(self) -> bool:
+        return self.fast_forward and bool(self.scheduler.running) and not self.scheduler.waiting
 
     def step(self) -> StepRecord | None:
         if self.batch_queue is not None:
             return self.batch_queue.step()
+        planned = self._schedule()
+        if planned is None:
+            return None
+        output, arrivals, rejected = planned
+        running = tuple(self.scheduler.running.ids)
+        waiting = self.scheduler.waiting.ids
+        step_time_ms = self._price(output)
+        finished = self._apply(output, step_time_ms)
+        record = self._record(output, tuple(arrivals), tuple(rejected), finished, running,
+                              waiting, step_time_ms)
+        self._tick(step_time_ms)
+        return record
+
+    def _step_unrecorded(self) -> bool:
+        """step() without its record (run_to_end); False at the end."""
+        planned = self._schedule()
+        if planned is None:
+            return False
+        step_time_ms = self._price(planned[0])
+        self._apply(planned[0], step_time_ms)
+        self.kv.pool.drain()
+        self._add_waste(self.kv.waste(self.scheduler.running))
+        self._tick(step_time_ms)
+        return True
+
+    def _schedule(self) -> tuple[SchedulerOutput, list[str], list[tuple[str, str]]] | None:
+        """Admit what has arrived and schedule the next step (jumping idle time); None: done."""
         if self.done:
             return None
         arrivals: list[str] = []
@@ -124,72 +170,21 @@ class Engine:
             self.scheduler.now_s = self.time_s
             output = self.scheduler.schedule()
             if output.entries or output.preempted or not self.scheduler.has_unfinished:
-                break
+                return output, arrivals, rejected
             if not self._pending:
                 self._reject_stuck(rejected)
-                break
+                return output, arrivals, rejected
             self._jump_to_next_arrival(force=True)
-        running = tuple(self.scheduler.running.ids)
-        waiting = self.scheduler.waiting.ids
-        step_time_ms = self._price(output)
-        finished = self._apply(output, step_time_ms)
-        record = self._record(output, tuple(arrivals), tuple(rejected), finished, running,
-                              waiting, step_time_ms)
+
+    def _tick(self, step_time_ms: float) -> None:
         self.step_no += 1
         self.iter += 1
         self.time_s += step_time_ms / 1000.0
-        return record
 
-    def _decode_run(self) -> DecodeRun | None:
-        """Quiet steps from here as one run: cut before the next arrival, ending at the first
-        finish or where the free blocks run out (the scheduler bounds those)."""
-        pending = self._pending[0] if self._pending else None
-        now = self.step_no if self.step_clock else self.time_s
-        if pending is not None and self._arrival_key(pending) <= now:
-            return None
-        num_steps = self.scheduler.quiet_decode_steps()
-        if pending is not None and self.step_clock:
-            num_steps = min(num_steps, (pending.arrival_step or 0) - self.step_no)
-        if num_steps < MIN_RUN_STEPS:
-            return None
-        running = self.scheduler.running
-        start = running.num_computed[:len(running)].copy()
-        step_ms = decode_steps_ms(self.step_time, start, num_steps)
-        clock = np.add.accumulate(np.concatenate(([self.time_s], step_ms / 1000.0)))
-        if pending is not None and not self.step_clock:  # it arrives at the first step it is due
-            num_steps = 1 + int(np.searchsorted(clock[1:num_steps], pending.arrival_s or 0.0))
-            if num_steps < MIN_RUN_STEPS:
-                return None
-        return self._apply_run(start, step_ms[:num_steps], clock[:num_steps + 1])
-
-    def _apply_run(self, start: np.ndarray, step_ms: np.ndarray, clock: np.ndarray) -> DecodeRun:
-        kv, scheduler, num_steps = self.kv, self.scheduler, len(step_ms)
-        ids, num_rows = tuple(scheduler.running.ids), len(start)
-        num_free, num_table = kv.num_free_blocks, kv.num_table_blocks
-        blocks, finished = scheduler.advance_decodes(num_steps, self.iter)
-        end_s = float(clock[-1])
-        self.step_end_s.extend(clock[1:].tolist())
-        for request in finished:
-            request.finish_time = end_s
-        self.done_requests.extend(finished)
-        events, freed = kv.pool.drain()
-        assert not events, "a decode run raises its events in its records"
-        taken = np.cumsum(np.bincount(blocks.steps, minlength=num_steps))
-        free = num_free - taken
-        free[-1] = kv.num_free_blocks
-        computed = int(start.sum()) + num_rows * np.arange(1, num_steps + 1)
-        assert isinstance(kv, PagedKVCacheManager)
-        waste = kv.waste_of(num_table + taken, computed, free)
-        for key, value in kv.waste(scheduler.running).items():  # the last step's, after finishing
-            waste[key][-1] = value
-            self.waste_totals[key] = self.waste_totals.get(key, 0) + int(waste[key].sum())
-        run = DecodeRun(self.step_no, self.iter, clock, step_ms, ids, start, blocks, free, waste,
-                        tuple(r.id for r in finished), tuple(freed), kv.pool.num_usable_blocks,
-                        self.config.max_num_batched_tokens, self.config.max_num_seqs)
-        self.step_no += num_steps
-        self.iter += num_steps
-        self.time_s = end_s
-        return run
+    def _add_waste(self, waste: dict[str, int]) -> None:
+        totals = self.waste_totals
+        for key, value in waste.items():
+            totals[key] = totals.get(key, 0) + value
 
     def summary(self) -> dict[str, Any]:
         return metrics.summarize(self.done_requests, self.time_s, self.rejected,
@@ -285,9 +280,7 @@ class Engine:
                 step_time_ms: float) -> StepRecord:
         events, freed = self.kv.pool.drain()
         waste = self.kv.waste(self.scheduler.running)
-        totals = self.waste_totals
-        for key, value in waste.items():
-            totals[key] = totals.get(key, 0) + value
+        self._add_waste(waste)
         return StepRecord(
             step=self.step_no, iter=self.iter, time_s=self.time_s, step_time_ms=step_time_ms,
             arrivals=arrivals, columns=output.columns(), new=tuple(output.new),

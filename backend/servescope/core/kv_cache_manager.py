@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from servescope.core.block_pool import BlockPool
+from servescope.core.block_pool import BlockHash, BlockPool
 from servescope.core.decode_run import DecodeBlocks, periodic
 from servescope.core.prefix import BlockHasher
 from servescope.core.request import Request
@@ -158,15 +158,18 @@ class PagedKVCacheManager:
         """How many of `num_steps` decode steps (row i at position start[i] + j at step j) the
         free blocks cover: each block boundary a row reaches takes one free block."""
         bs = self.block_size
+        if len(start) * -(-num_steps // bs) <= self.pool.num_free_blocks:
+            return num_steps  # no row crosses more boundaries than that
         per_residue = np.bincount(start % bs, minlength=bs)
         per_step = per_residue[(-np.arange(num_steps)) % bs]
         return int(np.searchsorted(np.cumsum(per_step), self.pool.num_free_blocks, "right"))
 
-    def advance_decodes(self, requests: list[Request], start: np.ndarray,
-                        num_steps: int) -> DecodeBlocks:
+    def advance_decodes(self, requests: list[Request], start: np.ndarray, num_steps: int,
+                        record: bool = True) -> DecodeBlocks:
         """The blocks of `num_steps` decode steps (see decode_steps_fit, which must cover them):
         taken from the free queue in (step, row) order, and the blocks those steps complete
-        cached. Their events come back as data for the run's records, not in the pool."""
+        cached. Their events come back as data for the run's records (unless `record` is
+        False: then the pool drops them), not in the pool."""
         bs = self.block_size
         steps, rows = periodic((-start) % bs, bs, num_steps)
         evicted: list[int] = []
@@ -176,8 +179,13 @@ class PagedKVCacheManager:
             tables[requests[row].id].append(block)
         self.num_table_blocks += len(blocks)
         stored: list[tuple[int, int, tuple[int, ...]]] = []
-        if self.enable_caching:
+        if self.enable_caching and record:
             stored = self._cache_decoded(requests, start, num_steps)
+        elif self.enable_caching:  # the rows that complete a block, without their events
+            ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0
+                    for p in start.tolist()]  # (a batch is small: plain Python is quicker)
+            rows_done = [row for row, end in enumerate(ends) if end]
+            self._cache_rows(requests, rows_done, [ends[row] for row in rows_done])
         return DecodeBlocks(steps, rows, blocks, set(evicted), stored)
 
     def _cache_decoded(self, requests: list[Request], start: np.ndarray,
@@ -195,14 +203,22 @@ class PagedKVCacheManager:
         stored = [(step, row, tuple(tables[row][lo:hi])) for step, row, lo, hi in zip(
             steps[keep].tolist(), rows[keep].tolist(), first[keep].tolist(),
             num_full[keep].tolist(), strict=True)]
-        done = {row: (int(start[row]) + num_steps) // bs for row in set(rows[keep].tolist())}
-        for row, end in done.items():
-            request = requests[row]
-            lo = self.num_cached_blocks.get(request.id, 0)
-            hashes = self.hasher.hashes(request, end)
-            self.pool.cache_blocks(tables[row][lo:end], hashes[lo:end], request.id, emit=False)
-            self.num_cached_blocks[request.id] = end
+        done = sorted(set(rows[keep].tolist()))
+        self._cache_rows(requests, done, [(int(start[row]) + num_steps) // bs for row in done])
         return stored
+
+    def _cache_rows(self, requests: list[Request], rows: list[int], ends: list[int]) -> None:
+        """Cache each row's full blocks up to its end, in one call to the pool (no events)."""
+        blocks: list[int] = []
+        keys: list[BlockHash] = []
+        num_cached, tables, hashes = self.num_cached_blocks, self.tables, self.hasher.hashes
+        for row, end in zip(rows, ends, strict=True):
+            request = requests[row]
+            lo = num_cached.get(request.id, 0)
+            keys += hashes(request, end)[lo:end]
+            blocks += tables[request.id][lo:end]
+            num_cached[request.id] = end
+        self.pool.cache_blocks(blocks, keys, "", emit=False)
 
     def reserve(self, request: Request, num_tokens: int) -> list[int] | None:
         """Blocks for `num_tokens` up front (static batching's padded shape)."""

@@ -80,9 +80,7 @@ class ContiguousKVCacheManager:
         if first is None:
             return None
         blocks = list(range(first, first + count))
-        for block in blocks:
-            del self.pool.free_queue[block]
-            self.pool.ref_cnt[block] = 1
+        self.pool.take(blocks)
         self.tables[request.id] = blocks
         self._count(request, count * self.block_size, +1)
         self.num_table_blocks += count

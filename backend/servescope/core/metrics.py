@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,7 @@ def request_metrics(request: Request, frontend_ms: float = 0.0) -> dict[str, Any
     }
 
 
-def latency_stats(prefix: str, values: list[float]) -> dict[str, float]:
+def latency_stats(prefix: str, values: Sequence[float] | np.ndarray) -> dict[str, float]:
     """mean/median/std/p90/p99 of `values` in ms, under `vllm bench serve`'s keys (numpy's
     percentile, as vLLM uses); zeros when there are none."""
     arr = np.asarray(values, dtype=float)
@@ -53,11 +54,49 @@ def waste_shares(totals: dict[str, int]) -> dict[str, float]:
     return {f"kv_{k}_share": (v / in_use if in_use else 0.0) for k, v in totals.items()}
 
 
+def token_intervals(done: list[Request]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each request's token count, its first token's time (nan: none) and every inter-token
+    interval in ms, request after request: request_metrics' values, built from the token runs
+    and each clock's step times (an interval inside a run is its step's), so memory grows with
+    the intervals, not with several arrays of every token."""
+    clocks: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # a clock per engine
+    counts = np.zeros(len(done), np.int64)
+    first = np.full(len(done), np.nan)
+    pieces: list[np.ndarray] = []
+    for k, request in enumerate(done):
+        runs = request.all_token_runs
+        if not runs:
+            continue
+        clock = clocks.get(id(request.step_end_s))
+        if clock is None:
+            ends = np.asarray(request.step_end_s, np.float64)
+            clock = clocks[id(request.step_end_s)] = ends, np.diff(ends) * 1000.0
+        ends, step_ms = clock
+        first[k] = ends[runs[0][0]]
+        last = -1
+        for start, count in runs:
+            if last >= 0:  # the gap between two runs (a preemption, a stall)
+                pieces.append(np.array([(ends[start] - ends[last]) * 1000.0]))
+            pieces.append(step_ms[start:start + count - 1])
+            last = start + count - 1
+        counts[k] = sum(count for _, count in runs)
+    return counts, first, np.concatenate(pieces) if pieces else np.zeros(0)
+
+
 def summarize(done: list[Request], duration_s: float, rejected: list[tuple[str, str]],
               waste_totals: dict[str, int], frontend_ms: float = 0.0) -> dict[str, Any]:
-    rows = [request_metrics(r, frontend_ms) for r in done]
+    """The run's summary over `done`, with request_metrics' arithmetic done on columns."""
+    counts, first, itl = token_intervals(done)
+    has = counts > 0
+    arrival = np.array([r.arrival_time for r in done], np.float64)
+    finish = np.array([np.nan if r.finish_time is None else r.finish_time for r in done])
+    ttft_all = (first - arrival) * 1000.0 + frontend_ms
+    ttft = ttft_all[has]
+    e2el_all = (finish - arrival) * 1000.0 + frontend_ms
+    e2el = e2el_all[~np.isnan(finish)]
+    tpot = ((e2el_all - ttft_all) / (counts - 1).clip(1))[(counts > 1) & ~np.isnan(finish)]
     input_tokens = sum(r.prompt_len for r in done)
-    output_tokens = sum(len(r.token_times) for r in done)
+    output_tokens = int(counts.sum())
     duration = max(duration_s, 1e-12)
     summary: dict[str, Any] = {
         "completed": len(done),
@@ -69,10 +108,10 @@ def summarize(done: list[Request], duration_s: float, rejected: list[tuple[str, 
         "output_throughput": output_tokens / duration,
         "total_token_throughput": (input_tokens + output_tokens) / duration,
     }
-    summary.update(latency_stats("ttft", [r["ttft_ms"] for r in rows if r["ttft_ms"] is not None]))
-    summary.update(latency_stats("tpot", [r["tpot_ms"] for r in rows if r["tpot_ms"] is not None]))
-    summary.update(latency_stats("itl", [x for r in rows for x in r["itl_ms"]]))
-    summary.update(latency_stats("e2el", [r["e2el_ms"] for r in rows if r["e2el_ms"] is not None]))
+    summary.update(latency_stats("ttft", ttft))
+    summary.update(latency_stats("tpot", tpot))
+    summary.update(latency_stats("itl", itl))
+    summary.update(latency_stats("e2el", e2el))
     summary["num_preemptions"] = sum(r.num_preemptions for r in done)
     summary.update(waste_shares(waste_totals))
     return summary

@@ -11,12 +11,14 @@ from servescope.core.block_pool import BlockHash
 from servescope.core.request import Request
 
 Piece = tuple[str, str, int, int]  # (kind, key, first offset, end offset)
+OWN_SHIFT = 32
 
 
 class BlockHasher:
     def __init__(self, block_size: int) -> None:
         self.block_size = block_size
         self._ids: dict[tuple[BlockHash, tuple[Piece, ...]], int] = {}
+        self._own: dict[tuple[int, str], int] = {}  # (shared base, request id) -> K, see _own
 
     def hashes(self, request: Request, num_blocks: int) -> list[BlockHash]:
         """The hashes of the request's first `num_blocks` full blocks (extended lazily)."""
@@ -24,8 +26,7 @@ class BlockHasher:
         if len(hashes) >= num_blocks:
             return hashes
         if not request.spec.prefix:  # no shared segment: every block is the request's own
-            hashes.extend([(0, request.id, i) for i in range(len(hashes), num_blocks)])
-            return hashes
+            return self._extend_own(request, hashes, num_blocks, 0)
         ids, size = self._ids, self.block_size
         shared = min(sum(length for _, length in request.spec.prefix), request.prompt_len)
         while len(hashes) < num_blocks and len(hashes) * size < shared:
@@ -36,9 +37,20 @@ class BlockHasher:
             return hashes
         # Past the shared segments a block holds only the request's own tokens: its key is
         # (the last shared block's hash, request id, block index). It names the same chain of
-        # tokens the interned (parent, pieces) key would, and costs no interning.
-        base, rid = self.shared_base(hashes, shared), request.id
-        hashes.extend([(base, rid, index) for index in range(len(hashes), num_blocks)])
+        # tokens the interned (parent, pieces) key would, and costs one interning a request.
+        return self._extend_own(request, hashes, num_blocks, self.shared_base(hashes, shared))
+
+    def _extend_own(self, request: Request, hashes: list[BlockHash], num_blocks: int,
+                    base: int) -> list[BlockHash]:
+        """Own block i of (base, request id) hashes to -(K << 32) - i, K interned from 1:
+        negative, so never an interned shared block's id, and distinct for i < 2**32."""
+        num = len(hashes)
+        if num and hashes[-1] < 0:  # own blocks hashed already: go on from the last
+            first = hashes[-1] - 1
+        else:
+            key = self._own.setdefault((base, request.id), len(self._own) + 1)
+            first = -(key << OWN_SHIFT) - num
+        hashes.extend(range(first, first - (num_blocks - num), -1))
         return hashes
 
     def shared_base(self, hashes: list[BlockHash], shared: int) -> int:

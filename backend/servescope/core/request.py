@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +53,7 @@ class Request:
     )
 
     def __init__(self, spec: RequestSpec, arrival_index: int, arrival_time: float,
-                 step_end_s: list[float] | None = None) -> None:
+                 step_end_s: Sequence[float] | None = None) -> None:
         self.spec = spec
         self.id = spec.id
         self.prompt_len = spec.prompt_len
@@ -114,14 +115,20 @@ class Request:
         return self.num_output_tokens >= self.output_len
 
     @property
-    def token_times(self) -> list[float]:
-        """When each output token was sampled (end of its step), from the token runs."""
-        runs = list(self.token_runs)
+    def all_token_runs(self) -> list[tuple[int, int]]:
+        """Every (first engine iteration, count) run of sampled tokens, the open one included."""
         batch = self._batch
         if batch is not None and batch.run_len[self._slot]:
-            runs.append((int(batch.run_start[self._slot]), int(batch.run_len[self._slot])))
+            return [*self.token_runs,
+                    (int(batch.run_start[self._slot]), int(batch.run_len[self._slot]))]
+        return self.token_runs
+
+    @property
+    def token_times(self) -> list[float]:
+        """When each output token was sampled (end of its step), from the token runs."""
         ends = self.step_end_s
-        return [ends[i] for first, count in runs for i in range(first, first + count)]
+        return [ends[i] for first, count in self.all_token_runs
+                for i in range(first, first + count)]
 
     def add_token(self, iteration: int) -> None:
         """One sampled token at engine iteration `iteration` (for requests outside a batch)."""

@@ -73,6 +73,9 @@ class RunningBatch:
 
     def remove_many(self, leaving: list[Request]) -> None:
         """Take requests out, keeping the others' order and closing their columns up."""
+        if len(leaving) == 1:
+            self._remove_one(leaving[0])
+            return
         keep = np.ones(len(self.requests), bool)
         keep[[r._slot for r in leaving]] = False
         for request in leaving:
@@ -89,6 +92,18 @@ class RunningBatch:
 
     def remove(self, request: Request) -> None:
         self.remove_many([request])
+
+    def _remove_one(self, request: Request) -> None:
+        """remove_many of one request: the columns after its slot move up by one."""
+        slot, end = request._slot, len(self.requests)
+        self._detach(request)
+        for column in (self.num_computed, self.num_output, self.prompt_len, self.output_len,
+                       self.run_start, self.run_len, self.num_placeholders):
+            column[slot:end - 1] = column[slot + 1:end]
+        del self.requests[slot]
+        del self.ids[slot]
+        for moved in self.requests[slot:]:
+            moved._slot -= 1
 
     def sample(self, slot: int, iteration: int) -> None:
         """One token for the request in `slot` at engine iteration `iteration`."""

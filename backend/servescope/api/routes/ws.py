@@ -12,6 +12,7 @@ from servescope.api import access, control
 from servescope.api import protocol as P
 from servescope.api.deps import RegistryDep, SettingsDep
 from servescope.api.origin import origin_allowed
+from servescope.api.outflow import Outlet
 from servescope.api.session import SessionError
 from servescope.api.settings import Settings
 from servescope.api.viewer import Viewer
@@ -51,7 +52,8 @@ async def session_socket(socket: WebSocket, session_id: str, registry: RegistryD
         await socket.close(code=4404 if session is None else 4429)
         return
     role = access.role_for(session, token, follow, created=session_id == "new")
-    viewer = Viewer(session, socket.send_text, role)
+    outlet = Outlet(socket.app.state.outflow, socket)  # dropped if it stops reading
+    viewer = Viewer(session, outlet.send, role)
     session.join(viewer)
     sender = asyncio.create_task(viewer.run())
     try:
@@ -66,6 +68,7 @@ async def session_socket(socket: WebSocket, session_id: str, registry: RegistryD
             if sender.done():
                 break
     finally:
+        outlet.close()
         session.leave(viewer)
         sender.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -90,16 +90,17 @@ class Scheduler:
         """Sample where a step reached the end of a sequence, free the finished requests."""
         return self._finish(self._sample(output, iteration))
 
-    def advance_decodes(self, num_steps: int, iteration: int) -> tuple[DecodeBlocks,
-                                                                          list[Request]]:
+    def advance_decodes(self, num_steps: int, iteration: int,
+                        record: bool = True) -> tuple[DecodeBlocks, list[Request]]:
         """Apply `num_steps` steps in which every running request decodes one token (the
         engine checked with quiet_decode_steps that they are plain decodes): their blocks, their
-        tokens from engine iteration `iteration` on, and the requests the last step finishes."""
+        tokens from engine iteration `iteration` on, and the requests the last step finishes
+        (`record=False`: without the events a run's records would need)."""
         running, kv = self.running, self.kv
         assert isinstance(kv, PagedKVCacheManager), "quiet_decode_steps allows paged KV only"
         num_rows = len(running)
         start = running.num_computed[:num_rows].copy()
-        blocks = kv.advance_decodes(running.requests, start, num_steps)
+        blocks = kv.advance_decodes(running.requests, start, num_steps, record)
         running.num_computed[:num_rows] += num_steps
         return blocks, self._finish(running.sample_chunk(0, num_rows, iteration, num_steps))
 

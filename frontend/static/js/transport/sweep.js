@@ -1,9 +1,11 @@
 // The sweep routes: start a sweep (POST /api/sweeps), read its progress, cancel it. Errors
 // carry the server's message and field.
 
+import { csrfHeaders } from "./csrf.js";
+
 async function call(method, url, body) {
   const res = await fetch(url, {
-    method, headers: body ? { "content-type": "application/json" } : {},
+    method, headers: { ...csrfHeaders(), ...(body ? { "content-type": "application/json" } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   const data = await res.json().catch(() => ({}));

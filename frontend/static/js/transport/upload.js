@@ -2,6 +2,8 @@
 // stored trace's description, or an UploadError carrying the server's message, the field it
 // names and the HTTP status. GET /api/traces/formats lists the formats `format` may name.
 
+import { csrfHeaders } from "./csrf.js";
+
 export class UploadError extends Error {
   constructor(message, { status = 0, field = "", detail = {} } = {}) {
     super(message);
@@ -23,7 +25,8 @@ export function uploadBody(file, options = {}) {
 }
 
 export async function uploadTrace(url, file, options = {}, fetchFn = fetch) {
-  const res = await fetchFn(url, { method: "POST", body: uploadBody(file, options) });
+  const res = await fetchFn(url, { method: "POST", body: uploadBody(file, options),
+    headers: csrfHeaders() });
   const data = await res.json().catch(() => ({}));
   if (res.ok) return data;
   const detail = typeof data.detail === "object" && data.detail ? data.detail : {};

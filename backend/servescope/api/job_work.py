@@ -1,0 +1,70 @@
+"""What the heavy jobs do inside their worker processes (api/workers.py): read a track's records
+from its file by path and build the jsonl or Perfetto export, or the diagnosis. Arguments and
+results are plain picklable values; nothing here touches a session."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from servescope import exports
+from servescope.api.run_store import packed_records
+from servescope.api.serialize import unpack
+from servescope.api.stream_state import StreamState
+from servescope.api.workers import chunks
+from servescope.core.config import EngineConfig
+from servescope.scenarios.diagnosis_check import diagnose_records
+from servescope.traces.steps_servescope import record_from_dict
+
+
+class TooLarge(Exception):
+    kind = "too_large"
+
+
+def records(path: Path, requests: list[dict[str, Any]], upto: int) -> Iterator[dict[str, Any]]:
+    """Records 0..upto in to_dict() form (each unpacked against the stream so far)."""
+    state = StreamState(requests)
+    for text in packed_records(path, upto):
+        yield unpack(state, json.loads(text))
+
+
+def jsonl(path: Path, requests: list[dict[str, Any]], upto: int, limit: int) -> Iterator[bytes]:
+    """The records as JSON lines until `limit` bytes; then a last line saying where it stopped."""
+    lines = (json.dumps(r, separators=(",", ":")) + "\n" for r in records(path, requests, upto))
+    return chunks(_capped(lines, limit))
+
+
+def _capped(lines: Iterator[str], limit: int) -> Iterator[str]:
+    sent = 0
+    for line in lines:
+        sent += len(line)
+        if sent > limit:
+            yield json.dumps({"error": f"export stopped at {sent - len(line)} bytes: this "
+                              f"server's max_export_bytes is {limit}"}) + "\n"
+            return
+        yield line
+
+
+def perfetto(path: Path, requests: list[dict[str, Any]], upto: int,
+             limit: int) -> Iterator[bytes]:
+    """The run as one Trace Event Format document (built whole: refused over `limit`)."""
+    recs = [record_from_dict(r, k + 1) for k, r in enumerate(records(path, requests, upto))]
+    # a step-clock workload has no arrival_s: its requests' tracks start at zero
+    specs = [{**r, "arrival_s": r["arrival_s"] or 0.0} for r in requests]
+    text = json.dumps(exports.perfetto_trace(recs, specs))
+    if len(text) > limit:
+        raise TooLarge(f"the perfetto export of this run is {len(text)} bytes, over this "
+                       f"server's max_export_bytes ({limit}); export jsonl, which streams")
+    return chunks(iter([text]))
+
+
+def diagnose(path: Path, requests: list[dict[str, Any]], config: EngineConfig,
+             specs: list[Any], first: int, upto: int, summary: dict[str, Any],
+             check: bool) -> dict[str, Any]:
+    """diagnose_records over records first..upto, with the summary of that window."""
+    rows = itertools.islice(records(path, requests, upto), first, None)
+    recs = [record_from_dict(row, k + 1) for k, row in enumerate(rows, start=first)]
+    return diagnose_records(config, specs, recs, summary, None, check)

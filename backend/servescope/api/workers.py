@@ -1,0 +1,121 @@
+"""Worker processes for heavy REST jobs, so that they never hold the event loop's GIL: each job
+is a fresh process forked from a preloaded fork server, its address space capped
+(RLIMIT_AS: what it maps at start plus its budget) and killed when its time is up. Results come
+back over a pipe: one value, or a stream of byte chunks."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import resource
+from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection
+from typing import Any
+
+CTX = multiprocessing.get_context("forkserver")
+CTX.set_forkserver_preload(["servescope.api.job_work"])  # numpy and the core, imported once
+PAGE = os.sysconf("SC_PAGE_SIZE")
+WORKER_NICE = 10
+
+
+class WorkerError(Exception):
+    """The job failed in its worker: `kind` memory (over its budget), died, or failed."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def rss_bytes(pid: int | str = "self") -> int:
+    """Resident memory of a process (0 once it has gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _mapped_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * PAGE
+
+
+def _main(out: Connection, fn: Callable[..., Any], args: tuple[Any, ...], budget: int,
+          stream: bool) -> None:
+    """The worker: cap its address space, run `fn`, send ("value", v), ("chunk", bytes)... then
+    ("end", None), or ("error", (kind, message))."""
+    os.nice(WORKER_NICE)  # the event loop's process comes first when the CPUs are short
+    limit = _mapped_bytes() + budget if budget else resource.RLIM_INFINITY
+    resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    try:
+        if stream:
+            for chunk in fn(*args):
+                out.send(("chunk", chunk))
+            out.send(("end", None))
+        else:
+            out.send(("value", fn(*args)))
+    except MemoryError:
+        out.send(("error", ("memory", "")))
+    except Exception as err:  # noqa: BLE001 - reported to the route, which names it
+        kind = getattr(err, "kind", "failed")
+        out.send(("error", (kind, str(err) or type(err).__name__)))
+    finally:
+        out.close()
+
+
+class Worker:
+    """One job in its own process; `recv` waits (off the loop) for its next message."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], budget: int,
+                 stream: bool) -> None:
+        reader, writer = CTX.Pipe(duplex=False)
+        self.conn = reader
+        self.proc = CTX.Process(target=_main, args=(writer, fn, args, budget, stream),
+                                daemon=True, name="servescope-job")
+        self.proc.start()  # pickles the arguments: callers start it off the event loop
+        writer.close()
+
+    @classmethod
+    async def start(cls, fn: Callable[..., Any], args: tuple[Any, ...], budget: int,
+                    stream: bool) -> Worker:
+        return await asyncio.to_thread(cls, fn, args, budget, stream)
+
+    async def recv(self, timeout_s: float) -> tuple[str, Any]:
+        return await asyncio.to_thread(self._recv, timeout_s)
+
+    def _recv(self, timeout_s: float) -> tuple[str, Any]:
+        if not self.conn.poll(timeout_s):
+            raise TimeoutError
+        try:
+            kind, payload = self.conn.recv()
+        except (EOFError, OSError):
+            code = self.proc.join(5) or self.proc.exitcode
+            raise WorkerError("died", f"the worker process ended ({code})") from None
+        if kind == "error":
+            raise WorkerError(*payload)
+        return kind, payload
+
+    def rss(self) -> int:
+        return rss_bytes(self.proc.pid) if self.proc.pid else 0
+
+    def stop(self) -> None:
+        """Kill it if it still runs, and reap it (off the loop: the join may wait)."""
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(5)
+        self.conn.close()
+
+
+def chunks(lines: Iterator[str], size: int = 1 << 20) -> Iterator[bytes]:
+    """Text pieces joined into chunks of about `size` bytes (fewer messages on the pipe)."""
+    buf: list[str] = []
+    n = 0
+    for line in lines:
+        buf.append(line)
+        n += len(line)
+        if n >= size:
+            yield "".join(buf).encode()
+            buf, n = [], 0
+    if buf:
+        yield "".join(buf).encode()

@@ -1,0 +1,102 @@
+"""Fast-forward: a quiet stretch of decode steps (nobody due to arrive, nothing waiting, every
+running request decoding one token a step) planned and applied at once, as one DecodeRun, or
+as a bare count of steps when nobody reads the records (Engine.run_to_end)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from servescope.core.decode_run import DecodeRun
+from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.step_time import decode_steps_ms
+
+if TYPE_CHECKING:
+    from servescope.core.engine import Engine
+
+MIN_RUN_STEPS = 2  # a one-step run costs more than the step
+Plan = tuple[np.ndarray, np.ndarray, np.ndarray]  # start, step times (ms), clock (num_steps + 1)
+
+
+def plan_run(engine: Engine) -> Plan | None:
+    """The quiet steps from here: cut before the next arrival, ending at the first finish or
+    where the free blocks run out (the scheduler bounds those); None when under two steps."""
+    pending = engine._pending[0] if engine._pending else None
+    now = engine.step_no if engine.step_clock else engine.time_s
+    if pending is not None and engine._arrival_key(pending) <= now:
+        return None
+    num_steps = engine.scheduler.quiet_decode_steps()
+    if pending is not None and engine.step_clock:
+        num_steps = min(num_steps, (pending.arrival_step or 0) - engine.step_no)
+    if num_steps < MIN_RUN_STEPS:
+        return None
+    running = engine.scheduler.running
+    start = running.num_computed[:len(running)].copy()
+    step_ms = decode_steps_ms(engine.step_time, start, num_steps)
+    clock = np.add.accumulate(np.concatenate(([engine.time_s], step_ms / 1000.0)))
+    if pending is not None and not engine.step_clock:  # it arrives at the first step it is due
+        num_steps = 1 + int(np.searchsorted(clock[1:num_steps], pending.arrival_s or 0.0))
+        if num_steps < MIN_RUN_STEPS:
+            return None
+    return start, step_ms[:num_steps], clock[:num_steps + 1]
+
+
+def apply_run(engine: Engine, plan: Plan, record: bool = True) -> DecodeRun | int:
+    """Advance the engine over the planned steps: their run (or, unrecorded, their count)."""
+    start, step_ms, clock = plan
+    kv, scheduler, num_steps = engine.kv, engine.scheduler, len(step_ms)
+    assert isinstance(kv, PagedKVCacheManager)
+    ids, num_rows = tuple(scheduler.running.ids), len(start)
+    num_free, num_table = kv.num_free_blocks, kv.num_table_blocks
+    blocks, finished = scheduler.advance_decodes(num_steps, engine.iter, record)
+    end_s = float(clock[-1])
+    engine.step_end_s.frombytes(clock[1:].tobytes())
+    for request in finished:
+        request.finish_time = end_s
+    engine.done_requests.extend(finished)
+    events, freed = kv.pool.drain()
+    assert not events, "a decode run raises its events in its records"
+    last = kv.waste(scheduler.running)  # the last step's, after finishing
+    if not record:
+        _add_waste(engine, kv, blocks.steps.tolist(), num_free, num_table, start, num_steps,
+                   last)
+        _tick(engine, num_steps, end_s)
+        return num_steps
+    taken = np.cumsum(np.bincount(blocks.steps, minlength=num_steps))
+    free = num_free - taken
+    free[-1] = kv.num_free_blocks
+    computed = int(start.sum()) + num_rows * np.arange(1, num_steps + 1)
+    waste = kv.waste_of(num_table + taken, computed, free)
+    totals = engine.waste_totals
+    for key, value in last.items():
+        waste[key][-1] = value
+        totals[key] = totals.get(key, 0) + int(waste[key].sum())
+    config = engine.config
+    run = DecodeRun(engine.step_no, engine.iter, clock, step_ms, ids, start, blocks, free, waste,
+                    tuple(r.id for r in finished), tuple(freed), kv.pool.num_usable_blocks,
+                    config.max_num_batched_tokens, config.max_num_seqs)
+    _tick(engine, num_steps, end_s)
+    return run
+
+
+def _tick(engine: Engine, num_steps: int, end_s: float) -> None:
+    engine.step_no += num_steps
+    engine.iter += num_steps
+    engine.time_s = end_s
+
+
+def _add_waste(engine: Engine, kv: PagedKVCacheManager, steps: list[int], num_free: int,
+               num_table: int, start: np.ndarray, num_steps: int, last: dict[str, int]) -> None:
+    """waste_of summed over the run's steps but the last (whose own value is `last`), in
+    closed form: step j has taken the blocks of steps 0..j and computed start + j + 1."""
+    head = num_steps - 1
+    taken = sum(head - s for s in steps if s < head)  # sum over j < head of blocks taken by j
+    computed = head * int(start.sum()) + len(start) * head * (head + 1) // 2
+    internal = (head * num_table + taken) * kv.block_size - computed
+    used = head * (kv.pool.num_usable_blocks - num_free) + taken
+    sums = {"token_states": used * kv.block_size - internal, "reserved": 0,
+            "internal_fragmentation": internal, "external_fragmentation": 0}
+    totals = engine.waste_totals
+    for key, value in last.items():
+        totals[key] = totals.get(key, 0) + sums[key] + value

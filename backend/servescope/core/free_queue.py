@@ -1,0 +1,84 @@
+"""The block pool's free queue, kept as two lists so blocks come and go by the slice:
+
+    head -> [unhashed blocks: a stack, last freed first] [hashed blocks: oldest first] <- tail
+
+A block without a hash is pushed at the head (reused first), one with a hash at the tail
+(evicted last). Free blocks never gain a hash, so every unhashed free block stays ahead of
+every hashed one. A hashed block taken out of the middle (a prefix-cache hit) leaves a -1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+GONE = -1  # the place of a block taken out of the middle
+
+
+class FreeQueue:
+    def __init__(self, num_gpu_blocks: int) -> None:
+        self._stack = list(range(num_gpu_blocks - 1, 0, -1))  # block 1 on top (the head)
+        self._lru: list[int] = []  # hashed, oldest at self._lru_head
+        self._lru_head = 0
+        self._lru_base = 0  # position (since the start) of self._lru[0]
+        self._lru_gone = 0
+        self._lru_pos: dict[int, int] = {}  # each hashed free block's position (and stale ones)
+        self.num_free = num_gpu_blocks - 1
+
+    def __len__(self) -> int:
+        return self.num_free  # (callers on a hot path read num_free itself)
+
+    def __iter__(self) -> Iterator[int]:
+        """Head to tail."""
+        yield from reversed(self._stack)
+        yield from (b for b in self._lru[self._lru_head:] if b != GONE)
+
+    def pop(self, n: int) -> tuple[list[int], int]:
+        """The n blocks at the head, in order, and how many of them (the first) are unhashed."""
+        assert n <= self.num_free, "caller must check num_free_blocks first"
+        self.num_free -= n
+        stack = self._stack
+        k = min(n, len(stack))
+        blocks = stack[:-k - 1:-1] if k else []
+        del stack[len(stack) - k:]
+        if n > k:
+            blocks += self._pop_lru(n - k)
+        return blocks, k
+
+    def _pop_lru(self, n: int) -> list[int]:
+        lru, head = self._lru, self._lru_head
+        taken = lru[head:head + n]
+        head += n
+        while self._lru_gone and GONE in taken:
+            missing = taken.count(GONE)
+            self._lru_gone -= missing
+            taken = [b for b in taken if b != GONE] + lru[head:head + missing]
+            head += missing
+        if head > 4096 and head > len(lru) // 2:
+            del lru[:head]
+            self._lru_base += head
+            head = 0
+        self._lru_head = head
+        return taken
+
+    def push_head(self, blocks: list[int]) -> None:
+        """Unhashed blocks, blocks[0] becoming the head."""
+        self._stack += reversed(blocks)
+        self.num_free += len(blocks)
+
+    def push_tail(self, blocks: list[int]) -> None:
+        """Hashed blocks, blocks[-1] becoming the tail."""
+        lru = self._lru
+        at = self._lru_base + len(lru)
+        self._lru_pos.update(zip(blocks, range(at, at + len(blocks)), strict=True))
+        lru += blocks
+        self.num_free += len(blocks)
+
+    def remove_hashed(self, block: int) -> None:
+        self._lru[self._lru_pos[block] - self._lru_base] = GONE
+        self._lru_gone += 1
+        self.num_free -= 1
+
+    def remove_unhashed(self, blocks: set[int]) -> None:
+        """Take these blocks out of the stack (one pass, whatever their number)."""
+        self._stack = [b for b in self._stack if b not in blocks]
+        self.num_free -= len(blocks)
