@@ -1,14 +1,21 @@
-"""Server figures at trace scale, on a real `servescope serve` process: a generated Azure-format
-upload of `--requests` requests; time from upload to the first step frame and to a seek at the
-last arrival; the server's peak RSS while it simulates ahead; then /healthz latency (p50/p99)
-idle, as the baseline, and while a jsonl export, a full diagnosis and a summary of that session
-run at once, with their ratio. Browser frame time at 28k blocks: bench/render.py --blocks 28027.
-Usage: python bench/scale_server.py [--requests 200000] [--rate 80] [--json out.json]"""
+"""Server figures at trace scale, on a real `servescope serve` process: an Azure-format upload
+of `--requests` rows (the Azure conversation trace's rows repeated, as bench/trace_scale.py
+generates them) simulated on Llama 3.1 8B / H100; the init's size, time from upload to the
+first step frame, to the whole request list read in pages, and from session start to a seek at
+the last arrival; the server's peak RSS and CPU seconds while it simulates ahead; then
+/healthz latency (p50/p99) idle, as the baseline, and while a jsonl export, a full diagnosis and
+a summary of that session run at once, with their ratio. Browser frame time at 28k blocks:
+bench/render.py --blocks 28027.
+With --watch-s S (a run too long to wait for, e.g. 1,000,000 requests) it skips the seek and
+reports how far the simulation got in S seconds, its CPU time per record and the RSS.
+Usage: python bench/scale_server.py [--requests 200000] [--trace FILE] [--no-heavy]
+       [--watch-s S] [--json F]"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -21,18 +28,27 @@ from websockets.sync.client import connect
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from support.server import Server  # noqa: E402  (the tests' real-server helper)
+sys.path.insert(0, str(ROOT / "bench"))
+from support.server import Server, request_list  # noqa: E402  (the tests' real-server helpers)
+from trace_scale import CONFIG, CONV, generate_azure  # noqa: E402
+
+# trace_scale.py's engine (vLLM's defaults for the model and GPU: 28,507 blocks, max_num_seqs
+# 256, a 2,048-token budget) over the upload's base config, the demo's small pool
+SESSION_CONFIG = {**CONFIG, "num_gpu_blocks": None, "max_num_seqs": 256,
+                  "max_num_batched_tokens": 2048}
 
 
-def azure_file(path: Path, n: int, rate: float) -> float:
-    """Write n rows arriving at `rate` a second; the last arrival, s after the first."""
-    with path.open("w") as f:
-        f.write("TIMESTAMP,ContextTokens,GeneratedTokens\n")
-        for i in range(n):
-            s = i / rate
-            f.write(f"2023-11-16 {int(s // 3600) % 24:02d}:{int(s // 60) % 60:02d}:"
-                    f"{s % 60:010.7f},{100 + i * 37 % 900},{1 + i * 13 % 300}\n")
-    return (n - 1) / rate
+def last_arrival_s(path: Path) -> float:
+    """Seconds from the file's first row to its last (rows are in time order)."""
+    from datetime import datetime
+    with path.open() as f:
+        f.readline()
+        first = f.readline().split(",")[0]
+        last = first
+        for line in f:
+            last = line.split(",", 1)[0]
+    stamp = lambda t: datetime.fromisoformat(t[:26])  # noqa: E731
+    return (stamp(last) - stamp(first)).total_seconds()
 
 
 def rss_kib(pid: int) -> tuple[int, int]:
@@ -42,21 +58,40 @@ def rss_kib(pid: int) -> tuple[int, int]:
     return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
 
 
-def session_timings(server: Server, trace_id: str, last_arrival: float,
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def session_timings(server: Server, trace_id: str, last_arrival: float | None,
                     t_upload: float) -> dict[str, float]:
+    """Upload to init and to the first frame, the request list's pages, then (unless
+    `last_arrival` is None) session start to a seek at the last arrival."""
     out: dict[str, float] = {}
-    with connect(f"{server.ws_url}/ws/sessions/new", max_size=None) as ws:
-        ws.send(json.dumps({"type": "configure", "v": 1, "workload": {"trace": trace_id}}))
+    with connect(f"{server.ws_url}/ws/sessions/new", max_size=None,
+                 origin=server.url) as ws:  # type: ignore[arg-type]
+        ws.send(json.dumps({"type": "configure", "v": 1, "config": SESSION_CONFIG,
+                            "workload": {"trace": trace_id}}))
         ws.send(json.dumps({"type": "step", "v": 1, "n": 1}))
         started = None
         while True:
-            msg = json.loads(ws.recv())
+            text = ws.recv()
+            msg = json.loads(text)
             if msg["type"] == "init":
                 started = time.perf_counter()
+                out["upload_to_init_s"] = started - t_upload
+                out["init_bytes"] = len(text)
                 out["session_id"] = msg["session_id"]  # type: ignore[assignment]
             if msg["type"] == "step":
                 out["upload_to_first_frame_s"] = time.perf_counter() - t_upload
                 break
+        t = time.perf_counter()
+        listed = request_list(server.get, str(out["session_id"]))
+        out["request_list_s"] = time.perf_counter() - t
+        out["request_list_entries"] = len(listed)
+        if last_arrival is None:
+            return out
         ws.send(json.dumps({"type": "seek", "v": 1, "time_s": last_arrival}))
         while True:
             msg = json.loads(ws.recv())
@@ -68,8 +103,17 @@ def session_timings(server: Server, trace_id: str, last_arrival: float,
 
 
 def sample_rss(pid: int, stop: threading.Event, peaks: list[int]) -> None:
+    """RSS every 0.2 s; a line on stderr every 30 s (RSS and CPU so far) for long runs."""
+    start, said = time.perf_counter(), 0.0
     while not stop.is_set():
-        peaks.append(rss_kib(pid)[0])
+        try:
+            peaks.append(rss_kib(pid)[0])
+            if time.perf_counter() - said >= 30:
+                said = time.perf_counter()
+                print(f"  {said - start:6.0f} s: RSS {peaks[-1] / 1024:.0f} MiB, server CPU "
+                      f"{cpu_s(pid):.0f} s", file=sys.stderr)
+        except OSError:  # the server has stopped
+            return
         stop.wait(0.2)
 
 
@@ -104,56 +148,83 @@ def heavy(url: str, sid: str, done: list[str]) -> list[threading.Thread]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=200_000)
-    ap.add_argument("--rate", type=float, default=80.0, help="arrivals per second")
+    ap.add_argument("--trace", type=Path, default=CONV.resolve(),
+                    help="the Azure-format trace whose rows are repeated")
+    ap.add_argument("--no-heavy", action="store_true", help="skip the /healthz-under-load part")
+    ap.add_argument("--watch-s", type=float, default=0.0,
+                    help="no seek at the end: watch the simulation this long, then stop")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} "
+          "CPUs (a shared machine stretches wall times; CPU seconds stretch less)")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "azure.csv"
-        last = azure_file(path, args.requests, args.rate)
-        server = Server(Path(tmp) / "data", SERVESCOPE_JOB_TIMEOUT_S="600")
+        generate_azure(args.trace, path, args.requests)
+        last = last_arrival_s(path)
+        server = Server(Path(tmp) / "data", SERVESCOPE_JOB_TIMEOUT_S="600",
+                        SERVESCOPE_MAX_REQUESTS_PER_SESSION=str(max(args.requests, 1_000_000)))
         try:
-            figures = run(server, path, last)
+            figures = run(server, path, last, not args.no_heavy and not args.watch_s,
+                          args.watch_s)
         finally:
             server.stop()
+    figures["load_average_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     for k, v in figures.items():
         print(f"{k:38s} {v:.3f}" if isinstance(v, float) else f"{k:38s} {v}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
 
 
-def run(server: Server, path: Path, last: float) -> dict[str, object]:
-    base = healthz_ms(server.url, 200)
-    stop, rss = threading.Event(), [rss_kib(server.proc.pid)[0]]
-    sampler = threading.Thread(target=sample_rss, args=(server.proc.pid, stop, rss))
+def run(server: Server, path: Path, last: float, with_heavy: bool,
+        watch_s: float) -> dict[str, object]:
+    pid = server.proc.pid
+    base = healthz_ms(server.url, 200) if with_heavy else []
+    stop, rss = threading.Event(), [rss_kib(pid)[0]]
+    sampler = threading.Thread(target=sample_rss, args=(pid, stop, rss))
     sampler.start()
+    cpu0 = cpu_s(pid)
     t0 = time.perf_counter()
     with path.open("rb") as f:
         r = httpx.post(server.url + "/api/traces", files={"file": ("azure.csv", f)},
                        timeout=600)
     r.raise_for_status()
-    print(f"uploaded {r.json()['num_requests']} requests", file=sys.stderr)
-    timings = session_timings(server, r.json()["trace_id"], last, t0)
+    upload_s = time.perf_counter() - t0
+    print(f"uploaded {r.json()['num_requests']} requests in {upload_s:.1f} s; last arrival "
+          f"{last:.0f} s", file=sys.stderr)
+    timings = session_timings(server, r.json()["trace_id"], None if watch_s else last, t0)
     print(f"session: {timings}", file=sys.stderr)
     sid = str(timings.pop("session_id"))
-    while not all(e["done"] for e in server.get(f"/api/sessions/{sid}")["simulated"]):
+    if watch_s:  # a run too long to wait for: how far it got, at what cost
+        time.sleep(watch_s)
+    while not watch_s and not all(e["done"] for e in
+                                  server.get(f"/api/sessions/{sid}")["simulated"]):
         time.sleep(0.5)
-    timings["upload_to_simulated_end_s"] = time.perf_counter() - t0
-    simulating = max(rss) / 1024
-    print(f"simulated; peak RSS {simulating:.0f} MiB", file=sys.stderr)
-    done: list[str] = []
-    threads = heavy(server.url, sid, done)
-    loaded = healthz_ms(server.url, 300)
-    for t in threads:
-        t.join()
-    stop.set()
-    sampler.join()
-    return {"requests": r.json()["num_requests"], **timings,
-            "peak_rss_mib_while_simulating": simulating,
+    timings["upload_to_simulated_end_s" if not watch_s else "watched_s"] = \
+        time.perf_counter() - t0
+    (simulated,) = server.get(f"/api/sessions/{sid}")["simulated"]
+    cpu = cpu_s(pid) - cpu0
+    figures: dict[str, object] = {
+        "requests": r.json()["num_requests"], "records": simulated["num_records"],
+        "simulation_done": simulated["done"], "simulation_error": simulated["error"],
+        "upload_s": upload_s, **timings, "server_cpu_s": cpu,
+        "server_cpu_us_per_record": cpu / max(1, simulated["num_records"]) * 1e6,
+        "peak_rss_mib_while_simulating": max(rss) / 1024}
+    print(f"simulated; peak RSS {max(rss) / 1024:.0f} MiB", file=sys.stderr)
+    if with_heavy:
+        done: list[str] = []
+        threads = heavy(server.url, sid, done)
+        loaded = healthz_ms(server.url, 300)
+        for t in threads:
+            t.join()
+        figures.update({
             "peak_rss_mib_with_heavy_routes": max(rss) / 1024,
             "healthz_p50_ms_idle": statistics.median(base), "healthz_p99_ms_idle": p99(base),
             "healthz_p50_ms_heavy": statistics.median(loaded),
             "healthz_p99_ms_heavy": p99(loaded),
-            "healthz_p99_ratio_heavy_to_idle": p99(loaded) / p99(base), "heavy": done}
+            "healthz_p99_ratio_heavy_to_idle": p99(loaded) / p99(base), "heavy": done})
+    stop.set()
+    sampler.join()
+    return figures
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """Helpers for tests against a real server process: websockets clients that decode the
-stream as the browser does."""
+stream as the browser does (the request list read in pages after each init)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import urllib.request
 from typing import Any
 
-from support.server import validate
+from support.server import request_list, validate
 from websockets.asyncio.client import connect
 
 from servescope.api.serialize import unpack
@@ -20,6 +21,7 @@ class Client:
         self.options = {"origin": "http://" + url.split("/")[2], **options}  # a page of ours
         self.ws: Any = None
         self.init: dict[str, Any] | None = None
+        self.requests: list[dict[str, Any]] = []  # the session's, GET .../requests
         self.states: dict[int, StreamState] = {}
         self.records: dict[int, list[dict[str, Any]]] = {}
         self.last: dict[int, dict[str, Any]] = {}
@@ -48,9 +50,10 @@ class Client:
         self.kinds.append(msg["type"])
         if msg["type"] == "init":
             self.init = msg
+            self.requests = request_list(self.get, msg["session_id"])
         elif msg["type"] == "keyframe":
             assert self.init is not None
-            self.states[msg["engine"]] = load_keyframe(self.init["requests"], msg)
+            self.states[msg["engine"]] = load_keyframe(self.requests, msg)
             if msg["record"]:
                 self.last[msg["engine"]] = msg["record"]
         elif msg["type"] == "step":
@@ -60,6 +63,11 @@ class Client:
             self.last[msg["engine"]] = recs[-1]
         elif msg["type"] == "status":
             self.status = msg
+
+    def get(self, path: str) -> Any:
+        """A GET on the server this socket talks to (blocking: a test's short read)."""
+        with urllib.request.urlopen("http://" + self.url.split("/")[2] + path, timeout=10) as r:
+            return json.loads(r.read())
 
     async def until(self, pred: Any, timeout: float = 20.0) -> dict[str, Any]:
         loop = asyncio.get_running_loop()

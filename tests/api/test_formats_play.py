@@ -81,7 +81,7 @@ def test_format_uploads_and_plays_to_the_end(live, tmp_path, fmt):
     trace = init["trace"]
     assert (trace["format"], trace["filename"], trace["trace_id"]) == (
         fmt, sample.filename, data["trace_id"])
-    assert len(init["requests"]) == sample.num_requests
+    assert init["num_requests"] == len(client.requests) == sample.num_requests
     records = client.records[0]
     assert "step" in client.kinds and len(records) == done["num_records"] > 0
     if registry.FORMATS[fmt].kind == "steps":
@@ -89,16 +89,17 @@ def test_format_uploads_and_plays_to_the_end(live, tmp_path, fmt):
         check_replay(sample, init, records)
     else:
         assert init["source"] == "simulated"
-        check_simulated(sample, init, records, done)
+        check_simulated(sample, client.requests, records, done)
     CHECKS.get(fmt, lambda *_: None)(sample, data, client, done, cached)
 
 
-def check_simulated(sample: Sample, init: dict, records: list[dict], done: dict) -> None:
+def check_simulated(sample: Sample, requests: list[dict], records: list[dict],
+                    done: dict) -> None:
     if sample.ids:
-        assert [r["id"] for r in init["requests"]] == sample.ids
-        assert [r["arrival_s"] for r in init["requests"]] == pytest.approx(sample.arrivals)
-        assert [r["prompt_len"] for r in init["requests"]] == sample.prompt_lens
-    ids = {r["id"] for r in init["requests"]}
+        assert [r["id"] for r in requests] == sample.ids
+        assert [r["arrival_s"] for r in requests] == pytest.approx(sample.arrivals)
+        assert [r["prompt_len"] for r in requests] == sample.prompt_lens
+    ids = {r["id"] for r in requests}
     assert {i for r in records for i in r["arrivals"]} == ids
     assert {i for r in records for i in r["finished"]} == ids  # every request ran to its end
     assert done["summary"]["completed"] == len(ids)
@@ -135,7 +136,7 @@ def check_iteration_log(sample, data, client, done, cached_after_seek):
         assert all(e["id"].startswith(("~ctx", "~gen")) for e in rec["scheduled"])
         assert rec["arrivals"] == rec["finished"] == rec["preempted"] == []
     trace = client.init["trace"]
-    assert client.init["requests"] == []
+    assert client.init["num_requests"] == 0 and client.requests == []
     assert any("request ids" in what for what in trace["unknown"])
     assert any("no request ids" in note for note in trace["notes"])
     # the pool the usage is drawn on, and the assumed limits, are the adapter's documented ones
@@ -175,7 +176,7 @@ def check_mooncake(sample, data, client, done, cached_after_seek):
 
 
 def check_sharegpt(sample, data, client, done, cached_after_seek):
-    requests = client.init["requests"]
+    requests = client.requests
     assert {r["prompt_len"] for r in requests} == {40, 24}  # the row with 0 is never drawn
     assert {r["arrival_s"] for r in requests} == {0.0}
 
@@ -220,7 +221,7 @@ def test_real_public_traces_upload_and_play(live, name, fmt, count):
             await c.send(type="configure", workload={"trace": data["trace_id"]})
             await c.until(lambda m: m["type"] == "status")
             assert c.init["trace"]["filename"] == name
-            assert len(c.init["requests"]) == count(path)
+            assert c.init["num_requests"] == len(c.requests) == count(path)
             await c.send(type="play", speed=50.0)
             await c.until(lambda m: m["type"] == "step" and len(c.records[0]) >= 5, timeout=30)
             await c.send(type="pause")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from starlette.websockets import WebSocketDisconnect
-from support.server import receive, receive_until
+from support.server import receive, receive_until, request_list
 
 from servescope.api.compact import expand_keyframe
 from servescope.api.serialize import unpack
@@ -38,18 +38,22 @@ def join(client, session, follow=False, token=True):
 
 
 class Reader:
-    """Decodes a viewer's stream the way the browser's transport does."""
+    """Decodes a viewer's stream the way the browser's transport does (the request list read
+    in pages after init)."""
 
-    def __init__(self) -> None:
+    def __init__(self, client) -> None:
+        self.client = client
         self.init = None
+        self.requests: list[dict] = []
         self.states: dict[int, StreamState] = {}
         self.records: dict[int, list[dict]] = {}
 
     def feed(self, msg: dict) -> None:
         if msg["type"] == "init":
             self.init = msg
+            self.requests = request_list(lambda p: self.client.get(p).json(), msg["session_id"])
         elif msg["type"] == "keyframe":
-            self.states[msg["engine"]] = load_keyframe(self.init["requests"], msg)
+            self.states[msg["engine"]] = load_keyframe(self.requests, msg)
             self.records[msg["engine"]] = [msg["record"]] if msg["record"] else []
         elif msg["type"] == "step":
             state = self.states[msg["engine"]]
@@ -61,7 +65,7 @@ def test_join_gets_init_keyframe_status(client, demo):
         init, kf, status = receive(ws), receive(ws), receive(ws)
     assert init["type"] == "init" and init["role"] == "driver"
     assert init["source"] == "simulated" and init["preset"] == "demo"
-    assert len(init["requests"]) == 48 and init["num_gpu_blocks"] == 513
+    assert init["num_requests"] == 48 and init["num_gpu_blocks"] == 513
     assert kf["type"] == "keyframe" and kf["iter"] == -1 and kf["record"] is None
     assert kf["status"] == {"runs": [0, 48]} and kf["block_owner"] == {"runs": [None, 513]}
     assert expand_keyframe(kf)["block_ref_count"] == [0] * 513
@@ -70,7 +74,7 @@ def test_join_gets_init_keyframe_status(client, demo):
 
 def test_step_frames_decode_to_the_engine_records(client, demo):
     expected = demo_records()
-    reader = Reader()
+    reader = Reader(client)
     with join(client, demo) as ws:
         for m in receive_until(ws, "status"):
             reader.feed(m)
@@ -85,9 +89,8 @@ def test_seek_back_and_forward_goes_through_keyframes(client, demo):
     with join(client, demo) as ws:
         receive_until(ws, "status")
         for target in (100, 5, len(expected) + 50):
-            reader = Reader()
-            reader.feed({"type": "init", "requests": client.app.state.registry.get(
-                demo["session_id"]).built.tracks[0].requests})
+            reader = Reader(client)
+            reader.feed({"type": "init", "session_id": demo["session_id"]})
             ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": target}))
             msgs = receive_until(ws, "status")
             kinds = [m["type"] for m in msgs]
@@ -159,7 +162,7 @@ def test_configure_rebuilds_for_every_viewer_and_repeats_are_no_ops(client, demo
         for ws in (a, b):
             init = receive(ws)
             assert init["type"] == "init" and init["config"]["max_num_seqs"] == 4
-            assert len(init["requests"]) == 10
+            assert init["num_requests"] == 10
             receive_until(ws, "status")
         a.send_text(json.dumps({"type": "step", "v": 1, "n": 3}))
         receive_until(a, "status")
@@ -178,7 +181,7 @@ def test_compare_runs_engines_in_lockstep_of_simulated_time(client):
         init = receive(ws)
         assert [e["label"] for e in init["engines"]][1] == "policy=vllm-v0, " \
             "enable_prefix_caching=False"
-        reader = Reader()
+        reader = Reader(client)
         reader.feed(init)
         for m in receive_until(ws, "status"):
             reader.feed(m)

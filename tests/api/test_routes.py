@@ -84,7 +84,7 @@ def test_sessions_summaries_exports_and_scenarios(client):
         ws.send_text(json.dumps({"type": "configure", "v": 1,
                                  "workload": {"scenario": saved["id"]}}))
         init = receive(ws)
-        assert init["config"]["max_num_seqs"] == 3 and len(init["requests"]) == 8
+        assert init["config"]["max_num_seqs"] == 3 and init["num_requests"] == 8
     assert client.get("/api/sessions/nope").status_code == 404
     bad = client.post("/api/sessions", json={"config": {"block_size": 5}})
     assert bad.status_code == 400 and bad.json()["detail"]["field"] == "block_size"

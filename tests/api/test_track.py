@@ -72,6 +72,44 @@ def test_the_stored_records_are_the_engines_records_and_keyframes_match_them(tmp
     assert track.index_at_step(step) == 7
 
 
+def long_decodes(n: int) -> list[RequestSpec]:
+    """Few arrivals and long outputs: most steps are quiet decode stretches (fast-forward)."""
+    return [RequestSpec(id=f"d{k}", prompt_len=9 + 5 * k, output_len=60 + 17 * k,
+                        arrival_s=k * 0.3) for k in range(n)]
+
+
+def stored(track: Track) -> tuple[list[tuple], list[tuple]]:
+    db = track.store._reader
+    return (db.execute("SELECT * FROM records ORDER BY iter").fetchall(),
+            db.execute("SELECT * FROM keyframes ORDER BY iter").fetchall())
+
+
+def test_a_fast_forward_track_stores_the_step_by_step_engines_packed_records_and_keyframes(
+        tmp_path):
+    config = EngineConfig(num_gpu_blocks=40, block_size=4)
+    tracks = []
+    for name, fast in (("step", False), ("fast", True)):
+        engine = Engine(config, long_decodes(6), fast_forward=fast)
+        calls = [0]
+        step = engine.step
+
+        def counted(step=step, calls=calls):
+            calls[0] += 1
+            return step()
+        engine.step = counted  # type: ignore[method-assign]
+        track = Track(0, engine_source(engine), request_info(long_decodes(6)), 40, 8, 100_000,
+                      tmp_path / "runs" / f"{name}-0.sqlite3", summary=engine.summary)
+        asyncio.run(ended(track))
+        assert track.error is None
+        tracks.append((track, calls[0]))
+    (slow, slow_steps), (fast, fast_steps) = tracks
+    records, keyframes = stored(slow)
+    assert len(records) == slow_steps - 1 > 200 and len(keyframes) > 10  # the last call: None
+    assert fast_steps < len(records) // 4  # the fast track took decode runs, not single steps
+    assert stored(fast) == (records, keyframes)  # every column and byte of packed JSON
+    assert fast.summary == slow.summary
+
+
 def test_a_failing_source_stops_the_track_with_the_reason_and_keeps_what_it_stored(tmp_path):
     track, engine = engine_track(tmp_path)
     inner = track.source
@@ -91,6 +129,16 @@ def test_a_failing_source_stops_the_track_with_the_reason_and_keeps_what_it_stor
     done = validate(json.loads(track.done_message()))
     assert done["error"] == track.error and done["num_records"] == 15
     assert len(list(track.records())) == 15
+
+
+def test_a_run_longer_than_the_record_cap_stops_there_and_says_so(tmp_path):
+    track, _ = engine_track(tmp_path, max_records=30)
+    asyncio.run(ended(track))
+    assert track.done and track.head == 29 and len(list(track.records())) == 30
+    assert track.error is not None and "max_records_per_session (30 records)" in track.error
+    whole, _ = engine_track(tmp_path / "whole", max_records=200)  # 40 requests: under 200
+    asyncio.run(ended(whole))
+    assert whole.error is None and 30 < whole.head < 199
 
 
 def test_closing_a_track_deletes_its_files_even_while_it_simulates(tmp_path):

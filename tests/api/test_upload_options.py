@@ -9,7 +9,7 @@ import json
 
 import pytest
 from fastapi.testclient import TestClient
-from support.server import ORIGIN, make_settings, receive, receive_until
+from support.server import ORIGIN, make_settings, receive, receive_until, request_list
 
 from servescope.api.app import create_app
 from servescope.traces import registry
@@ -52,8 +52,13 @@ def run_to_end(client, trace_id: str, config: dict | None = None) -> tuple[dict,
         return init, done[0]["summary"]
 
 
-def ids_and_arrivals(init: dict) -> list[tuple[str, float]]:
-    return [(r["id"], round(r["arrival_s"], 6)) for r in init["requests"]]
+def listed(client, init: dict) -> list[dict]:
+    """The session's request list, read in pages as the page reads it."""
+    return request_list(lambda p: client.get(p).json(), init["session_id"])
+
+
+def ids_and_arrivals(client, init: dict) -> list[tuple[str, float]]:
+    return [(r["id"], round(r["arrival_s"], 6)) for r in listed(client, init)]
 
 
 def test_a_window_keeps_its_requests_rebased_and_is_stored_and_said(client):
@@ -65,26 +70,27 @@ def test_a_window_keeps_its_requests_rebased_and_is_stored_and_said(client):
     stored = client.get(f"/api/traces/{data['trace_id']}").json()
     assert stored["options"] == data["options"]
     init = session_init(client, data["trace_id"])
-    assert ids_and_arrivals(init) == [("mc2", 0.0), ("mc3", 1.0), ("mc4", 2.0), ("mc5", 3.0)]
+    assert ids_and_arrivals(client, init) == [
+        ("mc2", 0.0), ("mc3", 1.0), ("mc4", 2.0), ("mc5", 3.0)]
     assert any("window 2-5 s" in n and "4 requests loaded" in n for n in init["trace"]["notes"])
 
 
 def test_an_open_ended_window(client):
     data = upload(client, mooncake(10), window_start_s="7.5", window_end_s="").json()
-    assert [i for i, _ in ids_and_arrivals(session_init(client, data["trace_id"]))] == \
+    assert [i for i, _ in ids_and_arrivals(client, session_init(client, data["trace_id"]))] == \
         ["mc8", "mc9"]
     assert data["options"]["window_end_s"] is None  # a blank field is absent
 
 
 def test_the_first_n_and_a_seeded_uniform_sample(client):
     first = upload(client, mooncake(30), limit=3).json()
-    assert [i for i, _ in ids_and_arrivals(session_init(client, first["trace_id"]))] == \
+    assert [i for i, _ in ids_and_arrivals(client, session_init(client, first["trace_id"]))] == \
         ["mc0", "mc1", "mc2"]
     picks = []
     for _ in range(2):
         data = upload(client, mooncake(30), sample_n=6, seed=11).json()
         init = session_init(client, data["trace_id"])
-        picks.append([int(i[2:]) for i, _ in ids_and_arrivals(init)])
+        picks.append([int(i[2:]) for i, _ in ids_and_arrivals(client, init)])
         assert any("a uniform sample of 6 of the 30 requests in the trace (seed 11)" in n
                    for n in init["trace"]["notes"])
     assert picks[0] == picks[1]  # the seed makes it reproducible
@@ -96,9 +102,9 @@ def test_arrival_and_length_scaling(client):
     data = upload(client, mooncake(3, prompt_len=lambda i: 100 * (i + 1)), arrival_scale=2,
                   length_scale=0.5).json()
     init = session_init(client, data["trace_id"])
-    assert ids_and_arrivals(init) == [("mc0", 0.0), ("mc1", 2.0), ("mc2", 4.0)]
-    assert [r["prompt_len"] for r in init["requests"]] == [50, 100, 150]
-    assert [r["output_len"] for r in init["requests"]] == [2, 2, 2]
+    assert ids_and_arrivals(client, init) == [("mc0", 0.0), ("mc1", 2.0), ("mc2", 4.0)]
+    assert [r["prompt_len"] for r in listed(client, init)] == [50, 100, 150]
+    assert [r["output_len"] for r in listed(client, init)] == [2, 2, 2]
 
 
 def test_a_format_override_and_sharegpt_draws_and_rate(client):
@@ -108,9 +114,9 @@ def test_a_format_override_and_sharegpt_draws_and_rate(client):
                   rate_per_s=4).json()
     assert data["format"] == "sharegpt-stats" and data["num_requests"] == 7
     init = session_init(client, data["trace_id"])
-    arrivals = [a for _, a in ids_and_arrivals(init)]
+    arrivals = [a for _, a in ids_and_arrivals(client, init)]
     assert arrivals[0] == 0 and all(b > a for a, b in zip(arrivals, arrivals[1:], strict=False))
-    assert {r["prompt_len"] for r in init["requests"]} <= {256, 128}
+    assert {r["prompt_len"] for r in listed(client, init)} <= {256, 128}
     assert any("Poisson arrivals at 4/s" in n for n in init["trace"]["notes"])
 
 
@@ -239,11 +245,11 @@ def test_sessions_on_an_uploaded_trace_do_not_read_its_file_again(client, monkey
     first = session_init(client, data["trace_id"])
     again = session_init(client, data["trace_id"], {"max_num_seqs": 4})
     assert len(opened) == 1
-    assert first["requests"] == again["requests"] and len(first["requests"]) == 5
+    assert listed(client, first) == listed(client, again) and len(listed(client, first)) == 5
     assert first["trace"]["notes"] == again["trace"]["notes"]
     others = [upload(client, mooncake(3 + k)).json()["trace_id"] for k in range(4)]  # 4 kept
     assert len(opened) == 5
-    assert session_init(client, data["trace_id"])["requests"] == first["requests"]
+    assert listed(client, session_init(client, data["trace_id"])) == listed(client, first)
     assert len(opened) == 6  # pushed out by the others: read again, the same sample
     session_init(client, others[-1])
     assert len(opened) == 6

@@ -8,7 +8,7 @@ import json
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.server import ORIGIN, make_settings, receive, receive_until
+from support.server import ORIGIN, make_settings, receive, receive_until, request_list
 
 from servescope.api.app import create_app
 from servescope.core.config import EngineConfig
@@ -35,7 +35,8 @@ def test_upload_returns_id_format_and_summary_then_runs(client):
         ws.send_text(json.dumps({"type": "configure", "v": 1,
                                  "workload": {"trace": data["trace_id"]}}))
         init = receive(ws)
-        assert [r["id"] for r in init["requests"]] == ["a", "b"]
+        listed = request_list(lambda p: client.get(p).json(), init["session_id"])
+        assert [r["id"] for r in listed] == ["a", "b"]
         receive_until(ws, "status")
         ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": 1000}))
         done = [m for m in receive_until(ws, "status") if m["type"] == "done"]

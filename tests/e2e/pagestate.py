@@ -61,6 +61,15 @@ def wait_ready(page, i=0, timeout_ms=15000):
         arg=i, timeout=timeout_ms)
 
 
+def wait_requests(page, i=0, timeout_ms=20000):
+    """Until the pane's request list (read in pages after init) holds all init.num_requests."""
+    page.wait_for_function(
+        "(i) => { const init = window.__servescope?.store?.panes[i]?.init;"
+        " return init?.num_requests != null"
+        " && (init.requests?.length ?? 0) === init.num_requests; }",
+        arg=i, timeout=timeout_ms)
+
+
 def wait_history(page, n, i=0, timeout_ms=20000):
     page.wait_for_function(
         "([i, n]) => (window.__servescope?.store?.panes[i]?.history.length ?? 0) >= n",

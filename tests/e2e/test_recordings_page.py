@@ -10,7 +10,7 @@ import json
 import urllib.request
 
 import pytest
-from pagestate import OWNED_PIXELS, pane, wait_ready
+from pagestate import OWNED_PIXELS, pane, wait_ready, wait_requests
 
 pytestmark = pytest.mark.e2e
 
@@ -34,6 +34,7 @@ def uploaded(page, name):
         "(name) => window.__servescope.store.panes[0].init.trace?.filename === name",
         arg=name, timeout=20000)
     wait_ready(page)
+    wait_requests(page)
 
 
 def play_to_end(page, num_records):
@@ -141,6 +142,7 @@ def test_a_mooncake_trace_uploads_with_a_window_and_a_sample(page, fresh_url, tm
     page.click("#apply")
     page.wait_for_function(f"() => ({INIT})().config.num_gpu_blocks === 3000", timeout=20000)
     wait_ready(page)
+    wait_requests(page)
     assert "need more KV blocks" not in page.text_content("#provenance")
     assert "a uniform sample of 40" in page.text_content("#provenance")  # the same 40
     assert [r["id"] for r in page.evaluate(INIT)["requests"]] == [r["id"] for r in init["requests"]]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from pagestate import wait_ready
+from pagestate import wait_ready, wait_requests
 
 from servescope.scenarios.presets import PRESET_DIR
 from servescope.scenarios.workloads import DEMO
@@ -100,4 +100,5 @@ def test_an_upload_runs_on_the_forms_config(page, server_url):
     assert running["config"]["model"] == "meta-llama/Llama-3.1-8B-Instruct"
     assert running["config"]["gpu"] == "H100" and running["config"]["max_num_seqs"] == 7
     assert running["num_gpu_blocks"] == running["memory_breakdown"]["num_gpu_blocks"]
-    assert len(running["requests"]) == 5 and page.errors == []
+    wait_requests(page)
+    assert len(page.evaluate(RUNNING)["requests"]) == 5 and page.errors == []

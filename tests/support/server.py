@@ -68,6 +68,19 @@ def receive_until(ws: Any, kind: str, limit: int = 200) -> list[dict[str, Any]]:
     raise AssertionError(f"no {kind} message in {limit}")
 
 
+def request_list(get: Any, session_id: str, engine: int = 0, limit: int = 10_000) -> list[Any]:
+    """A session's whole request list, read page by page as the page reads it (`get(path)`
+    answers the route's JSON: TestClient's or a real server's)."""
+    out: list[Any] = []
+    while True:
+        page = get(f"/api/sessions/{session_id}/requests?engine={engine}&offset={len(out)}"
+                   f"&limit={limit}")
+        assert page["offset"] == len(out)
+        out += page["requests"]
+        if len(out) >= page["total"] or not page["requests"]:
+            return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -14,7 +14,7 @@ from servescope.api.serialize import request_info
 from servescope.api.settings import Settings
 from servescope.api.store import Store
 from servescope.api.trace_workload import stored_trace, with_fit_notes
-from servescope.api.track import Track, dumps, engine_source, replay_source
+from servescope.api.track import Track, engine_source, replay_source
 from servescope.core import cost_model
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
@@ -43,7 +43,6 @@ class Built:
     preset: str | None
     engines: list[dict[str, Any]]
     tracks: list[Track]
-    requests_text: str
     key: str = ""
     configs: list[dict[str, Any]] = field(default_factory=list)
     trace: dict[str, Any] | None = None  # an uploaded trace's name and provenance (init.trace)
@@ -88,7 +87,7 @@ def _assemble(configs: list[dict[str, Any]], workload: P.Workload, resolved: Wor
                             "not_modelled": _not_modelled(track, config)})
         fits = [(e["label"], t.engine) for e, t in zip(engines, tracks, strict=True)]
         return Built(workload, "replayed" if resolved.records is not None else "simulated",
-                     resolved.preset, engines, tracks, dumps(info), configs=configs,
+                     resolved.preset, engines, tracks, configs=configs,
                      trace=with_fit_notes(resolved.trace, resolved.specs, fits))
     except BaseException:
         for t in tracks:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import groupby
 from typing import Any
 
 RUN_COLUMNS = ("status", "num_computed_tokens", "num_output_tokens", "num_cached_tokens",
@@ -12,12 +13,15 @@ RUN_COLUMNS = ("status", "num_computed_tokens", "num_output_tokens", "num_cached
 
 
 def runs(values: Sequence[Any]) -> list[Any] | dict[str, list[Any]]:
+    """Grouped in C (a keyframe of a million-request session has columns of a million values).
+    A run is equal values of one type: 1, True and 1.0 are equal in Python, not on the wire, so
+    a column mixing number types groups by (type, value), a slower path no keyframe takes."""
+    numbers = {int, float, bool} & set(map(type, values))
+    grouped = groupby(values) if len(numbers) <= 1 else \
+        ((v, g) for (_, v), g in groupby(zip(map(type, values), values, strict=True)))
     out: list[Any] = []
-    for v in values:
-        if out and out[-2] == v and type(out[-2]) is type(v):
-            out[-1] += 1
-        else:
-            out += [v, 1]
+    for v, group in grouped:
+        out += [v, len(list(group))]
         if len(out) >= len(values):
             return list(values)
     return {"runs": out} if out else []

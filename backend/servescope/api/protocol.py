@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator,
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 VERSION = 1
-Index = int | str  # a request index into init.requests, or the id when it is not in that list
+Index = int | str  # a request index into the session's request list (GET .../requests), else the id
 
 
 class Message(BaseModel):
@@ -29,6 +29,16 @@ class RequestInfo(BaseModel):
     output_len: int
     arrival_s: float | None = None
     arrival_step: int | None = None
+
+
+class RequestPage(BaseModel):
+    """`GET /api/sessions/{id}/requests`: requests offset.. of the session's list (init's order,
+    which packed records and keyframes index), and how many there are in all."""
+
+    model_config = ConfigDict(extra="forbid")
+    total: int
+    offset: int
+    requests: list[RequestInfo]
 
 
 class MemoryBreakdown(BaseModel):
@@ -87,7 +97,7 @@ class Init(Message):
     num_gpu_blocks: int
     block_size: int
     engines: list[EngineInfo] = Field(min_length=1, max_length=4)
-    requests: list[RequestInfo]
+    num_requests: int = Field(ge=0)  # every engine's; the list: GET .../requests
     num_records: int | None
     keyframe_interval: int
     max_fps: int

@@ -13,7 +13,7 @@ from servescope import exports
 from servescope.api import job_work
 from servescope.api.metrics import public_label
 from servescope.api.session import Session, SessionError
-from servescope.api.track import Track
+from servescope.api.track import Track, dumps
 from servescope.core.config import EngineConfig
 from servescope.observability import openmetrics as om
 from servescope.observability.families import engine_view, max_model_len, model_name
@@ -100,6 +100,16 @@ def _whole(session: Session, track: Track, fmt: str) -> str:
     config = EngineConfig.from_dict(session.built.engines[track.number]["config"]) \
         if session.built else EngineConfig()
     return json.dumps(exports.bench_json(track.summary or {}, metrics, config))
+
+
+def request_page(session: Session, engine: int, offset: int, limit: int) -> str:
+    """Requests offset..offset + limit - 1 of an engine's list as a RequestPage's JSON."""
+    requests = track_of(session, engine).requests
+    if offset > len(requests):
+        raise SessionError(f"offset {offset} is past the last request: this session runs "
+                           f"{len(requests)}", "offset", "out_of_range")
+    return dumps({"total": len(requests), "offset": offset,
+                  "requests": requests[offset:offset + limit]})
 
 
 def track_of(session: Session, engine: int) -> Track:

@@ -82,18 +82,18 @@ class Session:
             v.wake()
 
     def init_text(self, role: str) -> str:
+        """The `init` message: what runs, and how many requests (the list is paged over REST)."""
         b = self.built
         assert b is not None
-        head = {"type": "init", "v": 1, "session_id": self.id, "role": role,
-                "token": self.token if role == "driver" else None, "source": b.source,
-                "preset": b.preset, "config": b.engines[0]["config"],
-                "num_gpu_blocks": b.engines[0]["num_gpu_blocks"],
-                "block_size": b.engines[0]["block_size"], "engines": b.engines,
-                "num_records": self.tracks[0].head + 1 if self.tracks[0].done else None,
-                "keyframe_interval": self.settings.keyframe_interval,
-                "max_fps": self.settings.max_fps, "playing": self.playing, "speed": self.speed,
-                "trace": b.trace}
-        return dumps(head)[:-1] + ',"requests":' + b.requests_text + "}"
+        first = b.engines[0]
+        return dump(P.Init(
+            session_id=self.id, role=role, token=self.token if role == "driver" else None,
+            source=b.source, preset=b.preset, config=first["config"],
+            num_gpu_blocks=first["num_gpu_blocks"], block_size=first["block_size"],
+            engines=b.engines, num_requests=len(self.tracks[0].requests),
+            num_records=self.tracks[0].head + 1 if self.tracks[0].done else None,
+            keyframe_interval=self.settings.keyframe_interval, max_fps=self.settings.max_fps,
+            playing=self.playing, speed=self.speed, trace=b.trace))
 
     def status_text(self) -> str:
         done = all(t.done and p == t.head for t, p in zip(self.tracks, self.position,

@@ -23,7 +23,9 @@ class Settings:
     max_sessions: int = 64
     max_viewers_per_session: int = 256
     max_requests_per_session: int = 1_000_000
-    max_records_per_session: int = 500_000
+    # records a session keeps on disk (about 650 bytes each): Azure conversation traffic on Llama
+    # 3.1 8B / H100 runs 21 steps a request (bench/scale_server.py), 1M requests about 21M
+    max_records_per_session: int = 25_000_000
     max_gpu_blocks: int = 1_000_000  # a pool's blocks, given or derived from model and GPU
     session_idle_s: float = 1800.0  # a saved or followed session without a driver
     session_grace_s: float = 180.0  # a session nobody watches after its driver left

@@ -28,7 +28,7 @@ from servescope.traces.load import open_with_options, requests_from
 from servescope.traces.report import TraceReport
 from servescope.traces.upload_options import UploadOptions
 
-MAX_RECORDS = 500_000  # steps of a recording replayed: Settings.max_records_per_session's default
+MAX_RECORDS = 500_000  # steps of a recording replayed (read whole into memory)
 
 
 def read_trace(path: Path, options: UploadOptions | None = None,

@@ -23,6 +23,16 @@ from servescope.observability.meter import Meter
 Source = Callable[[], dict[str, Any] | None]  # the next record as to_dict(), None at the end
 BATCH_RECORDS = 1024  # records per transaction at most
 BATCH_S = 0.05  # and at least this often, so that the first frame and the scrubber move soon
+# A keyframe reads every request (0.35-1 us each at 200,000 requests) and block (0.05 us),
+# about what packing a byte, or a sixteenth of one, of records costs (1 us a byte): it waits
+# for 4 times that many bytes of packed records, so keyframes stay a small share of the time
+# a track takes to simulate ahead.
+def keyframe_cost(num_requests: int, num_gpu_blocks: int) -> int:
+    return 4 * num_requests + num_gpu_blocks // 4
+
+
+class RecordLimitError(Exception):
+    """The run has more records than the server keeps for a session."""
 
 
 def dumps(msg: Any) -> str:
@@ -30,10 +40,15 @@ def dumps(msg: Any) -> str:
 
 
 def engine_source(engine: Engine) -> Source:
-    def step() -> dict[str, Any] | None:
-        record = engine.step()
+    """The engine's records through its fast-forward (`Engine.run()`): a quiet decode stretch
+    is simulated as one run and expands lazily, one record per call, into exactly the records
+    `Engine.step()` would give, so the track's batches never hold a whole run."""
+    records = engine.run()
+
+    def next_record() -> dict[str, Any] | None:
+        record = next(records, None)
         return None if record is None else record.to_dict()
-    return step
+    return next_record
 
 
 def replay_source(records: list[dict[str, Any]]) -> Source:
@@ -62,6 +77,7 @@ class Track:
         self.store.append([], [(-1, dump(first))])
         self._frame = Template(P.Step.model_construct(engine=number), "records")
         self._kf_size = 0  # JSON size of the last keyframe (0: none taken yet)
+        self._kf_cost = keyframe_cost(len(requests), num_gpu_blocks)
         self.head = -1  # index of the last stored record
         self.last_start_s = float("-inf")
         self.last_step = -1
@@ -92,7 +108,7 @@ class Track:
         try:
             self._simulate(loop)
             summary = self._summary() if self._summary and not self._closed else {}
-        except StorageError as err:
+        except (StorageError, RecordLimitError) as err:
             error = str(err)
         except Exception as err:  # noqa: BLE001 - any failure is reported, not raised
             error = (f"the simulation failed after {self._stored} records: "
@@ -110,7 +126,12 @@ class Track:
         n = 0
         while not self._closed:
             try:
-                rec = self.source() if n < self.max_records else None
+                rec = self.source()
+                if rec is not None and n >= self.max_records:
+                    raise RecordLimitError(
+                        f"the run stopped at this server's max_records_per_session "
+                        f"({self.max_records:,} records) before its end; simulate a window "
+                        f"or a sample of the trace")
             except Exception:
                 self._flush(loop, rows, kfs)  # what came before the failure stays readable
                 raise
@@ -126,8 +147,10 @@ class Track:
                          len(rec["waiting"]), rec["kv_usage"], *self._state_counts(rec)))
             since_kf += len(text)
             # Every `interval` records, and not before the records since the last keyframe
-            # weigh as much as it does: a big pool's keyframes stay a bounded share of the store.
-            if n - last_kf >= self.interval and since_kf >= self._kf_size:
+            # weigh as much as it does (a big pool's keyframes stay a bounded share of the
+            # store) nor as much as building it costs (a long request list's keyframes stay a
+            # bounded share of the time).
+            if n - last_kf >= self.interval and since_kf >= max(self._kf_size, self._kf_cost):
                 kf_text = dump(keyframe(self.state, self.number, self.num_gpu_blocks))
                 kfs.append((n, kf_text))
                 self._kf_size = len(kf_text)

@@ -1,11 +1,12 @@
-"""Sessions over REST: list, create, describe, run summaries, exports, save as a scenario."""
+"""Sessions over REST: list, create, describe, their request lists in pages, run summaries,
+exports, save as a scenario."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, Query
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from servescope.api import access, runs
@@ -56,6 +57,24 @@ async def create_session(registry: RegistryDep, body: NewSession) -> dict[str, A
 @router.get("/sessions/{session_id}")
 def get_session(session: BuiltSessionDep) -> dict[str, Any]:
     return runs.describe(session)
+
+
+MAX_REQUEST_PAGE = 10_000  # requests a page at most (about 0.9 MB of JSON)
+
+
+@router.get("/sessions/{session_id}/requests", response_model=P.RequestPage)
+def request_page(session: BuiltSessionDep, engine: Annotated[int, Query(ge=0, le=3)] = 0,
+                 offset: Annotated[int, Query(ge=0)] = 0,
+                 limit: Annotated[int, Query(ge=1, le=MAX_REQUEST_PAGE)] = MAX_REQUEST_PAGE,
+                 ) -> Response:
+    """The session's requests from `offset` (init's order, which records and keyframes index);
+    followers may read it too. The page is built as JSON directly: 10,000 rows through the
+    response model would cost more than the rows themselves."""
+    try:
+        text = runs.request_page(session, engine, offset, limit)
+    except SessionError as err:
+        raise http_error(err) from err
+    return Response(text, media_type="application/json")
 
 
 @router.get("/sessions/{session_id}/summary")

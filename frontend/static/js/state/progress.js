@@ -10,10 +10,19 @@ export function applyProgress(panes, msg) {
   });
 }
 
-/** The last arrival of the pane's workload, s (null: a step-clock workload or none). */
+const arrivals = new WeakMap(); // request list -> {n, last}: the list may still be filling
+
+/** The last arrival of the pane's workload so far, s (null: a step-clock workload or none);
+ * read on every frame, so each request is looked at once however long the list grows. */
 export function lastArrival(init) {
-  let last = null;
-  for (const r of init?.requests ?? []) if (r.arrival_s != null && (last == null || r.arrival_s > last)) last = r.arrival_s;
+  const list = init?.requests ?? [];
+  const seen = arrivals.get(list) ?? { n: 0, last: null };
+  let last = seen.last;
+  for (let k = seen.n; k < list.length; k++) {
+    const t = list[k].arrival_s;
+    if (t != null && (last == null || t > last)) last = t;
+  }
+  arrivals.set(list, { n: list.length, last });
   return last;
 }
 

@@ -31,8 +31,16 @@ export function createRun(init) {
     record: null,
     cursor: -1,
   };
-  for (const spec of init.requests ?? []) requestIndex(run, spec.id, spec);
+  addRequests(run, init.requests ?? []);
   return run;
+}
+
+/** Specs of requests in the session's list order (a page of it): each keeps its index. */
+export function addRequests(run, specs) {
+  for (const spec of specs) {
+    const i = requestIndex(run, spec.id, spec);
+    run.reqs[i].spec ??= spec;
+  }
 }
 
 /** Ids starting with "~" stand for no known request: a vLLM log's anonymous batch slots, and

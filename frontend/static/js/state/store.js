@@ -2,7 +2,7 @@
 // animation frame. State changes mark what they touched; the frame draws only what is dirty.
 
 import { appendRecord, createHistory } from "./history.js";
-import { applyRecord, createRun } from "./reduce.js";
+import { addRequests, applyRecord, createRun } from "./reduce.js";
 
 /** `requestFrame` is window.requestAnimationFrame in the page, a fake in tests. */
 export function createStore(requestFrame) {
@@ -62,4 +62,16 @@ export function applyRecords(store, i, records) {
     appendRecord(pane.history, rec, pane.run);
   }
   if (records.length) markDirty(store, "step");
+}
+
+/** A page of the session's request list (the transport's `requests` message): every pane's
+ * init.requests and run grow by it; views read a list that may still be filling. */
+export function applyRequests(store, msg) {
+  for (const pane of store.panes) {
+    const list = (pane.init.requests ??= []);
+    if (list.length !== msg.offset) continue; // a page of an earlier list, or one already in
+    for (const spec of msg.requests) list.push(spec);
+    addRequests(pane.run, msg.requests);
+  }
+  markDirty(store, "all");
 }

@@ -12,10 +12,20 @@ export function round6(x) {
   return Math.floor(x * 1e6 + 0.5) / 1e6;
 }
 
+/** A packed message names a request whose page of the list has not arrived yet. */
+export class MissingRequests extends Error {
+  constructor(index) {
+    super(`request ${index} is not loaded yet`);
+    this.index = index;
+  }
+}
+
 export class StreamState {
-  constructor(requests) {
+  /** `requests`: the session's list so far; `total`: its length once every page is in. */
+  constructor(requests, total = requests.length) {
     this.ids = requests.map((r) => r.id);
     this.promptLen = new Map(requests.map((r) => [r.id, r.prompt_len]));
+    this.total = total;
     this.status = new Map();
     this.computed = new Map();
     this.outputs = new Map();
@@ -32,7 +42,17 @@ export class StreamState {
   }
 
   rid(ref) {
-    return typeof ref === "number" ? this.ids[ref] : ref;
+    if (typeof ref !== "number") return ref;
+    if (ref >= this.ids.length && ref < this.total) throw new MissingRequests(ref);
+    return this.ids[ref];
+  }
+
+  /** The next page of the request list. */
+  addRequests(requests) {
+    for (const r of requests) {
+      this.ids.push(r.id);
+      this.promptLen.set(r.id, r.prompt_len);
+    }
   }
 
   numTokens(rid) {
@@ -150,8 +170,12 @@ export function unpack(state, p) {
 }
 
 /** The StreamState a keyframe was taken from, for decoding the records after it. */
-export function loadKeyframe(requests, kf) {
-  const state = new StreamState(requests);
+export function loadKeyframe(requests, kf, total = requests.length) {
+  // every request the keyframe names (not pending) must be loaded: its status is not 0
+  let named = kf.status.length;
+  while (named > 0 && kf.status[named - 1] === 0) named -= 1;
+  if (named > requests.length) throw new MissingRequests(named - 1);
+  const state = new StreamState(requests, total);
   const cols = [["num_computed_tokens", state.computed], ["num_output_tokens", state.outputs],
     ["num_cached_tokens", state.cachedTokens], ["num_preemptions", state.preemptions]];
   state.ids.forEach((r, k) => {

@@ -5,7 +5,7 @@
 import { applyKeyframe } from "../state/keyframe.js";
 import { appendRecord } from "../state/history.js";
 import { applyProgress } from "../state/progress.js";
-import { applyRecords, markDirty } from "../state/store.js";
+import { applyRecords, applyRequests, markDirty } from "../state/store.js";
 import { clampSpeed } from "../state/url.js";
 import { showServerError } from "./config_form.js";
 
@@ -46,6 +46,7 @@ export function createMessageHandler({ doc, store, scenario, lesson, onInit, sho
       applyRecords(store, i, msg.records ?? []);
       if (i === 0 && store.panes[0]) lesson.onRecords(msg.records ?? [], store.panes[0].run);
     } else if (msg.type === "keyframe") onKeyframe(i, msg);
+    else if (msg.type === "requests") applyRequests(store, msg);
     else if (msg.type === "status") onStatus(msg);
     else if (msg.type === "progress") {
       applyProgress(store.panes, msg);
