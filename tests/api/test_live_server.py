@@ -63,9 +63,11 @@ def test_frames_are_paced_and_coalesced(server):
             await c.send(type="configure", workload={"synthetic": {
                 "num_requests": 2000, "request_rate": 100}})
             await c.until(is_status)
-            await c.send(type="play", speed=5.0)
-            await c.until(lambda m: m["type"] == "step")
+            # Timed from before `play`, so that a client the machine stalls (frames piling up
+            # in its socket, then read at once) only lengthens `elapsed`: the server sent
+            # frame N no sooner than its pacing allows after play, and we read it after that.
             start, frames = time.monotonic(), 0
+            await c.send(type="play", speed=5.0)
             while frames < 30:  # a count, not a time window: a loaded machine only slows it
                 m = await c.recv()
                 frames += m["type"] == "step"
