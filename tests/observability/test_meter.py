@@ -50,7 +50,7 @@ def test_the_last_row_equals_the_run_summary(run):
     assert last["num_preemptions"] == summary["num_preemptions"]
     assert last["prompt_tokens_local_compute"] + last["prompt_tokens_local_cache_hit"] \
         == summary["total_input_tokens"]
-    assert len(meter.obs_value["time_to_first_token"]) == summary["completed"]
+    assert len(meter.observations("time_to_first_token")[1]) == summary["completed"]
 
 
 @pytest.mark.parametrize(("histogram", "key", "scale"), [
@@ -60,30 +60,48 @@ def test_the_last_row_equals_the_run_summary(run):
 def test_observations_match_the_cores_request_metrics(run, histogram, key, scale):
     engine, meter, _ = run
     expected = sorted(r[key] * scale for r in engine.request_metrics())
-    assert sorted(meter.obs_value[histogram]) == pytest.approx(expected, abs=1e-9)
+    assert sorted(meter.observations(histogram)[1]) == pytest.approx(expected, abs=1e-9)
 
 
 def test_inter_token_latencies_match_the_cores(run):
     engine, meter, _ = run
     expected = sorted(x / 1000 for r in engine.request_metrics() for x in r["itl_ms"])
-    assert sorted(meter.obs_value["inter_token_latency"]) == pytest.approx(expected, abs=1e-9)
+    assert sorted(meter.observations("inter_token_latency")[1]) == pytest.approx(expected,
+                                                                              abs=1e-9)
 
 
-def test_a_cursor_moved_back_and_forth_counts_as_a_fresh_one(run):
+@pytest.mark.parametrize("histogram", ["time_to_first_token", "inter_token_latency"])
+def test_a_cursor_moved_back_and_forth_counts_as_a_fresh_one(run, histogram):
     _, meter, _ = run
-    buckets = [0.01, 0.1, 1.0, 10.0]
-    moved = HistogramCursor(meter, "time_to_first_token", buckets)
+    buckets = [0.01, 0.02, 0.1, 1.0, 10.0]
+    moved = HistogramCursor(meter, histogram, buckets)
     rng = random.Random(7)
+    iters, observed = meter.observations(histogram)
     for pos in [rng.randrange(-1, meter.num_records) for _ in range(40)] + [-1]:
-        fresh = HistogramCursor(meter, "time_to_first_token", buckets)
+        fresh = HistogramCursor(meter, histogram, buckets)
         counts, total, n = moved.at(pos)
         want_counts, want_total, want_n = fresh.at(pos)
         assert (counts, n) == (want_counts, want_n)
         assert total == pytest.approx(want_total)
-        values = np.array([v for v, it in zip(meter.obs_value["time_to_first_token"],
-                                               meter.obs_iter["time_to_first_token"],
-                                               strict=True) if it <= pos])
-        assert counts == [int((values <= b).sum()) for b in buckets] + [len(values)]
+        values = [v for v, it in zip(observed, iters, strict=True) if it <= pos]
+        assert counts == [int((np.array(values) <= b).sum()) for b in buckets] + [len(values)]
+        total = 0.0
+        for v in values:  # the sum the observations add up to one by one, bit for bit
+            total += v
+        assert fresh.at(pos)[1] == total
+
+
+def test_equal_latencies_of_a_step_are_kept_as_one_run(run):
+    """A decode step's requests share their inter-token latency: far fewer runs than
+    observations, and the runs expand to the observations in order."""
+    _, meter, records = run
+    runs = meter.histograms["inter_token_latency"]
+    iters, values = meter.observations("inter_token_latency")
+    assert len(values) == len(runs) == sum(
+        1 for rec in records for e in rec["scheduled"] if e["sampled"]) - len(
+        meter.observations("time_to_first_token")[1])
+    assert len(runs.values) < len(values) / 3
+    assert iters == sorted(iters)
 
 
 def test_a_position_not_yet_folded_is_an_error(run):

@@ -1,6 +1,8 @@
 """Folds one engine's step records (to_dict() form) into what vLLM's stat loggers record:
 per-record gauges and cumulative counters, and histogram observations stamped with the
-record that made them, so that any playback position can be read back."""
+record that made them, so that any playback position can be read back. Kept as columns
+(observability/runs.py): at a million requests the run has tens of millions of records and
+hundreds of millions of inter-token latencies."""
 
 from __future__ import annotations
 
@@ -9,13 +11,15 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any
 
+from servescope.observability.runs import Changes, Runs
+
 # One row per record: the gauges after the step, then the counters up to and including it.
 GAUGES = ("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc")
 COUNTERS = ("num_preemptions", "prompt_tokens", "generation_tokens", "prefix_cache_queries",
             "prefix_cache_hits", "request_success", "prompt_tokens_local_compute",
             "prompt_tokens_local_cache_hit")
 ROW = GAUGES + COUNTERS
-COLUMN = {name: k for k, name in enumerate(ROW)}
+DENSE = "generation_tokens"  # the counter that moves on almost every record: a column
 
 # Observations, each made when vLLM makes it: per first token (TTFT), per later token
 # (ITL), per engine step (iteration tokens), per finished request (the rest).
@@ -44,11 +48,14 @@ class Meter:
         self.prompt_len = {r["id"]: int(r["prompt_len"]) for r in requests}
         self.arrival_s = {r["id"]: r.get("arrival_s") for r in requests}
         self.enable_prefix_caching = enable_prefix_caching
-        self.rows = array("d")
+        self.running = array("I")  # per record: len(running), len(waiting), kv_usage
+        self.waiting = array("I")
+        self.kv_usage = array("d")
+        self.generation_tokens = array("d")  # cumulative, per record
+        self.changes = {name: Changes() for name in COUNTERS if name != DENSE}
         self.start_s = array("d")  # time_s of each record
         self.end_s = array("d")  # time_s + step_time of each record
-        self.obs_iter = {h: array("q") for h in HISTOGRAMS}
-        self.obs_value = {h: array("d") for h in HISTOGRAMS}
+        self.histograms = {h: Runs() for h in HISTOGRAMS}
         self._live: dict[str, _Request] = {}
         self._totals = [0.0] * len(COUNTERS)
 
@@ -78,8 +85,12 @@ class Meter:
                 delta["request_success"] += 1
         for k, name in enumerate(COUNTERS):
             self._totals[k] += delta[name]
-        self.rows.extend((len(rec.get("running", ())), len(rec.get("waiting", ())),
-                          float(rec.get("kv_usage", 0.0)), *self._totals))
+            if name != DENSE:
+                self.changes[name].set(it, self._totals[k])
+        self.running.append(len(rec.get("running", ())))
+        self.waiting.append(len(rec.get("waiting", ())))
+        self.kv_usage.append(float(rec.get("kv_usage", 0.0)))
+        self.generation_tokens.append(self._totals[COUNTERS.index(DENSE)])
         self.start_s.append(t0)
         self.end_s.append(t1)
 
@@ -140,8 +151,11 @@ class Meter:
             self._obs(name, it, value)
 
     def _obs(self, name: str, it: int, value: float) -> None:
-        self.obs_iter[name].append(it)
-        self.obs_value[name].append(value)
+        self.histograms[name].add(it, value)
+
+    def observations(self, name: str) -> tuple[list[int], list[float]]:
+        """(record, value) of each observation of a histogram, in the order they were made."""
+        return self.histograms[name].expand()
 
     def row(self, pos: int) -> dict[str, float]:
         """Gauges and counters after record `pos` (-1: before the first, all zero)."""
@@ -149,8 +163,13 @@ class Meter:
             return dict.fromkeys(ROW, 0.0)
         if pos >= self.num_records:
             raise IndexError(f"record {pos} not folded yet ({self.num_records} are)")
-        n = len(ROW)
-        return dict(zip(ROW, self.rows[pos * n:(pos + 1) * n], strict=True))
+        out = {"num_requests_running": float(self.running[pos]),
+               "num_requests_waiting": float(self.waiting[pos]),
+               "kv_cache_usage_perc": self.kv_usage[pos]}
+        for name in COUNTERS:
+            out[name] = self.generation_tokens[pos] if name == DENSE \
+                else self.changes[name].at(pos)
+        return out
 
     def index_at_time(self, t: float) -> int:
         return bisect_right(self.start_s, t) - 1
@@ -161,21 +180,26 @@ class HistogramCursor:
     either direction (playback mostly moves forward a little between scrapes)."""
 
     def __init__(self, meter: Meter, name: str, buckets: Sequence[float]) -> None:
-        self.iters = meter.obs_iter[name]
-        self.values = meter.obs_value[name]
+        self.runs = meter.histograms[name]
         self.buckets = list(buckets)
         self.counts = [0] * (len(self.buckets) + 1)  # the last one is +Inf only
         self.sum = 0.0
-        self.k = 0  # observations folded in
+        self.r = 0  # runs folded in
 
     def at(self, pos: int) -> tuple[list[int], float, int]:
         """(cumulative count per bucket and +Inf, sum, count) after record `pos`."""
-        k = bisect_right(self.iters, pos)
-        sign = 1 if k >= self.k else -1
-        for value in self.values[min(k, self.k):max(k, self.k)]:
-            self.counts[bisect_left(self.buckets, value)] += sign  # Prometheus' le
-            self.sum += sign * value
-        self.k = k
+        runs = self.runs
+        r = runs.upto(pos)
+        sign = 1 if r >= self.r else -1
+        lo, hi = min(r, self.r), max(r, self.r)
+        start = runs.ends[lo - 1] if lo else 0
+        for value, end in zip(runs.values[lo:hi], runs.ends[lo:hi], strict=True):
+            self.counts[bisect_left(self.buckets, value)] += sign * (end - start)  # Prometheus' le
+            for _ in range(end - start):  # one by one, so the sum is the same to the last bit
+                self.sum += sign * value
+            start = end
+        self.r = r
+        k = runs.ends[r - 1] if r else 0
         if k == 0:
             self.sum = 0.0
         cumulative, total = [], 0

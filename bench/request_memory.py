@@ -1,0 +1,156 @@
+"""Where a session's memory goes on a large request trace, per request: an Azure-format file of
+`--requests` rows (bench/trace_scale.py's generate_azure) read as an upload is, then each holder
+built as the server builds a session's track (api/build.py), with the bytes it added (tracemalloc)
+divided by the number of requests; then `--records` records simulated through the track's own
+loop (packing, the Meter) and what the requests seen so far hold, per request seen.
+Usage: python bench/request_memory.py [--requests 100000] [--records 20000] [--trace FILE]"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from servescope.api.serialize import normalize, pack
+from servescope.api.stream_state import StreamState
+from servescope.api.trace_workload import read_trace, with_fit_notes
+from servescope.api.track import Track, engine_source
+from servescope.core.config import EngineConfig
+from servescope.core.engine import Engine
+from servescope.observability.meter import Meter
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale_server import SESSION_CONFIG  # noqa: E402
+from trace_scale import CONV, generate_azure  # noqa: E402
+
+
+def traced() -> int:
+    gc.collect()
+    return tracemalloc.get_traced_memory()[0]
+
+
+class Ledger:
+    """Bytes each step added, kept in order, per request."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, int, int]] = []
+
+    def add(self, name: str, n: int, build: Callable[[], Any]) -> Any:
+        before = traced()
+        t = time.perf_counter()
+        value = build()
+        after = traced()
+        self.rows.append((name, after - before, n))
+        print(f"  {name:<44}{(after - before) / max(n, 1):>9.0f} B/request "
+              f"({(after - before) / 2**20:7.1f} MiB, {time.perf_counter() - t:5.1f} s)",
+              flush=True)
+        return value
+
+
+def holders(path: Path, records: int) -> None:
+    ledger = Ledger()
+    _, workload, _ = ledger.add("upload: parsed specs (store.loaded keeps)", 0,
+                                lambda: read_trace(path))
+    specs = workload.specs
+    n = len(specs)
+    ledger.rows[-1] = (ledger.rows[-1][0], ledger.rows[-1][1], n)
+    print(f"  ({n:,} requests; specs: {ledger.rows[-1][1] / n:.0f} B/request)")
+    config = EngineConfig.from_dict({**workload.base_config, **SESSION_CONFIG})
+    session_specs = ledger.add("session's copy of the spec list", n, lambda: list(specs))
+    engine: Engine = ledger.add("Engine (pending queue)", n, lambda: Engine(config, session_specs))
+    info = ledger.add("track.requests (request_info)", n,
+                      lambda: __import__("servescope.api.serialize", fromlist=["x"])
+                      .request_info(session_specs))
+    ledger.add("StreamState (one)", n, lambda: StreamState(info))
+    ledger.add("Meter", n, lambda: Meter(info, True))
+    with tempfile.TemporaryDirectory() as tmp:
+        track = ledger.add("Track (state, meter, first keyframe)", n,
+                           lambda: Track(0, engine_source(engine), info,
+                                         engine.config.num_gpu_blocks or 0, 64, 10**9,
+                                         Path(tmp) / "t.sqlite3"))
+        ledger.add("fit notes (transient)", n,
+                   lambda: with_fit_notes(workload.trace, session_specs, [("", engine)]) and None)
+        simulate(track, engine, records)
+        track.store.remove()
+
+
+def simulate(track: Track, engine: Engine, records: int, top: int = 12) -> None:
+    """`records` records through the track's packing and meter (no store, no thread)."""
+    before = traced()
+    first = tracemalloc.take_snapshot()
+    t = time.perf_counter()
+    for k in range(records):
+        rec = track.source()
+        if rec is None:
+            break
+        rec = normalize(rec)
+        rec["iter"] = k
+        track.meter.observe(rec)
+        pack(track.state, rec)
+    after = traced()
+    seen = engine._num_arrived
+    done = len(engine.done_requests)
+    print(f"  simulated {k + 1:,} records in {time.perf_counter() - t:.0f} s: {seen:,} arrived, "
+          f"{done:,} finished; {(after - before) / max(seen, 1):.0f} B per arrived request "
+          f"({(after - before) / 2**20:.1f} MiB)")
+    parts = {
+        "engine.done_requests": sum_size(engine.done_requests),
+        "meter observations": meter_bytes(track.meter)[0],
+        "meter rows": meter_bytes(track.meter)[1],
+        "stream state dicts": sum(sys.getsizeof(d) for d in (
+            track.state.status, track.state.computed, track.state.outputs,
+            track.state.cached_tokens, track.state.preemptions)),
+    }
+    for name, size in parts.items():
+        print(f"    {name:<42}{size / max(seen, 1):>9.0f} B/request ({size / 2**20:.1f} MiB)")
+    print("  where it grew (allocation sites):")
+    for stat in tracemalloc.take_snapshot().compare_to(first, "lineno")[:top]:
+        frame = stat.traceback[0]
+        print(f"    {Path(frame.filename).name}:{frame.lineno:<6}"
+              f"{stat.size_diff / max(seen, 1):>9.0f} B/request ({stat.size_diff / 2**20:.1f} MiB)")
+
+
+def meter_bytes(meter: Meter) -> tuple[int, int]:
+    """(histogram observations, per-record rows and counters) of a meter, in bytes."""
+    def size(*arrays: Any) -> int:
+        return sum(len(a) * a.itemsize for a in arrays)
+    if hasattr(meter, "obs_iter"):  # the meter before its columns were compacted
+        return (sum(size(*h.values()) for h in (meter.obs_iter, meter.obs_value)),
+                size(meter.rows, meter.start_s, meter.end_s))
+    return (sum(size(r.iters, r.values, r.ends) for r in meter.histograms.values()),
+            size(meter.running, meter.waiting, meter.kv_usage, meter.generation_tokens,
+                 meter.start_s, meter.end_s, *(a for c in meter.changes.values()
+                                               for a in (c.iters, c.values))))
+
+
+def sum_size(objs: list[Any]) -> int:
+    """Shallow sizes of the objects, their slot values' containers and their token runs."""
+    total = 0
+    for o in objs:
+        total += sys.getsizeof(o) + sys.getsizeof(o.block_hashes) + sys.getsizeof(o.token_runs)
+        total += sum(sys.getsizeof(h) for h in o.block_hashes)
+        total += sum(sys.getsizeof(r) for r in o.token_runs)
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", type=int, default=100_000)
+    parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument("--trace", type=Path, default=CONV.resolve())
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "azure.csv"
+        generate_azure(args.trace, path, args.requests)
+        tracemalloc.start()
+        holders(path, args.records)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""The meter's compact columns give back exactly what was put in: runs of observations in
+order (equal values in different records, or of different sign, stay apart), and a counter's
+value after any record."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from servescope.observability.runs import Changes, Runs
+
+VALUES = st.sampled_from([0.0, -0.0, 0.5, 0.5000000000000001, 2.0, math.inf])
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), VALUES)))
+def test_runs_expand_to_what_was_added(steps):
+    runs = Runs()
+    expected: list[tuple[int, float]] = []
+    it = 0
+    for gap, value in steps:
+        it += gap % 2  # several observations per record, and records in order
+        runs.add(it, value)
+        expected.append((it, value))
+    iters, values = runs.expand()
+    assert list(zip(iters, values, strict=True)) == expected
+    assert [math.copysign(1.0, v) for v in values] == [math.copysign(1.0, v) for _, v in expected]
+    assert len(runs) == len(expected)
+    for pos in range(-1, it + 2):
+        made = runs.ends[runs.upto(pos) - 1] if runs.upto(pos) else 0
+        assert made == sum(1 for i, _ in expected if i <= pos)
+
+
+def test_equal_values_of_one_record_are_one_run_and_of_two_are_two():
+    runs = Runs()
+    for it, value in [(0, 1.5), (0, 1.5), (0, 1.5), (1, 1.5), (1, 2.0), (1, 1.5)]:
+        runs.add(it, value)
+    assert list(runs.iters) == [0, 1, 1, 1]
+    assert list(runs.ends) == [3, 4, 5, 6]
+
+
+@given(st.lists(st.tuples(st.integers(1, 3), st.sampled_from([0.0, 1.0, 2.0, 7.0]))))
+def test_changes_read_back_the_value_after_each_record(steps):
+    changes = Changes()
+    after: list[float] = []
+    total = 0.0
+    for k, (_, delta) in enumerate(steps):
+        total += delta
+        changes.set(k, total)
+        after.append(total)
+    assert changes.at(-1) == 0.0
+    assert [changes.at(k) for k in range(len(after))] == after
+    assert len(changes.iters) == sum(1 for _, d in steps if d)
