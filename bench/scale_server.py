@@ -162,6 +162,7 @@ def main() -> None:
         generate_azure(args.trace, path, args.requests)
         last = last_arrival_s(path)
         server = Server(Path(tmp) / "data", SERVESCOPE_JOB_TIMEOUT_S="600",
+                        SERVESCOPE_SESSION_GRACE_S="86400",  # --watch-s outlives the socket
                         SERVESCOPE_MAX_REQUESTS_PER_SESSION=str(max(args.requests, 1_000_000)))
         try:
             figures = run(server, path, last, not args.no_heavy and not args.watch_s,

@@ -10,6 +10,7 @@ from typing import Any
 from servescope.api.stream_state import StreamState
 from servescope.api.wire_keys import CARRIED, LISTS
 from servescope.core.request import RequestSpec
+from servescope.core.request_table import RequestTable
 
 KNOWN = frozenset((
     "step", "iter", "time_s", "step_time_ms", "arrivals", "scheduled", "new", "resumed",
@@ -18,9 +19,9 @@ KNOWN = frozenset((
     "kv_usage", "token_budget", "max_num_seqs", "kv_waste"))
 
 
-def request_info(specs: Iterable[RequestSpec]) -> list[dict[str, Any]]:
-    return [{"id": s.id, "prompt_len": s.prompt_len, "output_len": s.output_len,
-             "arrival_s": s.arrival_s, "arrival_step": s.arrival_step} for s in specs]
+def request_info(specs: Iterable[RequestSpec]) -> RequestTable:
+    """The request list (id, prompt_len, output_len, arrival_s, arrival_step), as columns."""
+    return RequestTable.from_specs(specs)
 
 
 def normalize(rec: dict[str, Any]) -> dict[str, Any]:
@@ -87,8 +88,8 @@ def _pack_scheduled(state: StreamState, rec: dict[str, Any], out: dict[str, Any]
     if len(sched) != len(rec["running"]) or any(
             e["id"] != r for e, r in zip(sched, rec["running"], strict=True)):
         out["sc"] = [state.ref(e["id"]) for e in sched]
-    hits, prompt, outputs, computed = (rec["num_cached_tokens"], state.prompt_len,
-                                       state.outputs, state.computed)
+    hits, outputs, computed = rec["num_cached_tokens"], state.outputs, state.computed
+    index, prompt = state.index, state.prompt_len
     sn: list[int] = []
     ss: list[int] = []
     sm: list[int] = []
@@ -96,7 +97,8 @@ def _pack_scheduled(state: StreamState, rec: dict[str, Any], out: dict[str, Any]
     for pos, e in enumerate(sched):
         rid, start, n = e["id"], e["start"], e["n"]
         num_out = outputs.get(rid, 0)
-        total = prompt.get(rid, 0) + num_out
+        k = index.get(rid)
+        total = (0 if k is None else prompt[k]) + num_out
         if (hits[rid] if rid in hits else computed.get(rid, 0)) != start:
             ss += [pos, start]
         if total - start != n:

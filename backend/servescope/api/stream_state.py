@@ -4,12 +4,13 @@ the predictions packing leaves out fields by, and keyframes: snapshots of that s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from servescope.api import protocol as P
 from servescope.api.compact import compact_keyframe, expand_keyframe
 from servescope.api.wire_keys import CARRIED, STATUS
+from servescope.core.request_table import request_table
 
 PENDING, WAITING, RUNNING, PREEMPTED, FINISHED, REJECTED = range(len(STATUS))
 
@@ -18,10 +19,11 @@ class StreamState:
     """What a reader knows after a keyframe and the records since: the encoder and the
     decoder keep one each and predict the next record from it."""
 
-    def __init__(self, requests: Sequence[dict[str, Any]]) -> None:
-        self.ids = [r["id"] for r in requests]
-        self.index = {rid: i for i, rid in enumerate(self.ids)}
-        self.prompt_len = {r["id"]: r["prompt_len"] for r in requests}
+    def __init__(self, requests: Sequence[Mapping[str, Any]]) -> None:
+        table = request_table(requests)  # a RequestTable is shared, index and all
+        self.ids = table.ids
+        self.index = table.positions
+        self.prompt_len: Sequence[int] = table.prompt_len or [0] * len(table)
         self.status: dict[str, int] = {}
         self.computed: dict[str, int] = {}
         self.outputs: dict[str, int] = {}
@@ -43,7 +45,8 @@ class StreamState:
         return self.ids[ref] if isinstance(ref, int) else ref
 
     def num_tokens(self, rid: str) -> int:
-        return self.prompt_len.get(rid, 0) + self.outputs.get(rid, 0)
+        k = self.index.get(rid)
+        return (0 if k is None else self.prompt_len[k]) + self.outputs.get(rid, 0)
 
     # -- predictions (mirrored in frontend/static/js/transport/decode.js) --
 
@@ -131,7 +134,7 @@ def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> P.Keyframe
     }))
 
 
-def load_keyframe(requests: Sequence[dict[str, Any]], kf: dict[str, Any]) -> StreamState:
+def load_keyframe(requests: Sequence[Mapping[str, Any]], kf: dict[str, Any]) -> StreamState:
     """A StreamState equal to the one the keyframe was taken from (for decoding after it)."""
     kf = expand_keyframe(kf)
     state = StreamState(requests)

@@ -11,6 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any
 
+from servescope.core.request_table import request_table
 from servescope.observability.runs import Changes, Runs
 
 # One row per record: the gauges after the step, then the counters up to and including it.
@@ -45,8 +46,7 @@ class _Request:
 
 class Meter:
     def __init__(self, requests: Sequence[dict[str, Any]], enable_prefix_caching: bool) -> None:
-        self.prompt_len = {r["id"]: int(r["prompt_len"]) for r in requests}
-        self.arrival_s = {r["id"]: r.get("arrival_s") for r in requests}
+        self.requests = request_table(requests)  # a RequestTable is shared, not copied
         self.enable_prefix_caching = enable_prefix_caching
         self.running = array("I")  # per record: len(running), len(waiting), kv_usage
         self.waiting = array("I")
@@ -70,8 +70,8 @@ class Meter:
         t1 = t0 + float(rec.get("step_time_ms", 0.0)) / 1000.0
         delta = dict.fromkeys(COUNTERS, 0.0)
         for rid in rec.get("arrivals", ()):
-            arrival = self.arrival_s.get(rid)
-            self._live[rid] = _Request(self.prompt_len.get(rid, 0),
+            arrival = self.requests.arrival_s_of(rid)
+            self._live[rid] = _Request(self.requests.prompt_len_of(rid),
                                        t0 if arrival is None else float(arrival))
         self._admit(rec, t0, delta)
         num_prompt, num_generation = self._sample(rec, it, t1, delta)
