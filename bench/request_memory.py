@@ -125,7 +125,7 @@ def meter_bytes(meter: Meter) -> tuple[int, int]:
                 size(meter.rows, meter.start_s, meter.end_s))
     return (sum(size(r.iters, r.values, r.ends) for r in meter.histograms.values()),
             size(meter.running, meter.waiting, meter.kv_usage, meter.generation_tokens,
-                 meter.start_s, meter.end_s, *(a for c in meter.changes.values()
+                 meter.start_s, *(a for c in meter.changes.values()
                                                for a in (c.iters, c.values))))
 
 

@@ -1,5 +1,6 @@
 """The store: everything survives a reopen; what a crash leaves behind is cleaned up; writers in
-parallel threads never collide; a retried upload answers with the row already stored."""
+parallel threads never collide; a retried upload answers with the row already stored; the cache
+of loaded traces keeps to its bounds."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
-from servescope.api.store import Store, valid_id
+from servescope.api.store import Recent, Store, valid_id
 
 
 def put(store: Store, text: str = "[]") -> dict:
@@ -129,3 +130,20 @@ def test_a_failure_after_the_rename_removes_the_blob_with_the_row(tmp_path, monk
     else:
         raise AssertionError("the commit should have failed")
     assert store.traces() == [] and list(store.blobs.iterdir()) == []
+
+
+def test_loaded_traces_past_the_weight_bound_go_oldest_first_but_the_last_stays():
+    recent = Recent(4, max_weight=100)
+    for key, weight in (("a", 40), ("b", 40), ("c", 10)):
+        recent.put(key, key.upper(), weight)
+    assert [recent.get(k) for k in "abc"] == ["A", "B", "C"]
+    recent.put("d", "D", 30)  # 120 in all: the oldest (a, got first above) goes
+    assert [recent.get(k) for k in "abcd"] == [None, "B", "C", "D"]
+    recent.put("huge", "H", 500)  # over the bound alone: kept, and only it
+    assert [recent.get(k) for k in ("b", "c", "d", "huge")] == [None, None, None, "H"]
+    recent.put("e", "E", 1)
+    assert recent.get("huge") is None and recent.get("e") == "E"
+    count = Recent(2)  # no weight bound: the count alone
+    for k in "xyz":
+        count.put(k, k, 10**9)
+    assert [count.get(k) for k in "xyz"] == [None, "y", "z"]

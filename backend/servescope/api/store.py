@@ -58,7 +58,9 @@ class Store:
         self._connections: list[sqlite3.Connection] = []
         self._connect_lock = threading.Lock()
         self._write_lock = threading.Lock()
-        self.loaded = Recent(4)  # trace id -> what it loads as (api/trace_workload.py)
+        # trace id -> what it loads as (api/trace_workload.py): at most four traces and a
+        # million requests (about 150 B a request spec) beyond the sessions running them
+        self.loaded = Recent(4, max_weight=1_000_000)
         db = self.db
         db.execute("PRAGMA journal_mode=WAL")
         db.executescript(SCHEMA)
@@ -188,13 +190,15 @@ class Store:
 
 
 class Recent:
-    """The last `size` values put, by key, for any thread. A blob never changes, so what a
-    trace loads as can be kept: a session on a trace just uploaded, or configured again, need
-    not read its file again."""
+    """The last `size` values put, by key, for any thread, and no more than `max_weight` in
+    all but the last one put. A blob never changes, so what a trace loads as can be kept: a
+    session on a trace just uploaded, or configured again, need not read its file again."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_weight: int | None = None) -> None:
         self.size = size
+        self.max_weight = max_weight
         self._items: OrderedDict[str, Any] = OrderedDict()
+        self._weights: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def get(self, key: str) -> Any:
@@ -204,12 +208,15 @@ class Recent:
                 self._items.move_to_end(key)
             return value
 
-    def put(self, key: str, value: Any) -> None:
+    def put(self, key: str, value: Any, weight: int = 1) -> None:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self._weights[key] = weight
+            while len(self._items) > self.size or (
+                    len(self._items) > 1 and self.max_weight is not None
+                    and sum(self._weights.values()) > self.max_weight):
+                del self._weights[self._items.popitem(last=False)[0]]
 
 
 def _trace_row(row: tuple[Any, ...]) -> dict[str, Any]:

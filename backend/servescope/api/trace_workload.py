@@ -76,7 +76,7 @@ def remember(store: Store, trace_id: str, workload: Workload) -> None:
     """Keep a request trace's loaded workload (a recorded run's records are not kept: they can
     be many more than a request trace's requests)."""
     if workload.records is None:
-        store.loaded.put(trace_id, workload)
+        store.loaded.put(trace_id, workload, weight=len(workload.specs))
 
 
 def trace_info(report: TraceReport, specs: list[RequestSpec],

@@ -54,7 +54,7 @@ class Meter:
         self.generation_tokens = array("d")  # cumulative, per record
         self.changes = {name: Changes() for name in COUNTERS if name != DENSE}
         self.start_s = array("d")  # time_s of each record
-        self.end_s = array("d")  # time_s + step_time of each record
+        self.last_end_s = 0.0  # time_s + step_time of the last record (the run's end)
         self.histograms = {h: Runs() for h in HISTOGRAMS}
         self._live: dict[str, _Request] = {}
         self._totals = [0.0] * len(COUNTERS)
@@ -92,7 +92,7 @@ class Meter:
         self.kv_usage.append(float(rec.get("kv_usage", 0.0)))
         self.generation_tokens.append(self._totals[COUNTERS.index(DENSE)])
         self.start_s.append(t0)
-        self.end_s.append(t1)
+        self.last_end_s = t1
 
     def _admit(self, rec: dict[str, Any], t0: float, delta: dict[str, float]) -> None:
         """New and resumed requests look up the prefix cache (vLLM counts queried tokens)."""

@@ -31,7 +31,7 @@ def sample_times(view: EngineView, interval_s: float) -> list[tuple[float, int]]
         return []
     if not interval_s > 0:
         raise ExportError("interval_s must be > 0", "interval_s")
-    end = meter.end_s[-1]
+    end = meter.last_end_s
     n = math.floor(end / interval_s) + 1
     if n > MAX_SAMPLES:
         raise ExportError(f"the run lasts {end:.1f} s: at most {MAX_SAMPLES} samples, so "
@@ -44,7 +44,7 @@ def sample_times(view: EngineView, interval_s: float) -> list[tuple[float, int]]
 
 def default_epoch(view: EngineView) -> float:
     """Simulated time zero such that the run ends now (Grafana's default range shows it)."""
-    end = view.meter.end_s[-1] if view.meter.num_records else 0.0
+    end = view.meter.last_end_s if view.meter.num_records else 0.0
     return round(time.time() - end, 3)
 
 
