@@ -8,7 +8,7 @@ from support.factories import make_config, make_requests
 
 from servescope.core import metrics
 from servescope.core.engine import Engine
-from servescope.core.request import Request
+from servescope.core.request import FinishedRequest, Request, RequestSpec
 
 
 def _reference(done: list[Request], frontend_ms: float) -> dict[str, Any]:
@@ -49,9 +49,26 @@ def test_requests_of_several_engines_keep_their_own_clocks() -> None:
 
 def test_a_request_without_tokens_adds_no_interval() -> None:
     done = _done(preempting=False)
-    silent = Request(done[0].spec, 99, 0.0, done[0].step_end_s)  # never scheduled
+    never_scheduled = RequestSpec("silent", done[0].prompt_len, done[0].output_len)
+    silent = FinishedRequest(Request(never_scheduled, 99, 0.0, done[0].step_end_s))
     summary = metrics.summarize([silent, *done], 1.0, [], {})
     reference = _reference(done, 0.0)
     assert summary["mean_itl_ms"] == reference["mean_itl_ms"]
     assert summary["total_output_tokens"] == reference["total_output_tokens"]
     assert summary["mean_ttft_ms"] == reference["mean_ttft_ms"]
+
+
+def test_a_finished_request_keeps_what_its_metrics_read() -> None:
+    """The slim record a finished request leaves gives the live request's metrics exactly:
+    two token runs (a preemption's gap), the prefix hit and the queueing included."""
+    ends = [0.5, 0.75, 1.0, 1.5, 2.25, 3.0]
+    live = Request(RequestSpec("r", 40, 4, arrival_s=0.25), 0, 0.25, ends)
+    live.first_scheduled_time, live.num_cached_tokens, live.num_preemptions = 0.5, 16, 1
+    for iteration in (0, 1, 4, 5):
+        live.add_token(iteration)
+    live.finish_time = 3.0
+    done = FinishedRequest(live)
+    assert done.token_runs == ((0, 2), (4, 2)) and done.token_times == [0.5, 0.75, 2.25, 3.0]
+    assert metrics.request_metrics(done) == metrics.request_metrics(live)  # type: ignore[arg-type]
+    assert metrics.request_metrics(done, 5.0)["ttft_ms"] == (0.5 - 0.25) * 1000 + 5.0
+    assert not hasattr(done, "spec") and not hasattr(done, "block_hashes")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from servescope.core.records import BlockEvent, StepRecord
+from servescope.core.request import FinishedRequest
 from servescope.core.scheduler.base import SchedulerOutput
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ class BatchQueue:
         finished = engine.scheduler.update_from_output(flight.output, engine.iter)
         for request in finished:
             request.finish_time = flight.end_s
-        engine.done_requests.extend(finished)
+        engine.done_requests.extend(map(FinishedRequest, finished))
         engine.time_s = max(engine.time_s, flight.end_s)
         record = self._record(flight, tuple(r.id for r in finished))
         engine.iter += 1

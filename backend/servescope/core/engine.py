@@ -21,7 +21,7 @@ from servescope.core.decode_run import DecodeRun
 from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager, cdiv
 from servescope.core.kv_contiguous import ContiguousKVCacheManager
 from servescope.core.records import StepRecord
-from servescope.core.request import Request, RequestSpec, RequestStatus
+from servescope.core.request import FinishedRequest, Request, RequestSpec, RequestStatus
 from servescope.core.scheduler import policy_classes
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
@@ -61,7 +61,7 @@ class Engine:
         self.step_no = 0
         self.time_s = 0.0
         self.iter = 0
-        self.done_requests: list[Request] = []
+        self.done_requests: list[FinishedRequest] = []
         self.rejected: list[tuple[str, str]] = []
         self._num_arrived = 0
         self.waste_totals: dict[str, int] = {}
@@ -271,7 +271,7 @@ class Engine:
         finished = self.scheduler.update_from_output(output, self.iter)
         for request in finished:
             request.finish_time = end_s
-        self.done_requests.extend(finished)
+        self.done_requests.extend(map(FinishedRequest, finished))
         return tuple(r.id for r in finished)
 
     def _record(self, output: SchedulerOutput, arrivals: tuple[str, ...],

@@ -10,6 +10,7 @@ import numpy as np
 
 from servescope.core.decode_run import DecodeRun
 from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.request import FinishedRequest
 from servescope.core.step_time import decode_steps_ms
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def apply_run(engine: Engine, plan: Plan, record: bool = True) -> DecodeRun | in
     engine.step_end_s.frombytes(clock[1:].tobytes())
     for request in finished:
         request.finish_time = end_s
-    engine.done_requests.extend(finished)
+    engine.done_requests.extend(map(FinishedRequest, finished))
     events, freed = kv.pool.drain()
     assert not events, "a decode run raises its events in its records"
     last = kv.waste(scheduler.running)  # the last step's, after finishing

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from servescope.core.request import Request
+from servescope.core.request import FinishedRequest
 
 
-def request_metrics(request: Request, frontend_ms: float = 0.0) -> dict[str, Any]:
+def request_metrics(request: FinishedRequest, frontend_ms: float = 0.0) -> dict[str, Any]:
     """`frontend_ms`, the API server's time outside the engine, is added to TTFT and E2E."""
     times = request.token_times
     first = times[0] if times else None
@@ -54,7 +54,7 @@ def waste_shares(totals: dict[str, int]) -> dict[str, float]:
     return {f"kv_{k}_share": (v / in_use if in_use else 0.0) for k, v in totals.items()}
 
 
-def token_intervals(done: list[Request]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def token_intervals(done: Sequence[FinishedRequest]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each request's token count, its first token's time (nan: none) and every inter-token
     interval in ms, request after request: request_metrics' values, built from the token runs
     and each clock's step times (an interval inside a run is its step's), so memory grows with
@@ -83,7 +83,7 @@ def token_intervals(done: list[Request]) -> tuple[np.ndarray, np.ndarray, np.nda
     return counts, first, np.concatenate(pieces) if pieces else np.zeros(0)
 
 
-def summarize(done: list[Request], duration_s: float, rejected: list[tuple[str, str]],
+def summarize(done: Sequence[FinishedRequest], duration_s: float, rejected: list[tuple[str, str]],
               waste_totals: dict[str, int], frontend_ms: float = 0.0) -> dict[str, Any]:
     """The run's summary over `done`, with request_metrics' arithmetic done on columns."""
     counts, first, itl = token_intervals(done)

@@ -126,9 +126,7 @@ class Request:
     @property
     def token_times(self) -> list[float]:
         """When each output token was sampled (end of its step), from the token runs."""
-        ends = self.step_end_s
-        return [ends[i] for first, count in self.all_token_runs
-                for i in range(first, first + count)]
+        return _token_times(self.step_end_s, self.all_token_runs)
 
     def add_token(self, iteration: int) -> None:
         """One sampled token at engine iteration `iteration` (for requests outside a batch)."""
@@ -144,3 +142,36 @@ class Request:
 
     def __repr__(self) -> str:
         return f"Request({self.id}, {self.num_computed_tokens}/{self.num_tokens}, {self.status})"
+
+
+class FinishedRequest:
+    """What a request keeps once it has finished: what its metrics read (core/metrics.py), in
+    under half of a live Request's memory and without its spec (a big trace has a million)."""
+
+    __slots__ = ("arrival_time", "finish_time", "first_scheduled_time", "id",
+                 "num_cached_tokens", "num_preemptions", "output_len", "prompt_len",
+                 "step_end_s", "token_runs")
+
+    def __init__(self, request: Request) -> None:
+        self.id = request.id
+        self.prompt_len = request.prompt_len
+        self.output_len = request.output_len
+        self.arrival_time = request.arrival_time
+        self.first_scheduled_time = request.first_scheduled_time
+        self.finish_time = request.finish_time
+        self.num_cached_tokens = request.num_cached_tokens
+        self.num_preemptions = request.num_preemptions
+        self.step_end_s = request.step_end_s
+        self.token_runs = tuple(request.all_token_runs)
+
+    @property
+    def all_token_runs(self) -> tuple[tuple[int, int], ...]:
+        return self.token_runs
+
+    @property
+    def token_times(self) -> list[float]:
+        return _token_times(self.step_end_s, self.token_runs)
+
+
+def _token_times(ends: Sequence[float], runs: Sequence[tuple[int, int]]) -> list[float]:
+    return [ends[i] for first, count in runs for i in range(first, first + count)]
