@@ -43,6 +43,8 @@ def test_positions_and_prompt_lengths_follow_the_last_of_a_repeated_id(specs):
     table = RequestTable.from_specs(specs)
     last = {s.id: k for k, s in enumerate(specs)}
     assert table.positions == last
+    assert table.prompt_lengths == {s.id: specs[last[s.id]].prompt_len for s in specs}
+    assert list(pickle.loads(pickle.dumps(table))) == as_dicts(specs)  # lookups left behind
     for s in specs:
         assert table.prompt_len_of(s.id) == specs[last[s.id]].prompt_len
         assert table.arrival_s_of(s.id) == specs[last[s.id]].arrival_s

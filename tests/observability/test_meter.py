@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from servescope.api.serialize import normalize, request_info
+from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
 from servescope.observability.meter import COUNTERS, HistogramCursor, Meter
 from servescope.scenarios.diagnosis_check import prepare
@@ -109,3 +110,38 @@ def test_a_position_not_yet_folded_is_an_error(run):
     with pytest.raises(IndexError):
         meter.row(meter.num_records)
     assert set(meter.row(-1).values()) == {0.0}
+
+
+def columns(meter: Meter) -> list[bytes]:
+    """Every column the meter keeps, as bytes."""
+    out = [a.tobytes() for a in (meter.running, meter.waiting, meter.kv_usage,
+                                 meter.generation_tokens, meter.start_s)]
+    out += [a.tobytes() for c in meter.changes.values() for a in (c.iters, c.values)]
+    out += [a.tobytes() for r in meter.histograms.values() for a in (r.iters, r.values, r.ends)]
+    return [*out, repr(meter.last_end_s).encode()]
+
+
+def test_decode_steps_folded_in_bulk_keep_what_one_by_one_keeps():
+    """A decode run's steps through observe_decodes give the meter observe() gives their
+    records: every column, byte for byte (the kv-starvation run's runs, fast-forwarded)."""
+    config, specs, _ = load_preset("kv-starvation")
+    config, step_time = prepare(config)
+    engine = Engine(config, specs, step_time)
+    one, bulk = (Meter(request_info(specs), config.enable_prefix_caching) for _ in range(2))
+    num_runs = 0
+    while (item := engine.advance()) is not None:
+        if isinstance(item, DecodeRun):
+            recs = [normalize(r.to_dict()) for r in item.records()]
+            for rec in recs:
+                one.observe(rec)
+                assert rec["scheduled"] and [e["id"] for e in rec["scheduled"]] == recs[0][
+                    "running"] and not rec["waiting"]
+            bulk.observe_decodes(recs[0]["running"], [r["time_s"] for r in recs],
+                                 [r["step_time_ms"] for r in recs],
+                                 [r["kv_usage"] for r in recs], recs[-1]["finished"])
+            num_runs += len(recs) > 1
+        else:
+            for meter in (one, bulk):
+                meter.observe(normalize(item.to_dict()))
+    assert num_runs > 5
+    assert columns(bulk) == columns(one)

@@ -88,8 +88,8 @@ def _pack_scheduled(state: StreamState, rec: dict[str, Any], out: dict[str, Any]
     if len(sched) != len(rec["running"]) or any(
             e["id"] != r for e, r in zip(sched, rec["running"], strict=True)):
         out["sc"] = [state.ref(e["id"]) for e in sched]
-    hits, outputs, computed = rec["num_cached_tokens"], state.outputs, state.computed
-    index, prompt = state.index, state.prompt_len
+    hits, prompt, outputs, computed = (rec["num_cached_tokens"], state.prompt_len,
+                                       state.outputs, state.computed)
     sn: list[int] = []
     ss: list[int] = []
     sm: list[int] = []
@@ -97,8 +97,7 @@ def _pack_scheduled(state: StreamState, rec: dict[str, Any], out: dict[str, Any]
     for pos, e in enumerate(sched):
         rid, start, n = e["id"], e["start"], e["n"]
         num_out = outputs.get(rid, 0)
-        k = index.get(rid)
-        total = (0 if k is None else prompt[k]) + num_out
+        total = prompt.get(rid, 0) + num_out
         if (hits[rid] if rid in hits else computed.get(rid, 0)) != start:
             ss += [pos, start]
         if total - start != n:

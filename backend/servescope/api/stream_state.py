@@ -20,10 +20,10 @@ class StreamState:
     decoder keep one each and predict the next record from it."""
 
     def __init__(self, requests: Sequence[Mapping[str, Any]]) -> None:
-        table = request_table(requests)  # a RequestTable is shared, index and all
+        table = request_table(requests)  # a RequestTable's lookups are shared, not copied
         self.ids = table.ids
         self.index = table.positions
-        self.prompt_len: Sequence[int] = table.prompt_len or [0] * len(table)
+        self.prompt_len = table.prompt_lengths
         self.status: dict[str, int] = {}
         self.computed: dict[str, int] = {}
         self.outputs: dict[str, int] = {}
@@ -45,8 +45,7 @@ class StreamState:
         return self.ids[ref] if isinstance(ref, int) else ref
 
     def num_tokens(self, rid: str) -> int:
-        k = self.index.get(rid)
-        return (0 if k is None else self.prompt_len[k]) + self.outputs.get(rid, 0)
+        return self.prompt_len.get(rid, 0) + self.outputs.get(rid, 0)
 
     # -- predictions (mirrored in frontend/static/js/transport/decode.js) --
 

@@ -39,6 +39,7 @@ class RequestTable(Sequence[dict[str, Any]]):
         self.arrival_s = _column(arrival_s, "d", float)
         self.arrival_step = _column(arrival_step, "q", int)
         self._index: dict[str, int] | None = None
+        self._prompt_lengths: dict[str, int] | None = None
 
     @classmethod
     def from_specs(cls, specs: Iterable[RequestSpec]) -> RequestTable:
@@ -86,6 +87,15 @@ class RequestTable(Sequence[dict[str, Any]]):
             self._index = {rid: k for k, rid in enumerate(self.ids)}
         return self._index
 
+    @property
+    def prompt_lengths(self) -> dict[str, int]:
+        """Each id's prompt length (the last, should an id repeat), built on first use: the
+        stream state's predictions look one up per scheduled request."""
+        if self._prompt_lengths is None:
+            lengths = self.prompt_len if self.prompt_len is not None else [0] * len(self)
+            self._prompt_lengths = dict(zip(self.ids, lengths, strict=True))
+        return self._prompt_lengths
+
     def prompt_len_of(self, rid: str) -> int:
         """The request's prompt length; 0 for an id not in the table."""
         k = self.positions.get(rid)
@@ -96,8 +106,8 @@ class RequestTable(Sequence[dict[str, Any]]):
         return None if k is None else _at(self.arrival_s, k)
 
     def __getstate__(self) -> dict[str, Any]:
-        """Without the index: a worker process rebuilds it if it needs it."""
-        return {**self.__dict__, "_index": None}
+        """Without the lookups: a worker process rebuilds them if it needs them."""
+        return {**self.__dict__, "_index": None, "_prompt_lengths": None}
 
 
 def _at(column: Column, k: int) -> Any:

@@ -94,6 +94,60 @@ class Meter:
         self.start_s.append(t0)
         self.last_end_s = t1
 
+    def observe_decodes(self, ids: Sequence[str], start_s: Sequence[float],
+                        step_time_ms: Sequence[float], kv_usage: Sequence[float],
+                        finished: Sequence[str]) -> None:
+        """observe() over steps in which each of `ids` decodes one token and nothing else
+        happens but `finished` in the last (a decode run: api/run_pack.py), in bulk: each
+        step's inter-token latencies after the first are one run."""
+        live = [req for req in map(self._live.get, ids) if req is not None]
+        num_steps = len(start_s)
+        if num_steps and (not ids or any(req.first_token_s is None for req in live)):
+            last = num_steps == 1  # a first token counts its prompt: that step as a record
+            self.observe({"time_s": start_s[0], "step_time_ms": step_time_ms[0],
+                          "scheduled": [{"id": rid, "sampled": True} for rid in ids],
+                          "running": ids, "kv_usage": kv_usage[0],
+                          "finished": finished if last else ()})
+            if not last:
+                self.observe_decodes(ids, start_s[1:], step_time_ms[1:], kv_usage[1:], finished)
+            return
+        if not num_steps:
+            return
+        it, n = self.num_records, len(live)
+        end_s = [t0 + ms / 1000.0 for t0, ms in zip(start_s, step_time_ms, strict=True)]
+        itl, tokens = self.histograms["inter_token_latency"], self.histograms["iteration_tokens"]
+        for req in live:
+            itl.add(it, end_s[0] - req.last_token_s)
+            req.last_token_s, req.num_output = end_s[-1], req.num_output + num_steps
+        for k in range(num_steps):
+            if k:
+                itl.add(it + k, end_s[k] - end_s[k - 1], n)
+            tokens.add(it + k, n)
+        self._finish_many(finished, it + num_steps - 1, end_s[-1])
+        self._decode_rows(len(ids), n, start_s, kv_usage)
+        self.last_end_s = end_s[-1]
+
+    def _finish_many(self, finished: Sequence[str], it: int, t1: float) -> None:
+        k = COUNTERS.index("request_success")
+        for rid in finished:
+            req = self._live.pop(rid, None)
+            if req is not None and req.first_token_s is not None:
+                self._finish(req, it, t1)
+                self._totals[k] += 1
+        self.changes["request_success"].set(it, self._totals[k])
+
+    def _decode_rows(self, num_running: int, n: int, start_s: Sequence[float],
+                     kv_usage: Sequence[float]) -> None:
+        """The rows of decode steps: `n` more tokens each, nobody waiting."""
+        k = COUNTERS.index(DENSE)
+        for _ in start_s:
+            self._totals[k] += n
+            self.generation_tokens.append(self._totals[k])
+        self.running.extend([num_running] * len(start_s))
+        self.waiting.extend([0] * len(start_s))
+        self.kv_usage.extend([float(x) for x in kv_usage])
+        self.start_s.extend([float(t) for t in start_s])
+
     def _admit(self, rec: dict[str, Any], t0: float, delta: dict[str, float]) -> None:
         """New and resumed requests look up the prefix cache (vLLM counts queried tokens)."""
         hits = rec.get("num_cached_tokens", {})

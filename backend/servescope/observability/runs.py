@@ -29,11 +29,14 @@ class Runs:
     def __len__(self) -> int:
         return self.ends[-1] if self.ends else 0
 
-    def add(self, it: int, value: float) -> None:
-        if self.iters and self.iters[-1] == it and _same(self.values[-1], value):
-            self.ends[-1] += 1
+    def add(self, it: int, value: float, count: int = 1) -> None:
+        """`count` observations of `value` made in record `it`."""
+        if count <= 0:
             return
-        self.ends.append(len(self) + 1)
+        if self.iters and self.iters[-1] == it and _same(self.values[-1], value):
+            self.ends[-1] += count
+            return
+        self.ends.append(len(self) + count)
         self.iters.append(it)
         self.values.append(value)
 
