@@ -133,8 +133,9 @@ def sum_size(objs: list[Any]) -> int:
     """Shallow sizes of the objects, their slot values' containers and their token runs."""
     total = 0
     for o in objs:
-        total += sys.getsizeof(o) + sys.getsizeof(o.block_hashes) + sys.getsizeof(o.token_runs)
-        total += sum(sys.getsizeof(h) for h in o.block_hashes)
+        hashes = getattr(o, "block_hashes", ())  # a live Request's (before FinishedRequest)
+        total += sys.getsizeof(o) + sys.getsizeof(hashes) + sys.getsizeof(o.token_runs)
+        total += sum(sys.getsizeof(h) for h in hashes)
         total += sum(sys.getsizeof(r) for r in o.token_runs)
     return total
 

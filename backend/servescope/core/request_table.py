@@ -93,7 +93,9 @@ class RequestTable(Sequence[dict[str, Any]]):
         stream state's predictions look one up per scheduled request."""
         if self._prompt_lengths is None:
             lengths = self.prompt_len if self.prompt_len is not None else [0] * len(self)
-            self._prompt_lengths = dict(zip(self.ids, lengths, strict=True))
+            same: dict[int, int] = {}  # one int object per distinct length, not per request
+            self._prompt_lengths = {rid: same.setdefault(n, n)
+                                    for rid, n in zip(self.ids, lengths, strict=True)}
         return self._prompt_lengths
 
     def prompt_len_of(self, rid: str) -> int:
