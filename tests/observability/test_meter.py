@@ -13,6 +13,7 @@ from servescope.api.serialize import normalize, request_info
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
 from servescope.observability.meter import COUNTERS, HistogramCursor, Meter
+from servescope.observability.runs import PerRecord
 from servescope.scenarios.diagnosis_check import prepare
 from servescope.scenarios.presets import load_preset
 
@@ -71,7 +72,8 @@ def test_inter_token_latencies_match_the_cores(run):
                                                                               abs=1e-9)
 
 
-@pytest.mark.parametrize("histogram", ["time_to_first_token", "inter_token_latency"])
+@pytest.mark.parametrize("histogram", ["time_to_first_token", "inter_token_latency",
+                                       "iteration_tokens"])
 def test_a_cursor_moved_back_and_forth_counts_as_a_fresh_one(run, histogram):
     _, meter, _ = run
     buckets = [0.01, 0.02, 0.1, 1.0, 10.0]
@@ -117,7 +119,9 @@ def columns(meter: Meter) -> list[bytes]:
     out = [a.tobytes() for a in (meter.running, meter.waiting, meter.kv_usage,
                                  meter.generation_tokens, meter.start_s)]
     out += [a.tobytes() for c in meter.changes.values() for a in (c.iters, c.values)]
-    out += [a.tobytes() for r in meter.histograms.values() for a in (r.iters, r.values, r.ends)]
+    for h in meter.histograms.values():
+        out += [a.tobytes() for a in ((h.values,) if isinstance(h, PerRecord)
+                                      else (h.iters, h.values, h.ends))]
     return [*out, repr(meter.last_end_s).encode()]
 
 

@@ -1,15 +1,16 @@
 """The meter's compact columns give back exactly what was put in: runs of observations in
-order (equal values in different records, or of different sign, stay apart), and a counter's
-value after any record."""
+order (equal values in different records, or of different sign, stay apart), a once-a-record
+count with records between that have none, and a counter's value after any record."""
 
 from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from servescope.observability.runs import Changes, Runs
+from servescope.observability.runs import Changes, PerRecord, Runs
 
 VALUES = st.sampled_from([0.0, -0.0, 0.5, 0.5000000000000001, 2.0, math.inf])
 
@@ -52,3 +53,27 @@ def test_changes_read_back_the_value_after_each_record(steps):
     assert changes.at(-1) == 0.0
     assert [changes.at(k) for k in range(len(after))] == after
     assert len(changes.iters) == sum(1 for _, d in steps if d)
+
+
+@given(st.lists(st.tuples(st.integers(1, 3), st.integers(0, 5000))))
+def test_a_count_per_record_reads_back_with_the_records_that_have_none(steps):
+    kept = PerRecord()
+    expected: list[tuple[int, float]] = []
+    it = -1
+    for gap, value in steps:
+        it += gap
+        kept.add(it, value)
+        expected.append((it, float(value)))
+    iters, values = kept.expand()
+    assert list(zip(iters, values, strict=True)) == expected and len(kept) == len(expected)
+    for pos in range(-2, it + 3):
+        made = [(v, c) for v, c in kept.between(0, kept.upto(pos))]
+        assert made == [(v, 1) for i, v in expected if i <= pos]
+
+
+def test_a_second_count_in_one_record_or_a_fraction_is_refused():
+    kept = PerRecord()
+    kept.add(3, 7)
+    for it, value in ((3, 8), (2, 1), (5, 1.5)):
+        with pytest.raises(ValueError):
+            kept.add(it, value)

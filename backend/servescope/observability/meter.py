@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from servescope.core.request_table import request_table
-from servescope.observability.runs import Changes, Runs
+from servescope.observability.runs import Changes, PerRecord, Runs
 
 # One row per record: the gauges after the step, then the counters up to and including it.
 GAUGES = ("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc")
@@ -55,7 +55,8 @@ class Meter:
         self.changes = {name: Changes() for name in COUNTERS if name != DENSE}
         self.start_s = array("d")  # time_s of each record
         self.last_end_s = 0.0  # time_s + step_time of the last record (the run's end)
-        self.histograms = {h: Runs() for h in HISTOGRAMS}
+        self.histograms: dict[str, Runs | PerRecord] = {
+            h: PerRecord() if h == "iteration_tokens" else Runs() for h in HISTOGRAMS}
         self._live: dict[str, _Request] = {}
         self._totals = [0.0] * len(COUNTERS)
 
@@ -234,26 +235,24 @@ class HistogramCursor:
     either direction (playback mostly moves forward a little between scrapes)."""
 
     def __init__(self, meter: Meter, name: str, buckets: Sequence[float]) -> None:
-        self.runs = meter.histograms[name]
+        self.observed = meter.histograms[name]
         self.buckets = list(buckets)
         self.counts = [0] * (len(self.buckets) + 1)  # the last one is +Inf only
         self.sum = 0.0
-        self.r = 0  # runs folded in
+        self.u = 0  # units (runs, or records) folded in
+        self.k = 0  # observations folded in
 
     def at(self, pos: int) -> tuple[list[int], float, int]:
         """(cumulative count per bucket and +Inf, sum, count) after record `pos`."""
-        runs = self.runs
-        r = runs.upto(pos)
-        sign = 1 if r >= self.r else -1
-        lo, hi = min(r, self.r), max(r, self.r)
-        start = runs.ends[lo - 1] if lo else 0
-        for value, end in zip(runs.values[lo:hi], runs.ends[lo:hi], strict=True):
-            self.counts[bisect_left(self.buckets, value)] += sign * (end - start)  # Prometheus' le
-            for _ in range(end - start):  # one by one, so the sum is the same to the last bit
+        u = self.observed.upto(pos)
+        sign = 1 if u >= self.u else -1
+        for value, count in self.observed.between(min(u, self.u), max(u, self.u)):
+            self.counts[bisect_left(self.buckets, value)] += sign * count  # Prometheus' le
+            self.k += sign * count
+            for _ in range(count):  # one by one, so the sum is the same to the last bit
                 self.sum += sign * value
-            start = end
-        self.r = r
-        k = runs.ends[r - 1] if r else 0
+        self.u = u
+        k = self.k
         if k == 0:
             self.sum = 0.0
         cumulative, total = [], 0
