@@ -123,7 +123,8 @@ def meter_bytes(meter: Meter) -> tuple[int, int]:
     if hasattr(meter, "obs_iter"):  # the meter before its columns were compacted
         return (sum(size(*h.values()) for h in (meter.obs_iter, meter.obs_value)),
                 size(meter.rows, meter.start_s, meter.end_s))
-    return (sum(size(r.iters, r.values, r.ends) for r in meter.histograms.values()),
+    return (sum(size(*(getattr(h, a) for a in ("iters", "values", "ends") if hasattr(h, a)))
+                for h in meter.histograms.values()),
             size(meter.running, meter.waiting, meter.kv_usage, meter.generation_tokens,
                  meter.start_s, *(a for c in meter.changes.values()
                                                for a in (c.iters, c.values))))
