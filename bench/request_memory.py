@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from servescope.api.serialize import normalize, pack
+from servescope.api.serialize import normalize, pack, request_info
 from servescope.api.stream_state import StreamState
 from servescope.api.trace_workload import read_trace, with_fit_notes
 from servescope.api.track import Track, engine_source
@@ -64,9 +64,13 @@ def holders(path: Path, records: int) -> None:
     config = EngineConfig.from_dict({**workload.base_config, **SESSION_CONFIG})
     session_specs = ledger.add("session's copy of the spec list", n, lambda: list(specs))
     engine: Engine = ledger.add("Engine (pending queue)", n, lambda: Engine(config, session_specs))
-    info = ledger.add("track.requests (request_info)", n,
-                      lambda: __import__("servescope.api.serialize", fromlist=["x"])
-                      .request_info(session_specs))
+    info = ledger.add("track.requests (request_info)", n, lambda: request_info(session_specs))
+    dicts = ledger.add("  baseline: the same list as a dict a request", n, lambda: [
+        {"id": s.id, "prompt_len": s.prompt_len, "output_len": s.output_len,
+         "arrival_s": s.arrival_s, "arrival_step": s.arrival_step} for s in session_specs])
+    print(f"  the request list: {ledger.rows[-1][1] / max(ledger.rows[-2][1], 1):.1f}x smaller "
+          "as columns")
+    del dicts
     ledger.add("StreamState (one)", n, lambda: StreamState(info))
     ledger.add("Meter", n, lambda: Meter(info, True))
     with tempfile.TemporaryDirectory() as tmp:
@@ -109,6 +113,13 @@ def simulate(track: Track, engine: Engine, records: int, top: int = 12) -> None:
     }
     for name, size in parts.items():
         print(f"    {name:<42}{size / max(seen, 1):>9.0f} B/request ({size / 2**20:.1f} MiB)")
+    meter = track.meter
+    kept = sum(meter_bytes(meter))
+    # the layout before: a (record, value) pair of 8-byte columns an observation, and a row of
+    # 11 doubles plus start and end times a record
+    pairs = 16 * sum(len(h) for h in meter.histograms.values()) + 104 * meter.num_records
+    print(f"  the meter: {kept / max(seen, 1):.0f} B/request, {pairs / max(kept, 1):.1f}x smaller "
+          f"than pairs of columns would be ({pairs / max(seen, 1):.0f} B/request)")
     print("  where it grew (allocation sites):")
     for stat in tracemalloc.take_snapshot().compare_to(first, "lineno")[:top]:
         frame = stat.traceback[0]
