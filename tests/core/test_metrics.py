@@ -68,7 +68,7 @@ def test_a_finished_request_keeps_what_its_metrics_read() -> None:
         live.add_token(iteration)
     live.finish_time = 3.0
     done = FinishedRequest(live)
-    assert done.token_runs == ((0, 2), (4, 2)) and done.token_times == [0.5, 0.75, 2.25, 3.0]
+    assert done.token_runs == [(0, 2), (4, 2)] and done.token_times == [0.5, 0.75, 2.25, 3.0]
     assert metrics.request_metrics(done) == metrics.request_metrics(live)  # type: ignore[arg-type]
     assert metrics.request_metrics(done, 5.0)["ttft_ms"] == (0.5 - 0.25) * 1000 + 5.0
     assert not hasattr(done, "spec") and not hasattr(done, "block_hashes")

@@ -148,9 +148,9 @@ class FinishedRequest:
     """What a request keeps once it has finished: what its metrics read (core/metrics.py), in
     under half of a live Request's memory and without its spec (a big trace has a million)."""
 
-    __slots__ = ("arrival_time", "finish_time", "first_scheduled_time", "id",
+    __slots__ = ("_runs", "arrival_time", "finish_time", "first_scheduled_time", "id",
                  "num_cached_tokens", "num_preemptions", "output_len", "prompt_len",
-                 "step_end_s", "token_runs")
+                 "step_end_s")
 
     def __init__(self, request: Request) -> None:
         self.id = request.id
@@ -162,10 +162,16 @@ class FinishedRequest:
         self.num_cached_tokens = request.num_cached_tokens
         self.num_preemptions = request.num_preemptions
         self.step_end_s = request.step_end_s
-        self.token_runs = tuple(request.all_token_runs)
+        self._runs = tuple(x for run in request.all_token_runs for x in run)  # flat pairs
 
     @property
-    def all_token_runs(self) -> tuple[tuple[int, int], ...]:
+    def token_runs(self) -> list[tuple[int, int]]:
+        """(first engine iteration, count) of each run of sampled tokens."""
+        runs = self._runs
+        return list(zip(runs[::2], runs[1::2], strict=True))
+
+    @property
+    def all_token_runs(self) -> list[tuple[int, int]]:
         return self.token_runs
 
     @property
