@@ -4,16 +4,15 @@ results are plain picklable values; nothing here touches a session."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from servescope import exports
-from servescope.api.run_store import packed_records
+from servescope.api.run_store import keyframe_before, packed_records
 from servescope.api.serialize import unpack
-from servescope.api.stream_state import StreamState
+from servescope.api.stream_state import load_keyframe
 from servescope.api.workers import chunks
 from servescope.core.config import EngineConfig
 from servescope.scenarios.diagnosis_check import diagnose_records
@@ -24,11 +23,16 @@ class TooLarge(Exception):
     kind = "too_large"
 
 
-def records(path: Path, requests: list[dict[str, Any]], upto: int) -> Iterator[dict[str, Any]]:
-    """Records 0..upto in to_dict() form (each unpacked against the stream so far)."""
-    state = StreamState(requests)
-    for text in packed_records(path, upto):
-        yield unpack(state, json.loads(text))
+def records(path: Path, requests: list[dict[str, Any]], upto: int,
+            first: int = 0) -> Iterator[dict[str, Any]]:
+    """Records first..upto in to_dict() form, each unpacked against the stream so far: from the
+    last keyframe before `first` (the state after its record), one record at a time."""
+    at, text = keyframe_before(path, first - 1)
+    state = load_keyframe(requests, json.loads(text))
+    for packed in packed_records(path, upto, at + 1):
+        rec = unpack(state, json.loads(packed))
+        if rec["iter"] >= first:
+            yield rec
 
 
 def jsonl(path: Path, requests: list[dict[str, Any]], upto: int, limit: int) -> Iterator[bytes]:
@@ -64,7 +68,7 @@ def perfetto(path: Path, requests: list[dict[str, Any]], upto: int,
 def diagnose(path: Path, requests: list[dict[str, Any]], config: EngineConfig,
              specs: list[Any], first: int, upto: int, summary: dict[str, Any],
              check: bool) -> dict[str, Any]:
-    """diagnose_records over records first..upto, with the summary of that window."""
-    rows = itertools.islice(records(path, requests, upto), first, None)
-    recs = [record_from_dict(row, k + 1) for k, row in enumerate(rows, start=first)]
+    """diagnose_records over records first..upto, with the summary of that window; the records
+    stream from the file (memory does not grow with the window's length)."""
+    recs = (record_from_dict(row, row["iter"] + 1) for row in records(path, requests, upto, first))
     return diagnose_records(config, specs, recs, summary, None, check)

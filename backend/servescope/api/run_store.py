@@ -197,6 +197,17 @@ class RunStore:
                 Path(f"{self.path}{suffix}").unlink()
 
 
+def keyframe_before(path: Path, iter_: int) -> tuple[int, str]:
+    """RunStore.keyframe_before on a fresh connection (any thread or process)."""
+    db = _connect(path)
+    try:
+        row = db.execute("SELECT iter, msg FROM keyframes WHERE iter <= ? ORDER BY iter DESC "
+                         "LIMIT 1", (iter_,)).fetchone()
+        return int(row[0]), str(row[1])
+    finally:
+        db.close()
+
+
 def packed_records(path: Path, upto: int, first: int = 0) -> Iterator[str]:
     """The packed texts of records first..upto, read in pages on a fresh connection (any thread
     or process: the heavy jobs' workers read a track's file by its path)."""
