@@ -153,10 +153,15 @@ async def run(server: Server, args: argparse.Namespace) -> None:
             rows["heavy"] = await playing()
             load = os.getloadavg()
             drain.cancel()
+            peak = 0.0
+            while any(p.poll() is None for p in procs):  # the heavy routes' whole course
+                peak = max(peak, tree_rss_mib(server.proc.pid))
+                await asyncio.sleep(0.1)
     report(rows, load)
     for p in procs:
-        p.wait()
         print("heavy:", p.stdout.read() if p.stdout else "")
+    print(f"peak RSS of the server and its workers until the heavy routes ended: "
+          f"{max(peak, rows['heavy']['rss_mib']):.0f} MiB")
 
 
 def report(rows: dict[str, dict[str, float]], load: tuple[float, float, float]) -> None:

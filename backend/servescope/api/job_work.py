@@ -1,6 +1,7 @@
 """What the heavy jobs do inside their worker processes (api/workers.py): read a track's records
-from its file by path and build the jsonl or Perfetto export, or the diagnosis. Arguments and
-results are plain picklable values; nothing here touches a session."""
+from its file by path and build the jsonl or Perfetto export, or the diagnosis; or turn its
+finished requests (api/done_requests.py) into the csv or bench export. Arguments and results are
+plain picklable values; nothing here touches a session."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from servescope import exports
+from servescope.api.done_requests import DoneRequests
 from servescope.api.run_store import keyframe_before, packed_records
 from servescope.api.serialize import unpack
 from servescope.api.stream_state import load_keyframe
@@ -50,6 +52,19 @@ def _capped(lines: Iterator[str], limit: int) -> Iterator[str]:
                               f"server's max_export_bytes is {limit}"}) + "\n"
             return
         yield line
+
+
+def requests_export(done: DoneRequests, fmt: str, summary: dict[str, Any],
+                    config: EngineConfig, limit: int) -> Iterator[bytes]:
+    """The per-request `csv`, or the `vllm bench serve` JSON (`bench`): built whole, refused
+    over `limit`."""
+    metrics = done.metrics()
+    text = exports.requests_csv(metrics) if fmt == "csv" else json.dumps(
+        exports.bench_json(summary, metrics, config))
+    if len(text) > limit:
+        raise TooLarge(f"the {fmt} export of this run is {len(text)} bytes, over this "
+                       f"server's max_export_bytes ({limit}); export jsonl, which streams")
+    return chunks(iter([text]))
 
 
 def perfetto(path: Path, requests: list[dict[str, Any]], upto: int,
