@@ -6,6 +6,7 @@ memory budget is too small to hold its records."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -109,6 +110,24 @@ def test_the_streamed_diagnosis_equals_the_one_over_held_records(tmp_path) -> No
         assert diagnosed(track, workload, first, upto) == diagnose_records(
             CONFIG, workload, window, summary, None, False), (first, upto)
         assert diagnosed(track, workload, first, upto)["stats"]["num_steps"] == len(window)
+
+
+def fields(record: StepRecord) -> dict[str, Any]:
+    out = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    columns = out.pop("columns")
+    out.update({name: (getattr(columns, name), getattr(columns, name).dtype.str)
+                if name != "ids" else columns.ids for name in ("ids", "n", "start", "sampled",
+                                                               "prefill")})
+    return {k: (v[0].tolist(), v[1]) if isinstance(v, tuple) and len(v) == 2 and
+            isinstance(v[0], np.ndarray) else (type(v).__name__, v) for k, v in out.items()}
+
+
+def test_a_stored_record_reads_back_as_record_from_dict_reads_it(tmp_path) -> None:
+    track = stored_run(tmp_path, specs(40, 60))
+    rows = list(track.records())
+    assert any(r["kv_events"] for r in rows) and any(r["preempted"] for r in rows)
+    for row in rows:
+        assert fields(job_work.stored_record(row)) == fields(record_from_dict(row, 1))
 
 
 def materialise(*args: Any) -> int:
