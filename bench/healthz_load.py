@@ -5,8 +5,10 @@ jsonl export, a full diagnosis and a summary of that session run at once. Prints
 latency, fps, the peak resident memory of the server and its job workers together (what
 memory_cap_mb bounds) in each window, and the load average (the machine may be shared: read
 the figures beside it).
+With --all-routes the csv and bench exports, the overview and the percentiles run too (their
+work grows with the finished requests: try --requests 20000 --budget 64).
 Usage: python bench/healthz_load.py [--requests 2000] [--budget 8] [--seconds 20]
-       [--memory-cap-mb 8192]"""
+       [--memory-cap-mb 8192] [--all-routes]"""
 
 from __future__ import annotations
 
@@ -112,9 +114,13 @@ async def window(server: Server, follow: Any, seconds: float) -> dict[str, float
             "samples": len(lat), "fps": n / seconds, "rss_mib": rss}
 
 
-def heavy(server: Server, sid: str) -> list[subprocess.Popen[str]]:
-    paths = [f"/api/sessions/{sid}/export?format=jsonl", f"/api/sessions/{sid}/diagnosis?full=1",
-             f"/api/sessions/{sid}/summary"]
+HEAVY = ("export?format=jsonl", "diagnosis?full=1", "summary")
+# with --all-routes: the routes whose work grows with the finished requests
+PER_REQUEST = ("export?format=csv", "export?format=bench", "overview", "percentiles")
+
+
+def heavy(server: Server, sid: str, all_routes: bool) -> list[subprocess.Popen[str]]:
+    paths = [f"/api/sessions/{sid}/{route}" for route in HEAVY + PER_REQUEST * all_routes]
     return [subprocess.Popen(["curl", "-s", "-o", "/dev/null", "-w",
                               f"{p} %{{http_code}} %{{size_download}} B %{{time_total}} s",
                               server.url + p], stdout=subprocess.PIPE, text=True)
@@ -149,7 +155,7 @@ async def run(server: Server, args: argparse.Namespace) -> None:
                 await asyncio.sleep(1)
             print(f"big session: {info['num_records']} records, simulated in "
                   f"{time.monotonic() - t0:.0f} s", flush=True)
-            procs = heavy(server, big["session_id"])
+            procs = heavy(server, big["session_id"], args.all_routes)
             rows["heavy"] = await playing()
             load = os.getloadavg()
             drain.cancel()
@@ -182,6 +188,8 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=8, help="max_num_batched_tokens")
     ap.add_argument("--seconds", type=float, default=20.0, help="each sampling window")
     ap.add_argument("--memory-cap-mb", type=int, default=8192, help="the server's cap")
+    ap.add_argument("--all-routes", action="store_true",
+                    help="also the csv and bench exports, the overview and the percentiles")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(Path(tmp) / "data", SERVESCOPE_JOB_TIMEOUT_S="600",
