@@ -105,6 +105,15 @@ async def peak_rss(pid: int, until: float) -> float:
     return peak
 
 
+async def peak_until_done(pid: int, procs: list[subprocess.Popen[str]]) -> float:
+    """Peak RSS of the server and its workers until the heavy routes have all answered."""
+    peak = 0.0
+    while any(p.poll() is None for p in procs):
+        peak = max(peak, tree_rss_mib(pid))
+        await asyncio.sleep(0.1)
+    return peak
+
+
 async def window(server: Server, follow: Any, seconds: float) -> dict[str, float]:
     until = time.monotonic() + seconds
     async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
@@ -159,10 +168,7 @@ async def run(server: Server, args: argparse.Namespace) -> None:
             rows["heavy"] = await playing()
             load = os.getloadavg()
             drain.cancel()
-            peak = 0.0
-            while any(p.poll() is None for p in procs):  # the heavy routes' whole course
-                peak = max(peak, tree_rss_mib(server.proc.pid))
-                await asyncio.sleep(0.1)
+            peak = await peak_until_done(server.proc.pid, procs)
     report(rows, load)
     for p in procs:
         print("heavy:", p.stdout.read() if p.stdout else "")
