@@ -6,7 +6,8 @@ latency, fps, the peak resident memory of the server and its job workers togethe
 memory_cap_mb bounds) in each window, and the load average (the machine may be shared: read
 the figures beside it).
 With --all-routes the csv and bench exports, the overview and the percentiles run too (their
-work grows with the finished requests: try --requests 20000 --budget 64).
+work grows with the finished requests: try --requests 40000 --budget 256, about as many
+rows as a 4 MiB request body holds).
 Usage: python bench/healthz_load.py [--requests 2000] [--budget 8] [--seconds 20]
        [--memory-cap-mb 8192] [--all-routes]"""
 
