@@ -200,6 +200,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(Path(tmp) / "data", SERVESCOPE_JOB_TIMEOUT_S="600",
+                        SERVESCOPE_SESSION_GRACE_S="3600",  # nobody drives the big one
                         SERVESCOPE_MEMORY_CAP_MB=str(args.memory_cap_mb))
         try:
             asyncio.run(run(server, args))
