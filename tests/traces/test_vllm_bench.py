@@ -51,3 +51,10 @@ def test_bad_fields_are_named(write, change, field):
     with pytest.raises(TraceFormatError) as info:
         load(write("r.json", json.dumps(run)), "vllm-bench")
     assert info.value.field == field
+
+
+def test_bytes_that_are_not_text_after_a_first_line_are_a_format_error(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_bytes(b"{\n\xc2")  # one line of text, then half a UTF-8 character
+    with pytest.raises(TraceFormatError, match="not UTF-8 text"):
+        load(path, "vllm-bench")

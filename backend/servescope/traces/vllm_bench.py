@@ -51,6 +51,8 @@ def _whole(path: Path) -> dict[str, Any]:
             value = json.load(handle)
         except json.JSONDecodeError as err:
             raise TraceFormatError(err.lineno, "", f"not JSON: {err.msg}") from None
+        except UnicodeDecodeError:  # past the first line, which text_lines read as text
+            raise TraceFormatError(0, "", "not UTF-8 text") from None
     if not isinstance(value, dict):
         raise TraceFormatError(1, "", "expected a JSON object")
     return value
