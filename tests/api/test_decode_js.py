@@ -57,7 +57,7 @@ def fixture(overrides, preset, every=7):
                                  "num_cached_tokens": kf["num_cached_tokens"][k],
                                  "num_preemptions": kf["num_preemptions"][k]}
                              for k, r in enumerate(state.ids)} for at, kf in plain.items()}
-    return {"requests": info, "packed": packed, "records": records, "keyframes": kfs,
+    return {"requests": list(info), "packed": packed, "records": records, "keyframes": kfs,
             "kf_requests": kf_requests, "kf_blocks": kf_blocks}
 
 
