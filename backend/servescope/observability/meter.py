@@ -9,6 +9,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 # One row per record: the gauges after the step, then the counters up to and including it.
 GAUGES = ("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc")
 COUNTERS = ("num_preemptions", "prompt_tokens", "generation_tokens", "prefix_cache_queries",
@@ -82,6 +84,53 @@ class Meter:
                           float(rec.get("kv_usage", 0.0)), *self._totals))
         self.start_s.append(t0)
         self.end_s.append(t1)
+
+    def observe_decodes(self, ids: Sequence[str], start_s: list[float],
+                        step_time_ms: list[float], kv_usage: list[float],
+                        finished: Sequence[str]) -> None:
+        """observe() over steps in which each of `ids` decodes one token and nothing else
+        happens but `finished` in the last (a decode run: api/run_pack.py), in bulk."""
+        live = [req for req in map(self._live.get, ids) if req is not None]
+        num_steps = len(start_s)
+        if num_steps and any(req.first_token_s is None for req in live):  # not in a run
+            last = num_steps == 1
+            self.observe({"time_s": start_s[0], "step_time_ms": step_time_ms[0],
+                          "scheduled": [{"id": rid, "sampled": True} for rid in ids],
+                          "running": ids, "kv_usage": kv_usage[0],
+                          "finished": finished if last else ()})
+            if not last:
+                self.observe_decodes(ids, start_s[1:], step_time_ms[1:], kv_usage[1:], finished)
+            return
+        if not num_steps or not ids:
+            return
+        it, n = self.num_records, len(live)
+        end_s = np.array(start_s) + np.array(step_time_ms) / 1000.0
+        iters = np.arange(it, it + num_steps)
+        self._obs_many("inter_token_latency", np.repeat(iters, n), np.concatenate((
+            [end_s[0] - req.last_token_s for req in live], np.repeat(np.diff(end_s), n))))
+        self._obs_many("iteration_tokens", iters, np.full(num_steps, float(n)))
+        for req in live:
+            req.last_token_s = float(end_s[-1])
+            req.num_output += num_steps
+        num_success = 0
+        for rid in finished:
+            req = self._live.pop(rid, None)
+            if req is not None and req.first_token_s is not None:
+                self._finish(req, it + num_steps - 1, float(end_s[-1]))
+                num_success += 1
+        totals = np.tile(np.array(self._totals), (num_steps, 1))
+        totals[:, COUNTERS.index("generation_tokens")] += n * np.arange(1, num_steps + 1)
+        totals[-1, COUNTERS.index("request_success")] += num_success
+        rows = np.column_stack((np.full(num_steps, float(len(ids))), np.zeros(num_steps),
+                                kv_usage, totals))
+        self.rows.frombytes(rows.tobytes())
+        self._totals = totals[-1].tolist()
+        self.start_s.extend(start_s)
+        self.end_s.frombytes(end_s.tobytes())
+
+    def _obs_many(self, name: str, iters: np.ndarray, values: np.ndarray) -> None:
+        self.obs_iter[name].frombytes(iters.astype(np.int64).tobytes())
+        self.obs_value[name].frombytes(values.astype(np.float64).tobytes())
 
     def _admit(self, rec: dict[str, Any], t0: float, delta: dict[str, float]) -> None:
         """New and resumed requests look up the prefix cache (vLLM counts queried tokens)."""
