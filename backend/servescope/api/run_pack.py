@@ -29,13 +29,19 @@ def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), allow_nan=False)
 
 
+def _ref(state: StreamState, rid: str) -> str:
+    """A request's reference as JSON: its index (or, unknown, its id)."""
+    ref = state.ref(rid)
+    return str(ref) if isinstance(ref, int) else _json(ref)
+
+
 class RunPack:
     """One run's records as record `n0` onwards of a track, packed against the stream state
     before its first step; `apply` then folds its steps into that state, a stretch at a time."""
 
     def __init__(self, state: StreamState, run: DecodeRun, n0: int) -> None:
         self.run, self.n0 = run, n0
-        self.refs = [_json(state.ref(rid)) for rid in run.ids]
+        self.refs = [_ref(state, rid) for rid in run.ids]
         self.time_s = [round(t, 9) for t in run.time_s[:-1].tolist()]
         self.step_ms = [round(ms, 6) for ms in run.step_time_ms.tolist()]
         self.end_s = [t + ms / 1000.0 for t, ms in zip(self.time_s, self.step_ms, strict=True)]
@@ -71,7 +77,7 @@ class RunPack:
         lead[0], carried[0] = _first_fields(state, run, refs)
         flags[0] = first
         if run.finished:
-            lead[-1] += f',"f":[{",".join(_json(state.ref(r)) for r in run.finished)}]'
+            lead[-1] += f',"f":[{",".join(_ref(state, r) for r in run.finished)}]'
         if run.freed_blocks:
             fb[-1] = f',"fb":{_json(list(run.freed_blocks))}'
         at, entries = self.new_at, [f"{refs[row]},1,{block}" for row, block in zip(
