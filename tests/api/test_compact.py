@@ -39,7 +39,7 @@ def test_long_runs_and_stretches_are_compacted():
 def test_long_id_lists_compact_to_one_pair_per_stretch(parts):
     """Lists long enough for numpy's path (a keyframe's cached blocks) and shorter ones."""
     ids = [b for first, count in parts for b in range(first, first + count)]
-    num_stretches = 1 + sum(b != a + 1 for a, b in zip(ids, ids[1:]))
+    num_stretches = 1 + sum(b != a + 1 for a, b in zip(ids, ids[1:], strict=False))
     packed = ranges(ids)
     assert expand(packed) == ids
     assert packed == ids if 2 * num_stretches >= len(ids) else (
