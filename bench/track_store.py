@@ -4,7 +4,9 @@ decode run expanded, every record to_dict, packed, dumped, metered one by one) a
 path (api/run_pack.py), in this run. Prints CPU seconds, CPU us per stored record (in all, and
 less the engine's own advance() to the end, measured here too), the ratio old/new, and whether
 the two stores hold the same rows and keyframes (they must).
-Usage: python bench/track_store.py [--trace FILE] [--limit N]"""
+With --rows N the trace is an Azure-format file of N rows generated from it (bench/trace_scale.py)
+and --new-only skips the per-record path (hours at a million rows).
+Usage: python bench/track_store.py [--trace FILE] [--limit N] [--rows N] [--new-only]"""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from servescope.core.request import RequestSpec
 from servescope.traces.load import read_requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trace_scale import CONFIG, CONV  # noqa: E402
+from trace_scale import CONFIG, CONV, generate_azure  # noqa: E402
 
 SESSION_CONFIG = {**CONFIG, "num_gpu_blocks": None, "max_num_seqs": 256,
                   "max_num_batched_tokens": 2048}  # as bench/scale_server.py's sessions
@@ -94,14 +96,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--trace", type=Path, default=CONV.resolve())
     parser.add_argument("--limit", type=int, default=None, help="first N requests only")
+    parser.add_argument("--rows", type=int, default=None, help="generate N rows from the trace")
+    parser.add_argument("--new-only", action="store_true")
     args = parser.parse_args()
-    _, specs, _ = read_requests(args.trace)
-    specs = specs[:args.limit]
-    config = EngineConfig.from_dict(SESSION_CONFIG)
-    alone, steps, runs = engine_alone(config, specs)
     with tempfile.TemporaryDirectory() as tmp:
+        if args.rows:
+            generate_azure(args.trace, Path(tmp) / "generated.csv", args.rows)
+            args.trace = Path(tmp) / "generated.csv"
+        _, specs, _ = read_requests(args.trace)
+        specs = specs[:args.limit]
+        config = EngineConfig.from_dict(SESSION_CONFIG)
+        alone, steps, runs = engine_alone(config, specs)
         new = through_track(config, specs, True, Path(tmp) / "new.sqlite3")
-        old = through_track(config, specs, False, Path(tmp) / "old.sqlite3")
+        old = new if args.new_only else through_track(config, specs, False,
+                                                        Path(tmp) / "old.sqlite3")
     records = new[2]
     print(f"track store bench: {args.trace.name}, {len(specs):,} requests, {records:,} records "
           f"({steps:,} step records, {runs:,} decode runs holding the rest)")
