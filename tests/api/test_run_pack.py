@@ -98,7 +98,7 @@ config_st = st.fixed_dictionaries({
     "block_size": st.sampled_from([1, 4, 16]),
     "num_gpu_blocks": st.integers(24, 300),
     "max_num_seqs": st.integers(4, 32),
-    "max_num_batched_tokens": st.integers(96, 256),
+    "max_num_batched_tokens": st.integers(32, 256),  # small: prefills chunked
     "enable_prefix_caching": st.booleans(),
     "static_batch_size": st.integers(1, 6),
 })
@@ -139,6 +139,16 @@ def test_runs_that_finish_cross_blocks_and_hold_keyframes_store_the_same(caching
     assert any(inside(kf, run) for kf in keyframes for run in runs)
     events = any(run.kv.stored for run in runs) and any(run.kv.evicted for run in runs)
     assert events == caching  # cached blocks completed and evicted within runs, when on
+
+
+def test_a_prefill_one_token_short_samples_its_first_token_in_a_runs_first_step() -> None:
+    """Beside a decoding request a prefill gets 31 tokens of a 32-token budget a step: a
+    63-token prompt stops one token short, and its last token, its first output, opens a run."""
+    config = EngineConfig(num_gpu_blocks=64, block_size=4, max_num_batched_tokens=32,
+                          max_num_seqs=4)
+    specs = [RequestSpec("a", 5, 60, arrival_s=0.0), RequestSpec("b", 63, 40, arrival_s=0.01)]
+    _, runs, _ = both_paths(config, specs)
+    assert any(run.ids == ("a", "b") and run.start0[1] == 62 for run in runs)
 
 
 def test_a_record_limit_inside_a_run_stores_the_same_records_and_says_so() -> None:

@@ -92,10 +92,16 @@ class Meter:
         happens but `finished` in the last (a decode run: api/run_pack.py), in bulk."""
         live = [req for req in map(self._live.get, ids) if req is not None]
         num_steps = len(start_s)
+        if num_steps and any(req.first_token_s is None for req in live):
+            # A prefill that stopped one token short ends in a run's first step: observe() it.
+            self.observe({"time_s": start_s[0], "step_time_ms": step_time_ms[0],
+                          "scheduled": [{"id": rid, "sampled": True} for rid in ids],
+                          "running": ids, "kv_usage": kv_usage[0],
+                          "finished": finished if num_steps == 1 else ()})
+            start_s, step_time_ms, kv_usage = start_s[1:], step_time_ms[1:], kv_usage[1:]
+            num_steps -= 1
         if not num_steps or not ids:
             return
-        # A decoding request has sampled its first token: every token here is a later one.
-        assert all(req.first_token_s is not None for req in live)
         it, n = self.num_records, len(live)
         end_s = np.array(start_s) + np.array(step_time_ms) / 1000.0
         iters = np.arange(it, it + num_steps)
