@@ -110,7 +110,7 @@ class RunPack:
         return dict(zip(self.run.kv_waste, self.waste[j], strict=True))
 
     def rows(self, a: int, b: int, num_preempted: int) -> list[Row]:
-        """The store's rows of steps a..b-1 (`num_preempted` waiting: nobody in a run is)."""
+        """The store's rows of steps a..b-1 (`num_preempted`: the track's preempted-waiting)."""
         run, num_rows = self.run, len(self.run.ids)
         return list(zip(range(self.n0 + a, self.n0 + b), range(run.step0 + a, run.step0 + b),
                         self.time_s[a:b], self.end_s[a:b], self.texts[a:b], repeat(num_rows),
