@@ -117,10 +117,18 @@ class Meter:
             if req is not None and req.first_token_s is not None:
                 self._finish(req, it + num_steps - 1, float(end_s[-1]))
                 num_success += 1
+        self._append_decode_rows(len(ids), n, num_success, start_s, end_s, kv_usage)
+
+    def _append_decode_rows(self, num_running: int, num_generation: int, num_success: int,
+                            start_s: list[float], end_s: np.ndarray,
+                            kv_usage: list[float]) -> None:
+        """observe_decodes' rows: `num_generation` tokens a step, `num_success` at the end."""
+        num_steps = len(start_s)
         totals = np.tile(np.array(self._totals), (num_steps, 1))
-        totals[:, COUNTERS.index("generation_tokens")] += n * np.arange(1, num_steps + 1)
+        totals[:, COUNTERS.index("generation_tokens")] += num_generation * np.arange(
+            1, num_steps + 1)
         totals[-1, COUNTERS.index("request_success")] += num_success
-        rows = np.column_stack((np.full(num_steps, float(len(ids))), np.zeros(num_steps),
+        rows = np.column_stack((np.full(num_steps, float(num_running)), np.zeros(num_steps),
                                 kv_usage, totals))
         self.rows.frombytes(rows.tobytes())
         self._totals = totals[-1].tolist()
