@@ -96,7 +96,8 @@ def through_track(config: EngineConfig, specs: list[RequestSpec], runs: bool,
     for table in ("records", "keyframes"):
         for row in db.execute(f"SELECT * FROM {table} ORDER BY iter"):  # noqa: S608
             digest.update(repr(row).encode())
-    digest.update(track.meter.rows.tobytes())
+    meter = track.meter
+    digest.update(repr([meter.row(pos) for pos in range(meter.num_records)]).encode())
     records = track.head + 1
     track.close()
     return (cpu, wall, records, digest.hexdigest(), track.keyframe_cpu, track.num_keyframes,

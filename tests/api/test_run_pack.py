@@ -23,6 +23,7 @@ from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
 from servescope.core.scheduler import policy_classes
+from servescope.observability.meter import HISTOGRAMS
 
 
 async def ended(track: Track) -> None:
@@ -58,10 +59,11 @@ def stored(track: Track) -> tuple[list[tuple], list[tuple]]:
             db.execute("SELECT * FROM keyframes ORDER BY iter").fetchall())
 
 
-def meter_bytes(track: Track) -> list[bytes]:
+def metered(track: Track) -> tuple[list[dict[str, float]], list[float], list[tuple]]:
+    """Every record's gauges and counters, its start, and every histogram's observations."""
     m = track.meter
-    return [m.rows.tobytes(), m.start_s.tobytes(), m.end_s.tobytes(),
-            *(m.obs_iter[h].tobytes() + m.obs_value[h].tobytes() for h in sorted(m.obs_iter))]
+    return ([m.row(pos) for pos in range(m.num_records)], list(m.start_s),
+            [m.observations(name) for name in HISTOGRAMS])
 
 
 def both_paths(config: EngineConfig, specs: list[RequestSpec], interval: int = 4,
@@ -77,7 +79,7 @@ def both_paths(config: EngineConfig, specs: list[RequestSpec], interval: int = 4
         records, keyframes = stored(old)
         assert stored(new) == (records, keyframes)  # every column, every byte of JSON
         assert len(records) == old.head + 1 == new.head + 1
-        assert meter_bytes(new) == meter_bytes(old)
+        assert metered(new) == metered(old)
         assert (new.error, new.summary) == (old.error, old.summary)
         assert new._preempted == old._preempted
         state = {k: v for k, v in vars(old.state).items() if k != "last"}

@@ -199,6 +199,10 @@ class Meter:
         self.obs_iter[name].append(it)
         self.obs_value[name].append(value)
 
+    def observations(self, name: str) -> tuple[list[int], list[float]]:
+        """(record, value) of each observation of a histogram, in the order they were made."""
+        return self.obs_iter[name].tolist(), self.obs_value[name].tolist()
+
     def row(self, pos: int) -> dict[str, float]:
         """Gauges and counters after record `pos` (-1: before the first, all zero)."""
         if pos < 0:
