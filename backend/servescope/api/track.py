@@ -28,9 +28,11 @@ Source = Callable[[], dict[str, Any] | DecodeRun | None]
 BATCH_RECORDS = 1024  # records per transaction at most
 BATCH_S = 0.05  # and at least this often, so that the first frame and the scrubber move soon
 # A keyframe reads every request (0.35-1 us each at 200,000 requests) and block (0.05 us),
-# about what packing a byte, or a sixteenth of one, of records costs (1 us a byte): it waits
-# for 4 times that many bytes of packed records, so keyframes stay a small share of the time
-# a track takes to simulate ahead.
+# about what packing a byte, or a sixteenth of one, of records costs one by one (1 us a
+# byte): it waits for 4 times that many bytes of packed records, so that keyframes stay a
+# small share of the time a track takes to simulate ahead. A decode run's records are packed
+# in bulk (api/run_pack.py) at about a tenth of that, so keyframes are now about half of a
+# track's CPU at 60,000 requests (bench/track_store.py --rows 60000 --new-only).
 def keyframe_cost(num_requests: int, num_gpu_blocks: int) -> int:
     return 4 * num_requests + num_gpu_blocks // 4
 
