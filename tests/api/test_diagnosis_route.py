@@ -84,19 +84,3 @@ def test_a_window_is_diagnosed_on_its_own_records_and_a_bad_or_long_one_is_refus
     r = client.get(f"/api/sessions/{sid}/diagnosis",
                    params={"from_iter": 40, "to_iter": last + 5})
     assert r.status_code == 400 and r.json()["detail"]["field"] == "from_iter"
-
-
-def test_a_diagnosis_over_max_diagnosis_records_is_refused_naming_the_window(
-        tmp_path, clock) -> None:
-    from support.server import make_settings
-
-    from servescope.api.app import create_app
-    with TestClient(create_app(make_settings(tmp_path, max_diagnosis_records=20),
-                               clock=clock)) as small:
-        sid = _session(small, "kv-starvation")
-        r = small.get(f"/api/sessions/{sid}/diagnosis", params={"full": "true"})
-        assert r.status_code == 413, r.text
-        assert r.json()["detail"]["field"] == "to_iter"
-        assert "max_diagnosis_records (20)" in r.json()["detail"]["message"]
-        ok = small.get(f"/api/sessions/{sid}/diagnosis", params={"from_iter": 0, "to_iter": 19})
-        assert ok.status_code == 200 and ok.json()["num_records"] == 20

@@ -1,9 +1,11 @@
-"""A session's run diagnosed for REST, in a worker process (api/jobs.py): the records shown so
-far, the whole run (`full`, or nothing shown yet) or a window of records (from_iter..to_iter,
-the overview's brush), with the workload's specs for re-simulating each recommended knob."""
+"""A session's run diagnosed for REST, in a worker process (api/jobs.py) that streams the
+records from the track's file: the records shown so far, the whole run (`full`, or nothing
+shown yet) or a window of records (from_iter..to_iter, the overview's brush), with the
+workload's specs for re-simulating each recommended knob."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from servescope.api import job_work, runs
@@ -28,16 +30,11 @@ async def diagnose_session(session: Session, store: Store, engine: int, check: b
     if not 0 <= first <= upto <= track.head:
         raise SessionError(f"the window must lie in 0..{track.head} with from_iter <= to_iter",
                            "from_iter")
-    cap = session.settings.max_diagnosis_records
-    if upto - first + 1 > cap:
-        raise SessionError(f"a diagnosis of {upto - first + 1} records is over this server's "
-                           f"max_diagnosis_records ({cap}): brush a window of the run "
-                           "(from_iter, to_iter) no longer than that", "to_iter", "too_large")
     config = EngineConfig.from_dict(built.engines[engine]["config"])
     resolved, _ = await resolve(built.workload, built.configs or [{}], store)
     whole = first == 0 and upto == track.head
-    summary = dict(track.summary or {}) if whole else window_summary(
-        track, *track.store.span_s(first, upto))
+    summary = dict(track.summary or {}) if whole else await asyncio.to_thread(
+        window_summary, track, *track.store.span_s(first, upto))
     out = await session.jobs.call("diagnosis", job_work.diagnose, track.store.path,
                                   track.requests, config, resolved.specs, first, upto, summary,
                                   check and track.engine is not None)

@@ -1,21 +1,25 @@
 """What the heavy jobs do inside their worker processes (api/workers.py): read a track's records
-from its file by path and build the jsonl or Perfetto export, or the diagnosis. Arguments and
-results are plain picklable values; nothing here touches a session."""
+from its file by path and build the jsonl or Perfetto export, or the diagnosis; or turn its
+finished requests (api/done_requests.py) into the csv or bench export. Arguments and results are
+plain picklable values; nothing here touches a session."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from servescope import exports
-from servescope.api.run_store import packed_records
+from servescope.api.done_requests import DoneRequests
+from servescope.api.run_store import keyframe_before, packed_records
 from servescope.api.serialize import unpack
-from servescope.api.stream_state import StreamState
+from servescope.api.stream_state import load_keyframe
 from servescope.api.workers import chunks
 from servescope.core.config import EngineConfig
+from servescope.core.records import BlockEvent, ScheduledColumns, StepRecord
 from servescope.scenarios.diagnosis_check import diagnose_records
 from servescope.traces.steps_servescope import record_from_dict
 
@@ -24,11 +28,16 @@ class TooLarge(Exception):
     kind = "too_large"
 
 
-def records(path: Path, requests: list[dict[str, Any]], upto: int) -> Iterator[dict[str, Any]]:
-    """Records 0..upto in to_dict() form (each unpacked against the stream so far)."""
-    state = StreamState(requests)
-    for text in packed_records(path, upto):
-        yield unpack(state, json.loads(text))
+def records(path: Path, requests: list[dict[str, Any]], upto: int,
+            first: int = 0) -> Iterator[dict[str, Any]]:
+    """Records first..upto in to_dict() form, each unpacked against the stream so far: from the
+    last keyframe before `first` (the state after its record), one record at a time."""
+    at, text = keyframe_before(path, first - 1)
+    state = load_keyframe(requests, json.loads(text))
+    for packed in packed_records(path, upto, at + 1):
+        rec = unpack(state, json.loads(packed))
+        if rec["iter"] >= first:
+            yield rec
 
 
 def jsonl(path: Path, requests: list[dict[str, Any]], upto: int, limit: int) -> Iterator[bytes]:
@@ -48,6 +57,19 @@ def _capped(lines: Iterator[str], limit: int) -> Iterator[str]:
         yield line
 
 
+def requests_export(done: DoneRequests, fmt: str, summary: dict[str, Any],
+                    config: EngineConfig, limit: int) -> Iterator[bytes]:
+    """The per-request `csv`, or the `vllm bench serve` JSON (`bench`): built whole, refused
+    over `limit`."""
+    metrics = done.metrics()
+    text = exports.requests_csv(metrics) if fmt == "csv" else json.dumps(
+        exports.bench_json(summary, metrics, config))
+    if len(text) > limit:
+        raise TooLarge(f"the {fmt} export of this run is {len(text)} bytes, over this "
+                       f"server's max_export_bytes ({limit}); export jsonl, which streams")
+    return chunks(iter([text]))
+
+
 def perfetto(path: Path, requests: list[dict[str, Any]], upto: int,
              limit: int) -> Iterator[bytes]:
     """The run as one Trace Event Format document (built whole: refused over `limit`)."""
@@ -64,7 +86,32 @@ def perfetto(path: Path, requests: list[dict[str, Any]], upto: int,
 def diagnose(path: Path, requests: list[dict[str, Any]], config: EngineConfig,
              specs: list[Any], first: int, upto: int, summary: dict[str, Any],
              check: bool) -> dict[str, Any]:
-    """diagnose_records over records first..upto, with the summary of that window."""
-    rows = itertools.islice(records(path, requests, upto), first, None)
-    recs = [record_from_dict(row, k + 1) for k, row in enumerate(rows, start=first)]
+    """diagnose_records over records first..upto, with the summary of that window; the records
+    stream from the file (memory does not grow with the window's length)."""
+    recs = (stored_record(row) for row in records(path, requests, upto, first))
     return diagnose_records(config, specs, recs, summary, None, check)
+
+
+def stored_record(row: dict[str, Any]) -> StepRecord:
+    """record_from_dict for a record this server packed itself: its fields are known good, so
+    unchecked (a tenth of record_from_dict's time, which was most of a diagnosis's)."""
+    sched = row["scheduled"]
+    columns = ScheduledColumns(
+        [e["id"] for e in sched], np.array([e["n"] for e in sched], np.int64),
+        np.array([e["start"] for e in sched], np.int64),
+        np.array([e["sampled"] for e in sched], bool),
+        np.array([e["kind"] == "prefill" for e in sched], bool))
+    lists = {name: tuple(row[name]) for name in (
+        "arrivals", "new", "resumed", "preempted", "finished", "released", "freed_blocks",
+        "running", "waiting")}
+    return StepRecord(
+        step=row["step"], iter=row["iter"], time_s=float(row["time_s"]),
+        step_time_ms=float(row["step_time_ms"]), columns=columns,
+        rejected=tuple((r["id"], r["reason"]) for r in row["rejected"]),
+        new_blocks={rid: tuple(b) for rid, b in row["new_blocks"].items()},
+        block_events=tuple(BlockEvent("stored" if ev["type"] == "BlockStored" else "removed",
+                                      tuple(ev["block_ids"]), ev["req"])
+                           for ev in row["kv_events"]),
+        num_cached_tokens=dict(row["num_cached_tokens"]), kv_waste=dict(row["kv_waste"]),
+        num_free_blocks=row["num_free_blocks"], num_usable_blocks=row["num_usable_blocks"],
+        token_budget=row["token_budget"], max_num_seqs=row["max_num_seqs"], **lists)

@@ -120,21 +120,6 @@ class RunStore:
                                    "iter <= ?", (step, head)).fetchone()
         return head if row[0] is None else int(row[0])
 
-    def overview(self, head: int, bins: int) -> tuple[float, float, list[tuple[Any, ...]]]:
-        """(first start, last end, rows per time bin that has records: [bin, first iter, last
-        iter, tokens, busy seconds, max running, max waiting, mean KV usage, max KV usage])."""
-        t0, t1 = self._reader.execute("SELECT min(start_s), max(end_s) FROM records WHERE "
-                                      "iter <= ?", (head,)).fetchone()
-        if t0 is None:
-            return 0.0, 0.0, []
-        width = max(t1 - t0, 1e-9) / bins
-        rows = self._reader.execute(
-            "SELECT min(CAST((start_s - ?) / ? AS INTEGER), ?) AS bin, min(iter), max(iter), "
-            "sum(num_scheduled_tokens), sum(end_s - start_s), max(num_running), "
-            "max(num_waiting), avg(kv_usage), max(kv_usage) FROM records WHERE iter <= ? "
-            "GROUP BY bin ORDER BY bin", (t0, width, bins - 1, head)).fetchall()
-        return float(t0), float(t1), rows
-
     def iter_range(self, head: int, t0: float, t1: float) -> tuple[int, int]:
         """(first, last) record up to `head` that may overlap [t0, t1]: the one running at t0
         (or the first), to the last starting by t1; last < first when there is none."""
@@ -195,6 +180,38 @@ class RunStore:
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(OSError):
                 Path(f"{self.path}{suffix}").unlink()
+
+
+def overview_bins(path: Path, head: int, bins: int) -> tuple[float, float, list[tuple[Any, ...]]]:
+    """(first start, last end, rows per time bin that has records: [bin, first iter, last
+    iter, tokens, busy seconds, max running, max waiting, mean KV usage, max KV usage]) of the
+    records up to `head`, on a fresh connection (any thread or process)."""
+    db = _connect(path)
+    try:
+        t0, t1 = db.execute("SELECT min(start_s), max(end_s) FROM records WHERE iter <= ?",
+                            (head,)).fetchone()
+        if t0 is None:
+            return 0.0, 0.0, []
+        width = max(t1 - t0, 1e-9) / bins
+        rows = db.execute(
+            "SELECT min(CAST((start_s - ?) / ? AS INTEGER), ?) AS bin, min(iter), max(iter), "
+            "sum(num_scheduled_tokens), sum(end_s - start_s), max(num_running), "
+            "max(num_waiting), avg(kv_usage), max(kv_usage) FROM records WHERE iter <= ? "
+            "GROUP BY bin ORDER BY bin", (t0, width, bins - 1, head)).fetchall()
+        return float(t0), float(t1), rows
+    finally:
+        db.close()
+
+
+def keyframe_before(path: Path, iter_: int) -> tuple[int, str]:
+    """RunStore.keyframe_before on a fresh connection (any thread or process)."""
+    db = _connect(path)
+    try:
+        row = db.execute("SELECT iter, msg FROM keyframes WHERE iter <= ? ORDER BY iter DESC "
+                         "LIMIT 1", (iter_,)).fetchone()
+        return int(row[0]), str(row[1])
+    finally:
+        db.close()
 
 
 def packed_records(path: Path, upto: int, first: int = 0) -> Iterator[str]:

@@ -1,16 +1,18 @@
 """Run results of a session for REST: descriptions, summaries (waiting for the background
 simulation to end) and exports (records as JSONL, `vllm bench serve` JSON, per-request CSV,
-Perfetto trace, vLLM's metrics over the run as OpenMetrics), read from the tracks' stores off the
-event loop and cut at max_export_bytes."""
+Perfetto trace, vLLM's metrics over the run as OpenMetrics), built in job worker processes from
+the tracks' stores and finished requests, and cut at max_export_bytes."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from servescope import exports
 from servescope.api import job_work
+from servescope.api.done_requests import DoneRequests
+from servescope.api.jobs import JobError
 from servescope.api.metrics import public_label
 from servescope.api.session import Session, SessionError
 from servescope.api.track import Track, dumps
@@ -19,6 +21,8 @@ from servescope.observability import openmetrics as om
 from servescope.observability.families import engine_view, max_model_len, model_name
 
 FORMATS = ("jsonl", "bench", "csv", "perfetto", "openmetrics")
+MEDIA = {"jsonl": "application/x-ndjson", "csv": "text/csv", "bench": "application/json",
+         "perfetto": "application/json"}
 
 
 def describe(session: Session, with_token: bool = False) -> dict[str, Any]:
@@ -73,33 +77,34 @@ async def export(session: Session, engine: int, fmt: str, epoch_s: float | None 
                            "format", "too_large")
     if fmt in ("jsonl", "perfetto"):  # in a worker process, read from the track's file
         work = job_work.jsonl if fmt == "jsonl" else job_work.perfetto
-        chunks = await session.jobs.stream(f"{fmt} export", work, track.store.path,
-                                           track.requests, track.head, limit, tail=_tail)
-        return ("application/x-ndjson" if fmt == "jsonl" else "application/json"), chunks
-    if track.engine is None:
+        args: tuple[Any, ...] = (track.store.path, track.requests, track.head, limit)
+    elif track.engine is None:
         raise SessionError("a replayed run has no per-request metrics to export", "format")
-    text = await session.jobs.run(f"{fmt} export", _whole, session, track, fmt)
-    if len(text) > limit:
-        raise SessionError(f"the {fmt} export of this run is {len(text)} bytes, over this "
-                           f"server's max_export_bytes ({limit}); export jsonl, which streams",
-                           "format", "too_large")
-    return {"csv": "text/csv"}.get(fmt, "application/json"), iter([text])
+    else:  # in a worker process, from the finished requests' columns
+        config = EngineConfig.from_dict(session.built.engines[track.number]["config"]) \
+            if session.built else EngineConfig()
+        work = job_work.requests_export
+        args = (await done_requests(track), fmt, track.summary or {}, config, limit)
+    try:
+        chunks = await session.jobs.stream(f"{fmt} export", work, *args, tail=_tail)
+    except JobError as err:
+        if err.code == "too_large":  # over max_export_bytes, before its first byte
+            raise SessionError(str(err), "format", "too_large") from err
+        raise
+    return MEDIA[fmt], chunks
+
+
+async def done_requests(track: Track) -> DoneRequests | None:
+    """The track's finished requests so far as columns for a job (None for a replayed run),
+    gathered on a thread: the loop goes on meanwhile."""
+    if track.engine is None:
+        return None
+    return await asyncio.to_thread(DoneRequests.of, track.engine)
 
 
 def _tail(message: str) -> bytes:
     """The last line of a stream its worker could not finish."""
     return (json.dumps({"error": f"export stopped: {message}"}) + "\n").encode()
-
-
-def _whole(session: Session, track: Track, fmt: str) -> str:
-    """The csv or bench export as one text (worker thread; the track's simulation has ended)."""
-    assert track.engine is not None
-    metrics = track.engine.request_metrics()
-    if fmt == "csv":
-        return exports.requests_csv(metrics)
-    config = EngineConfig.from_dict(session.built.engines[track.number]["config"]) \
-        if session.built else EngineConfig()
-    return json.dumps(exports.bench_json(track.summary or {}, metrics, config))
 
 
 def request_page(session: Session, engine: int, offset: int, limit: int) -> str:

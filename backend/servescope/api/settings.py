@@ -42,7 +42,6 @@ class Settings:
     job_timeout_s: float = 120.0  # a heavy job's answer comes within this, or a 503
     max_export_bytes: int = 512 * 1024 * 1024  # an export stops (or is refused) past this
     max_perfetto_records: int = 200_000  # a Perfetto trace is built whole: longer runs refused
-    max_diagnosis_records: int = 50_000  # a diagnosis holds its records: longer windows refused
     sweep_ray_address: str = ""  # sweeps join this Ray cluster; "": Ray in the server process
     sweep_num_cpus: int = 0  # CPUs of the in-process Ray; 0: this machine's
     allowed_origins: tuple[str, ...] = ()  # full origins allowed besides the served names

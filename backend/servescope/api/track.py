@@ -280,8 +280,9 @@ class Track:
             yield unpack(state, json.loads(text))
 
     def records_between(self, first: int, last: int) -> Iterator[dict[str, Any]]:
-        """Records first..last in to_dict() form, decoded from the keyframe before `first`."""
-        at, text = self.store.keyframe_before(first)
+        """Records first..last in to_dict() form, decoded from the keyframe before `first` (a
+        keyframe is the state after its record: one at `first` has folded that record in)."""
+        at, text = self.store.keyframe_before(first - 1)
         state = load_keyframe(self.requests, json.loads(text))
         for packed in self.store.packed_records(last, at + 1):
             rec = unpack(state, json.loads(packed))

@@ -1,7 +1,8 @@
 """Worker processes for heavy REST jobs, so that they never hold the event loop's GIL: each job
 is a fresh process forked from a preloaded fork server, its address space capped
-(RLIMIT_AS: what it maps at start plus its budget) and killed when its time is up. Results come
-back over a pipe: one value, or a stream of byte chunks."""
+(RLIMIT_AS: what it maps at start plus its budget, which its long list arguments, sent in
+pieces after the start, count against) and killed when its time is up. Results come back over
+a pipe: one value, or a stream of byte chunks."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ CTX = multiprocessing.get_context("forkserver")
 CTX.set_forkserver_preload(["servescope.api.job_work"])  # numpy and the core, imported once
 PAGE = os.sysconf("SC_PAGE_SIZE")
 WORKER_NICE = 10
+# A list argument longer than this goes after the start, this many items a message: pickling
+# 200,000 request rows in one call holds the GIL, and so the event loop, for a third of a second
+PIECE = 4096
 
 
 class WorkerError(Exception):
@@ -41,14 +45,52 @@ def _mapped_bytes() -> int:
         return int(f.read().split()[0]) * PAGE
 
 
-def _main(out: Connection, fn: Callable[..., Any], args: tuple[Any, ...], budget: int,
-          stream: bool) -> None:
-    """The worker: cap its address space, run `fn`, send ("value", v), ("chunk", bytes)... then
-    ("end", None), or ("error", (kind, message))."""
+class _Long:
+    """Stands for a long list argument, sent in pieces after the start."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+def _is_long(arg: Any) -> bool:
+    return isinstance(arg, list) and len(arg) > PIECE
+
+
+def _feed(feed: Connection, args: tuple[Any, ...]) -> None:
+    """The long list arguments, piece by piece (the GIL is let go between pieces)."""
+    try:
+        for arg in args:
+            if _is_long(arg):
+                for k in range(0, len(arg), PIECE):
+                    feed.send(arg[k:k + PIECE])
+    except OSError:  # the worker has gone: its pipe says why
+        pass
+    finally:
+        feed.close()
+
+
+def _gather(feed: Connection, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    out = []
+    for arg in args:
+        if isinstance(arg, _Long):
+            items: list[Any] = []
+            while len(items) < arg.n:
+                items += feed.recv()
+            arg = items
+        out.append(arg)
+    feed.close()
+    return tuple(out)
+
+
+def _main(out: Connection, feed: Connection, fn: Callable[..., Any], args: tuple[Any, ...],
+          budget: int, stream: bool) -> None:
+    """The worker: cap its address space, gather its long arguments, run `fn`, send ("value",
+    v), ("chunk", bytes)... then ("end", None), or ("error", (kind, message))."""
     os.nice(WORKER_NICE)  # the event loop's process comes first when the CPUs are short
     limit = _mapped_bytes() + budget if budget else resource.RLIM_INFINITY
     resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
     try:
+        args = _gather(feed, args)
         if stream:
             for chunk in fn(*args):
                 out.send(("chunk", chunk))
@@ -70,11 +112,15 @@ class Worker:
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], budget: int,
                  stream: bool) -> None:
         reader, writer = CTX.Pipe(duplex=False)
+        feed_reader, feed = CTX.Pipe(duplex=False)
         self.conn = reader
-        self.proc = CTX.Process(target=_main, args=(writer, fn, args, budget, stream),
-                                daemon=True, name="servescope-job")
+        short = tuple(_Long(len(a)) if _is_long(a) else a for a in args)
+        self.proc = CTX.Process(target=_main, args=(writer, feed_reader, fn, short, budget,
+                                                    stream), daemon=True, name="servescope-job")
         self.proc.start()  # pickles the arguments: callers start it off the event loop
         writer.close()
+        feed_reader.close()
+        _feed(feed, args)
 
     @classmethod
     async def start(cls, fn: Callable[..., Any], args: tuple[Any, ...], budget: int,

@@ -4,7 +4,7 @@ measure next. Pure: records + summary + config (+ optional hardware numbers) -> 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from servescope.core.config import EngineConfig
@@ -22,9 +22,10 @@ FLOOR_NEAR, FLOOR_FAR = 1.15, 2.0  # median ITL / decode floor: at the floor .. 
 Hardware = Mapping[str, float]  # decode_floor_ms; optionally weights_gib, kv_gib, memory_gib
 
 
-def diagnose(records: Sequence[StepRecord], summary: Mapping[str, Any], config: EngineConfig,
+def diagnose(records: Iterable[StepRecord], summary: Mapping[str, Any], config: EngineConfig,
              hardware: Hardware | None = None) -> dict[str, Any]:
-    """{dominant, verdicts (score order), missing, stats}; every value plain JSON data.
+    """{dominant, verdicts (score order), missing, stats}; every value plain JSON data. The
+    records are read once, in order, and not kept (a stream of a long run's records will do).
 
     A verdict: {kind, title, score (0-1), evidence: [{name, value, text}], recommendations:
     [{flag, value, change (EngineConfig fields for a re-simulation), why, targets:
@@ -32,7 +33,7 @@ def diagnose(records: Sequence[StepRecord], summary: Mapping[str, Any], config: 
     """
     hardware = hardware or {}
     stats = measure(records, summary, config)
-    missing = _missing(records, summary, config, hardware)
+    missing = _missing(stats["num_steps"], summary, config, hardware)
     verdicts = []
     for judge, needs in JUDGES:
         verdict = judge(stats, config, hardware) if any(k in stats for k in needs) else None
@@ -46,10 +47,10 @@ def diagnose(records: Sequence[StepRecord], summary: Mapping[str, Any], config: 
             "stats": {k: _plain(v) for k, v in stats.items()}}
 
 
-def _missing(records: Sequence[StepRecord], summary: Mapping[str, Any], config: EngineConfig,
+def _missing(num_steps: int, summary: Mapping[str, Any], config: EngineConfig,
              hardware: Hardware) -> list[dict[str, str]]:
     out = []
-    if not records:
+    if not num_steps:
         out.append({"metric": "per-step records (running, waiting, kv_usage, scheduled)",
                     "needed_for": "kv_starvation, batch_slots, token_budget",
                     "still_concluded": "TTFT/ITL tails and preemption count from the summary"})
@@ -61,7 +62,7 @@ def _missing(records: Sequence[StepRecord], summary: Mapping[str, Any], config: 
         out.append({"metric": "decode_floor_ms (a model and GPU for the roofline)",
                     "needed_for": "decode_floor",
                     "still_concluded": "every scheduling verdict; not whether ITL is at the floor"})
-    if summary.get("total_input_tokens") is None or not (records or config.num_gpu_blocks):
+    if summary.get("total_input_tokens") is None or not (num_steps or config.num_gpu_blocks):
         out.append({"metric": "KV capacity and request lengths", "needed_for": "memory_fit",
                     "still_concluded": "KV pressure from usage and preemptions"})
     return out

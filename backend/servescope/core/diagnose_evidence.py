@@ -8,7 +8,8 @@ A step whose waiting queue is non-empty after scheduling is "blocked", and charg
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -20,16 +21,15 @@ KV_HIGH = 0.9  # KV usage above which a blocked admission is charged to blocks
 ITL_TAIL_FACTOR = 1.5  # a decode step is in the ITL tail when it takes this x the median
 
 
-def measure(records: Sequence[StepRecord], summary: Mapping[str, Any],
+def measure(records: Iterable[StepRecord], summary: Mapping[str, Any],
             config: EngineConfig) -> dict[str, Any]:
-    """Plain-number evidence; keys absent when the records cannot give them."""
-    stats: dict[str, Any] = {"num_steps": len(records)}
-    if records:
-        stats.update(_blocking(records, config))
-        stats.update(_kv(records))
-        stats.update(_prefill(records))
-        stats.update(_decode_steps(records))
-    stats.update(_capacity(records, summary, config))
+    """Plain-number evidence; keys absent when the records cannot give them. One pass over
+    `records` (a stream: none is kept)."""
+    steps = StepMeasures(config)
+    for record in records:
+        steps.add(record)
+    stats = steps.stats()
+    stats.update(_capacity(steps.num_usable_blocks, summary, config))
     for key in ("p99_ttft_ms", "median_ttft_ms", "p99_itl_ms", "median_itl_ms"):
         if summary.get(key) is not None:
             stats[key] = float(summary[key])
@@ -44,60 +44,81 @@ def measure(records: Sequence[StepRecord], summary: Mapping[str, Any],
     return stats
 
 
-def _blocking(records: Sequence[StepRecord], config: EngineConfig) -> dict[str, Any]:
-    counts = {"kv": 0, "slots": 0, "budget": 0, "other": 0}
-    for r in records:
-        if not r.waiting:
-            continue
+class StepMeasures:
+    """The step records' evidence gathered one record at a time: counts, each request's prefill
+    chunks, and the three numeric columns the percentiles need (8 bytes a step each)."""
+
+    def __init__(self, config: EngineConfig) -> None:
+        self.chunked_prefill = config.enable_chunked_prefill
+        self.num_steps = 0
+        self.blocked = {"kv": 0, "slots": 0, "budget": 0, "other": 0}
+        self.at_max_num_seqs = 0
+        self.budget_full = 0
+        self.num_usable_blocks: int | None = None  # the first record's
+        self.kv_usage = array("d")
+        self.prefill_chunks: dict[str, int] = {}
+        self.decode_step_ms = array("d")  # steps that carry decodes
+        self.decode_step_prefill = array("q")  # and the prefill tokens they carry
+
+    def add(self, r: StepRecord) -> None:
+        if self.num_usable_blocks is None:
+            self.num_usable_blocks = r.num_usable_blocks
+        self.num_steps += 1
+        tokens = r.num_scheduled_tokens
+        at_max = len(r.running) >= r.max_num_seqs
+        self.at_max_num_seqs += at_max
+        self.budget_full += tokens >= r.token_budget
+        if r.waiting:
+            self.blocked[self._cause(r, at_max, tokens)] += 1
+        self.kv_usage.append(r.kv_usage)
+        columns = r.columns
+        prefill = columns.prefill.tolist()
+        chunks = self.prefill_chunks
+        for rid, is_prefill in zip(columns.ids, prefill, strict=True):
+            if is_prefill:
+                chunks[rid] = chunks.get(rid, 0) + 1
+        if not all(prefill):
+            self.decode_step_ms.append(r.step_time_ms)
+            self.decode_step_prefill.append(int(columns.n[columns.prefill].sum()))
+
+    def _cause(self, r: StepRecord, at_max: bool, tokens: int) -> str:
+        """Why admission waited in a step that left requests waiting."""
         if r.preempted or r.kv_usage >= KV_HIGH:
-            counts["kv"] += 1
-        elif len(r.running) >= r.max_num_seqs:
-            counts["slots"] += 1
-        elif r.num_scheduled_tokens >= r.token_budget or not config.enable_chunked_prefill:
-            counts["budget"] += 1
-        else:
-            counts["other"] += 1
-    n = len(records)
-    out: dict[str, Any] = {f"blocked_{k}_steps": v for k, v in counts.items()}
-    out.update({f"blocked_{k}_share": v / n for k, v in counts.items()})
-    out["blocked_share"] = sum(counts.values()) / n
-    out["steps_at_max_num_seqs_share"] = sum(
-        len(r.running) >= r.max_num_seqs for r in records) / n
-    return out
+            return "kv"
+        if at_max:
+            return "slots"
+        if tokens >= r.token_budget or not self.chunked_prefill:
+            return "budget"
+        return "other"
+
+    def stats(self) -> dict[str, Any]:
+        n = self.num_steps
+        out: dict[str, Any] = {"num_steps": n}
+        if not n:
+            return out
+        out.update({f"blocked_{k}_steps": v for k, v in self.blocked.items()})
+        out.update({f"blocked_{k}_share": v / n for k, v in self.blocked.items()})
+        out["blocked_share"] = sum(self.blocked.values()) / n
+        out["steps_at_max_num_seqs_share"] = self.at_max_num_seqs / n
+        usage = np.frombuffer(self.kv_usage)
+        out.update({"kv_usage_mean": float(usage.mean()),
+                    "kv_usage_p95": float(np.percentile(usage, 95)),
+                    "kv_usage_max": float(usage.max()),
+                    "kv_full_share": float((usage >= 0.95).mean()),
+                    "num_usable_blocks": self.num_usable_blocks})
+        values = list(self.prefill_chunks.values()) or [0]
+        out.update({"prefill_chunks_mean": float(np.mean(values)),
+                    "prefill_chunks_max": max(values), "budget_full_share": self.budget_full / n})
+        out.update(_decode_steps(np.frombuffer(self.decode_step_ms),
+                                 np.frombuffer(self.decode_step_prefill, np.int64)))
+        return out
 
 
-def _kv(records: Sequence[StepRecord]) -> dict[str, Any]:
-    usage = np.fromiter((r.kv_usage for r in records), float, len(records))
-    return {"kv_usage_mean": float(usage.mean()), "kv_usage_p95": float(np.percentile(usage, 95)),
-            "kv_usage_max": float(usage.max()),
-            "kv_full_share": float((usage >= 0.95).mean()),
-            "num_usable_blocks": records[0].num_usable_blocks}
-
-
-def _prefill(records: Sequence[StepRecord]) -> dict[str, Any]:
-    chunks: dict[str, int] = {}
-    budget_full = 0
-    for r in records:
-        for e in r.scheduled:
-            if e.prefill:
-                chunks[e.id] = chunks.get(e.id, 0) + 1
-        budget_full += r.num_scheduled_tokens >= r.token_budget
-    values = list(chunks.values()) or [0]
-    return {"prefill_chunks_mean": float(np.mean(values)), "prefill_chunks_max": max(values),
-            "budget_full_share": budget_full / len(records)}
-
-
-def _decode_steps(records: Sequence[StepRecord]) -> dict[str, Any]:
-    """Steps that carry decodes: how slow the slowest are, and whether prefills made them so."""
-    times, prefill_tokens = [], []
-    for r in records:
-        if any(not e.prefill for e in r.scheduled):
-            times.append(r.step_time_ms)
-            prefill_tokens.append(sum(e.n for e in r.scheduled if e.prefill))
-    if not times:
+def _decode_steps(t: np.ndarray, p: np.ndarray) -> dict[str, Any]:
+    """Steps that carry decodes (their times `t`, their prefill tokens `p`): how slow the
+    slowest are, and whether prefills made them so."""
+    if not len(t):
         return {}
-    t = np.asarray(times)
-    p = np.asarray(prefill_tokens)
     median = float(np.median(t))
     tail = t >= ITL_TAIL_FACTOR * median if median > 0 else np.zeros(len(t), bool)
     mixed = p > 0
@@ -111,10 +132,11 @@ def _decode_steps(records: Sequence[StepRecord]) -> dict[str, Any]:
     }
 
 
-def _capacity(records: Sequence[StepRecord], summary: Mapping[str, Any],
+def _capacity(usable: int | None, summary: Mapping[str, Any],
               config: EngineConfig) -> dict[str, Any]:
-    usable = records[0].num_usable_blocks if records else (
-        config.num_gpu_blocks - 1 if config.num_gpu_blocks else None)
+    """`usable`: the first record's usable blocks (None: no records)."""
+    if usable is None:
+        usable = config.num_gpu_blocks - 1 if config.num_gpu_blocks else None
     completed = int(summary.get("completed") or 0)
     if usable is None or not completed or summary.get("total_input_tokens") is None:
         return {}

@@ -8,7 +8,7 @@ reported as unchecked, with the reason.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,15 @@ def simulate(config: EngineConfig, specs: Sequence[RequestSpec],
     return records, engine.summary()
 
 
+def simulated_summary(config: EngineConfig, specs: Sequence[RequestSpec],
+                      step_time: StepTimeFn | None = None) -> dict[str, Any]:
+    """The run's summary alone: its records are made one at a time and dropped."""
+    engine = Engine(config, specs, step_time)
+    for _ in engine.run():
+        pass
+    return engine.summary()
+
+
 def hardware_numbers(config: EngineConfig, specs: Sequence[RequestSpec],
                      step_time: StepTimeFn | None) -> dict[str, float]:
     """decode_floor_ms: the step time of one lone decode at the mean prompt length, i.e. the
@@ -87,12 +96,12 @@ def diagnose_run(config: EngineConfig, specs: Sequence[RequestSpec],
 
 
 def diagnose_records(config: EngineConfig, specs: Sequence[RequestSpec],
-                     records: Sequence[StepRecord], summary: dict[str, Any],
+                     records: Iterable[StepRecord], summary: dict[str, Any],
                      step_time: StepTimeFn | None = None, check: bool = True,
                      check_all: bool = False, derived: bool = False) -> dict[str, Any]:
-    """Diagnose a run already made (a server session's records); knobs are checked by
-    re-simulating `specs` under `config` with each change. `derived`: num_gpu_blocks came
-    from the cost model, so a change re-derives it."""
+    """Diagnose a run already made (a server session's records, read once as they come); knobs
+    are checked by re-simulating `specs` under `config` with each change. `derived`:
+    num_gpu_blocks came from the cost model, so a change re-derives it."""
     diagnosis = diagnose(records, summary, config, hardware_numbers(config, specs, step_time))
     diagnosis["summary"] = summary
     if check:
@@ -123,7 +132,7 @@ def check_recommendation(rec: dict[str, Any], config: EngineConfig,
         new, new_time = prepare(config.replace(**change))
     else:
         new, new_time = config.replace(**change), step_time
-    _, after = simulate(new, specs, new_time)
+    after = simulated_summary(new, specs, new_time)
     metrics = {m: {"before": before.get(m), "after": after.get(m)} for m, _ in rec["targets"]}
     confirmed = all(_moved(before.get(m), after.get(m), d) for m, d in rec["targets"])
     return {"checked": True, "metrics": metrics, "confirmed": confirmed,

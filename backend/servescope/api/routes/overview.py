@@ -24,7 +24,10 @@ async def run_overview(session: BuiltSessionDep, engine: Engine = 0,
     """Every stored record so far, in `bins` bins of simulated time (see api/overview.py)."""
     try:
         track = runs.track_of(session, engine)
-        return await session.jobs.run("overview", overview, track, bins)
+        head, done = track.head, track.done  # what the finished requests cover, or more
+        finished = await runs.done_requests(track)
+        return await session.jobs.call("overview", overview, track.store.path, head, bins,
+                                       track.number, done, finished)
     except SessionError as err:
         raise http_error(err) from err
 
@@ -35,7 +38,10 @@ async def run_percentiles(session: BuiltSessionDep, engine: Engine = 0,
     """TTFT, TPOT, ITL, E2E at p50/p90/p95/p99 over requests finished in [start_s, end_s]."""
     try:
         track = runs.track_of(session, engine)
-        return await session.jobs.run("percentiles", percentiles, track, start_s, end_s)
+        done = track.done
+        return await session.jobs.call("percentiles", percentiles,
+                                       await runs.done_requests(track), track.number, done,
+                                       start_s, end_s)
     except SessionError as err:
         raise http_error(err) from err
 

@@ -43,19 +43,23 @@ export function bindOverview(doc, { sessionId, send, cursorS, onWindow = () => {
   const $ = (id) => doc.getElementById(id);
   const canvas = $("overview-strip");
   const base = () => `/api/sessions/${encodeURIComponent(sessionId())}`;
-  const state = { data: null, brush: null, window: null, timer: null, drag: false };
+  const state = { data: null, brush: null, window: null, timer: null, drag: false, asked: 0 };
   const frac = (ev) => {
     const { x0, w } = plotArea(canvas.clientWidth || 600);
     return Math.max(0, Math.min(1, (ev.clientX - canvas.getBoundingClientRect().left - x0) / w));
   };
   const draw = () => drawOverview(canvas, state.data, state.brush, cursorS());
 
+  // The panel shows the newest request's answer only: one still in flight when the window
+  // changes (a refresh's whole-run figures, an earlier brush) is dropped when it lands.
   async function percentiles() {
+    const ask = ++state.asked, w = state.window;
     const q = new URLSearchParams();
-    if (state.window) q.set("start_s", String(state.window.start_s)), q.set("end_s", String(state.window.end_s));
+    if (w) q.set("start_s", String(w.start_s)), q.set("end_s", String(w.end_s));
     const p = await getJson(`${base()}/percentiles?${q}`);
-    $("percentiles-title").textContent = state.window
-      ? `Percentiles of ${p.num_requests} requests finished in ${state.window.start_s.toFixed(1)}-${state.window.end_s.toFixed(1)} s`
+    if (ask !== state.asked) return;
+    $("percentiles-title").textContent = w
+      ? `Percentiles of ${p.num_requests} requests finished in ${w.start_s.toFixed(1)}-${w.end_s.toFixed(1)} s`
       : `Percentiles of the ${p.num_requests} requests finished so far`;
     fillPercentiles(doc, $("percentiles"), p);
   }
