@@ -33,3 +33,14 @@ def test_long_runs_and_stretches_are_compacted():
     assert ranges(list(range(100, 400)) + [7]) == {"ranges": [100, 300, 7, 1]}
     assert runs([0, 1, 0, 1]) == [0, 1, 0, 1] and ranges([5, 3]) == [5, 3]
     assert runs([1, True, 1.0]) == [1, True, 1.0]  # equal in Python, not on the wire
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 60)), min_size=5, max_size=40))
+def test_long_id_lists_compact_to_one_pair_per_stretch(parts):
+    """Lists long enough for numpy's path (a keyframe's cached blocks) and shorter ones."""
+    ids = [b for first, count in parts for b in range(first, first + count)]
+    num_stretches = 1 + sum(b != a + 1 for a, b in zip(ids, ids[1:], strict=False))
+    packed = ranges(ids)
+    assert expand(packed) == ids
+    assert packed == ids if 2 * num_stretches >= len(ids) else (
+        len(packed["ranges"]) == 2 * num_stretches)

@@ -9,6 +9,7 @@ import json
 from support.server import receive, request_list, validate
 
 from servescope.api import build
+from servescope.core.decode_run import DecodeRun
 
 BURST = 256  # requests arriving together: 200,000 requests in few steps keeps the test short
 
@@ -73,6 +74,8 @@ def test_a_failing_background_simulation_says_why_over_rest_and_the_socket(
         client, monkeypatch):
     real = build.engine_source
 
+    records = [0]  # what the source gave before it failed (a decode run gives many)
+
     def failing(engine):
         step = real(engine)
         count = [0]
@@ -81,7 +84,9 @@ def test_a_failing_background_simulation_says_why_over_rest_and_the_socket(
             count[0] += 1
             if count[0] > 20:
                 raise RuntimeError("the cost model has no entry for this batch")
-            return step()
+            item = step()
+            records[0] += item.num_steps if isinstance(item, DecodeRun) else int(item is not None)
+            return item
         return source
 
     monkeypatch.setattr(build, "engine_source", failing)
@@ -92,13 +97,14 @@ def test_a_failing_background_simulation_says_why_over_rest_and_the_socket(
             msg = json.loads(ws.receive_text())
             if msg["type"] == "progress" and msg["done"][0]:
                 break
-    why = ("the simulation failed after 20 records: RuntimeError: the cost model has no "
+    n = records[0]
+    why = (f"the simulation failed after {n} records: RuntimeError: the cost model has no "
            "entry for this batch")
-    assert msg["errors"] == [why] and msg["computed"] == [19]
+    assert msg["errors"] == [why] and msg["computed"] == [n - 1] and n >= 20
     (simulated,) = client.get(f"/api/sessions/{init['session_id']}").json()["simulated"]
-    assert simulated == {"engine": 0, "num_records": 20, "done": True, "error": why}
+    assert simulated == {"engine": 0, "num_records": n, "done": True, "error": why}
     (summary,) = client.get(f"/api/sessions/{init['session_id']}/summary").json()
-    assert summary["error"] == why and summary["num_records"] == 20
+    assert summary["error"] == why and summary["num_records"] == n
 
 
 def test_a_data_dir_that_cannot_hold_a_run_is_a_500_naming_it_and_no_session_is_left(

@@ -8,8 +8,11 @@ from collections.abc import Sequence
 from itertools import groupby
 from typing import Any
 
+import numpy as np
+
 RUN_COLUMNS = ("status", "num_computed_tokens", "num_output_tokens", "num_cached_tokens",
                "num_preemptions", "block_owner", "block_ref_count")
+NUMPY_LEN = 256  # ranges() of a list this long or longer is faster by numpy
 
 
 def runs(values: Sequence[Any]) -> list[Any] | dict[str, list[Any]]:
@@ -28,6 +31,8 @@ def runs(values: Sequence[Any]) -> list[Any] | dict[str, list[Any]]:
 
 
 def ranges(ids: Sequence[int]) -> list[int] | dict[str, list[int]]:
+    if len(ids) >= NUMPY_LEN:
+        return _long_ranges(ids)
     out: list[int] = []
     for b in ids:
         if out and out[-2] + out[-1] == b:
@@ -37,6 +42,17 @@ def ranges(ids: Sequence[int]) -> list[int] | dict[str, list[int]]:
         if len(out) >= len(ids):
             return list(ids)
     return {"ranges": out} if out else []
+
+
+def _long_ranges(ids: Sequence[int]) -> list[int] | dict[str, list[int]]:
+    """ranges() by numpy (a keyframe's cached blocks: up to the whole pool)."""
+    column = np.asarray(ids, np.int64)
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(column) != 1) + 1))
+    if 2 * len(starts) >= len(ids):
+        return list(ids)
+    out = np.empty(2 * len(starts), np.int64)
+    out[0::2], out[1::2] = column[starts], np.diff(np.append(starts, len(ids)))
+    return {"ranges": out.tolist()}
 
 
 def expand(column: Any) -> list[Any]:

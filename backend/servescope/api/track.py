@@ -13,20 +13,26 @@ from pathlib import Path
 from typing import Any
 
 from servescope.api import protocol as P
+from servescope.api.run_pack import RunPack
 from servescope.api.run_store import Row, RunStore, StorageError
 from servescope.api.serialize import normalize, pack, unpack
 from servescope.api.stream_state import StreamState, keyframe, load_keyframe
 from servescope.api.wire_text import Template, dump
+from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
+from servescope.core.records import StepRecord
 from servescope.observability.meter import Meter
 
-Source = Callable[[], dict[str, Any] | None]  # the next record as to_dict(), None at the end
+# The next record as to_dict(), or a decode run of many, None at the end.
+Source = Callable[[], dict[str, Any] | DecodeRun | None]
 BATCH_RECORDS = 1024  # records per transaction at most
 BATCH_S = 0.05  # and at least this often, so that the first frame and the scrubber move soon
 # A keyframe reads every request (0.35-1 us each at 200,000 requests) and block (0.05 us),
-# about what packing a byte, or a sixteenth of one, of records costs (1 us a byte): it waits
-# for 4 times that many bytes of packed records, so keyframes stay a small share of the time
-# a track takes to simulate ahead.
+# about what packing a byte, or a sixteenth of one, of records costs one by one (1 us a
+# byte): it waits for 4 times that many bytes of packed records, so that keyframes stay a
+# small share of the time a track takes to simulate ahead. A decode run's records are packed
+# in bulk (api/run_pack.py) at about a tenth of that, so keyframes are now about half of a
+# track's CPU at 60,000 requests (bench/track_store.py --rows 60000 --new-only).
 def keyframe_cost(num_requests: int, num_gpu_blocks: int) -> int:
     return 4 * num_requests + num_gpu_blocks // 4
 
@@ -39,16 +45,18 @@ def dumps(msg: Any) -> str:
     return json.dumps(msg, separators=(",", ":"), allow_nan=False)
 
 
-def engine_source(engine: Engine) -> Source:
-    """The engine's records through its fast-forward (`Engine.run()`): a quiet decode stretch
-    is simulated as one run and expands lazily, one record per call, into exactly the records
-    `Engine.step()` would give, so the track's batches never hold a whole run."""
-    records = engine.run()
+def engine_source(engine: Engine, runs: bool = True) -> Source:
+    """The engine's records through its fast-forward (`Engine.advance()`): a quiet decode
+    stretch comes as one DecodeRun, which the track stores in bulk; with `runs` False each run
+    is expanded into its records, one per call (the per-record path, to check it against)."""
+    if not runs:
+        records = engine.run()
+        return lambda: None if (rec := next(records, None)) is None else rec.to_dict()
 
-    def next_record() -> dict[str, Any] | None:
-        record = next(records, None)
-        return None if record is None else record.to_dict()
-    return next_record
+    def next_item() -> dict[str, Any] | DecodeRun | None:
+        item = engine.advance()
+        return item.to_dict() if isinstance(item, StepRecord) else item
+    return next_item
 
 
 def replay_source(records: list[dict[str, Any]]) -> Source:
@@ -92,6 +100,9 @@ class Track:
         self._stored = 0  # records committed (the thread's count; the loop reads head)
         self._preempted: set[str] = set()  # preempted and waiting to resume (the thread's)
         self._thread: threading.Thread | None = None
+        self._rows: list[Row] = []  # the batch being built (the thread's)
+        self._kfs: list[tuple[int, str]] = []
+        self._last_kf, self._since_kf, self._flushed = -1, 0, time.monotonic()
 
     def start(self) -> None:
         """Simulate to the end on a daemon thread; progress is published on the running loop."""
@@ -120,46 +131,86 @@ class Track:
             self._thread = None
 
     def _simulate(self, loop: asyncio.AbstractEventLoop) -> None:
-        rows: list[Row] = []
-        kfs: list[tuple[int, str]] = []
-        last_kf, since_kf, flushed = -1, 0, time.monotonic()
         n = 0
         while not self._closed:
             try:
-                rec = self.source()
-                if rec is not None and n >= self.max_records:
-                    raise RecordLimitError(
-                        f"the run stopped at this server's max_records_per_session "
-                        f"({self.max_records:,} records) before its end; simulate a window "
-                        f"or a sample of the trace")
+                item = self.source()
+                if item is not None and n >= self.max_records:
+                    raise self._limit_error()
             except Exception:
-                self._flush(loop, rows, kfs)  # what came before the failure stays readable
+                self._flush(loop)  # what came before the failure stays readable
                 raise
-            if rec is None:
+            if item is None:
                 break
-            rec = normalize(rec)
-            rec["iter"] = n  # the stream's own index, whatever a recording says
-            self.meter.observe(rec)  # append-only: the loop reads it up to the published head
-            text = dumps(pack(self.state, rec))
-            rows.append((n, rec["step"], rec["time_s"],
-                         rec["time_s"] + rec["step_time_ms"] / 1000.0, text,
-                         sum(e["n"] for e in rec["scheduled"]), len(rec["running"]),
-                         len(rec["waiting"]), rec["kv_usage"], *self._state_counts(rec)))
-            since_kf += len(text)
-            # Every `interval` records, and not before the records since the last keyframe
-            # weigh as much as it does (a big pool's keyframes stay a bounded share of the
-            # store) nor as much as building it costs (a long request list's keyframes stay a
-            # bounded share of the time).
-            if n - last_kf >= self.interval and since_kf >= max(self._kf_size, self._kf_cost):
-                kf_text = dump(keyframe(self.state, self.number, self.num_gpu_blocks))
-                kfs.append((n, kf_text))
-                self._kf_size = len(kf_text)
-                last_kf, since_kf = n, 0
-            n += 1
-            if len(rows) >= BATCH_RECORDS or time.monotonic() - flushed >= BATCH_S:
-                self._flush(loop, rows, kfs)
-                rows, kfs, flushed = [], [], time.monotonic()
-        self._flush(loop, rows, kfs)
+            if isinstance(item, DecodeRun):
+                n = self._store_run(loop, item, n)
+            else:
+                self._store_record(item, n)
+                n += 1
+                self._flush_due(loop)
+        self._flush(loop)
+
+    def _limit_error(self) -> RecordLimitError:
+        return RecordLimitError(
+            f"the run stopped at this server's max_records_per_session "
+            f"({self.max_records:,} records) before its end; simulate a window or a sample "
+            f"of the trace")
+
+    def _store_record(self, rec: dict[str, Any], n: int) -> None:
+        rec = normalize(rec)
+        rec["iter"] = n  # the stream's own index, whatever a recording says
+        self.meter.observe(rec)  # append-only: the loop reads it up to the published head
+        text = dumps(pack(self.state, rec))
+        self._rows.append((n, rec["step"], rec["time_s"],
+                           rec["time_s"] + rec["step_time_ms"] / 1000.0, text,
+                           sum(e["n"] for e in rec["scheduled"]), len(rec["running"]),
+                           len(rec["waiting"]), rec["kv_usage"], *self._state_counts(rec)))
+        if self._keyframe_due(n, len(text)):
+            self._take_keyframe(n)
+
+    def _store_run(self, loop: asyncio.AbstractEventLoop, run: DecodeRun, n: int) -> int:
+        """A decode run's records stored in bulk (api/run_pack.py), as _store_record stores
+        each of them; the index after its last."""
+        num_steps = min(run.num_steps, self.max_records - n)
+        packed = RunPack(self.state, run, n)
+        packed.observe(self.meter, num_steps)
+        a = 0
+        while a < num_steps:
+            b = min(num_steps, a + max(1, BATCH_RECORDS - len(self._rows)))
+            self._rows += packed.rows(a, b, len(self._preempted))
+            for j in range(a, b):
+                if self._keyframe_due(n + j, len(packed.texts[j])):
+                    packed.apply(self.state, a, j + 1)
+                    self.state.last = packed.record(j)
+                    self._take_keyframe(n + j)
+                    a = j + 1
+            if a < b:
+                packed.apply(self.state, a, b)
+            a = b
+            self._flush_due(loop)
+        if num_steps < run.num_steps:
+            self._flush(loop)
+            raise self._limit_error()
+        return n + num_steps
+
+    def _keyframe_due(self, n: int, size: int) -> bool:
+        """After record n of `size` bytes: every `interval` records, and not before the records
+        since the last keyframe weigh as much as it does (a big pool's keyframes stay a
+        bounded share of the store) nor as much as building it costs (a long request list's
+        keyframes stay a bounded share of the time)."""
+        self._since_kf += size
+        return (n - self._last_kf >= self.interval
+                and self._since_kf >= max(self._kf_size, self._kf_cost))
+
+    def _take_keyframe(self, n: int) -> None:
+        kf_text = dump(keyframe(self.state, self.number, self.num_gpu_blocks))
+        self._kfs.append((n, kf_text))
+        self._kf_size = len(kf_text)
+        self._last_kf, self._since_kf = n, 0
+
+    def _flush_due(self, loop: asyncio.AbstractEventLoop) -> None:
+        if len(self._rows) >= BATCH_RECORDS or time.monotonic() - self._flushed >= BATCH_S:
+            self._flush(loop)
 
     def _state_counts(self, rec: dict[str, Any]) -> tuple[int, int, int]:
         """(num_prefill, num_decode, num_preempted) of a record, for the timeline's density."""
@@ -168,7 +219,9 @@ class Track:
         decode = sum(1 for e in rec["scheduled"] if e.get("kind") == "decode")
         return len(rec["scheduled"]) - decode, decode, len(self._preempted)
 
-    def _flush(self, loop: asyncio.AbstractEventLoop, rows: list[Any], kfs: list[Any]) -> None:
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        rows, kfs = self._rows, self._kfs
+        self._rows, self._kfs, self._flushed = [], [], time.monotonic()
         if not rows and not kfs:
             return
         self.store.append(rows, kfs)

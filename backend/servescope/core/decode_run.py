@@ -68,7 +68,8 @@ class DecodeRun:
     def num_steps(self) -> int:
         return len(self.step_time_ms)
 
-    def records(self) -> Iterator[StepRecord]:
+    def records(self, first: int = 0) -> Iterator[StepRecord]:
+        """The run's records from step `first` on (next(run.records(j)): step j's alone)."""
         kv = self.kv
         new_at = np.searchsorted(kv.steps, np.arange(self.num_steps + 1))
         stored_steps = np.array([s for s, _, _ in kv.stored], np.int64)
@@ -77,7 +78,7 @@ class DecodeRun:
         sampled, prefill = ones.astype(bool), np.zeros(len(self.ids), bool)
         ids, waste = list(self.ids), self.kv_waste
         last = self.num_steps - 1
-        for j in range(self.num_steps):
+        for j in range(first, self.num_steps):
             lo, hi = int(new_at[j]), int(new_at[j + 1])
             rows = kv.rows[lo:hi].tolist()
             blocks = kv.blocks[lo:hi]
