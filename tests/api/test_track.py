@@ -7,11 +7,18 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
+import sqlite3
 
 import pytest
 from support.server import validate
 
-from servescope.api.run_store import RunStore, StorageError, storage_error
+from servescope.api.run_store import (
+    RunStore,
+    StorageError,
+    keyframe_before,
+    overview_bins,
+    storage_error,
+)
 from servescope.api.serialize import request_info, unpack
 from servescope.api.stream_state import load_keyframe
 from servescope.api.track import Track, engine_source
@@ -165,3 +172,17 @@ def test_a_data_dir_that_cannot_hold_a_store_is_a_storage_error_and_leaves_no_fi
     assert not err.value.full
     full = storage_error(OSError(errno.ENOSPC, "No space left on device"), tmp_path / "x")
     assert full.full and "the data directory is full" in str(full)
+
+
+def test_a_worker_reading_a_removed_track_fails_and_leaves_no_file(tmp_path):
+    """A job's worker reads a track's file by its path; when the track was removed meanwhile
+    (a reconfigure, a reap) the read fails instead of creating an empty file in its place."""
+    path = tmp_path / "runs" / "s-0.sqlite3"
+    store = RunStore(path)
+    store.append([(0, 0, 0.0, 0.01, "{}", 4, 1, 0, 0.1, 1, 0, 0)], [])
+    assert overview_bins(path, 0, 4)[2]  # readable while it exists
+    store.remove()
+    for read in (lambda: overview_bins(path, 0, 4), lambda: keyframe_before(path, 0)):
+        with pytest.raises(sqlite3.Error):
+            read()
+    assert list(path.parent.iterdir()) == []

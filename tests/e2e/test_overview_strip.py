@@ -41,11 +41,16 @@ def test_brushing_the_overview_seeks_and_gives_the_windows_percentiles_and_diagn
     wait_ready(page)
     total = _get(f"{server_url}/api/sessions/{sid}/summary")[0]["num_records"]  # run ended
     strip = page.locator("#overview-strip")
-    while strip.get_attribute("data-records") != str(total):  # the strip's refreshes wait
-        for route in held:  # for their percentiles: answer those before the last one
+    for _ in range(2400):  # the strip's refreshes wait for their percentiles: answer those
+        if strip.get_attribute("data-records") == str(total):  # before the last one
+            break
+        for route in held:
             route.continue_()
         held.clear()
         page.wait_for_timeout(50)
+    else:  # bounded, so that a strip that never fills fails the test instead of hanging it
+        raise AssertionError(f"the strip shows {strip.get_attribute('data-records')} of "
+                             f"{total} records: {page.text_content('#overview-status')}")
     box = strip.bounding_box()
     y = box["y"] + box["height"] / 2
     page.mouse.move(box["x"] + box["width"] * 0.4, y)

@@ -43,6 +43,11 @@ test("a driver configures once, when its URL asks for something else than the se
   assert.equal(joinPlan(init, scenario({ config: { block_size: 8 } }), { first: true }).configure, true);
   assert.equal(joinPlan(init, scenario({ trace: "abc" }), { first: true }).configure, true);
   assert.equal(joinPlan(init, scenario({ trace: "abc" }), { first: false }).configure, false);
+  // a drive link (session and token, no preset) shows the session's own workload
+  const kv = { ...init, preset: "kv-starvation" };
+  assert.equal(joinPlan(kv, scenario({ session: "s1" }), { first: true, presetAsked: false }).configure, false);
+  assert.equal(joinPlan(kv, scenario({ session: "s1" }), { first: true, presetAsked: true }).configure, true);
+  assert.equal(joinPlan(kv, scenario(), { first: true, presetAsked: false }).configure, true);
   // joining someone's compare session by its id shows it as a compare
   assert.deepEqual(joinPlan({ ...init, engines: [{}, {}] }, scenario({ session: "s1" }), { first: true }),
     { view: "compare", configure: false });

@@ -182,11 +182,21 @@ class RunStore:
                 Path(f"{self.path}{suffix}").unlink()
 
 
+def _open_existing(path: Path) -> sqlite3.Connection:
+    """A reader's fresh connection to a track's file that exists (a worker's: when the track
+    was removed meanwhile, a reconfigure or a reap, this fails instead of creating an empty
+    file in its place)."""
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                         isolation_level=None, check_same_thread=False)
+    db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    return db
+
+
 def overview_bins(path: Path, head: int, bins: int) -> tuple[float, float, list[tuple[Any, ...]]]:
     """(first start, last end, rows per time bin that has records: [bin, first iter, last
     iter, tokens, busy seconds, max running, max waiting, mean KV usage, max KV usage]) of the
     records up to `head`, on a fresh connection (any thread or process)."""
-    db = _connect(path)
+    db = _open_existing(path)
     try:
         t0, t1 = db.execute("SELECT min(start_s), max(end_s) FROM records WHERE iter <= ?",
                             (head,)).fetchone()
@@ -205,7 +215,7 @@ def overview_bins(path: Path, head: int, bins: int) -> tuple[float, float, list[
 
 def keyframe_before(path: Path, iter_: int) -> tuple[int, str]:
     """RunStore.keyframe_before on a fresh connection (any thread or process)."""
-    db = _connect(path)
+    db = _open_existing(path)
     try:
         row = db.execute("SELECT iter, msg FROM keyframes WHERE iter <= ? ORDER BY iter DESC "
                          "LIMIT 1", (iter_,)).fetchone()
@@ -217,7 +227,7 @@ def keyframe_before(path: Path, iter_: int) -> tuple[int, str]:
 def packed_records(path: Path, upto: int, first: int = 0) -> Iterator[str]:
     """The packed texts of records first..upto, read in pages on a fresh connection (any thread
     or process: the heavy jobs' workers read a track's file by its path)."""
-    db = _connect(path)
+    db = _open_existing(path)
     try:
         at = first - 1
         while at < upto:

@@ -35,6 +35,9 @@ const doc = document;
 const $ = (id) => doc.getElementById(id);
 const boot = JSON.parse($("boot").textContent);
 const scenario = parseScenario(location.search);
+// A drive link to a session (`?session&token`) without a preset shows the session's own
+// workload; the page's default preset is for a new session.
+const presetAsked = Boolean(scenario.preset);
 if (!scenario.preset) scenario.preset = boot.preset ?? boot.presets?.[0]?.name ?? "demo";
 const store = createStore((cb) => requestAnimationFrame(cb));
 let link = null;
@@ -84,7 +87,8 @@ function onInit(msg) {
     updateUrl();
     sendConfigure();
   } });
-  const plan = joinPlan(msg, scenario, { first: !configured, bootPreset: boot.preset });
+  const plan = joinPlan(msg, scenario, { first: !configured, bootPreset: boot.preset, presetAsked });
+  if (!configured && !presetAsked && scenario.session && msg.preset) scenario.preset = msg.preset;
   if (plan.view) setView(plan.view, { reconfigure: false });
   const first = !configured;
   configured = true;

@@ -44,8 +44,9 @@ export function configureMessage(scenario, workload) {
 }
 
 /** What an init asks of the page: {view: the view to switch to or null, configure: whether to
- * send the page's own scenario}. `first`: the page has not configured the session yet. */
-export function joinPlan(init, scenario, { first, bootPreset }) {
+ * send the page's own scenario}. `first`: the page has not configured the session yet;
+ * `presetAsked`: the URL named a preset (a drive link without one keeps the session's own). */
+export function joinPlan(init, scenario, { first, bootPreset, presetAsked = true }) {
   const engines = init.engines?.length ?? 1;
   const compare = scenario.view === "compare";
   if (init.role === "follower") {
@@ -59,8 +60,10 @@ export function joinPlan(init, scenario, { first, bootPreset }) {
     if (!scenario.session) return { view: null, configure: true }; // the demo page asked for one
     return { view: "compare", configure: false };
   }
+  const otherPreset = (presetAsked || !scenario.session)
+    && (init.preset ?? bootPreset ?? "demo") !== scenario.preset;
   const asks = Object.keys(scenario.config).length > 0 || !!scenario.trace
-    || scenario.preset === "synthetic" || (init.preset ?? bootPreset ?? "demo") !== scenario.preset;
+    || scenario.preset === "synthetic" || otherPreset;
   return { view: null, configure: asks };
 }
 

@@ -7,6 +7,7 @@ import { brushWindow, percentileRows } from "../state/overview.js";
 import { renderDiagnosis } from "./diagnosis.js";
 
 const REFRESH_MS = 1000;
+const RETRY_MS = 3000;
 
 async function getJson(url) {
   const res = await fetch(url);
@@ -71,11 +72,15 @@ export function bindOverview(doc, { sessionId, send, cursorS, onWindow = () => {
       const bins = Math.max(50, Math.min(1200, plotArea(canvas.clientWidth || 600).w));
       state.data = await getJson(`${base()}/overview?bins=${bins}`);
       canvas.dataset.records = String(state.data.num_records);
+      if ($("overview-status").textContent.startsWith("Overview unavailable")) $("overview-status").textContent = "";
       draw();
       if (!state.window) await percentiles();
       if (!state.data.done) state.timer = setTimeout(refresh, REFRESH_MS);
     } catch (err) {
+      // A busy server or a run replaced meanwhile: say so and ask again (the next answer
+      // is the session's current run).
       $("overview-status").textContent = `Overview unavailable: ${err.message}`;
+      state.timer = setTimeout(refresh, RETRY_MS);
     }
   }
 
