@@ -21,6 +21,7 @@ from servescope.api.wire_text import Template, dump
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
+from servescope.core.request_table import request_table
 from servescope.observability.meter import Meter
 
 # The next record as to_dict(), or a decode run of many, None at the end.
@@ -93,7 +94,7 @@ class Track:
         self.error: str | None = None  # why the background simulation stopped early
         self.summary: dict[str, Any] | None = None
         self.engine: Engine | None = None  # for per-request metrics; None for a replay
-        self.meter = Meter(requests, enable_prefix_caching)  # vLLM's metrics (GET /metrics)
+        self.meter = Meter(request_table(requests), enable_prefix_caching)  # GET /metrics
         self.on_progress: Callable[[], None] = lambda: None
         self._lock = threading.Lock()
         self._closed = False

@@ -9,9 +9,8 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from servescope.core.request_table import request_table
 from servescope.observability.runs import Changes, PerRecord, Runs
 
 # One row per record: the gauges after the step, then the counters up to and including it.
@@ -44,9 +43,17 @@ class _Request:
         self.cached = 0
 
 
+class Requests(Protocol):
+    """What the meter reads of the run's requests (core's RequestTable; the wing imports no
+    other, so it names only what it needs)."""
+
+    def prompt_len_of(self, rid: str) -> int: ...
+    def arrival_s_of(self, rid: str) -> float | None: ...
+
+
 class Meter:
-    def __init__(self, requests: Sequence[dict[str, Any]], enable_prefix_caching: bool) -> None:
-        self.requests = request_table(requests)  # a RequestTable is shared, not copied
+    def __init__(self, requests: Requests, enable_prefix_caching: bool) -> None:
+        self.requests = requests  # shared, not copied
         self.enable_prefix_caching = enable_prefix_caching
         self.running = array("I")  # per record: len(running), len(waiting), kv_usage
         self.waiting = array("I")
