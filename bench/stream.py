@@ -22,8 +22,8 @@ from pathlib import Path
 from websockets.asyncio.client import connect
 
 from servescope.api import protocol as P
+from servescope.api.keyframes import keyframe
 from servescope.api.serialize import request_info
-from servescope.api.stream_state import keyframe
 from servescope.api.track import Track, engine_source
 from servescope.api.wire_text import Raw, dump
 from servescope.core.config import EngineConfig

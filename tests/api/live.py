@@ -11,8 +11,9 @@ from typing import Any
 from support.server import request_list, validate
 from websockets.asyncio.client import connect
 
+from servescope.api.keyframes import load_keyframe
 from servescope.api.serialize import unpack
-from servescope.api.stream_state import StreamState, load_keyframe
+from servescope.api.stream_state import StreamState
 
 
 class Client:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from servescope.api.compact import expand, ranges, runs
+from servescope.api.compact import expand, ranges, ranges_each, runs
 
 values = st.lists(st.one_of(st.none(), st.integers(0, 3), st.sampled_from(["x", "y"])),
                   max_size=60)
@@ -44,3 +44,14 @@ def test_long_id_lists_compact_to_one_pair_per_stretch(parts):
     assert expand(packed) == ids
     assert packed == ids if 2 * num_stretches >= len(ids) else (
         len(packed["ranges"]) == 2 * num_stretches)
+
+
+stretches = st.lists(st.tuples(st.integers(0, 500), st.integers(1, 30)), max_size=6).map(
+    lambda parts: [b for first, count in parts for b in range(first, first + count)])
+
+
+@given(st.lists(st.one_of(st.lists(st.integers(0, 40), max_size=60), stretches), max_size=8))
+def test_ranges_of_many_lists_at_once_are_each_lists_ranges(lists):
+    """A keyframe's block tables, compacted together by numpy."""
+    assert ranges_each(lists) == [ranges(ids) for ids in lists]
+    assert [expand(packed) for packed in ranges_each(lists)] == lists

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from servescope.api.compact import expand_keyframe
+from servescope.api.keyframes import keyframe
 from servescope.api.serialize import pack, request_info
-from servescope.api.stream_state import StreamState, keyframe
+from servescope.api.stream_state import StreamState
 from servescope.api.wire_keys import STATUS
 from servescope.api.wire_text import dump
 from servescope.core.config import EngineConfig

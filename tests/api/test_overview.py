@@ -68,3 +68,24 @@ def test_percentiles_of_the_whole_run_and_of_a_window_match_the_request_csv(clie
     assert empty["num_requests"] == 0 and empty["itl_ms"]["p50"] is None
     bad = client.get(f"/api/sessions/{sid}/percentiles", params={"start_s": "nan"})
     assert bad.status_code == 422
+
+
+@pytest.mark.parametrize("route", ["overview", "diagnosis?full=true", "export?format=jsonl"])
+def test_a_job_whose_run_is_replaced_while_it_waits_still_answers(client, route):
+    """The page asks, then the driver reconfigures (closing the run's track) before the job's
+    worker opens the track's file: the job reads the run it was asked about (the page drops the
+    stale answer), the file goes when it is done, and asking after the replacement is a 409."""
+    sid = session(client)
+    live = client.app.state.registry.get(sid)
+    (track,) = live.tracks
+    call, stream = live.jobs.call, live.jobs.stream
+
+    async def closing(job, *args, **kw):
+        track.close()  # what a reconfigure does to the old run
+        return await (call if job in ("overview", "diagnosis") else stream)(job, *args, **kw)
+    live.jobs.call = live.jobs.stream = closing
+    r = client.get(f"/api/sessions/{sid}/{route}")
+    assert r.status_code == 200, r.text
+    assert r.text and not track.store.path.exists()
+    r = client.get(f"/api/sessions/{sid}/{route}")
+    assert r.status_code == 409 and r.json()["detail"]["field"] == "engine"

@@ -10,8 +10,9 @@ from starlette.websockets import WebSocketDisconnect
 from support.server import receive, receive_until, request_list
 
 from servescope.api.compact import expand_keyframe
+from servescope.api.keyframes import load_keyframe
 from servescope.api.serialize import unpack
-from servescope.api.stream_state import StreamState, load_keyframe
+from servescope.api.stream_state import StreamState
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.scenarios.workloads import preset_workload

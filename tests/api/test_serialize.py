@@ -9,8 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from servescope.api.compact import expand_keyframe
+from servescope.api.keyframes import keyframe, load_keyframe
 from servescope.api.serialize import normalize, pack, request_info, unpack
-from servescope.api.stream_state import StreamState, keyframe, load_keyframe
+from servescope.api.stream_state import StreamState
 from servescope.api.wire_text import dump
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
@@ -66,6 +67,11 @@ def test_pack_unpack_is_exact_and_keyframes_match_the_pool(run):
         assert unpack(dec, packed[-1]) == rec
         keyframes[rec["iter"]] = sent_keyframe(enc, config)
         kf = expand_keyframe(keyframes[rec["iter"]])
+        owners: dict[int, int | str] = {}  # a block's owner: the first table holding it
+        for rid, blocks in enc.tables.items():
+            for b in blocks:
+                owners.setdefault(b, enc.ref(rid))
+        assert kf["block_owner"] == [owners.get(b) for b in range(len(kf["block_owner"]))]
         # (under async the pool already holds the next step's blocks; the stream has not yet)
         if config.allocator == "paged" and not config.async_scheduling:
             pool = engine.kv.pool

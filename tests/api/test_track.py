@@ -12,6 +12,7 @@ import sqlite3
 import pytest
 from support.server import validate
 
+from servescope.api.keyframes import load_keyframe
 from servescope.api.run_store import (
     RunStore,
     StorageError,
@@ -20,7 +21,6 @@ from servescope.api.run_store import (
     storage_error,
 )
 from servescope.api.serialize import request_info, unpack
-from servescope.api.stream_state import load_keyframe
 from servescope.api.track import Track, engine_source
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
@@ -186,3 +186,16 @@ def test_a_worker_reading_a_removed_track_fails_and_leaves_no_file(tmp_path):
         with pytest.raises(sqlite3.Error):
             read()
     assert list(path.parent.iterdir()) == []
+
+
+def test_a_track_closed_while_a_job_reads_it_keeps_its_file_until_the_job_is_done(tmp_path):
+    """A reconfigure while the page's overview job runs: the job reads the whole file, and the
+    last reader removes it."""
+    track, _ = engine_track(tmp_path)
+    asyncio.run(ended(track))
+    with track.reading() as path, track.reading():
+        track.close()
+        assert track.closed and path.exists()
+        t0, t1, rows = overview_bins(path, track.head, 4)  # as the worker reads it
+        assert rows and t1 > t0
+    assert list((tmp_path / "runs").iterdir()) == []

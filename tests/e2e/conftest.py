@@ -35,13 +35,20 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def server_url():
+def server_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The server's output (warnings and errors, with their tracebacks)."""
+    return tmp_path_factory.mktemp("server") / "server.log"
+
+
+@pytest.fixture(scope="session")
+def server_url(server_log: Path):
     target, extra = _app_target()
     port = _free_port()
+    log = server_log.open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "--factory", target, "--host", "127.0.0.1",
          "--port", str(port), "--workers", "1", "--log-level", "warning", *extra],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -52,8 +59,7 @@ def server_url():
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
-                out = proc.stdout.read().decode() if proc.stdout else ""
-                pytest.fail(f"server did not start: {out[-2000:]}")
+                pytest.fail(f"server did not start: {server_log.read_text()[-2000:]}")
             time.sleep(0.2)
     yield url
     proc.terminate()
@@ -61,6 +67,19 @@ def server_url():
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+    log.close()
+
+
+@pytest.fixture(autouse=True)
+def no_server_errors(server_log: Path):
+    """Each test fails on a server error logged while it ran (a 500 logs its traceback)."""
+    start = server_log.stat().st_size if server_log.exists() else 0
+    yield
+    if server_log.exists():
+        with server_log.open("rb") as f:
+            f.seek(start)
+            logged = f.read().decode(errors="replace")
+        assert "Traceback" not in logged, f"the server failed during this test:\n{logged[-4000:]}"
 
 
 @pytest.fixture(scope="session")

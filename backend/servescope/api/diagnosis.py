@@ -35,9 +35,10 @@ async def diagnose_session(session: Session, store: Store, engine: int, check: b
     whole = first == 0 and upto == track.head
     summary = dict(track.summary or {}) if whole else await asyncio.to_thread(
         window_summary, track, *track.store.span_s(first, upto))
-    out = await session.jobs.call("diagnosis", job_work.diagnose, track.store.path,
-                                  track.requests, config, resolved.specs, first, upto, summary,
-                                  check and track.engine is not None)
+    with runs.reading(track) as path:
+        out = await session.jobs.call("diagnosis", job_work.diagnose, path, track.requests,
+                                      config, resolved.specs, first, upto, summary,
+                                      check and track.engine is not None)
     out.update({"engine": engine, "label": built.engines[engine]["label"],
                 "source": built.source, "num_records": upto - first + 1,
                 "complete": whole, "window": [first, upto]})

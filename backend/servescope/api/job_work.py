@@ -14,9 +14,9 @@ import numpy as np
 
 from servescope import exports
 from servescope.api.done_requests import DoneRequests
+from servescope.api.keyframes import load_keyframe
 from servescope.api.run_store import keyframe_before, packed_records
 from servescope.api.serialize import unpack
-from servescope.api.stream_state import load_keyframe
 from servescope.api.workers import chunks
 from servescope.core.config import EngineConfig
 from servescope.core.records import BlockEvent, ScheduledColumns, StepRecord

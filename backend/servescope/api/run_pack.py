@@ -127,6 +127,7 @@ class RunPack:
         """Fold steps a..b-1 into `state` as StreamState.apply folds their records, all but
         `last`, left None (a keyframe inside a run sets it from `record`)."""
         run, ids, at = self.run, self.run.ids, self.new_at
+        state.touched.update(ids)
         for rid, start in zip(ids, run.start0.tolist(), strict=True):
             state.computed[rid] = start + b
             state.outputs[rid] = state.outputs.get(rid, 0) + b - a

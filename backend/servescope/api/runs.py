@@ -6,8 +6,10 @@ the tracks' stores and finished requests, and cut at max_export_bytes."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 from servescope.api import job_work
@@ -77,21 +79,26 @@ async def export(session: Session, engine: int, fmt: str, epoch_s: float | None 
                            "format", "too_large")
     if fmt in ("jsonl", "perfetto"):  # in a worker process, read from the track's file
         work = job_work.jsonl if fmt == "jsonl" else job_work.perfetto
-        args: tuple[Any, ...] = (track.store.path, track.requests, track.head, limit)
-    elif track.engine is None:
+        with reading(track) as path:  # until the worker has it open: its first chunk
+            return MEDIA[fmt], await _stream(session, fmt, work, path, track.requests,
+                                             track.head, limit)
+    if track.engine is None:
         raise SessionError("a replayed run has no per-request metrics to export", "format")
-    else:  # in a worker process, from the finished requests' columns
-        config = EngineConfig.from_dict(session.built.engines[track.number]["config"]) \
-            if session.built else EngineConfig()
-        work = job_work.requests_export
-        args = (await done_requests(track), fmt, track.summary or {}, config, limit)
+    # in a worker process, from the finished requests' columns
+    config = EngineConfig.from_dict(session.built.engines[track.number]["config"]) \
+        if session.built else EngineConfig()
+    return MEDIA[fmt], await _stream(session, fmt, job_work.requests_export,
+                                     await done_requests(track), fmt, track.summary or {},
+                                     config, limit)
+
+
+async def _stream(session: Session, fmt: str, work: Any, *args: Any) -> AsyncIterator[bytes]:
     try:
-        chunks = await session.jobs.stream(f"{fmt} export", work, *args, tail=_tail)
+        return await session.jobs.stream(f"{fmt} export", work, *args, tail=_tail)
     except JobError as err:
         if err.code == "too_large":  # over max_export_bytes, before its first byte
             raise SessionError(str(err), "format", "too_large") from err
         raise
-    return MEDIA[fmt], chunks
 
 
 async def done_requests(track: Track) -> DoneRequests | None:
@@ -115,6 +122,17 @@ def request_page(session: Session, engine: int, offset: int, limit: int) -> str:
                            f"{len(requests)}", "offset", "out_of_range")
     return dumps({"total": len(requests), "offset": offset,
                   "requests": requests[offset:offset + limit]})
+
+
+@contextlib.contextmanager
+def reading(track: Track) -> Iterator[Path]:
+    """The track's file for a job in a worker process (Track.reading), or a 409 when a
+    reconfigure or reset replaced the track while the request waited."""
+    if track.closed:
+        raise SessionError("the session was reconfigured or reset while this was asked; ask "
+                           "again", "engine", "conflict")
+    with track.reading() as path:
+        yield path
 
 
 def track_of(session: Session, engine: int) -> Track:

@@ -1,14 +1,13 @@
-"""The state a packed-record stream has built (the last keyframe plus every record after it),
-the predictions packing leaves out fields by, and keyframes: snapshots of that state
-(docs/protocol.md, "Keyframe")."""
+"""The state a packed-record stream has built (the last keyframe plus every record after it)
+and the predictions packing leaves out fields by; api/keyframes.py snapshots it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from servescope.api import protocol as P
-from servescope.api.compact import compact_keyframe, expand_keyframe
+import numpy as np
+
 from servescope.api.wire_keys import CARRIED, STATUS
 from servescope.core.request_table import request_table
 
@@ -37,6 +36,10 @@ class StreamState:
         self.iter = -1
         self.step = -1
         self.carried: dict[str, Any] = {name: None for _, name in CARRIED}
+        # The per-request columns of the last keyframe, and the requests whose values may have
+        # changed since (a keyframe updates only those: most of a long trace is done or to come)
+        self.columns: dict[str, np.ndarray] | None = None
+        self.touched: set[str] = set()
 
     def ref(self, rid: str) -> int | str:
         return self.index.get(rid, rid)
@@ -72,6 +75,9 @@ class StreamState:
     # -- folding a record in --
 
     def apply(self, rec: dict[str, Any]) -> None:
+        self.touched.update(rec["arrivals"], rec["preempted"], rec["new"], rec["resumed"],
+                            rec["num_cached_tokens"], [e["id"] for e in rec["scheduled"]],
+                            rec["finished"], [r["id"] for r in rec["rejected"]])
         for rid in rec["arrivals"]:
             self.status[rid] = WAITING
         for rid in rec["preempted"]:
@@ -103,55 +109,3 @@ class StreamState:
         self.last, self.iter, self.step = rec, rec["iter"], rec["step"]
         for _, name in CARRIED:
             self.carried[name] = rec[name]
-
-
-def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> P.Keyframe:
-    """The columnar keyframe message for the state after record `state.iter`, compacted (built
-    unvalidated: a big pool's columns are long, and the tests validate what is sent)."""
-    ids, ref = state.ids, state.ref
-    owner: list[int | str | None] = [None] * num_gpu_blocks
-    refs = [0] * num_gpu_blocks
-    for rid, blocks in state.tables.items():
-        for b in blocks:
-            if 0 <= b < num_gpu_blocks:
-                if refs[b] == 0:
-                    owner[b] = ref(rid)
-                refs[b] += 1
-    last = state.last
-    return P.Keyframe.model_construct(**compact_keyframe({
-        "engine": engine, "iter": state.iter,
-        "step": last["step"] if last else 0, "time_s": last["time_s"] if last else 0.0,
-        "status": [state.status.get(r, PENDING) for r in ids],
-        "num_computed_tokens": [state.computed.get(r, 0) for r in ids],
-        "num_output_tokens": [state.outputs.get(r, 0) for r in ids],
-        "num_cached_tokens": [max(0, state.cached_tokens.get(r, 0)) for r in ids],
-        "num_preemptions": [state.preemptions.get(r, 0) for r in ids],
-        "tables": [(ref(rid), list(blocks)) for rid, blocks in state.tables.items()],
-        "block_owner": owner, "block_ref_count": refs, "cached_blocks": sorted(state.cached),
-        "running": [ref(r) for r in state.running], "waiting": [ref(r) for r in state.waiting],
-        "record": last,
-    }))
-
-
-def load_keyframe(requests: Sequence[Mapping[str, Any]], kf: dict[str, Any]) -> StreamState:
-    """A StreamState equal to the one the keyframe was taken from (for decoding after it)."""
-    kf = expand_keyframe(kf)
-    state = StreamState(requests)
-    for k, r in enumerate(state.ids):
-        if kf["status"][k] != PENDING:
-            state.status[r] = kf["status"][k]
-        for col, target in (("num_computed_tokens", state.computed),
-                            ("num_output_tokens", state.outputs),
-                            ("num_cached_tokens", state.cached_tokens),
-                            ("num_preemptions", state.preemptions)):
-            if kf[col][k]:
-                target[r] = kf[col][k]
-    state.tables = {state.rid(r): list(b) for r, b in kf["tables"]}
-    state.cached = set(kf["cached_blocks"])
-    state.running = [state.rid(r) for r in kf["running"]]
-    state.waiting = [state.rid(r) for r in kf["waiting"]]
-    if kf["record"] is not None:
-        state.last, state.iter, state.step = kf["record"], kf["iter"], kf["record"]["step"]
-        for _, name in CARRIED:
-            state.carried[name] = kf["record"][name]
-    return state

@@ -5,6 +5,7 @@ keyframe every N records, so any position is reachable as soon as its record exi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
@@ -13,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from servescope.api import protocol as P
+from servescope.api.keyframes import keyframe, load_keyframe
 from servescope.api.run_pack import RunPack
 from servescope.api.run_store import Row, RunStore, StorageError
 from servescope.api.serialize import normalize, pack, unpack
-from servescope.api.stream_state import StreamState, keyframe, load_keyframe
+from servescope.api.stream_state import StreamState
 from servescope.api.wire_text import Template, dump
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
@@ -28,12 +30,13 @@ from servescope.observability.meter import Meter
 Source = Callable[[], dict[str, Any] | DecodeRun | None]
 BATCH_RECORDS = 1024  # records per transaction at most
 BATCH_S = 0.05  # and at least this often, so that the first frame and the scrubber move soon
-# A keyframe reads every request (0.35-1 us each at 200,000 requests) and block (0.05 us),
-# about what packing a byte, or a sixteenth of one, of records costs one by one (1 us a
-# byte): it waits for 4 times that many bytes of packed records, so that keyframes stay a
-# small share of the time a track takes to simulate ahead. A decode run's records are packed
-# in bulk (api/run_pack.py) at about a tenth of that, so keyframes are now about half of a
-# track's CPU at 60,000 requests (bench/track_store.py --rows 60000 --new-only).
+# A keyframe costs about 0.15 us a request (the per-request columns are brought up to date from
+# the requests touched since the last one, but each is written out: 34 ms at 200,000 requests)
+# and 0.15 us a block (api/keyframes.py), about what packing a tenth of a byte of records one by
+# one costs, or a byte of a decode run's records packed in bulk (api/run_pack.py). It waits for
+# 4 bytes of packed records a request and a quarter byte a block (and, in _keyframe_due, for
+# its own size), so that keyframes stay a small share of a track's CPU: 4.4 of 30.3 s for the
+# Azure conversation trace (bench/track_store.py; 23.7 s when each value was read in Python).
 def keyframe_cost(num_requests: int, num_gpu_blocks: int) -> int:
     return 4 * num_requests + num_gpu_blocks // 4
 
@@ -98,6 +101,8 @@ class Track:
         self.on_progress: Callable[[], None] = lambda: None
         self._lock = threading.Lock()
         self._closed = False
+        self._readers = 0  # jobs reading the track's file from another process
+        self._orphaned = False  # closed while they read: the last one removes the files
         self._stored = 0  # records committed (the thread's count; the loop reads head)
         self._preempted: set[str] = set()  # preempted and waiting to resume (the thread's)
         self._thread: threading.Thread | None = None
@@ -128,7 +133,7 @@ class Track:
         self._post(loop, None, True, error, summary)
         with self._lock:
             if self._closed:
-                self.store.remove()
+                self._remove_files()
             self._thread = None
 
     def _simulate(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -294,13 +299,38 @@ class Track:
         return dump(P.Done(engine=self.number, summary=self.summary or {},
                            num_records=self.head + 1, error=self.error))
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Path]:
+        """The track's file, for a job that reads it in a worker process: kept until the job
+        is done, even if the track is closed meanwhile (a reconfigure while the page asks)."""
+        with self._lock:
+            self._readers += 1
+        try:
+            yield self.store.path
+        finally:
+            with self._lock:
+                self._readers -= 1
+                if self._orphaned and not self._readers:
+                    self.store.remove()
+
+    def _remove_files(self) -> None:
+        """Delete the files now, or when the last job reading them ends (holding the lock)."""
+        if self._readers:
+            self._orphaned = True
+        else:
+            self.store.remove()
+
     def close(self) -> None:
         """Stop the simulation and delete the track's files (now, or when its thread ends)."""
         with self._lock:
             self._closed = True
             thread = self._thread
             if thread is None:
-                self.store.remove()
+                self._remove_files()
                 return
         if self.done:  # the thread has only its last lines left: let it remove the files now
             thread.join(timeout=5)

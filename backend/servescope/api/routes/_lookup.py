@@ -14,7 +14,8 @@ from servescope.api.session import Session, SessionError
 T = TypeVar("T")
 # any other error code is a 400; the data directory full or unwritable is the server's fault
 STATUS = {"limit": 429, "not_found": 404, "too_large": 413, "busy": 503, "memory": 503,
-          "storage_full": 507, "storage": 500, "internal": 500, "out_of_range": 422}
+          "storage_full": 507, "storage": 500, "internal": 500, "out_of_range": 422,
+          "conflict": 409}
 
 
 def found(value: T | None, detail: dict[str, str]) -> T:

@@ -25,9 +25,10 @@ async def run_overview(session: BuiltSessionDep, engine: Engine = 0,
     try:
         track = runs.track_of(session, engine)
         head, done = track.head, track.done  # what the finished requests cover, or more
-        finished = await runs.done_requests(track)
-        return await session.jobs.call("overview", overview, track.store.path, head, bins,
-                                       track.number, done, finished)
+        with runs.reading(track) as path:
+            finished = await runs.done_requests(track)
+            return await session.jobs.call("overview", overview, path, head, bins,
+                                           track.number, done, finished)
     except SessionError as err:
         raise http_error(err) from err
 

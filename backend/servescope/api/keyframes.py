@@ -1,0 +1,98 @@
+"""Keyframes: columnar snapshots of a StreamState (docs/protocol.md, "Keyframe"), taken every
+so often by the track that simulates ahead and loaded to decode the records after them. Built
+by numpy: a keyframe of a 200,000-request session over a pool of 28,000 blocks reads a million
+per-request values and every block."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import chain, repeat
+from typing import Any
+
+import numpy as np
+
+from servescope.api import protocol as P
+from servescope.api.compact import expand_keyframe, labelled_runs, ranges, ranges_each, runs
+from servescope.api.stream_state import PENDING, StreamState
+from servescope.api.wire_keys import CARRIED
+
+
+def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> P.Keyframe:
+    """The columnar keyframe message for the state after record `state.iter`, compacted (built
+    unvalidated: a big pool's columns are long, and the tests validate what is sent)."""
+    ref, last = state.ref, state.last
+    owner, owners, ref_count = block_columns(state, num_gpu_blocks)
+    return P.Keyframe.model_construct(
+        engine=engine, iter=state.iter,
+        step=last["step"] if last else 0, time_s=last["time_s"] if last else 0.0,
+        **{name: runs(column) for name, column in request_columns(state).items()},
+        block_owner=labelled_runs(owner, owners), block_ref_count=runs(ref_count),
+        tables=list(zip(map(ref, state.tables), ranges_each(list(state.tables.values())),
+                        strict=True)),
+        cached_blocks=ranges(np.sort(np.fromiter(state.cached, np.int64, len(state.cached)))),
+        running=[ref(r) for r in state.running], waiting=[ref(r) for r in state.waiting],
+        record=last)
+
+
+def request_columns(state: StreamState) -> dict[str, np.ndarray]:
+    """The per-request columns in the request list's order, brought up to date from the
+    requests touched since the last keyframe (the first reads every request)."""
+    sources = {"status": state.status, "num_computed_tokens": state.computed,
+               "num_output_tokens": state.outputs, "num_cached_tokens": state.cached_tokens,
+               "num_preemptions": state.preemptions}
+    if state.columns is None or len(state.index) < len(state.ids):
+        # every request, looked up in C (0 is PENDING); every time where an id is listed
+        # twice (both places show its values, and the index knows only one)
+        state.columns = {name: np.fromiter(map(values.get, state.ids, repeat(0)),
+                                           np.int64, len(state.ids))
+                         for name, values in sources.items()}
+    else:
+        touched = [rid for rid in state.touched if rid in state.index]
+        at = np.fromiter(map(state.index.__getitem__, touched), np.int64, len(touched))
+        for name, values in sources.items():
+            state.columns[name][at] = [values.get(rid, 0) for rid in touched]
+    state.touched = set()
+    return {**state.columns,
+            "num_cached_tokens": np.maximum(state.columns["num_cached_tokens"], 0)}
+
+
+def block_columns(state: StreamState,
+                  num_gpu_blocks: int) -> tuple[np.ndarray, list[Any], np.ndarray]:
+    """Each block's owner, the first table holding it (in table order), as a position in the
+    list of table owners (-1: none); that list; each block's reference count (how many tables
+    hold it). Blocks outside the pool are left out."""
+    tables = list(state.tables.values())
+    lengths = np.fromiter(map(len, tables), np.int64, len(tables))
+    held = np.fromiter(chain.from_iterable(tables), np.int64, int(lengths.sum()))
+    holder = np.repeat(np.arange(len(tables)), lengths)
+    inside = (held >= 0) & (held < num_gpu_blocks)
+    held, holder = held[inside], holder[inside]
+    blocks, first = np.unique(held, return_index=True)
+    owner = np.full(num_gpu_blocks, -1, np.int64)
+    owner[blocks] = holder[first]
+    return (owner, [state.ref(rid) for rid in state.tables],
+            np.bincount(held, minlength=num_gpu_blocks))
+
+
+def load_keyframe(requests: Sequence[Mapping[str, Any]], kf: dict[str, Any]) -> StreamState:
+    """A StreamState equal to the one the keyframe was taken from (for decoding after it)."""
+    kf = expand_keyframe(kf)
+    state = StreamState(requests)
+    for k, r in enumerate(state.ids):
+        if kf["status"][k] != PENDING:
+            state.status[r] = kf["status"][k]
+        for col, target in (("num_computed_tokens", state.computed),
+                            ("num_output_tokens", state.outputs),
+                            ("num_cached_tokens", state.cached_tokens),
+                            ("num_preemptions", state.preemptions)):
+            if kf[col][k]:
+                target[r] = kf[col][k]
+    state.tables = {state.rid(r): list(b) for r, b in kf["tables"]}
+    state.cached = set(kf["cached_blocks"])
+    state.running = [state.rid(r) for r in kf["running"]]
+    state.waiting = [state.rid(r) for r in kf["waiting"]]
+    if kf["record"] is not None:
+        state.last, state.iter, state.step = kf["record"], kf["iter"], kf["record"]["step"]
+        for _, name in CARRIED:
+            state.carried[name] = kf["record"][name]
+    return state
