@@ -20,7 +20,8 @@ from typing import Any
 from servescope.api.serialize import normalize, pack, request_info
 from servescope.api.stream_state import StreamState
 from servescope.api.trace_workload import read_trace, with_fit_notes
-from servescope.api.track import Track, engine_source
+from servescope.api.track import Track
+from servescope.api.track_source import engine_source
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.observability.meter import Meter

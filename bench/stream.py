@@ -24,7 +24,8 @@ from websockets.asyncio.client import connect
 from servescope.api import protocol as P
 from servescope.api.keyframes import keyframe
 from servescope.api.serialize import request_info
-from servescope.api.track import Track, engine_source
+from servescope.api.track import Track
+from servescope.api.track_source import engine_source
 from servescope.api.wire_text import Raw, dump
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine

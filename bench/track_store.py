@@ -21,7 +21,8 @@ from typing import Any
 
 from servescope.api.serialize import request_info
 from servescope.api.settings import Settings
-from servescope.api.track import Track, engine_source
+from servescope.api.track import Track
+from servescope.api.track_source import engine_source
 from servescope.core.config import EngineConfig
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine

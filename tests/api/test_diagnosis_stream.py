@@ -17,7 +17,8 @@ import pytest
 
 from servescope.api import job_work
 from servescope.api.serialize import request_info
-from servescope.api.track import Track, engine_source
+from servescope.api.track import Track
+from servescope.api.track_source import engine_source
 from servescope.api.workers import Worker, WorkerError
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine

@@ -21,7 +21,8 @@ from servescope.api.run_store import (
     storage_error,
 )
 from servescope.api.serialize import request_info, unpack
-from servescope.api.track import Track, engine_source
+from servescope.api.track import Track
+from servescope.api.track_source import engine_source
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec

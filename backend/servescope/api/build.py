@@ -14,7 +14,8 @@ from servescope.api.serialize import request_info
 from servescope.api.settings import Settings
 from servescope.api.store import Store
 from servescope.api.trace_workload import stored_trace, with_fit_notes
-from servescope.api.track import Track, engine_source, replay_source
+from servescope.api.track import Track
+from servescope.api.track_source import engine_source, replay_source
 from servescope.core import cost_model
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine

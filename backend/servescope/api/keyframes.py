@@ -17,6 +17,17 @@ from servescope.api.stream_state import PENDING, StreamState
 from servescope.api.wire_keys import CARRIED
 
 
+# A keyframe costs about 0.15 us a request (the per-request columns are brought up to date from
+# the requests touched since the last one, but each is written out: 34 ms at 200,000 requests)
+# and 0.15 us a block, about what packing a tenth of a byte of records one by one costs, or a
+# byte of a decode run's records packed in bulk (api/run_pack.py). A track waits for 4 bytes of
+# packed records a request and a quarter byte a block (and for the keyframe's own size) before
+# the next, so that keyframes stay a small share of its CPU: 4.4 of 30.3 s for the Azure
+# conversation trace (bench/track_store.py; 23.7 s when each value was read in Python).
+def keyframe_cost(num_requests: int, num_gpu_blocks: int) -> int:
+    return 4 * num_requests + num_gpu_blocks // 4
+
+
 def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> P.Keyframe:
     """The columnar keyframe message for the state after record `state.iter`, compacted (built
     unvalidated: a big pool's columns are long, and the tests validate what is sent)."""

@@ -14,31 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from servescope.api import protocol as P
-from servescope.api.keyframes import keyframe, load_keyframe
+from servescope.api.keyframes import keyframe, keyframe_cost, load_keyframe
 from servescope.api.run_pack import RunPack
 from servescope.api.run_store import Row, RunStore, StorageError
 from servescope.api.serialize import normalize, pack, unpack
 from servescope.api.stream_state import StreamState
+from servescope.api.track_source import Source
 from servescope.api.wire_text import Template, dump
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
-from servescope.core.records import StepRecord
 from servescope.core.request_table import request_table
 from servescope.observability.meter import Meter
 
-# The next record as to_dict(), or a decode run of many, None at the end.
-Source = Callable[[], dict[str, Any] | DecodeRun | None]
 BATCH_RECORDS = 1024  # records per transaction at most
 BATCH_S = 0.05  # and at least this often, so that the first frame and the scrubber move soon
-# A keyframe costs about 0.15 us a request (the per-request columns are brought up to date from
-# the requests touched since the last one, but each is written out: 34 ms at 200,000 requests)
-# and 0.15 us a block (api/keyframes.py), about what packing a tenth of a byte of records one by
-# one costs, or a byte of a decode run's records packed in bulk (api/run_pack.py). It waits for
-# 4 bytes of packed records a request and a quarter byte a block (and, in _keyframe_due, for
-# its own size), so that keyframes stay a small share of a track's CPU: 4.4 of 30.3 s for the
-# Azure conversation trace (bench/track_store.py; 23.7 s when each value was read in Python).
-def keyframe_cost(num_requests: int, num_gpu_blocks: int) -> int:
-    return 4 * num_requests + num_gpu_blocks // 4
 
 
 class RecordLimitError(Exception):
@@ -47,25 +36,6 @@ class RecordLimitError(Exception):
 
 def dumps(msg: Any) -> str:
     return json.dumps(msg, separators=(",", ":"), allow_nan=False)
-
-
-def engine_source(engine: Engine, runs: bool = True) -> Source:
-    """The engine's records through its fast-forward (`Engine.advance()`): a quiet decode
-    stretch comes as one DecodeRun, which the track stores in bulk; with `runs` False each run
-    is expanded into its records, one per call (the per-record path, to check it against)."""
-    if not runs:
-        records = engine.run()
-        return lambda: None if (rec := next(records, None)) is None else rec.to_dict()
-
-    def next_item() -> dict[str, Any] | DecodeRun | None:
-        item = engine.advance()
-        return item.to_dict() if isinstance(item, StepRecord) else item
-    return next_item
-
-
-def replay_source(records: list[dict[str, Any]]) -> Source:
-    it = iter(records)
-    return lambda: next(it, None)
 
 
 class Track:
