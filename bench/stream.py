@@ -31,6 +31,9 @@ from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.tracks import run_to_end  # noqa: E402  (the tests' helper)
+
 ROOT = Path(__file__).resolve().parents[1]
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -154,15 +157,6 @@ def report(args: argparse.Namespace, viewers: list[Viewer], server_cpu: float,
     print(f"  target (60 frames/s each, median frame <= 2 KB): {'met' if target else 'missed'}")
 
 
-async def _simulate(track: Track) -> None:
-    progressed = asyncio.Event()
-    track.on_progress = progressed.set
-    track.start()
-    while not track.done:
-        progressed.clear()
-        await progressed.wait()
-
-
 def frame_building(args: argparse.Namespace, data_dir: str) -> None:
     """What the server does per step frame and viewer: a track's `frame()` over its stored
     records (a read of the run store, then the message text), against the same read wrapped
@@ -173,7 +167,7 @@ def frame_building(args: argparse.Namespace, data_dir: str) -> None:
     num_records = args.warmup_steps + 3 * args.frames
     track = Track(0, engine_source(engine), request_info(specs), load["config"]["num_gpu_blocks"],
                   64, num_records, Path(data_dir) / "frames.sqlite3")
-    asyncio.run(_simulate(track))
+    run_to_end(track)
     windows = [(a, a + 3) for a in range(args.warmup_steps, num_records - 3, 3)]
 
     def baseline() -> None:

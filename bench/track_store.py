@@ -11,7 +11,6 @@ Usage: python bench/track_store.py [--trace FILE] [--limit N] [--rows N] [--new-
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
 import sys
 import tempfile
@@ -29,6 +28,9 @@ from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
 from servescope.traces.load import read_requests
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.tracks import run_to_end  # noqa: E402  (the tests' helper)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from trace_scale import CONFIG, CONV, generate_azure  # noqa: E402
 
@@ -44,15 +46,6 @@ def engine_alone(config: EngineConfig, specs: list[RequestSpec]) -> tuple[float,
         runs += isinstance(item, DecodeRun)
         steps += not isinstance(item, DecodeRun)
     return time.process_time() - cpu, steps, runs
-
-
-async def _ended(track: Track) -> None:
-    progressed = asyncio.Event()
-    track.on_progress = progressed.set
-    track.start()
-    while not track.done:
-        progressed.clear()
-        await progressed.wait()
 
 
 class TimedTrack(Track):
@@ -89,7 +82,7 @@ def through_track(config: EngineConfig, specs: list[RequestSpec], runs: bool,
                   settings.max_records_per_session, path, summary=engine.summary,
                   enable_prefix_caching=engine.config.enable_prefix_caching)
     cpu, wall = time.process_time(), time.perf_counter()
-    asyncio.run(_ended(track))
+    run_to_end(track)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     assert track.error is None, track.error
     digest = hashlib.sha256()

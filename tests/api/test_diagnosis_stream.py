@@ -5,7 +5,6 @@ memory budget is too small to hold its records."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import sqlite3
 from collections import Counter
@@ -14,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.tracks import run_to_end
 
 from servescope.api import job_work
 from servescope.api.serialize import request_info
@@ -43,15 +43,7 @@ def stored_run(tmp_path: Path, workload: list[RequestSpec]) -> Track:
     engine = Engine(CONFIG, workload)
     track = Track(0, engine_source(engine), request_info(workload), CONFIG.num_gpu_blocks, 16,
                   1_000_000, tmp_path / "runs" / "d-0.sqlite3", summary=engine.summary)
-
-    async def ended() -> None:
-        progressed = asyncio.Event()
-        track.on_progress = progressed.set
-        track.start()
-        while not track.done:
-            progressed.clear()
-            await progressed.wait()
-    asyncio.run(ended())
+    run_to_end(track)
     assert track.error is None
     return track
 

@@ -4,7 +4,6 @@ workloads over every policy and on runs made to finish, cross blocks and hold ke
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import tempfile
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.tracks import run_to_end
 
 from servescope.api.keyframes import keyframe
 from servescope.api.run_pack import RunPack
@@ -27,15 +27,6 @@ from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
 from servescope.core.scheduler import policy_classes
 from servescope.observability.meter import HISTOGRAMS
-
-
-async def ended(track: Track) -> None:
-    progressed = asyncio.Event()
-    track.on_progress = progressed.set
-    track.start()
-    while not track.done:
-        progressed.clear()
-        await progressed.wait()
 
 
 def folded(state: StreamState) -> dict[str, Any]:
@@ -74,7 +65,7 @@ def simulate(config: EngineConfig, specs: list[RequestSpec], path: Path, runs: b
                   max_records, path, summary=engine.summary,
                   enable_prefix_caching=config.enable_prefix_caching)
     track.mismatched = []
-    asyncio.run(ended(track))
+    run_to_end(track)
     assert track.mismatched == []
     return track, seen
 

@@ -11,6 +11,7 @@ import sqlite3
 
 import pytest
 from support.server import validate
+from support.tracks import run_to_end
 
 from servescope.api.keyframes import load_keyframe
 from servescope.api.run_store import (
@@ -42,22 +43,13 @@ def engine_track(tmp_path, n: int = 40, **kw) -> tuple[Track, Engine]:
     return track, engine
 
 
-async def ended(track: Track) -> None:
-    progressed = asyncio.Event()
-    track.on_progress = progressed.set
-    track.start()
-    while not track.done:
-        progressed.clear()
-        await progressed.wait()
-
-
 def test_the_stored_records_are_the_engines_records_and_keyframes_match_them(tmp_path):
     reference = Engine(EngineConfig(num_gpu_blocks=24, block_size=4), specs(40))
     expected = []
     while (rec := reference.step()) is not None:
         expected.append(rec.to_dict())
     track, engine = engine_track(tmp_path)
-    asyncio.run(ended(track))
+    run_to_end(track)
     assert track.error is None and track.head == len(expected) - 1
     got = list(track.records())
     assert [{**r, "iter": None} for r in got] == [{**e, "iter": None} for e in expected]
@@ -107,7 +99,7 @@ def test_a_fast_forward_track_stores_the_step_by_step_engines_packed_records_and
         engine.step = counted  # type: ignore[method-assign]
         track = Track(0, engine_source(engine), request_info(long_decodes(6)), 40, 8, 100_000,
                       tmp_path / "runs" / f"{name}-0.sqlite3", summary=engine.summary)
-        asyncio.run(ended(track))
+        run_to_end(track)
         assert track.error is None
         tracks.append((track, calls[0]))
     (slow, slow_steps), (fast, fast_steps) = tracks
@@ -130,7 +122,7 @@ def test_a_failing_source_stops_the_track_with_the_reason_and_keeps_what_it_stor
         return inner()
 
     track.source = failing
-    asyncio.run(ended(track))
+    run_to_end(track)
     assert track.done and track.head == 14
     assert track.error == ("the simulation failed after 15 records: ValueError: record 15 is "
                            "not readable")
@@ -141,11 +133,11 @@ def test_a_failing_source_stops_the_track_with_the_reason_and_keeps_what_it_stor
 
 def test_a_run_longer_than_the_record_cap_stops_there_and_says_so(tmp_path):
     track, _ = engine_track(tmp_path, max_records=30)
-    asyncio.run(ended(track))
+    run_to_end(track)
     assert track.done and track.head == 29 and len(list(track.records())) == 30
     assert track.error is not None and "max_records_per_session (30 records)" in track.error
     whole, _ = engine_track(tmp_path / "whole", max_records=200)  # 40 requests: under 200
-    asyncio.run(ended(whole))
+    run_to_end(whole)
     assert whole.error is None and 30 < whole.head < 199
 
 
@@ -193,7 +185,7 @@ def test_a_track_closed_while_a_job_reads_it_keeps_its_file_until_the_job_is_don
     """A reconfigure while the page's overview job runs: the job reads the whole file, and the
     last reader removes it."""
     track, _ = engine_track(tmp_path)
-    asyncio.run(ended(track))
+    run_to_end(track)
     with track.reading() as path, track.reading():
         track.close()
         assert track.closed and path.exists()

@@ -21,7 +21,7 @@ def runs(values: Sequence[Any] | np.ndarray) -> list[Any] | dict[str, list[Any]]
     Python, not on the wire, so a column mixing number types groups by (type, value), a slower
     path no keyframe takes."""
     if isinstance(values, np.ndarray):
-        return _int_runs(values)
+        return _stretches(values, 0, "runs")
     numbers = {int, float, bool} & set(map(type, values))
     grouped = groupby(values) if len(numbers) <= 1 else \
         ((v, g) for (_, v), g in groupby(zip(map(type, values), values, strict=True)))
@@ -33,17 +33,19 @@ def runs(values: Sequence[Any] | np.ndarray) -> list[Any] | dict[str, list[Any]]
     return {"runs": out} if out else []
 
 
-def _int_runs(column: np.ndarray) -> list[int] | dict[str, list[int]]:
-    """runs() of an integer array (a keyframe's per-request columns, 0.2 s a keyframe at
-    200,000 requests by groupby, a few ms here)."""
+def _stretches(column: np.ndarray, step: int, key: str) -> list[int] | dict[str, list[int]]:
+    """An integer array as [first, count, ...] under `key`, each stretch a value repeated (step
+    0: runs) or counting up by one (step 1: ranges), or as the plain list where that is not
+    shorter. By numpy: a keyframe's per-request columns took 0.2 s at 200,000 requests by
+    groupby, a few ms here."""
     if len(column) == 0:
         return []
-    starts = np.concatenate(([0], np.flatnonzero(np.diff(column) != 0) + 1))
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(column) != step) + 1))
     if 2 * len(starts) >= len(column):
         return column.tolist()  # type: ignore[no-any-return]
     out = np.empty(2 * len(starts), np.int64)
     out[0::2], out[1::2] = column[starts], np.diff(np.append(starts, len(column)))
-    return {"runs": out.tolist()}
+    return {key: out.tolist()}
 
 
 def labelled_runs(column: np.ndarray, labels: Sequence[Any]) -> list[Any] | dict[str, list[Any]]:
@@ -51,7 +53,7 @@ def labelled_runs(column: np.ndarray, labels: Sequence[Any]) -> list[Any] | dict
     labels sit at one position: a keyframe's block owners)."""
     def label(k: int) -> Any:
         return None if k < 0 else labels[k]
-    packed = _int_runs(column)
+    packed = _stretches(column, 0, "runs")
     if isinstance(packed, list):
         return list(map(label, packed))
     values = packed["runs"]
@@ -61,7 +63,7 @@ def labelled_runs(column: np.ndarray, labels: Sequence[Any]) -> list[Any] | dict
 
 def ranges(ids: Sequence[int] | np.ndarray) -> list[int] | dict[str, list[int]]:
     if len(ids) >= NUMPY_LEN:
-        return _long_ranges(ids)
+        return _stretches(np.asarray(ids, np.int64), 1, "ranges")
     if isinstance(ids, np.ndarray):
         ids = ids.tolist()
     out: list[int] = []
@@ -75,11 +77,17 @@ def ranges(ids: Sequence[int] | np.ndarray) -> list[int] | dict[str, list[int]]:
     return {"ranges": out} if out else []
 
 
-def ranges_each(lists: Sequence[Sequence[int]]) -> list[list[int] | dict[str, list[int]]]:
-    """ranges() of each list, by numpy over all of them at once (a keyframe's block tables:
-    hundreds of tables of a hundred blocks)."""
+def flatten(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each list's length, and every list's ids one after another."""
     lengths = np.fromiter(map(len, lists), np.int64, len(lists))
-    ids = np.fromiter(chain.from_iterable(lists), np.int64, int(lengths.sum()))
+    return lengths, np.fromiter(chain.from_iterable(lists), np.int64, int(lengths.sum()))
+
+
+def ranges_each(lists: Sequence[Sequence[int]], flat: tuple[np.ndarray, np.ndarray] | None = None
+                ) -> list[list[int] | dict[str, list[int]]]:
+    """ranges() of each list, by numpy over all of them at once (a keyframe's block tables:
+    hundreds of tables of a hundred blocks); `flat`: flatten(lists), when the caller has it."""
+    lengths, ids = flat or flatten(lists)
     ends = np.cumsum(lengths)
     starts = np.ones(len(ids), bool)  # where a stretch starts: a list's first id or a gap
     starts[1:] = np.diff(ids) != 1
@@ -97,17 +105,6 @@ def ranges_each(lists: Sequence[Sequence[int]]) -> list[list[int] | dict[str, li
         out.append({"ranges": [x for pair in zip(ids[first].tolist(), counts, strict=True)
                                for x in pair]})
     return out
-
-
-def _long_ranges(ids: Sequence[int] | np.ndarray) -> list[int] | dict[str, list[int]]:
-    """ranges() by numpy (a keyframe's cached blocks: up to the whole pool)."""
-    column = np.asarray(ids, np.int64)
-    starts = np.concatenate(([0], np.flatnonzero(np.diff(column) != 1) + 1))
-    if 2 * len(starts) >= len(ids):
-        return column.tolist()  # type: ignore[no-any-return]
-    out = np.empty(2 * len(starts), np.int64)
-    out[0::2], out[1::2] = column[starts], np.diff(np.append(starts, len(ids)))
-    return {"ranges": out.tolist()}
 
 
 def expand(column: Any) -> list[Any]:

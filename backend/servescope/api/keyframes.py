@@ -6,13 +6,20 @@ per-request values and every block."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import chain, repeat
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 
 from servescope.api import protocol as P
-from servescope.api.compact import expand_keyframe, labelled_runs, ranges, ranges_each, runs
+from servescope.api.compact import (
+    expand_keyframe,
+    flatten,
+    labelled_runs,
+    ranges,
+    ranges_each,
+    runs,
+)
 from servescope.api.stream_state import PENDING, StreamState
 from servescope.api.wire_keys import CARRIED
 
@@ -32,14 +39,15 @@ def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> P.Keyframe
     """The columnar keyframe message for the state after record `state.iter`, compacted (built
     unvalidated: a big pool's columns are long, and the tests validate what is sent)."""
     ref, last = state.ref, state.last
-    owner, owners, ref_count = block_columns(state, num_gpu_blocks)
+    tables = list(state.tables.values())
+    flat = flatten(tables)
+    owner, owners, ref_count = block_columns(state, num_gpu_blocks, flat)
     return P.Keyframe.model_construct(
         engine=engine, iter=state.iter,
         step=last["step"] if last else 0, time_s=last["time_s"] if last else 0.0,
         **{name: runs(column) for name, column in request_columns(state).items()},
         block_owner=labelled_runs(owner, owners), block_ref_count=runs(ref_count),
-        tables=list(zip(map(ref, state.tables), ranges_each(list(state.tables.values())),
-                        strict=True)),
+        tables=list(zip(map(ref, state.tables), ranges_each(tables, flat), strict=True)),
         cached_blocks=ranges(np.sort(np.fromiter(state.cached, np.int64, len(state.cached)))),
         running=[ref(r) for r in state.running], waiting=[ref(r) for r in state.waiting],
         record=last)
@@ -67,15 +75,13 @@ def request_columns(state: StreamState) -> dict[str, np.ndarray]:
             "num_cached_tokens": np.maximum(state.columns["num_cached_tokens"], 0)}
 
 
-def block_columns(state: StreamState,
-                  num_gpu_blocks: int) -> tuple[np.ndarray, list[Any], np.ndarray]:
+def block_columns(state: StreamState, num_gpu_blocks: int, flat: tuple[np.ndarray, np.ndarray]
+                  ) -> tuple[np.ndarray, list[Any], np.ndarray]:
     """Each block's owner, the first table holding it (in table order), as a position in the
     list of table owners (-1: none); that list; each block's reference count (how many tables
-    hold it). Blocks outside the pool are left out."""
-    tables = list(state.tables.values())
-    lengths = np.fromiter(map(len, tables), np.int64, len(tables))
-    held = np.fromiter(chain.from_iterable(tables), np.int64, int(lengths.sum()))
-    holder = np.repeat(np.arange(len(tables)), lengths)
+    hold it). Blocks outside the pool are left out. `flat`: the tables flattened."""
+    lengths, held = flat
+    holder = np.repeat(np.arange(len(lengths)), lengths)
     inside = (held >= 0) & (held < num_gpu_blocks)
     held, holder = held[inside], holder[inside]
     blocks, first = np.unique(held, return_index=True)
