@@ -7,6 +7,12 @@ Free queue (block 0 is the null block and is never in it; see core/free_queue.py
 Allocation pops the head, so freed blocks without a hash are reused first (LIFO); blocks with a
 hash go to the tail and are evicted last (LRU). A cached block loses its hash only when it is
 handed out again.
+
+Own-block hashes (negative: core/prefix.py) are unique to their request, so only that request
+can look them up, and only when it is admitted again after a preemption. With `defer_own` set
+(the engine sets it when request ids are unique) they enter the cache map when their request
+is preempted instead of when they are computed: a trace without shared prefixes then keeps the
+map empty. Lookups and eviction events are the same either way (tests/core/test_block_pool.py).
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ class BlockPool:
         # have one copy, which then costs no dict of its own
         self.cached: dict[BlockHash, int | dict[int, None]] = {}
         self._num_multi = 0  # hashes with two copies or more
+        self.defer_own = False
+        self._num_own = 0  # deferred own-block hashes in the map
         self.events: list[BlockEvent] = []
         self.record_events = True  # False while nobody reads the records (Engine.run_to_end)
         self.freed: list[int] = []
@@ -65,24 +73,30 @@ class BlockPool:
 
     def _evict(self, blocks: list[int]) -> None:
         block_hash, cached = self.block_hash, self.cached
-        if not self._num_multi:  # every hash has one copy: drop the entries wholesale
+        if cached and not self._num_multi and not self._num_own:
             keys = cast(list[BlockHash], list(map(block_hash.__getitem__, blocks)))
-            deque(map(cached.__delitem__, keys), 0)
+            if self.defer_own:  # own hashes are not in the map
+                keys = [key for key in keys if key >= 0]
+            deque(map(cached.__delitem__, keys), 0)  # every hash has one copy: drop them
+        elif cached:
             for block in blocks:
-                block_hash[block] = None
-            return
+                self._forget(block, cast(BlockHash, block_hash[block]))
         for block in blocks:
-            old = block_hash[block]
-            assert old is not None
-            copies = cached[old]
-            if isinstance(copies, int):
-                del cached[old]
-            else:
-                del copies[block]
-                if len(copies) == 1:
-                    cached[old] = next(iter(copies))
-                    self._num_multi -= 1
             block_hash[block] = None
+
+    def _forget(self, block: int, key: BlockHash) -> None:
+        """Take this copy of `key` out of the map (a deferred own hash may not be there)."""
+        cached = self.cached
+        copies = cached.get(key)
+        if copies is None or copies == block:
+            if copies is not None:
+                del cached[key]
+                self._num_own -= self.defer_own and key < 0
+        elif isinstance(copies, dict) and block in copies:
+            del copies[block]
+            if len(copies) == 1:
+                cached[key] = next(iter(copies))
+                self._num_multi -= 1
 
     def touch(self, blocks: Iterable[int]) -> None:
         """Take a reference on prefix-cache hits, pulling free ones out of the free queue."""
@@ -117,23 +131,44 @@ class BlockPool:
                      emit: bool = True) -> None:
         """Give full blocks their hashes; `emit=False` leaves the 'stored' event to the caller
         (a decode run, whose records say which step stored what)."""
-        cached, block_hash = self.cached, self.block_hash
+        block_hash = self.block_hash
         for block, key in zip(blocks, hashes, strict=True):
             block_hash[block] = key
-        if cached.keys().isdisjoint(hashes):  # the common case: no copies
-            cached.update(zip(hashes, blocks, strict=True))
-        else:
-            for block, key in zip(blocks, hashes, strict=True):
-                copies = cached.get(key)
-                if copies is None:
-                    cached[key] = block
-                elif isinstance(copies, int):
-                    cached[key] = {copies: None, block: None}
-                    self._num_multi += 1
-                else:
-                    copies[block] = None
         if emit and self.record_events:
             self.events.append(BlockEvent("stored", tuple(blocks), request_id))
+        if self.defer_own and hashes and min(hashes) < 0:  # the own ones wait (see above)
+            if max(hashes) < 0:
+                return
+            shared = [(block, key) for block, key in zip(blocks, hashes, strict=True)
+                      if key >= 0]
+            blocks, hashes = [block for block, _ in shared], [key for _, key in shared]
+        if self.cached.keys().isdisjoint(hashes):  # the common case: no copies
+            self.cached.update(zip(hashes, blocks, strict=True))
+        else:
+            for block, key in zip(blocks, hashes, strict=True):
+                self._add_copy(block, key)
+
+    def _add_copy(self, block: int, key: BlockHash) -> None:
+        cached = self.cached
+        copies = cached.get(key)
+        if copies is None:
+            cached[key] = block
+            self._num_own += self.defer_own and key < 0
+        elif isinstance(copies, int):
+            if copies != block:
+                cached[key] = {copies: None, block: None}
+                self._num_multi += 1
+        else:
+            copies.setdefault(block, None)
+
+    def publish_own(self, blocks: list[int]) -> None:
+        """Put these blocks' deferred own hashes in the map (their request was preempted)."""
+        if self.defer_own:
+            block_hash = self.block_hash
+            for block in blocks:
+                key = block_hash[block]
+                if key is not None and key < 0:
+                    self._add_copy(block, key)
 
     def lookup(self, block_hash: BlockHash) -> int | None:
         """The first cached copy of this hash, or None."""

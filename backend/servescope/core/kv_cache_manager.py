@@ -13,7 +13,7 @@ import numpy as np
 from servescope.core.block_pool import BlockHash, BlockPool
 from servescope.core.decode_run import DecodeBlocks, periodic
 from servescope.core.prefix import BlockHasher
-from servescope.core.request import Request
+from servescope.core.request import Request, RequestStatus
 from servescope.core.running_batch import RunningBatch
 
 
@@ -142,6 +142,8 @@ class PagedKVCacheManager:
         self.num_cached_blocks.pop(request.id, None)
         if table:
             self.num_table_blocks -= len(table)
+            if request.status is not RequestStatus.FINISHED:  # preempted: it may come back
+                self.pool.publish_own(table)
             self.pool.free_blocks(table[::-1])
 
     def cache_full_blocks(self, request: Request, num_tokens: int) -> None:

@@ -1,0 +1,101 @@
+"""Own-block hashes kept out of the prefix-cache map until their request is preempted
+(core/block_pool.py, `defer_own`) change no decision and no record: the same lookups, block
+ids and cache events as putting every hash in the map when it is computed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.factories import checked_fast_forward, serialized
+
+from servescope.core.block_pool import BlockPool
+from servescope.core.config import EngineConfig
+from servescope.core.engine import Engine
+from servescope.core.invariants import check_invariants
+from servescope.core.request import RequestSpec
+from servescope.core.scheduler import policy_classes
+
+
+def step_path(config: EngineConfig, specs: list[RequestSpec], defer: bool | None = None,
+              ) -> tuple[list[str], Engine]:
+    """Every record, invariants checked after each; `defer` overrides the engine's choice."""
+    engine = Engine(config, specs, fast_forward=False)
+    if defer is not None:
+        engine.kv.pool.defer_own = defer
+    lines = []
+    for record in engine.run():
+        check_invariants(engine.scheduler, record)
+        lines.append(serialized(record))
+    return lines, engine
+
+
+rows_st = st.lists(st.tuples(st.integers(1, 70), st.integers(1, 90), st.integers(0, 40),
+                             st.sampled_from([(), (("sys", 24),), (("doc", 9),)]),
+                             st.integers(0, 2)),
+                   min_size=2, max_size=14)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=rows_st, policy=st.sampled_from(tuple(policy_classes())),
+       block_size=st.sampled_from([1, 4, 16]), num_gpu_blocks=st.integers(12, 90),
+       priority=st.booleans(), budget=st.integers(16, 128))
+def test_deferred_own_hashes_give_the_records_of_eager_ones(
+        rows: list, policy: str, block_size: int, num_gpu_blocks: int, priority: bool,
+        budget: int) -> None:
+    config = EngineConfig.from_dict({
+        "policy": policy, "block_size": block_size, "num_gpu_blocks": num_gpu_blocks,
+        "enable_prefix_caching": True, "max_num_seqs": 8, "max_num_batched_tokens": budget,
+        "scheduling_policy": "priority" if priority and policy != "static" else "fcfs"})
+    specs = [RequestSpec(f"r{i}", p, o, arrival_step=a, prefix=pre, priority=prio)
+             for i, (p, o, a, pre, prio) in enumerate(rows)]
+    eager, _ = step_path(config, specs, defer=False)
+    deferred, engine = step_path(config, specs)
+    assert engine.kv.pool.defer_own  # ids are unique: the engine defers
+    assert deferred == eager
+    fast, _ = checked_fast_forward(config, specs)
+    assert [serialized(r) for r in fast] == eager
+
+
+def preempted_and_resumed() -> tuple[EngineConfig, list[RequestSpec]]:
+    """A pool too small for both: the later request preempts the earlier, which comes back to
+    find its own computed blocks still cached."""
+    config = EngineConfig(num_gpu_blocks=15, block_size=4, max_num_seqs=4,
+                          max_num_batched_tokens=64, enable_prefix_caching=True)
+    return config, [RequestSpec("a", 20, 30, arrival_step=0),
+                    RequestSpec("b", 20, 30, arrival_step=3)]
+
+
+def cache_hits(lines: list[str], field: str) -> list[int]:
+    """The prefix-cache hits of the requests in each record's `field` ("new", "resumed")."""
+    hits: list[int] = []
+    for line in lines:
+        rec: dict[str, Any] = json.loads(line)[0]  # serialized(): [to_dict(), ...]
+        hits += [rec["num_cached_tokens"][rid] for rid in rec[field]]
+    return hits
+
+
+def test_a_preempted_request_finds_its_own_blocks_when_it_resumes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    config, specs = preempted_and_resumed()
+    eager, _ = step_path(config, specs, defer=False)
+    deferred, _ = step_path(config, specs)
+    assert any(cache_hits(eager, "resumed")) and deferred == eager
+    monkeypatch.setattr(BlockPool, "publish_own", lambda self, blocks: None)
+    unpublished, _ = step_path(config, specs)  # the map would miss them: the test sees it
+    assert not any(cache_hits(unpublished, "resumed"))
+
+
+def test_an_id_that_comes_again_finds_the_earlier_requests_blocks() -> None:
+    """A later request with a finished one's id looks up the same own hashes (its tokens are
+    named by id): the engine does not defer then, so it still finds them."""
+    config = EngineConfig(num_gpu_blocks=40, block_size=4, enable_prefix_caching=True)
+    specs = [RequestSpec("same", 30, 3, arrival_step=0),
+             RequestSpec("same", 30, 3, arrival_step=20)]
+    lines, engine = step_path(config, specs)
+    assert not engine.kv.pool.defer_own
+    assert lines == step_path(config, specs, defer=False)[0]
+    assert cache_hits(lines, "new")[-1] > 0
