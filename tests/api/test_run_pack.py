@@ -16,9 +16,9 @@ from support.tracks import run_to_end
 
 from servescope.api.keyframes import keyframe
 from servescope.api.run_pack import RunPack
-from servescope.api.serialize import normalize, pack, request_info
+from servescope.api.serialize import dumps, normalize, pack, request_info
 from servescope.api.stream_state import StreamState
-from servescope.api.track import Track, dumps
+from servescope.api.track import Track
 from servescope.api.track_source import engine_source
 from servescope.api.wire_text import dump
 from servescope.core.config import EngineConfig

@@ -9,7 +9,6 @@ the step's new blocks and cache events, the waste when it changed, and the finis
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left
 from itertools import repeat
 from typing import Any
@@ -17,22 +16,12 @@ from typing import Any
 import numpy as np
 
 from servescope.api.run_store import Row
-from servescope.api.serialize import js_round6, normalize
+from servescope.api.serialize import dumps, js_round6, normalize, ref_json
 from servescope.api.stream_state import FINISHED, StreamState
 from servescope.core.decode_run import DecodeRun
 from servescope.observability.meter import Meter
 
 Event = tuple[int, int, tuple[int, ...]]  # (row, 1 stored | 0 removed, block ids)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
-
-
-def _ref(state: StreamState, rid: str) -> str:
-    """A request's reference as JSON: its index (or, unknown, its id)."""
-    ref = state.ref(rid)
-    return str(ref) if isinstance(ref, int) else _json(ref)
 
 
 class RunPack:
@@ -41,7 +30,7 @@ class RunPack:
 
     def __init__(self, state: StreamState, run: DecodeRun, n0: int) -> None:
         self.run, self.n0 = run, n0
-        self.refs = [_ref(state, rid) for rid in run.ids]
+        self.refs = [ref_json(state, rid) for rid in run.ids]
         self.time_s = [round(t, 9) for t in run.time_s[:-1].tolist()]
         self.step_ms = [round(ms, 6) for ms in run.step_time_ms.tolist()]
         self.end_s = [t + ms / 1000.0 for t, ms in zip(self.time_s, self.step_ms, strict=True)]
@@ -77,9 +66,9 @@ class RunPack:
         lead[0], carried[0] = _first_fields(state, run, refs)
         flags[0] = first
         if run.finished:
-            lead[-1] += f',"f":[{",".join(_ref(state, r) for r in run.finished)}]'
+            lead[-1] += f',"f":[{",".join(ref_json(state, r) for r in run.finished)}]'
         if run.freed_blocks:
-            fb[-1] = f',"fb":{_json(list(run.freed_blocks))}'
+            fb[-1] = f',"fb":{dumps(list(run.freed_blocks))}'
         at, entries = self.new_at, [f"{refs[row]},1,{block}" for row, block in zip(
             run.kv.rows.tolist(), run.kv.blocks, strict=True)]
         nb = {j: f',"nb":[{",".join(entries[at[j]:at[j + 1]])}]'
@@ -98,7 +87,7 @@ class RunPack:
 
     def _waste_fields(self, before: dict[str, int] | None) -> list[str]:
         """"kw" where a step's waste differs from the step before (sent when it changes)."""
-        keys = [_json(key) for key in self.run.kv_waste]
+        keys = [dumps(key) for key in self.run.kv_waste]
         template = ',"kw":{' + ",".join(f"{key}:%d" for key in keys) + "}"
         values = self.waste
         out = [template % values[0] if self.waste_dict(0) != before else ""]
@@ -189,5 +178,5 @@ def _flags(state: StreamState, run: DecodeRun) -> tuple[str, str]:
         if total - start != 1 or num_out < 1:
             first["sk"].append(pos)
     after = {"sn": [x for pos in later for x in (pos, 1)], "sm": later, "sk": later}
-    return ("".join(f',"{key}":{_json(v)}' for key, v in first.items() if v),
-            "".join(f',"{key}":{_json(v)}' for key, v in after.items() if v))
+    return ("".join(f',"{key}":{dumps(v)}' for key, v in first.items() if v),
+            "".join(f',"{key}":{dumps(v)}' for key, v in after.items() if v))

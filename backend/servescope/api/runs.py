@@ -16,8 +16,9 @@ from servescope.api import job_work
 from servescope.api.done_requests import DoneRequests
 from servescope.api.jobs import JobError
 from servescope.api.metrics import public_label
+from servescope.api.serialize import dumps
 from servescope.api.session import Session, SessionError
-from servescope.api.track import Track, dumps
+from servescope.api.track import Track
 from servescope.core.config import EngineConfig
 from servescope.observability import openmetrics as om
 from servescope.observability.families import engine_view, max_model_len, model_name

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -17,6 +18,17 @@ KNOWN = frozenset((
     "preempted", "finished", "released", "rejected", "new_blocks", "freed_blocks", "kv_events",
     "num_cached_tokens", "running", "waiting", "num_free_blocks", "num_usable_blocks",
     "kv_usage", "token_budget", "max_num_seqs", "kv_waste"))
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, as every packed record and keyframe is stored and sent."""
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+def ref_json(state: StreamState, rid: str) -> str:
+    """A request's reference as JSON text: its index (or, not in the list, its id)."""
+    ref = state.ref(rid)
+    return str(ref) if isinstance(ref, int) else dumps(ref)
 
 
 def request_info(specs: Iterable[RequestSpec]) -> RequestTable:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from servescope.api import protocol as P
 from servescope.api.access import new_token
 from servescope.api.build import Built, build
+from servescope.api.serialize import dumps
 from servescope.api.settings import Settings
-from servescope.api.track import dumps
 from servescope.api.wire_text import dump
 
 if TYPE_CHECKING:

@@ -17,12 +17,14 @@ from servescope.api import protocol as P
 from servescope.api.keyframes import keyframe, keyframe_cost, load_keyframe
 from servescope.api.run_pack import RunPack
 from servescope.api.run_store import Row, RunStore, StorageError
-from servescope.api.serialize import normalize, pack, unpack
+from servescope.api.serialize import dumps, normalize, pack, unpack
+from servescope.api.step_pack import pack_step, with_events
 from servescope.api.stream_state import StreamState
 from servescope.api.track_source import Source
 from servescope.api.wire_text import Template, dump
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
+from servescope.core.records import StepRecord
 from servescope.core.request_table import request_table
 from servescope.observability.meter import Meter
 
@@ -32,10 +34,6 @@ BATCH_S = 0.05  # and at least this often, so that the first frame and the scrub
 
 class RecordLimitError(Exception):
     """The run has more records than the server keeps for a session."""
-
-
-def dumps(msg: Any) -> str:
-    return json.dumps(msg, separators=(",", ":"), allow_nan=False)
 
 
 class Track:
@@ -132,16 +130,21 @@ class Track:
             f"({self.max_records:,} records) before its end; simulate a window or a sample "
             f"of the trace")
 
-    def _store_record(self, rec: dict[str, Any], n: int) -> None:
-        rec = normalize(rec)
-        rec["iter"] = n  # the stream's own index, whatever a recording says
+    def _store_record(self, item: dict[str, Any] | StepRecord, n: int) -> None:
+        if isinstance(item, StepRecord):
+            rec, text = pack_step(self.state, item, n)
+        else:
+            rec = normalize(item)
+            rec["iter"] = n  # the stream's own index, whatever a recording says
+            text = dumps(pack(self.state, rec))
         self.meter.observe(rec)  # append-only: the loop reads it up to the published head
-        text = dumps(pack(self.state, rec))
         self._rows.append((n, rec["step"], rec["time_s"],
                            rec["time_s"] + rec["step_time_ms"] / 1000.0, text,
                            sum(e["n"] for e in rec["scheduled"]), len(rec["running"]),
                            len(rec["waiting"]), rec["kv_usage"], *self._state_counts(rec)))
         if self._keyframe_due(n, len(text)):
+            if isinstance(item, StepRecord):
+                with_events(rec, item)  # the keyframe's record
             self._take_keyframe(n)
 
     def _store_run(self, loop: asyncio.AbstractEventLoop, run: DecodeRun, n: int) -> int:

@@ -112,8 +112,15 @@ class StepRecord:
     def kv_usage(self) -> float:
         return 1.0 - self.num_free_blocks / self.num_usable_blocks
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data with the reference traces' field names, for JSONL and the wire."""
+    def event_dicts(self) -> list[dict[str, Any]]:
+        """The prefix-cache events as the reference traces write them."""
+        return [{"type": "BlockStored" if ev.kind == "stored" else "BlockRemoved",
+                 "block_ids": list(ev.block_ids), "req": ev.request_id}
+                for ev in self.block_events]
+
+    def to_dict(self, events: bool = True) -> dict[str, Any]:
+        """Plain data with the reference traces' field names, for JSONL and the wire (with
+        `events` False, "kv_events" is left empty: api/step_pack.py writes them itself)."""
         return {
             "step": self.step,
             "iter": self.iter,
@@ -133,11 +140,7 @@ class StepRecord:
             "rejected": [{"id": i, "reason": r} for i, r in self.rejected],
             "new_blocks": {k: list(v) for k, v in self.new_blocks.items()},
             "freed_blocks": list(self.freed_blocks),
-            "kv_events": [
-                {"type": "BlockStored" if ev.kind == "stored" else "BlockRemoved",
-                 "block_ids": list(ev.block_ids), "req": ev.request_id}
-                for ev in self.block_events
-            ],
+            "kv_events": self.event_dicts() if events else [],
             "num_cached_tokens": dict(self.num_cached_tokens),
             "running": list(self.running),
             "waiting": list(self.waiting),
