@@ -76,7 +76,7 @@ def holders(path: Path, records: int) -> None:
     ledger.add("Meter", n, lambda: Meter(info, True))
     with tempfile.TemporaryDirectory() as tmp:
         track = ledger.add("Track (state, meter, first keyframe)", n,
-                           lambda: Track(0, engine_source(engine), info,
+                           lambda: Track(0, engine_source(engine, runs=False), info,
                                          engine.config.num_gpu_blocks or 0, 64, 10**9,
                                          Path(tmp) / "t.sqlite3"))
         ledger.add("fit notes (transient)", n,
@@ -86,7 +86,8 @@ def holders(path: Path, records: int) -> None:
 
 
 def simulate(track: Track, engine: Engine, records: int, top: int = 12) -> None:
-    """`records` records through the track's packing and meter (no store, no thread)."""
+    """`records` records through the track's packing and meter (no store, no thread), one by
+    one as to_dict() (the per-record path: what it keeps is what the others keep)."""
     before = traced()
     first = tracemalloc.take_snapshot()
     t = time.perf_counter()

@@ -1,9 +1,15 @@
-"""The run summary, computed on columns, agrees with the per-request metrics it summarizes."""
+"""The run summary, computed on columns, agrees with the per-request metrics it summarizes: the
+same bits, but the mean and std of the inter-token intervals (summed from each step's count of
+them, in another order)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support.factories import make_config, make_requests
 
 from servescope.core import metrics
@@ -32,19 +38,26 @@ def _done(preempting: bool) -> list[Request]:
     return engine.done_requests
 
 
+SUMMED = ("mean_itl_ms", "std_itl_ms")
+
+
+def agrees(summary: dict[str, Any], reference: dict[str, Any]) -> None:
+    for key, value in reference.items():
+        if key in SUMMED:
+            assert summary[key] == pytest.approx(value, rel=1e-12, abs=1e-9), key
+        else:
+            assert summary[key] == value, key  # the same floats: the same bits
+
+
 def test_summary_matches_the_per_request_metrics() -> None:
     done = _done(preempting=True)
-    summary = metrics.summarize(done, 1.0, [], {}, frontend_ms=2.5)
-    for key, value in _reference(done, 2.5).items():
-        assert summary[key] == value, key  # same floats in the same order: the same bits
+    agrees(metrics.summarize(done, 1.0, [], {}, frontend_ms=2.5), _reference(done, 2.5))
 
 
 def test_requests_of_several_engines_keep_their_own_clocks() -> None:
     done = _done(preempting=True) + _done(preempting=False)
     assert done[0].step_end_s is not done[-1].step_end_s
-    summary = metrics.summarize(done, 1.0, [], {})
-    for key, value in _reference(done, 0.0).items():
-        assert summary[key] == value, key
+    agrees(metrics.summarize(done, 1.0, [], {}), _reference(done, 0.0))
 
 
 def test_a_request_without_tokens_adds_no_interval() -> None:
@@ -53,7 +66,7 @@ def test_a_request_without_tokens_adds_no_interval() -> None:
     silent = FinishedRequest(Request(never_scheduled, 99, 0.0, done[0].step_end_s))
     summary = metrics.summarize([silent, *done], 1.0, [], {})
     reference = _reference(done, 0.0)
-    assert summary["mean_itl_ms"] == reference["mean_itl_ms"]
+    assert summary["mean_itl_ms"] == pytest.approx(reference["mean_itl_ms"], rel=1e-12)
     assert summary["total_output_tokens"] == reference["total_output_tokens"]
     assert summary["mean_ttft_ms"] == reference["mean_ttft_ms"]
 
@@ -72,3 +85,13 @@ def test_a_finished_request_keeps_what_its_metrics_read() -> None:
     assert metrics.request_metrics(done) == metrics.request_metrics(live)  # type: ignore[arg-type]
     assert metrics.request_metrics(done, 5.0)["ttft_ms"] == (0.5 - 0.25) * 1000 + 5.0
     assert not hasattr(done, "spec") and not hasattr(done, "block_hashes")
+
+
+@given(st.lists(st.tuples(st.floats(0.0, 500.0), st.integers(0, 40)), min_size=1, max_size=30))
+def test_interval_stats_are_numpys_on_every_interval(places: list[tuple[float, int]]) -> None:
+    """Percentiles and median bit for bit as numpy's over the intervals written out (ties,
+    empty places, one interval), the mean and std to the last bits."""
+    values = np.array([v for v, _ in places])
+    counts = np.array([c for _, c in places], np.int64)
+    agrees(metrics.interval_stats("itl", metrics.Intervals(values, counts)),
+           metrics.latency_stats("itl", np.repeat(values, counts)))
