@@ -1,6 +1,7 @@
-"""Own-block hashes kept out of the prefix-cache map until their request is preempted
-(core/block_pool.py, `defer_own`) change no decision and no record: the same lookups, block
-ids and cache events as putting every hash in the map when it is computed."""
+"""With unique request ids, own-block hashes keyed by arrival and kept out of the prefix-cache
+map until their request is preempted (core/prefix.py, core/block_pool.py) change no decision
+and no record: the same lookups, block ids and cache events as interning them by id and putting
+every hash in the map when it is computed."""
 
 from __future__ import annotations
 
@@ -16,16 +17,19 @@ from servescope.core.block_pool import BlockPool
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.invariants import check_invariants
+from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.request import RequestSpec
 from servescope.core.scheduler import policy_classes
 
 
 def step_path(config: EngineConfig, specs: list[RequestSpec], defer: bool | None = None,
               ) -> tuple[list[str], Engine]:
-    """Every record, invariants checked after each; `defer` overrides the engine's choice."""
+    """Every record, invariants checked after each; `defer` overrides the engine's choice
+    (False: own hashes interned by id and in the map when computed, as before)."""
     engine = Engine(config, specs, fast_forward=False)
     if defer is not None:
-        engine.kv.pool.defer_own = defer
+        assert isinstance(engine.kv, PagedKVCacheManager)
+        engine.kv.unique_ids = defer
     lines = []
     for record in engine.run():
         check_invariants(engine.scheduler, record)
@@ -54,7 +58,7 @@ def test_deferred_own_hashes_give_the_records_of_eager_ones(
              for i, (p, o, a, pre, prio) in enumerate(rows)]
     eager, _ = step_path(config, specs, defer=False)
     deferred, engine = step_path(config, specs)
-    assert engine.kv.pool.defer_own  # ids are unique: the engine defers
+    assert isinstance(engine.kv, PagedKVCacheManager) and engine.kv.unique_ids  # the default
     assert deferred == eager
     fast, _ = checked_fast_forward(config, specs)
     assert [serialized(r) for r in fast] == eager
@@ -96,6 +100,6 @@ def test_an_id_that_comes_again_finds_the_earlier_requests_blocks() -> None:
     specs = [RequestSpec("same", 30, 3, arrival_step=0),
              RequestSpec("same", 30, 3, arrival_step=20)]
     lines, engine = step_path(config, specs)
-    assert not engine.kv.pool.defer_own
+    assert isinstance(engine.kv, PagedKVCacheManager) and not engine.kv.unique_ids
     assert lines == step_path(config, specs, defer=False)[0]
     assert cache_hits(lines, "new")[-1] > 0

@@ -52,9 +52,9 @@ class Engine:
             raise ConfigError("num_gpu_blocks", "required unless model and gpu size the cache")
         self.config = config
         self.scheduler = make_scheduler(config, config.num_gpu_blocks)
-        # own-block hashes stay out of the cache map until a preemption (core/block_pool.py),
-        # unless an id comes twice (a later request would look up an earlier one's blocks)
-        self.kv.pool.defer_own = len({spec.id for spec in requests}) == len(requests)
+        if isinstance(self.kv, PagedKVCacheManager):  # (a later request with an earlier
+            # one's id looks up that one's own blocks: then they are kept as they come)
+            self.kv.unique_ids = len({spec.id for spec in requests}) == len(requests)
         if step_time is None:
             step_time = cost_model.make_step_time(config) if priced else placeholder_step_time_ms
         self.step_time = step_time

@@ -70,6 +70,16 @@ class PagedKVCacheManager:
         self.watermark_blocks = int(watermark * self.pool.num_usable_blocks)
 
     @property
+    def unique_ids(self) -> bool:
+        """Whether no request id comes twice: then own-block hashes are keyed by arrival and
+        stay out of the cache map until a preemption (core/prefix.py, core/block_pool.py)."""
+        return self.pool.defer_own
+
+    @unique_ids.setter
+    def unique_ids(self, value: bool) -> None:
+        self.pool.defer_own = self.hasher.by_arrival = value
+
+    @property
     def num_free_blocks(self) -> int:
         return self.pool.num_free_blocks
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -69,7 +70,7 @@ def token_intervals(done: Sequence[FinishedRequest]) -> tuple[np.ndarray, np.nda
     """Each request's token count, its first token's time (nan: none) and every inter-token
     interval in ms: request_metrics' values, built from the token runs and each clock's
     step times."""
-    clocks: dict[int, tuple[np.ndarray, list[int], list[int]]] = {}  # a clock per engine
+    clocks: dict[int, tuple[np.ndarray, array[int], array[int]]] = {}  # a clock per engine
     counts = np.zeros(len(done), np.int64)
     first = np.full(len(done), np.nan)
     gaps: list[float] = []
@@ -80,7 +81,7 @@ def token_intervals(done: Sequence[FinishedRequest]) -> tuple[np.ndarray, np.nda
         clock = clocks.get(id(request.step_end_s))
         if clock is None:
             clock = clocks[id(request.step_end_s)] = (
-                np.asarray(request.step_end_s, np.float64), [], [])
+                np.asarray(request.step_end_s, np.float64), array("q"), array("q"))
         ends, starts, stops = clock
         first[k] = ends[runs[0][0]]
         last = -1
@@ -93,29 +94,45 @@ def token_intervals(done: Sequence[FinishedRequest]) -> tuple[np.ndarray, np.nda
         counts[k] = sum(count for _, count in runs)
     values, held = [np.array(gaps)], [np.ones(len(gaps), np.int64)]
     for ends, starts, stops in clocks.values():
-        values.append(np.diff(ends) * 1000.0)
-        spans = np.bincount(starts, minlength=len(ends)) - np.bincount(stops, minlength=len(ends))
-        held.append(np.cumsum(spans)[:-1])
-    return counts, first, Intervals(np.concatenate(values), np.concatenate(held))
+        step_ms = np.diff(ends)
+        step_ms *= 1000.0
+        spans = np.bincount(np.frombuffer(starts, np.int64), minlength=len(ends))
+        spans -= np.bincount(np.frombuffer(stops, np.int64), minlength=len(ends))
+        values.append(step_ms)
+        held.append(np.cumsum(spans, out=spans)[:-1])
+    return counts, first, Intervals(_joined(values), _joined(held))
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The parts in one array (no copy of a lone part: a clock's steps at trace scale)."""
+    parts = [part for part in parts if len(part)] or parts[:1]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def interval_stats(prefix: str, intervals: Intervals) -> dict[str, float]:
     """latency_stats of every interval, from the places and their counts: the median and
     percentiles exactly as numpy's (the "linear" method on the sorted intervals), the mean and
-    std to the last bits (a sum in another order)."""
-    keep = intervals.counts > 0
-    values, held = intervals.values[keep], intervals.counts[keep]
-    if not len(values):
+    std to the last bits (a sum in another order). A few arrays of the places at a time."""
+    values, counts = intervals
+    n = int(counts.sum())
+    if not n:
         return latency_stats(prefix, [])
+    weights = counts.astype(np.float64)
+    terms = values * weights
+    mean = float(terms.sum() / n)
+    np.subtract(values, mean, out=terms)
+    terms *= terms
+    terms *= weights
+    std = float(np.sqrt(terms.sum() / n))
+    del weights, terms
     order = np.argsort(values, kind="stable")
-    values, ends = values[order], np.cumsum(held[order])
-    n = int(ends[-1])
-    mean = float((values * held[order]).sum() / n)
-    std = float(np.sqrt(((values - mean) ** 2 * held[order]).sum() / n))
+    ends = np.cumsum(counts[order])  # a place with no interval is never the one found below
+    places = values[order]
+    del order
 
     def at(rank: int) -> float:
         """The interval of this rank (0-based) in sorted order."""
-        return float(values[int(np.searchsorted(ends, rank, "right"))])
+        return float(places[int(np.searchsorted(ends, rank, "right"))])
 
     def percentile(q: float) -> float:
         index = (n - 1) * (q / 100)

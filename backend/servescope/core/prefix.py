@@ -19,6 +19,7 @@ class BlockHasher:
         self.block_size = block_size
         self._ids: dict[tuple[BlockHash, tuple[Piece, ...]], int] = {}
         self._own: dict[tuple[int, str], int] = {}  # (shared base, request id) -> K, see _own
+        self.by_arrival = False  # ids are unique: K is the request's arrival index + 1
 
     def hashes(self, request: Request, num_blocks: int) -> list[BlockHash]:
         """The hashes of the request's first `num_blocks` full blocks (extended lazily)."""
@@ -42,13 +43,15 @@ class BlockHasher:
 
     def _extend_own(self, request: Request, hashes: list[BlockHash], num_blocks: int,
                     base: int) -> list[BlockHash]:
-        """Own block i of (base, request id) hashes to -(K << 32) - i, K interned from 1:
-        negative, so never an interned shared block's id, and distinct for i < 2**32."""
+        """Own block i of (base, request id) hashes to -(K << 32) - i, K interned from 1 (or,
+        ids unique, the request's arrival index + 1: no dict entry a request): negative, so
+        never an interned shared block's id, and distinct for i < 2**32."""
         num = len(hashes)
         if num and hashes[-1] < 0:  # own blocks hashed already: go on from the last
             first = hashes[-1] - 1
         else:
-            key = self._own.setdefault((base, request.id), len(self._own) + 1)
+            key = request.arrival_index + 1 if self.by_arrival else self._own.setdefault(
+                (base, request.id), len(self._own) + 1)
             first = -(key << OWN_SHIFT) - num
         hashes.extend(range(first, first - (num_blocks - num), -1))
         return hashes
