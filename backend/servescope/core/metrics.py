@@ -93,11 +93,13 @@ def token_intervals(done: Sequence[FinishedRequest]) -> tuple[np.ndarray, np.nda
             last = start + count - 1
         counts[k] = sum(count for _, count in runs)
     values, held = [np.array(gaps)], [np.ones(len(gaps), np.int64)]
-    for ends, starts, stops in clocks.values():
-        step_ms = np.diff(ends)
+    while clocks:  # each clock's copy of its step ends goes once its steps are made
+        ends, starts, stops = clocks.popitem()[1]
+        num_ends, step_ms = len(ends), np.diff(ends)
+        del ends
         step_ms *= 1000.0
-        spans = np.bincount(np.frombuffer(starts, np.int64), minlength=len(ends))
-        spans -= np.bincount(np.frombuffer(stops, np.int64), minlength=len(ends))
+        spans = np.bincount(np.frombuffer(starts, np.int64), minlength=num_ends)
+        spans -= np.bincount(np.frombuffer(stops, np.int64), minlength=num_ends)
         values.append(step_ms)
         held.append(np.cumsum(spans, out=spans)[:-1])
     return counts, first, Intervals(_joined(values), _joined(held))
@@ -112,7 +114,8 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
 def interval_stats(prefix: str, intervals: Intervals) -> dict[str, float]:
     """latency_stats of every interval, from the places and their counts: the median and
     percentiles exactly as numpy's (the "linear" method on the sorted intervals), the mean and
-    std to the last bits (a sum in another order). A few arrays of the places at a time."""
+    std to the last bits (a sum in another order). Sorts `intervals` in place (its counts
+    become running totals), with two more arrays of the places at a time."""
     values, counts = intervals
     n = int(counts.sum())
     if not n:
@@ -126,9 +129,11 @@ def interval_stats(prefix: str, intervals: Intervals) -> dict[str, float]:
     std = float(np.sqrt(terms.sum() / n))
     del weights, terms
     order = np.argsort(values, kind="stable")
-    ends = np.cumsum(counts[order])  # a place with no interval is never the one found below
-    places = values[order]
+    values[:] = values[order]
+    counts[:] = counts[order]
     del order
+    places, ends = values, np.cumsum(counts, out=counts)  # a place with no interval is never
+    # the one found below
 
     def at(rank: int) -> float:
         """The interval of this rank (0-based) in sorted order."""
