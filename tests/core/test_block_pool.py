@@ -46,14 +46,15 @@ rows_st = st.lists(st.tuples(st.integers(1, 70), st.integers(1, 90), st.integers
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=rows_st, policy=st.sampled_from(tuple(policy_classes())),
        block_size=st.sampled_from([1, 4, 16]), num_gpu_blocks=st.integers(12, 90),
-       priority=st.booleans(), budget=st.integers(16, 128))
+       priority=st.booleans(), budget=st.integers(16, 128), overlap=st.booleans())
 def test_deferred_own_hashes_give_the_records_of_eager_ones(
         rows: list, policy: str, block_size: int, num_gpu_blocks: int, priority: bool,
-        budget: int) -> None:
+        budget: int, overlap: bool) -> None:
     config = EngineConfig.from_dict({
         "policy": policy, "block_size": block_size, "num_gpu_blocks": num_gpu_blocks,
         "enable_prefix_caching": True, "max_num_seqs": 8, "max_num_batched_tokens": budget,
-        "scheduling_policy": "priority" if priority and policy != "static" else "fcfs"})
+        "scheduling_policy": "priority" if priority and policy != "static" else "fcfs",
+        "async_scheduling": overlap and policy == "vllm-v1"})
     specs = [RequestSpec(f"r{i}", p, o, arrival_step=a, prefix=pre, priority=prio)
              for i, (p, o, a, pre, prio) in enumerate(rows)]
     eager, _ = step_path(config, specs, defer=False)
