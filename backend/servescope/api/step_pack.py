@@ -19,8 +19,8 @@ AFTER_KE = ("ct", *(key for key, _ in CARRIED), "ku", "x")  # pack's keys after 
 
 
 def pack_step(state: StreamState, record: StepRecord, n: int) -> tuple[dict[str, Any], str]:
-    """Record `n` of a track: its to_dict() with "kv_events" left empty (`with_events` fills
-    it), and its packed text; folded into `state` as `pack` folds it."""
+    """Record `n` of a track: its to_dict() with "kv_events" left empty (`event_dicts()` has
+    them), and its packed text; folded into `state` as `pack` folds it."""
     rec = record.to_dict(events=False)
     rec["iter"] = n
     out = pack(state, rec)
@@ -51,13 +51,7 @@ def _fold_events(state: StreamState, events: tuple[BlockEvent, ...]) -> list[str
     return texts
 
 
-def with_events(rec: dict[str, Any], record: StepRecord) -> None:
-    """Fill in the events `pack_step` left out (a keyframe keeps its last record whole)."""
-    rec["kv_events"] = record.event_dicts()
-
-
 def _event_text(state: StreamState, event: BlockEvent) -> str:
     kind, blocks, rid = event
     req = "null" if rid is None else ref_json(state, rid)
-    ids = str(blocks[0]) if len(blocks) == 1 else ",".join(map(str, blocks))
-    return f"[{1 if kind == 'stored' else 0},[{ids}],{req}]"
+    return f"[{1 if kind == 'stored' else 0},[{','.join(map(str, blocks))}],{req}]"

@@ -18,7 +18,7 @@ from servescope.api.keyframes import keyframe, keyframe_cost, load_keyframe
 from servescope.api.run_pack import RunPack
 from servescope.api.run_store import Row, RunStore, StorageError
 from servescope.api.serialize import dumps, normalize, pack, unpack
-from servescope.api.step_pack import pack_step, with_events
+from servescope.api.step_pack import pack_step
 from servescope.api.stream_state import StreamState
 from servescope.api.track_source import Source
 from servescope.api.wire_text import Template, dump
@@ -143,8 +143,8 @@ class Track:
                            sum(e["n"] for e in rec["scheduled"]), len(rec["running"]),
                            len(rec["waiting"]), rec["kv_usage"], *self._state_counts(rec)))
         if self._keyframe_due(n, len(text)):
-            if isinstance(item, StepRecord):
-                with_events(rec, item)  # the keyframe's record
+            if isinstance(item, StepRecord):  # the keyframe keeps its record whole
+                rec["kv_events"] = item.event_dicts()
             self._take_keyframe(n)
 
     def _store_run(self, loop: asyncio.AbstractEventLoop, run: DecodeRun, n: int) -> int:

@@ -40,13 +40,14 @@ def latency_stats(prefix: str, values: Sequence[float] | np.ndarray) -> dict[str
     arr = np.asarray(values, dtype=float)
     if arr.size == 0:
         arr = np.zeros(1)
-    return {
-        f"mean_{prefix}_ms": float(arr.mean()),
-        f"median_{prefix}_ms": float(np.median(arr)),
-        f"std_{prefix}_ms": float(arr.std()),
-        f"p90_{prefix}_ms": float(np.percentile(arr, 90)),
-        f"p99_{prefix}_ms": float(np.percentile(arr, 99)),
-    }
+    return _keyed(prefix, float(arr.mean()), float(np.median(arr)), float(arr.std()),
+                  float(np.percentile(arr, 90)), float(np.percentile(arr, 99)))
+
+
+def _keyed(prefix: str, mean: float, median: float, std: float, p90: float,
+           p99: float) -> dict[str, float]:
+    return {f"mean_{prefix}_ms": mean, f"median_{prefix}_ms": median,
+            f"std_{prefix}_ms": std, f"p90_{prefix}_ms": p90, f"p99_{prefix}_ms": p99}
 
 
 def waste_shares(totals: dict[str, int]) -> dict[str, float]:
@@ -146,9 +147,7 @@ def interval_stats(prefix: str, intervals: Intervals) -> dict[str, float]:
         return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t  # numpy's _lerp
 
     median = at(n // 2) if n % 2 else (at(n // 2 - 1) + at(n // 2)) / 2
-    return {f"mean_{prefix}_ms": mean, f"median_{prefix}_ms": median,
-            f"std_{prefix}_ms": std, f"p90_{prefix}_ms": percentile(90),
-            f"p99_{prefix}_ms": percentile(99)}
+    return _keyed(prefix, mean, median, std, percentile(90), percentile(99))
 
 
 def summarize(done: Sequence[FinishedRequest], duration_s: float, rejected: list[tuple[str, str]],
