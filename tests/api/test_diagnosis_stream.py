@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from support.tracks import run_to_end
+from support.tracks import run_to_end, stored_records
 
 from servescope.api import job_work
 from servescope.api.serialize import request_info
@@ -50,7 +50,7 @@ def stored_run(tmp_path: Path, workload: list[RequestSpec]) -> Track:
 
 def held(track: Track) -> list[StepRecord]:
     """Every stored record as a StepRecord, all in memory (how a diagnosis read them before)."""
-    return [record_from_dict(r, k + 1) for k, r in enumerate(track.records())]
+    return [record_from_dict(r, k + 1) for k, r in enumerate(stored_records(track))]
 
 
 def reference_stats(records: list[StepRecord]) -> dict[str, float]:
@@ -117,7 +117,7 @@ def fields(record: StepRecord) -> dict[str, Any]:
 
 def test_a_stored_record_reads_back_as_record_from_dict_reads_it(tmp_path) -> None:
     track = stored_run(tmp_path, specs(40, 60))
-    rows = list(track.records())
+    rows = list(stored_records(track))
     assert any(r["kv_events"] for r in rows) and any(r["preempted"] for r in rows)
     for row in rows:
         assert fields(job_work.stored_record(row)) == fields(record_from_dict(row, 1))
@@ -156,10 +156,10 @@ def test_a_long_run_is_diagnosed_in_a_worker_whose_budget_cannot_hold_its_record
     assert result == in_worker(job_work.diagnose, args, 0)  # the same with no budget at all
 
 
-def test_records_between_start_with_their_first_record_wherever_the_keyframes_fall(
+def test_a_window_of_stored_records_starts_with_its_first_record_wherever_keyframes_fall(
         tmp_path) -> None:
     track = stored_run(tmp_path, specs(40, 60))
-    records = list(track.records())
+    records = list(stored_records(track))
     for kf in keyframe_iters(track)[:3]:
         for first in (kf - 1, kf, kf + 1):
-            assert list(track.records_between(first, first + 5)) == records[first:first + 6]
+            assert list(stored_records(track, first + 5, first)) == records[first:first + 6]

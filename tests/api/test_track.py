@@ -8,20 +8,16 @@ import asyncio
 import errno
 import json
 import sqlite3
+import threading
 
 import pytest
 from support.server import validate
-from support.tracks import run_to_end
+from support.tracks import run_to_end, stored_records
 
 from servescope.api.keyframes import load_keyframe
-from servescope.api.run_store import (
-    RunStore,
-    StorageError,
-    keyframe_before,
-    overview_bins,
-    storage_error,
-)
+from servescope.api.run_store import RunStore, StorageError, open_reader, storage_error
 from servescope.api.serialize import request_info, unpack
+from servescope.api.timeline import StoredRun, timeline
 from servescope.api.track import Track
 from servescope.api.track_source import engine_source
 from servescope.core.config import EngineConfig
@@ -51,7 +47,7 @@ def test_the_stored_records_are_the_engines_records_and_keyframes_match_them(tmp
     track, engine = engine_track(tmp_path)
     run_to_end(track)
     assert track.error is None and track.head == len(expected) - 1
-    got = list(track.records())
+    got = list(stored_records(track))
     assert [{**r, "iter": None} for r in got] == [{**e, "iter": None} for e in expected]
     assert track.summary == engine.summary() and track.summary["completed"] == 40
     # each keyframe, loaded, decodes the records after it as the whole stream does
@@ -128,13 +124,13 @@ def test_a_failing_source_stops_the_track_with_the_reason_and_keeps_what_it_stor
                            "not readable")
     done = validate(json.loads(track.done_message()))
     assert done["error"] == track.error and done["num_records"] == 15
-    assert len(list(track.records())) == 15
+    assert len(list(stored_records(track))) == 15
 
 
 def test_a_run_longer_than_the_record_cap_stops_there_and_says_so(tmp_path):
     track, _ = engine_track(tmp_path, max_records=30)
     run_to_end(track)
-    assert track.done and track.head == 29 and len(list(track.records())) == 30
+    assert track.done and track.head == 29 and len(list(stored_records(track))) == 30
     assert track.error is not None and "max_records_per_session (30 records)" in track.error
     whole, _ = engine_track(tmp_path / "whole", max_records=200)  # 40 requests: under 200
     run_to_end(whole)
@@ -173,11 +169,11 @@ def test_a_worker_reading_a_removed_track_fails_and_leaves_no_file(tmp_path):
     path = tmp_path / "runs" / "s-0.sqlite3"
     store = RunStore(path)
     store.append([(0, 0, 0.0, 0.01, "{}", 4, 1, 0, 0.1, 1, 0, 0)], [])
-    assert overview_bins(path, 0, 4)[2]  # readable while it exists
+    with open_reader(path) as reader:
+        assert reader.overview_bins(0, 4)[2]  # readable while it exists
     store.remove()
-    for read in (lambda: overview_bins(path, 0, 4), lambda: keyframe_before(path, 0)):
-        with pytest.raises(sqlite3.Error):
-            read()
+    with pytest.raises(sqlite3.Error), open_reader(path) as reader:
+        reader.keyframe_before(0)
     assert list(path.parent.iterdir()) == []
 
 
@@ -189,6 +185,36 @@ def test_a_track_closed_while_a_job_reads_it_keeps_its_file_until_the_job_is_don
     with track.reading() as path, track.reading():
         track.close()
         assert track.closed and path.exists()
-        t0, t1, rows = overview_bins(path, track.head, 4)  # as the worker reads it
+        with open_reader(path) as reader:  # as the worker reads it
+            t0, t1, rows = reader.overview_bins(track.head, 4)
         assert rows and t1 > t0
     assert list((tmp_path / "runs").iterdir()) == []
+
+
+def test_a_timeline_job_in_a_thread_leaves_the_loops_reads_current(tmp_path):
+    """The timeline's job runs in a thread while the simulation appends batches. Were it to
+    read through the event loop's connection, the loop's seek would read the snapshot of the
+    job's statement in flight and miss the batches committed since (a seek past them landed
+    short: CI's paged e2e)."""
+    track, _ = engine_track(tmp_path)
+    run_to_end(track)
+    run = StoredRun(track.store.path, track.requests, 0, track.head, True)
+    stop = threading.Event()
+
+    def hammer() -> None:
+        while not stop.is_set():
+            timeline(run, None, None, 50, 200)
+
+    job = threading.Thread(target=hammer)
+    job.start()
+    stale = 0
+    try:
+        t = track.last_start_s
+        for n in range(track.head + 1, track.head + 400):
+            t += 0.01  # after the run's records: the job's window never reaches them
+            track.store.append([(n, n, t, t + 0.01, "{}", 4, 1, 0, 0.1, 1, 0, 0)], [])
+            stale += track.store.index_at_time(t, n) != n
+    finally:
+        stop.set()
+        job.join()
+    assert stale == 0

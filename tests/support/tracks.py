@@ -4,7 +4,10 @@ store a run without a server."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from typing import Any
 
+from servescope.api.job_work import records
 from servescope.api.track import Track
 
 
@@ -19,3 +22,10 @@ def run_to_end(track: Track) -> None:
             progressed.clear()
             await progressed.wait()
     asyncio.run(ended())
+
+
+def stored_records(track: Track, upto: int | None = None,
+                   first: int = 0) -> Iterator[dict[str, Any]]:
+    """Records first..upto (default: all stored) of the track's file in to_dict() form, as the
+    jobs read them (api/job_work.py)."""
+    return records(track.store.path, track.requests, track.head if upto is None else upto, first)

@@ -15,7 +15,7 @@ import numpy as np
 from servescope import exports
 from servescope.api.done_requests import DoneRequests
 from servescope.api.keyframes import load_keyframe
-from servescope.api.run_store import keyframe_before, packed_records
+from servescope.api.run_store import open_reader
 from servescope.api.serialize import unpack
 from servescope.api.workers import chunks
 from servescope.core.config import EngineConfig
@@ -32,12 +32,13 @@ def records(path: Path, requests: list[dict[str, Any]], upto: int,
             first: int = 0) -> Iterator[dict[str, Any]]:
     """Records first..upto in to_dict() form, each unpacked against the stream so far: from the
     last keyframe before `first` (the state after its record), one record at a time."""
-    at, text = keyframe_before(path, first - 1)
-    state = load_keyframe(requests, json.loads(text))
-    for packed in packed_records(path, upto, at + 1):
-        rec = unpack(state, json.loads(packed))
-        if rec["iter"] >= first:
-            yield rec
+    with open_reader(path) as store:
+        at, text = store.keyframe_before(first - 1)
+        state = load_keyframe(requests, json.loads(text))
+        for packed in store.packed_records(upto, at + 1):
+            rec = unpack(state, json.loads(packed))
+            if rec["iter"] >= first:
+                yield rec
 
 
 def jsonl(path: Path, requests: list[dict[str, Any]], upto: int, limit: int) -> Iterator[bytes]:

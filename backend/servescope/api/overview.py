@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from servescope.api.done_requests import DoneRequests
-from servescope.api.run_store import overview_bins
+from servescope.api.run_store import open_reader
 
 PERCENTILES = (50, 90, 95, 99)
 LATENCIES = ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")
@@ -22,7 +22,8 @@ def overview(path: Path, head: int, bins: int, engine: int, done: bool,
     """Columns with one entry per time bin of records 0..head of the track's file at `path`; a
     bin in which no step ran is null in every column but `t_s` (the strip draws a gap there, not
     a line across the idle time). Its p99 columns come from the `finished` requests."""
-    t0, t1, rows = overview_bins(path, head, bins)
+    with open_reader(path) as store:
+        t0, t1, rows = store.overview_bins(head, bins)
     width = max(t1 - t0, 1e-9) / bins
     names = ("first_iter", "last_iter", "throughput_tok_per_s", "busy_share", "num_running",
              "num_waiting", "kv_usage_pct", "kv_usage_max_pct", "p99_ttft_ms", "p99_e2el_ms")

@@ -1,5 +1,6 @@
 """One track's packed records and keyframes on disk (SQLite, WAL): written in batches by the
-track's background simulation, read by the event loop (seek, frames) and by workers (exports).
+track's background simulation, read by the event loop (seek, frames) through the store's own
+connection and by jobs (exports, diagnosis, overview, timeline) each through one of its own.
 
     data_dir/runs/<session>-<n>.sqlite3   records(iter, step, start_s, end_s, packed,
                                                   + the overview's and the timeline's
@@ -62,40 +63,14 @@ def _connect(path: Path) -> sqlite3.Connection:
     return db
 
 
-class RunStore:
-    """Created empty (the file must not exist); `remove()` deletes its files."""
+class StoreReader:
+    """A track's file read through one connection, on one thread: the event loop's (RunStore's
+    own) or a job's (`open_reader`). Never share one across threads: a statement in flight on
+    one holds the snapshot it began with, and another thread's query on the same connection
+    reads that snapshot too (a seek then missed the batches committed since)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            db = _connect(path)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=OFF")  # a run's store does not outlive the process
-            db.executescript(SCHEMA)
-        except (OSError, sqlite3.Error) as err:
-            self.remove()
-            raise storage_error(err, path) from err
-        self._writer = db
-        self._reader = _connect(path)
-
-    # -- writing (the simulating thread only) --
-
-    def append(self, rows: list[Row],
-               keyframes: list[tuple[int, str]]) -> None:
-        """One transaction: every row and keyframe of the batch, or none of them."""
-        db = self._writer
-        try:
-            db.execute("BEGIN")
-            db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            db.executemany("INSERT INTO keyframes VALUES (?, ?)", keyframes)
-            db.execute("COMMIT")
-        except (OSError, sqlite3.Error) as err:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
-            raise storage_error(err, self.path) from err
-
-    # -- reading (the event loop) --
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._reader = db
 
     def frame_body(self, after: int, upto: int) -> str:
         rows = self._reader.execute(
@@ -164,10 +139,67 @@ class RunStore:
                                    (first, upto)).fetchone()
         return float(row[0]), float(row[1])
 
-    # -- any thread: a connection of its own --
+    def overview_bins(self, head: int, bins: int) -> tuple[float, float, list[tuple[Any, ...]]]:
+        """(first start, last end, rows per time bin that has records: [bin, first iter, last
+        iter, tokens, busy seconds, max running, max waiting, mean KV usage, max KV usage]) of
+        the records up to `head`."""
+        t0, t1 = self.span(head) or (None, None)
+        if t0 is None or t1 is None:
+            return 0.0, 0.0, []
+        width = max(t1 - t0, 1e-9) / bins
+        rows = self._reader.execute(
+            "SELECT min(CAST((start_s - ?) / ? AS INTEGER), ?) AS bin, min(iter), max(iter), "
+            "sum(num_scheduled_tokens), sum(end_s - start_s), max(num_running), "
+            "max(num_waiting), avg(kv_usage), max(kv_usage) FROM records WHERE iter <= ? "
+            "GROUP BY bin ORDER BY bin", (t0, width, bins - 1, head)).fetchall()
+        return t0, t1, rows
 
     def packed_records(self, upto: int, first: int = 0) -> Iterator[str]:
-        return packed_records(self.path, upto, first)
+        """The packed texts of records first..upto, read in pages."""
+        at = first - 1
+        while at < upto:
+            rows = self._reader.execute("SELECT iter, packed FROM records WHERE iter > ? AND "
+                                        "iter <= ? ORDER BY iter LIMIT 1024",
+                                        (at, upto)).fetchall()
+            if not rows:
+                return
+            at = rows[-1][0]
+            for _, text in rows:
+                yield text
+
+
+class RunStore(StoreReader):
+    """Created empty (the file must not exist); `remove()` deletes its files."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = _connect(path)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=OFF")  # a run's store does not outlive the process
+            db.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as err:
+            self.remove()
+            raise storage_error(err, path) from err
+        self._writer = db
+        super().__init__(_connect(path))
+
+    # -- writing (the simulating thread only) --
+
+    def append(self, rows: list[Row],
+               keyframes: list[tuple[int, str]]) -> None:
+        """One transaction: every row and keyframe of the batch, or none of them."""
+        db = self._writer
+        try:
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            db.executemany("INSERT INTO keyframes VALUES (?, ?)", keyframes)
+            db.execute("COMMIT")
+        except (OSError, sqlite3.Error) as err:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise storage_error(err, self.path) from err
 
     def close(self) -> None:
         for db in (getattr(self, "_writer", None), getattr(self, "_reader", None)):
@@ -182,61 +214,15 @@ class RunStore:
                 Path(f"{self.path}{suffix}").unlink()
 
 
-def _open_existing(path: Path) -> sqlite3.Connection:
-    """A reader's fresh connection to a track's file that exists (a worker's: when the track
-    was removed meanwhile, a reconfigure or a reap, this fails instead of creating an empty
-    file in its place)."""
+@contextlib.contextmanager
+def open_reader(path: Path) -> Iterator[StoreReader]:
+    """A reader of a track's file that exists, on a fresh connection (any thread or process:
+    the jobs read a track's file by its path); when the track was removed meanwhile (a
+    reconfigure or a reap), this fails instead of creating an empty file in its place."""
     db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
                          isolation_level=None, check_same_thread=False)
-    db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-    return db
-
-
-def overview_bins(path: Path, head: int, bins: int) -> tuple[float, float, list[tuple[Any, ...]]]:
-    """(first start, last end, rows per time bin that has records: [bin, first iter, last
-    iter, tokens, busy seconds, max running, max waiting, mean KV usage, max KV usage]) of the
-    records up to `head`, on a fresh connection (any thread or process)."""
-    db = _open_existing(path)
     try:
-        t0, t1 = db.execute("SELECT min(start_s), max(end_s) FROM records WHERE iter <= ?",
-                            (head,)).fetchone()
-        if t0 is None:
-            return 0.0, 0.0, []
-        width = max(t1 - t0, 1e-9) / bins
-        rows = db.execute(
-            "SELECT min(CAST((start_s - ?) / ? AS INTEGER), ?) AS bin, min(iter), max(iter), "
-            "sum(num_scheduled_tokens), sum(end_s - start_s), max(num_running), "
-            "max(num_waiting), avg(kv_usage), max(kv_usage) FROM records WHERE iter <= ? "
-            "GROUP BY bin ORDER BY bin", (t0, width, bins - 1, head)).fetchall()
-        return float(t0), float(t1), rows
-    finally:
-        db.close()
-
-
-def keyframe_before(path: Path, iter_: int) -> tuple[int, str]:
-    """RunStore.keyframe_before on a fresh connection (any thread or process)."""
-    db = _open_existing(path)
-    try:
-        row = db.execute("SELECT iter, msg FROM keyframes WHERE iter <= ? ORDER BY iter DESC "
-                         "LIMIT 1", (iter_,)).fetchone()
-        return int(row[0]), str(row[1])
-    finally:
-        db.close()
-
-
-def packed_records(path: Path, upto: int, first: int = 0) -> Iterator[str]:
-    """The packed texts of records first..upto, read in pages on a fresh connection (any thread
-    or process: the heavy jobs' workers read a track's file by its path)."""
-    db = _open_existing(path)
-    try:
-        at = first - 1
-        while at < upto:
-            rows = db.execute("SELECT iter, packed FROM records WHERE iter > ? AND iter <= ?"
-                              " ORDER BY iter LIMIT 1024", (at, upto)).fetchall()
-            if not rows:
-                return
-            at = rows[-1][0]
-            for _, text in rows:
-                yield text
+        db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        yield StoreReader(db)
     finally:
         db.close()

@@ -4,11 +4,15 @@ count columns), and, when the window holds few enough requests, each one's spans
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from servescope.api.track import Track
+from servescope.api.job_work import records as stored_records
+from servescope.api.run_store import StoreReader, open_reader
+from servescope.core.request_table import request_table
 
 STATES = ("waiting", "prefill", "decode", "stalled", "preempted")  # the timeline's span kinds
 MAX_ROW_RECORDS = 20_000  # records decoded at most for rows; a longer window gets density only
@@ -17,29 +21,47 @@ MAX_ROW_RECORDS = 20_000  # records decoded at most for rows; a longer window ge
 MAX_EXACT_RECORDS = 50_000
 
 
-def timeline(track: Track, start_s: float | None, end_s: float | None, bins: int,
+@dataclass(frozen=True)
+class StoredRun:
+    """What a timeline job reads of a track (in a thread of the server, api/jobs.py): its file,
+    on a connection of the job's own, up to the head the event loop had published."""
+
+    path: Path
+    requests: list[dict[str, Any]]
+    engine: int
+    head: int
+    done: bool
+
+
+def timeline(run: StoredRun, start_s: float | None, end_s: float | None, bins: int,
              max_rows: int) -> dict[str, Any]:
     """Density by state over [start_s, end_s] (either bound left out: the run's) in `bins`
     bins, plus `rows` when at most `max_rows` requests appear in the window (else null)."""
-    span = track.store.span(track.head)
-    out: dict[str, Any] = {"engine": track.number, "num_records": track.head + 1,
-                           "done": track.done, "states": list(STATES), "rows": None}
+    with open_reader(run.path) as store:
+        return _timeline(store, run, start_s, end_s, bins, max_rows)
+
+
+def _timeline(store: StoreReader, run: StoredRun, start_s: float | None, end_s: float | None,
+              bins: int, max_rows: int) -> dict[str, Any]:
+    span = store.span(run.head)
+    out: dict[str, Any] = {"engine": run.engine, "num_records": run.head + 1,
+                           "done": run.done, "states": list(STATES), "rows": None}
     if span is None:
         return {**out, "start_s": 0.0, "end_s": 0.0, "bin_s": 0.0,
                 "columns": {"t_s": [], **{s: [] for s in STATES}}}
     t0 = span[0] if start_s is None else start_s
     t1 = max(t0 + 1e-9, span[1] if end_s is None else end_s)
     width = (t1 - t0) / bins
-    first, last = track.store.iter_range(track.head, t0, t1)
+    first, last = store.iter_range(run.head, t0, t1)
     out.update(start_s=t0, end_s=t1, bin_s=width)
     if last - first >= MAX_EXACT_RECORDS:
-        out["columns"] = coarse_density(track.store.state_bins(first, last, t0, width, bins),
+        out["columns"] = coarse_density(store.state_bins(first, last, t0, width, bins),
                                         t0, width, bins)
         return out
-    records = track.store.state_counts(first, last) if last >= first else []
+    records = store.state_counts(first, last) if last >= first else []
     out["columns"] = density(records, t0, width, bins)
     if records and last - first < MAX_ROW_RECORDS:
-        out["rows"] = rows(track, first, last, t0, t1, max_rows)
+        out["rows"] = rows(run, first, last, t0, t1, max_rows)
     return out
 
 
@@ -96,14 +118,14 @@ def _binned(start: np.ndarray, end: np.ndarray, value: np.ndarray,
     return np.diff(area)
 
 
-def rows(track: Track, first: int, last: int, t0: float, t1: float,
+def rows(run: StoredRun, first: int, last: int, t0: float, t1: float,
          max_rows: int) -> list[dict[str, Any]] | None:
     """Each request's spans in [t0, t1], in the order it first appears (the same kinds and
     merging as the page's own timeline, frontend/static/js/state/history.js); None when more
     than `max_rows` requests appear."""
     spans: dict[str, list[list[Any]]] = {}
     preempted: set[str] = set()
-    for rec in track.records_between(first, last):
+    for rec in stored_records(run.path, run.requests, last, first):
         preempted.update(rec["preempted"])
         preempted.difference_update(rec["resumed"], (e["id"] for e in rec["scheduled"]))
         a = max(t0, rec["time_s"])
@@ -117,7 +139,7 @@ def rows(track: Track, first: int, last: int, t0: float, t1: float,
             _push(spans, rid, "preempted" if rid in preempted else "waiting", a, b, rec["iter"])
         if len(spans) > max_rows:
             return None
-    index = track.state.index
+    index = request_table(run.requests).positions
     return [{"id": rid, "index": index.get(rid), "spans": [s[:3] for s in ss]}
             for rid, ss in spans.items()]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -14,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from servescope.api import protocol as P
-from servescope.api.keyframes import keyframe, keyframe_cost, load_keyframe
+from servescope.api.keyframes import keyframe, keyframe_cost
 from servescope.api.run_pack import RunPack
 from servescope.api.run_store import Row, RunStore, StorageError
-from servescope.api.serialize import dumps, normalize, pack, unpack
+from servescope.api.serialize import dumps, normalize, pack
 from servescope.api.step_pack import pack_step
 from servescope.api.stream_state import StreamState
 from servescope.api.track_source import Source
@@ -251,22 +250,6 @@ class Track:
 
     def start_at(self, iter_: int) -> float:
         return self.last_start_s if iter_ == self.head else self.store.start_s(iter_)
-
-    def records(self, upto: int | None = None) -> Iterator[dict[str, Any]]:
-        """Records 0..upto (default: all stored) in to_dict() form; any thread."""
-        state = StreamState(self.requests)
-        for text in self.store.packed_records(self.head if upto is None else upto):
-            yield unpack(state, json.loads(text))
-
-    def records_between(self, first: int, last: int) -> Iterator[dict[str, Any]]:
-        """Records first..last in to_dict() form, decoded from the keyframe before `first` (a
-        keyframe is the state after its record: one at `first` has folded that record in)."""
-        at, text = self.store.keyframe_before(first - 1)
-        state = load_keyframe(self.requests, json.loads(text))
-        for packed in self.store.packed_records(last, at + 1):
-            rec = unpack(state, json.loads(packed))
-            if rec["iter"] >= first:
-                yield rec
 
     def done_message(self) -> str:
         return dump(P.Done(engine=self.number, summary=self.summary or {},

@@ -11,7 +11,7 @@ from servescope.api import runs
 from servescope.api.overview import overview, percentiles
 from servescope.api.routes._lookup import BuiltSessionDep, http_error
 from servescope.api.session import SessionError
-from servescope.api.timeline import timeline
+from servescope.api.timeline import StoredRun, timeline
 
 router = APIRouter(prefix="/api", tags=["overview"])
 Engine = Annotated[int, Query(ge=0, le=3)]
@@ -59,7 +59,9 @@ async def run_timeline(session: BuiltSessionDep, engine: Engine = 0, start_s: Se
                                   "code": "invalid"})
     try:
         track = runs.track_of(session, engine)
-        return await session.jobs.run("timeline", timeline, track, start_s, end_s, bins,
-                                      max_rows)
+        run = StoredRun(track.store.path, track.requests, track.number, track.head, track.done)
+        with runs.reading(track):
+            return await session.jobs.run("timeline", timeline, run, start_s, end_s, bins,
+                                          max_rows)
     except SessionError as err:
         raise http_error(err) from err
