@@ -4,9 +4,12 @@ as a background job whose progress GET reports; bad input is a 400 naming the fi
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +37,8 @@ def _call(server: Server, method: str, path: str, body: Any = None) -> tuple[int
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read())
+    except urllib.error.URLError as err:
+        raise AssertionError(f"{err}; {server.died()}") from err
 
 
 def wait_done(server: Server, sweep_id: str) -> dict[str, Any]:
@@ -104,3 +109,37 @@ def test_a_running_sweep_is_cancelled_and_the_next_one_runs(server: Server) -> N
     assert view["status"] == "cancelled" and view["done"] < 40
     after = _call(server, "POST", "/api/sweeps", BODY)[1]
     assert wait_done(server, after["sweep_id"])["status"] == "done"
+
+
+def _sweep_driver(server: Server) -> int | None:
+    """The pid of the server's child that drives Ray (a spawned Python), or None."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == server.proc.pid and b"spawn_main" in cmdline:
+            return int(stat.parent.name)
+    return None
+
+
+def test_ray_dying_mid_sweep_fails_that_sweep_and_the_server_lives_on(server: Server) -> None:
+    """Ray's driver runs in a process of its own: when it dies (a Ray check failure aborts its
+    process) the sweep fails saying so, and the next sweep starts a new one."""
+    grid = {"max_num_seqs": list(range(1, 41))}
+    status, started = _call(server, "POST", "/api/sweeps",
+                            {**BODY, "grid": grid, "max_parallel": 1})
+    assert status == 202
+    while not _call(server, "GET", f"/api/sweeps/{started['sweep_id']}")[1]["done"]:
+        time.sleep(0.1)  # until a point has been reported: Ray is up and working
+    pid = _sweep_driver(server)
+    assert pid is not None, "Ray's driver runs in the server's own process"
+    os.kill(pid, signal.SIGKILL)
+    view = wait_done(server, started["sweep_id"])
+    assert view["status"] == "failed" and "ended" in view["error"], view["error"]
+    assert 0 < view["done"] < 40
+    again = _call(server, "POST", "/api/sweeps", BODY)
+    assert again[0] == 202
+    assert wait_done(server, again[1]["sweep_id"])["status"] == "done"
+    assert _sweep_driver(server) not in (None, pid)

@@ -96,10 +96,13 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.ws_url = f"ws://127.0.0.1:{self.port}"
         environ = {**os.environ, "SERVESCOPE_DATA_DIR": str(data_dir), **env}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "servescope.cli", "serve", "--port", str(self.port),
-             "--log-level", "warning"], cwd=ROOT, env=environ,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # its output to a file: a pipe nobody reads would block a chatty server when full
+        self.log = data_dir.with_name(f"{data_dir.name}-server.log")
+        with self.log.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "servescope.cli", "serve", "--port", str(self.port),
+                 "--log-level", "warning"], cwd=ROOT, env=environ,
+                stdout=subprocess.DEVNULL, stderr=log)
         self._wait()
 
     def _wait(self) -> None:
@@ -119,10 +122,12 @@ class Server:
             return json.loads(r.read())
 
     def stderr(self) -> str:
-        try:
-            return (self.proc.stderr.read() if self.proc.stderr else b"").decode()[-2000:]
-        except ValueError:
-            return ""
+        """The end of what the server wrote (warnings, errors and their tracebacks)."""
+        return self.log.read_bytes()[-4000:].decode(errors="replace")
+
+    def died(self) -> str:
+        """Why a request found nobody listening: the server's exit status and last words."""
+        return f"the server exited with {self.proc.poll()}: {self.stderr()}"
 
     def stop(self, kill: bool = False) -> None:
         if self.proc.poll() is None:

@@ -1,6 +1,6 @@
-"""The server's sweep jobs: sweeps run one at a time on one worker thread (off the event loop;
-Ray's driver calls hang when made from a thread other than the one that started it), through
-sweep.plan; progress and results stay in memory until the server stops."""
+"""The server's sweep jobs: sweeps run one at a time, through sweep.plan, in the process that
+drives Ray for the server (api/sweep_driver.py), followed from one worker thread (off the
+event loop); progress and results stay in memory until the server stops."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from servescope.api.sweep_driver import Driver, DriverDied
 from servescope.core.config import EngineConfig
 from servescope.core.request import RequestSpec
 from servescope.sweep import plan as sweep_plan
-from servescope.sweep import ray_runner
 from servescope.sweep.point import explicit
-from servescope.sweep.ray_runner import Cancelled
 
 MAX_JOBS = 16  # finished jobs kept; the oldest is forgotten first
 
@@ -48,9 +47,8 @@ class SweepJob:
 
 class SweepJobs:
     def __init__(self, ray_address: str | None = None, num_cpus: int | None = None) -> None:
-        self.ray_address, self.num_cpus = ray_address or None, num_cpus or None
         self.jobs: dict[str, SweepJob] = {}
-        self.started_ray = False  # Ray stays up between sweeps; close() shuts it down
+        self.driver = Driver(ray_address or None, num_cpus or None)  # Ray stays up between
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep")
         self.lock = threading.Lock()
 
@@ -69,14 +67,10 @@ class SweepJobs:
 
     def _run(self, job: SweepJob, specs: list[RequestSpec], max_parallel: int | None) -> None:
         try:
-            self.started_ray |= ray_runner.connect(self.ray_address, self.num_cpus)
-            job.result = sweep_plan.execute(job.plan, specs, self.ray_address, max_parallel,
-                                            on_report=job.reports.append, cancel=job.cancel,
-                                            num_cpus=self.num_cpus)
-            job.status = "done"
-        except Cancelled:
-            job.status = "cancelled"
-        except Exception as err:  # the job reports what ended it (an unreachable cluster)
+            self.driver.run(job, specs, max_parallel)
+        except DriverDied as err:
+            job.error, job.status = str(err), "cancelled" if job.cancel.is_set() else "failed"
+        except Exception as err:  # noqa: BLE001 - the job reports what ended it
             job.error, job.status = f"{type(err).__name__}: {err}", "failed"
 
     def get(self, sweep_id: str) -> SweepJob | None:
@@ -85,14 +79,8 @@ class SweepJobs:
     def close(self) -> None:
         for job in self.jobs.values():
             job.cancel.set()
-        self.worker.submit(self._shutdown)
+        self.worker.submit(self.driver.close)
         self.worker.shutdown(wait=True)
-
-    def _shutdown(self) -> None:
-        if self.started_ray:
-            import ray
-
-            ray.shutdown()
 
 
 def base_config(workload_config: dict[str, Any], overrides: dict[str, Any]) -> EngineConfig:
