@@ -2,9 +2,12 @@ import csv
 import tracemalloc
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.paths import shared_path
 from support.trace_load import load
 
+from servescope.traces.azure import TimestampParser
 from servescope.traces.errors import TraceFormatError
 
 HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
@@ -80,3 +83,36 @@ def test_memory_stays_bounded_while_streaming(tmp_path):
     tracemalloc.stop()
     assert count == 30_000
     assert peak < 1024 * 1024, f"peak {peak} bytes while streaming"
+
+
+DIGITS = st.text("0123456789", min_size=0, max_size=11)
+# Mostly the common layout, each part now and then something else (a part listed several
+# times is drawn that much more often)
+TIMESTAMPS = st.builds(
+    lambda pad, date, sep, clock, dot, fraction, zone, tail: (
+        f"{pad}{date}{sep}{clock}{dot}{fraction}{zone}{tail}"),
+    st.sampled_from(["", "", "", " "]),
+    st.sampled_from(["2023-11-16"] * 4 + ["2024-02-30", "2024-1-10", "２０２４-05-10"]),
+    st.sampled_from([" "] * 4 + ["T", "_"]),
+    st.sampled_from(["18:15:46"] * 4 + ["23:59:59", "24:00:00", "18:15:4"]),
+    st.sampled_from(["."] * 4 + ["", ","]),
+    DIGITS | st.sampled_from(["٣", "1²", " 5", "3 "]),
+    st.sampled_from([""] * 4 + ["Z", "+01:00", "-0530"]),
+    st.sampled_from([""] * 4 + [" ", "x"]))
+
+
+def _outcome(parse, text: str) -> object:
+    try:
+        return parse(text, 7)
+    except TraceFormatError as err:
+        return ("error", err.line, err.field, str(err))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TIMESTAMPS, min_size=1, max_size=12))
+def test_the_common_layout_read_by_slicing_equals_the_whole_pattern(texts):
+    """The parser slices the common layout and falls back to the whole pattern for any other:
+    the same seconds, fraction and errors as the pattern alone, row after row (it remembers the
+    last second)."""
+    fast, full = TimestampParser(), TimestampParser()
+    assert [_outcome(fast, t) for t in texts] == [_outcome(full.parse, t) for t in texts]

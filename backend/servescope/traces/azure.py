@@ -20,11 +20,14 @@ from servescope.traces.report import TraceReport
 COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 _TIMESTAMP = re.compile(
     r"\s*(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?\s*(Z|[+-]\d\d:?\d\d)?\s*$")
+_SECOND = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
 
 
 class TimestampParser:
     """Seconds since an epoch, exact to the digit: whole seconds are parsed once per distinct
-    second (consecutive rows share them) and the fraction is added as written."""
+    second (consecutive rows share them) and the fraction is added as written. The common
+    layout (no zone, no spaces around, 1-9 fractional digits) is read by slicing; any other
+    goes through the whole pattern, with the same result."""
 
     def __init__(self) -> None:
         self._last_base = ""
@@ -32,12 +35,25 @@ class TimestampParser:
 
     def __call__(self, text: str, line: int) -> tuple[int, float]:
         """(whole seconds since 1970 UTC, fraction): kept apart so differences stay exact."""
+        fraction = text[20:]
+        if text[19:20] == "." and 0 < len(fraction) <= 9 and fraction.isascii() \
+                and fraction.isdigit():
+            base = text[:19]
+            if base == self._last_base or _SECOND.fullmatch(base):
+                return self._seconds(base, text, line), float("0." + fraction)
+        return self.parse(text, line)
+
+    def parse(self, text: str, line: int) -> tuple[int, float]:
+        """__call__ through the whole pattern, for any layout it takes."""
         match = _TIMESTAMP.match(text)
         if match is None:
             raise TraceFormatError(line, "TIMESTAMP",
                                    f"expected 'YYYY-MM-DD HH:MM:SS[.fraction]', got {text!r}")
         base, fraction, zone = match.groups()
-        key = base + (zone or "")
+        seconds = self._seconds(base + (zone or ""), text, line)
+        return seconds, (float("0." + fraction) if fraction else 0.0)
+
+    def _seconds(self, key: str, text: str, line: int) -> int:
         if key != self._last_base:
             try:
                 moment = datetime.fromisoformat(key.replace("Z", "+00:00"))
@@ -46,7 +62,7 @@ class TimestampParser:
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=UTC)
             self._last_base, self._last_seconds = key, int(moment.timestamp())
-        return self._last_seconds, (float("0." + fraction) if fraction else 0.0)
+        return self._last_seconds
 
 
 def read(path: Path, report: TraceReport, id_prefix: str = "az") -> Iterator[RequestSpec]:
