@@ -37,7 +37,7 @@ def _check_svg_export(page) -> None:
     values = page.evaluate(
         "() => window.__servescope.store.panes[0].history.cols.kv_usage_pct"
         ".filter(Number.isFinite)")
-    with page.expect_download(timeout=10000) as info:
+    with page.expect_download(timeout=30000) as info:
         page.click("[data-export=svg-kv]")
     assert info.value.suggested_filename == "servescope-kv.svg"
     root = ET.parse(info.value.path()).getroot()
@@ -93,13 +93,13 @@ def test_diagnose_kv_starvation_and_export_png(page, server_url):
     flags = page.locator("#diagnosis .diagnosis-flags li").all_text_contents()
     assert flags and all(f.startswith("--") for f in flags), flags
     # the charts export as PNG files
-    with page.expect_download(timeout=10000) as info:
+    with page.expect_download(timeout=30000) as info:
         page.click("[data-export=png-kv]")
     download = info.value
     assert download.suggested_filename.endswith(".png")
     with open(download.path(), "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
-    with page.expect_download(timeout=10000) as info:
+    with page.expect_download(timeout=30000) as info:
         page.click("[data-export=bench]")
     with open(info.value.path()) as f:
         assert json.load(f)["completed"] > 0

@@ -15,7 +15,7 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 def cursor_is(page, step, i=0):
     page.wait_for_function(
         "([i, s]) => window.__servescope.store.panes[i].run.cursor === s", arg=[i, step],
-        timeout=10000)
+        timeout=30000)
 
 
 def test_step_forward_back_and_seek(page, fresh_url):

@@ -74,7 +74,7 @@ def test_an_iteration_log_replays_and_a_bench_result_shows_measured_beside(page,
     assert "run complete" in page.text_content("#scenario-name")
     assert "recorded time" in page.text_content("#charts-title")
     page.wait_for_function("() => document.getElementById('btn-play').textContent.includes('Play')",
-                           timeout=5000)  # the run's end is shown even right after a play
+                           timeout=30000)  # the run's end is shown even right after a play
 
     bench = tmp_path / "bench.json"
     bench.write_text(json.dumps(BENCH))
