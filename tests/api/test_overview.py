@@ -70,7 +70,8 @@ def test_percentiles_of_the_whole_run_and_of_a_window_match_the_request_csv(clie
     assert bad.status_code == 422
 
 
-@pytest.mark.parametrize("route", ["overview", "diagnosis?full=true", "export?format=jsonl"])
+@pytest.mark.parametrize("route", ["overview", "diagnosis?full=true", "export?format=jsonl",
+                                   "timeline"])
 def test_a_job_whose_run_is_replaced_while_it_waits_still_answers(client, route):
     """The page asks, then the driver reconfigures (closing the run's track) before the job's
     worker opens the track's file: the job reads the run it was asked about (the page drops the
@@ -78,12 +79,13 @@ def test_a_job_whose_run_is_replaced_while_it_waits_still_answers(client, route)
     sid = session(client)
     live = client.app.state.registry.get(sid)
     (track,) = live.tracks
-    call, stream = live.jobs.call, live.jobs.stream
+    how = {"overview": live.jobs.call, "diagnosis": live.jobs.call,
+           "jsonl export": live.jobs.stream, "timeline": live.jobs.run}
 
     async def closing(job, *args, **kw):
         track.close()  # what a reconfigure does to the old run
-        return await (call if job in ("overview", "diagnosis") else stream)(job, *args, **kw)
-    live.jobs.call = live.jobs.stream = closing
+        return await how[job](job, *args, **kw)
+    live.jobs.call = live.jobs.stream = live.jobs.run = closing
     r = client.get(f"/api/sessions/{sid}/{route}")
     assert r.status_code == 200, r.text
     assert r.text and not track.store.path.exists()
