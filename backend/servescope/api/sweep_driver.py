@@ -1,7 +1,8 @@
 """The process that drives Ray for the server's sweeps. Ray's driver runs there, not in the
 server, so that Ray failing ends a sweep, never the server: a check failure in Ray's core
-worker aborts its process (Ray 2.60 aborts when a task it force-cancelled replies as done: a
-cancel at the moment a point finishes took the whole server down). One process is kept between
+worker aborts its process (Ray 2.60 aborts when a task it cancels replies as done at that
+moment: it fails the task, then the reply completes it; a cancel as a point finished took the
+whole server down). One process is kept between
 sweeps (Ray stays up); it is replaced after a sweep that did not end done (a cancel may have
 left Ray's own bookkeeping mid-way) and when it has died.
 
