@@ -143,9 +143,10 @@ class StoreReader:
         """(first start, last end, rows per time bin that has records: [bin, first iter, last
         iter, tokens, busy seconds, max running, max waiting, mean KV usage, max KV usage]) of
         the records up to `head`."""
-        t0, t1 = self.span(head) or (None, None)
-        if t0 is None or t1 is None:
+        span = self.span(head)
+        if span is None:
             return 0.0, 0.0, []
+        t0, t1 = span
         width = max(t1 - t0, 1e-9) / bins
         rows = self._reader.execute(
             "SELECT min(CAST((start_s - ?) / ? AS INTEGER), ?) AS bin, min(iter), max(iter), "
