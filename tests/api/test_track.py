@@ -23,6 +23,7 @@ from servescope.api.track_source import engine_source
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
+from servescope.observability import spill
 
 
 def specs(n: int) -> list[RequestSpec]:
@@ -125,6 +126,30 @@ def test_a_failing_source_stops_the_track_with_the_reason_and_keeps_what_it_stor
     done = validate(json.loads(track.done_message()))
     assert done["error"] == track.error and done["num_records"] == 15
     assert len(list(stored_records(track))) == 15
+
+
+def test_a_meter_file_the_disk_cannot_take_stops_the_track_saying_the_disk_is_full(
+        tmp_path, monkeypatch):
+    """The meter spills its columns beside the store (observability/spill.py): a full disk
+    there ends the run as a full store does (a 507 message), its store still whole."""
+    monkeypatch.setattr(spill, "CHUNK", 4)  # a small run spills too
+    writes = [0]
+
+    def write(self, data: bytes) -> int:
+        writes[0] += 1
+        if writes[0] > 30:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(self, data)
+
+    real_write = spill.Spill.write
+    monkeypatch.setattr(spill.Spill, "write", write)
+    track, _ = engine_track(tmp_path)
+    run_to_end(track)
+    assert track.done and track.error is not None and writes[0] == 31
+    assert track.error.startswith("the data directory is full")
+    assert "No space left on device" in track.error
+    assert len(list(stored_records(track))) == track.head + 1
+    assert json.loads(track.done_message())["error"] == track.error
 
 
 def test_a_run_longer_than_the_record_cap_stops_there_and_says_so(tmp_path):

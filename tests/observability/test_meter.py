@@ -14,6 +14,7 @@ from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
 from servescope.observability.meter import COUNTERS, HistogramCursor, Meter
 from servescope.observability.runs import PerRecord
+from servescope.observability.spill import Spill
 from servescope.scenarios.diagnosis_check import prepare
 from servescope.scenarios.presets import load_preset
 
@@ -125,13 +126,16 @@ def columns(meter: Meter) -> list[bytes]:
     return [*out, repr(meter.last_end_s).encode()]
 
 
-def test_decode_steps_folded_in_bulk_keep_what_one_by_one_keeps():
+def test_decode_steps_folded_in_bulk_keep_what_one_by_one_keeps(tmp_path):
     """A decode run's steps through observe_decodes give the meter observe() gives their
-    records: every column, byte for byte (the kv-starvation run's runs, fast-forwarded)."""
+    records: every column, byte for byte (the kv-starvation run's runs, fast-forwarded); so
+    does a meter that spills its columns to a file in chunks of 5 values (a server's)."""
     config, specs, _ = load_preset("kv-starvation")
     config, step_time = prepare(config)
     engine = Engine(config, specs, step_time)
-    one, bulk = (Meter(request_info(specs), config.enable_prefix_caching) for _ in range(2))
+    spill = Spill(tmp_path, chunk=5)
+    one, bulk, spilled = (Meter(request_info(specs), config.enable_prefix_caching, s)
+                          for s in (None, None, spill))
     num_runs = 0
     while (item := engine.advance()) is not None:
         if isinstance(item, DecodeRun):
@@ -140,12 +144,37 @@ def test_decode_steps_folded_in_bulk_keep_what_one_by_one_keeps():
                 one.observe(rec)
                 assert rec["scheduled"] and [e["id"] for e in rec["scheduled"]] == recs[0][
                     "running"] and not rec["waiting"]
-            bulk.observe_decodes(recs[0]["running"], [r["time_s"] for r in recs],
-                                 [r["step_time_ms"] for r in recs],
-                                 [r["kv_usage"] for r in recs], recs[-1]["finished"])
+            for meter in (bulk, spilled):
+                meter.observe_decodes(recs[0]["running"], [r["time_s"] for r in recs],
+                                      [r["step_time_ms"] for r in recs],
+                                      [r["kv_usage"] for r in recs], recs[-1]["finished"])
             num_runs += len(recs) > 1
         else:
-            for meter in (one, bulk):
+            for meter in (one, bulk, spilled):
                 meter.observe(normalize(item.to_dict()))
     assert num_runs > 5
     assert columns(bulk) == columns(one)
+    assert columns(spilled) == columns(one)
+    assert spill.size > 8 * one.num_records  # most of it is in the file
+    assert spilled.start_s.memory_bytes <= 8 * 5
+
+
+def test_a_meter_that_spills_reads_back_what_one_in_memory_reads(run, tmp_path):
+    """Rows, positions in time and histogram cursors, moved at random, read through a meter
+    whose columns are mostly in a file equal the in-memory meter's, bit for bit."""
+    _, meter, records = run
+    spilled = Meter(meter.requests, meter.enable_prefix_caching, Spill(tmp_path, chunk=7))
+    for rec in records:
+        spilled.observe(rec)
+    rng = random.Random(3)
+    cursors = [(HistogramCursor(m, name, [0.01, 0.1, 1.0, 64.0]) for m in (meter, spilled))
+               for name in ("inter_token_latency", "iteration_tokens", "time_to_first_token")]
+    pairs = [tuple(c) for c in cursors]
+    for pos in [rng.randrange(-1, meter.num_records) for _ in range(60)]:
+        assert spilled.row(pos) == meter.row(pos)
+        t = rng.uniform(-1.0, meter.last_end_s + 1.0)
+        assert spilled.index_at_time(t) == meter.index_at_time(t)
+        for mine, theirs in pairs:
+            assert theirs.at(pos) == mine.at(pos)
+    for name in meter.histograms:
+        assert spilled.observations(name) == meter.observations(name)

@@ -15,7 +15,7 @@ from typing import Any
 from servescope.api import protocol as P
 from servescope.api.keyframes import keyframe, keyframe_cost
 from servescope.api.run_pack import RunPack
-from servescope.api.run_store import Row, RunStore, StorageError
+from servescope.api.run_store import Row, RunStore, StorageError, storage_error
 from servescope.api.serialize import dumps, normalize, pack
 from servescope.api.step_pack import pack_step
 from servescope.api.stream_state import StreamState
@@ -26,6 +26,7 @@ from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
 from servescope.core.request_table import request_table
 from servescope.observability.meter import Meter
+from servescope.observability.spill import Spill
 
 BATCH_RECORDS = 1024  # records per transaction at most
 BATCH_S = 0.05  # and at least this often, so that the first frame and the scrubber move soon
@@ -64,7 +65,8 @@ class Track:
         self.error: str | None = None  # why the background simulation stopped early
         self.summary: dict[str, Any] | None = None
         self.engine: Engine | None = None  # for per-request metrics; None for a replay
-        self.meter = Meter(request_table(requests), enable_prefix_caching)  # GET /metrics
+        # GET /metrics; its columns past the newest values in a file beside the store's
+        self.meter = Meter(request_table(requests), enable_prefix_caching, Spill(path.parent))
         self.on_progress: Callable[[], None] = lambda: None
         self._lock = threading.Lock()
         self._closed = False
@@ -94,6 +96,8 @@ class Track:
             summary = self._summary() if self._summary and not self._closed else {}
         except (StorageError, RecordLimitError) as err:
             error = str(err)
+        except OSError as err:  # the meter's file (the store's errors are StorageErrors)
+            error = str(storage_error(err, self.store.path))
         except Exception as err:  # noqa: BLE001 - any failure is reported, not raised
             error = (f"the simulation failed after {self._stored} records: "
                      f"{type(err).__name__}: {err}")

@@ -2,16 +2,17 @@
 per-record gauges and cumulative counters, and histogram observations stamped with the
 record that made them, so that any playback position can be read back. Kept as columns
 (observability/runs.py): at a million requests the run has tens of millions of records and
-hundreds of millions of inter-token latencies."""
+hundreds of millions of inter-token latencies. A server's meter spills them to a file
+(observability/spill.py): its memory stays bounded however long the run."""
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from servescope.observability.runs import Changes, PerRecord, Runs
+from servescope.observability.spill import Column, Spill
 
 # One row per record: the gauges after the step, then the counters up to and including it.
 GAUGES = ("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc")
@@ -52,18 +53,19 @@ class Requests(Protocol):
 
 
 class Meter:
-    def __init__(self, requests: Requests, enable_prefix_caching: bool) -> None:
+    def __init__(self, requests: Requests, enable_prefix_caching: bool,
+                 spill: Spill | None = None) -> None:
         self.requests = requests  # shared, not copied
         self.enable_prefix_caching = enable_prefix_caching
-        self.running = array("I")  # per record: len(running), len(waiting), kv_usage
-        self.waiting = array("I")
-        self.kv_usage = array("d")
-        self.generation_tokens = array("d")  # cumulative, per record
-        self.changes = {name: Changes() for name in COUNTERS if name != DENSE}
-        self.start_s = array("d")  # time_s of each record
+        self.running = Column("I", spill)  # per record: len(running), len(waiting), kv_usage
+        self.waiting = Column("I", spill)
+        self.kv_usage = Column("d", spill)
+        self.generation_tokens = Column("d", spill)  # cumulative, per record
+        self.changes = {name: Changes(spill) for name in COUNTERS if name != DENSE}
+        self.start_s = Column("d", spill)  # time_s of each record
         self.last_end_s = 0.0  # time_s + step_time of the last record (the run's end)
         self.histograms: dict[str, Runs | PerRecord] = {
-            h: PerRecord() if h == "iteration_tokens" else Runs() for h in HISTOGRAMS}
+            h: PerRecord(spill) if h == "iteration_tokens" else Runs(spill) for h in HISTOGRAMS}
         self._live: dict[str, _Request] = {}
         self._totals = [0.0] * len(COUNTERS)
 

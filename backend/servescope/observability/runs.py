@@ -1,13 +1,15 @@
 """Append-only columns the meter keeps per run, compact at trace scale: a histogram's
 observations as runs of equal values (or, for a count made once a step, 4 bytes a record), and
-a counter as the records where it changed."""
+a counter as the records where it changed. Given a `Spill`, each keeps only its newest values
+in memory (observability/spill.py)."""
 
 from __future__ import annotations
 
 import math
-from array import array
 from bisect import bisect_right
 from collections.abc import Iterator
+
+from servescope.observability.spill import Column, Spill
 
 
 def _same(a: float, b: float) -> bool:
@@ -23,10 +25,10 @@ class Runs:
 
     __slots__ = ("ends", "iters", "values")
 
-    def __init__(self) -> None:
-        self.iters = array("q")  # the record each run was made in (non-decreasing)
-        self.values = array("d")
-        self.ends = array("q")  # observations up to and including each run
+    def __init__(self, spill: Spill | None = None) -> None:
+        self.iters = Column("q", spill)  # the record each run was made in (non-decreasing)
+        self.values = Column("d", spill)
+        self.ends = Column("q", spill)  # observations up to and including each run
 
     def __len__(self) -> int:
         return self.ends[-1] if self.ends else 0
@@ -49,7 +51,8 @@ class Runs:
     def between(self, lo: int, hi: int) -> Iterator[tuple[float, int]]:
         """(value, number of observations) of runs lo..hi - 1, in order."""
         start = self.ends[lo - 1] if lo else 0
-        for value, end in zip(self.values[lo:hi], self.ends[lo:hi], strict=True):
+        for value, end in zip(self.values.iter_range(lo, hi), self.ends.iter_range(lo, hi),
+                              strict=True):
             yield value, end - start
             start = end
 
@@ -73,8 +76,8 @@ class PerRecord:
 
     __slots__ = ("n", "values")
 
-    def __init__(self) -> None:
-        self.values = array("I")  # by record, up to the last observed
+    def __init__(self, spill: Spill | None = None) -> None:
+        self.values = Column("I", spill)  # by record, up to the last observed
         self.n = 0
 
     def __len__(self) -> int:
@@ -92,7 +95,7 @@ class PerRecord:
         return max(0, min(pos + 1, len(self.values)))
 
     def between(self, lo: int, hi: int) -> Iterator[tuple[float, int]]:
-        for value in self.values[lo:hi]:
+        for value in self.values.iter_range(lo, hi):
             if value != self.NONE:
                 yield value, 1
 
@@ -108,9 +111,9 @@ class Changes:
 
     __slots__ = ("iters", "values")
 
-    def __init__(self) -> None:
-        self.iters = array("q")
-        self.values = array("d")
+    def __init__(self, spill: Spill | None = None) -> None:
+        self.iters = Column("q", spill)
+        self.values = Column("d", spill)
 
     def set(self, it: int, value: float) -> None:
         if not _same(self.values[-1] if self.values else 0.0, value):
