@@ -131,8 +131,8 @@ def simulate(track: Track, engine: Engine, records: int, top: int = 12) -> None:
 
 def meter_bytes(meter: Meter) -> tuple[int, int]:
     """(histogram observations, per-record rows and counters) of a meter, in bytes."""
-    def size(*arrays: Any) -> int:
-        return sum(len(a) * a.itemsize for a in arrays)
+    def size(*arrays: Any) -> int:  # what is in memory (a track's meter spills the rest)
+        return sum(getattr(a, "memory_bytes", len(a) * a.itemsize) for a in arrays)
     if hasattr(meter, "obs_iter"):  # the meter before its columns were compacted
         return (sum(size(*h.values()) for h in (meter.obs_iter, meter.obs_value)),
                 size(meter.rows, meter.start_s, meter.end_s))

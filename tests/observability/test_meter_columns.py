@@ -77,3 +77,28 @@ def test_a_second_count_in_one_record_or_a_fraction_is_refused():
     for it, value in ((3, 8), (2, 1), (5, 1.5)):
         with pytest.raises(ValueError):
             kept.add(it, value)
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.lists(VALUES, max_size=6), st.integers(0, 3))))
+def test_steps_added_in_bulk_keep_what_adding_them_one_by_one_keeps(batches):
+    """Runs.add_steps and PerRecord.add_steps (a decode run's steps, api/run_pack.py) give the
+    columns add() gives, byte for byte, also where a batch starts in the record last added to."""
+    bulk, one, kept_bulk, kept_one = Runs(), Runs(), PerRecord(), PerRecord()
+    after = 0  # the record after the last batch's
+    for gap, values, count in batches:
+        it = max(after - 1 if gap == 0 else after + gap - 1, 0)  # 0: in the last one's record
+        bulk.add_steps(it, values, count)
+        for k, value in enumerate(values):
+            one.add(it + k, value, count)
+        if it >= len(kept_one.values):
+            kept_bulk.add_steps(it, count, len(values))
+            for k in range(len(values)):
+                kept_one.add(it + k, count)
+        after = max(after, it + len(values))
+    for mine, theirs in ((bulk, one), (kept_bulk, kept_one)):
+        assert [a.tobytes() for a in vars_of(mine)] == [a.tobytes() for a in vars_of(theirs)]
+        assert len(mine) == len(theirs)
+
+
+def vars_of(kept: Runs | PerRecord) -> list:
+    return [kept.values] if isinstance(kept, PerRecord) else [kept.iters, kept.values, kept.ends]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any, Protocol
 
 from servescope.observability.runs import Changes, PerRecord, Runs
@@ -129,10 +130,9 @@ class Meter:
         for req in live:
             itl.add(it, end_s[0] - req.last_token_s)
             req.last_token_s, req.num_output = end_s[-1], req.num_output + num_steps
-        for k in range(num_steps):
-            if k:
-                itl.add(it + k, end_s[k] - end_s[k - 1], n)
-            tokens.add(it + k, n)
+        assert isinstance(itl, Runs) and isinstance(tokens, PerRecord)
+        itl.add_steps(it + 1, [b - a for a, b in pairwise(end_s)], n)
+        tokens.add_steps(it, n, num_steps)
         self._finish_many(finished, it + num_steps - 1, end_s[-1])
         self._decode_rows(len(ids), n, start_s, kv_usage)
         self.last_end_s = end_s[-1]
@@ -150,9 +150,13 @@ class Meter:
                      kv_usage: Sequence[float]) -> None:
         """The rows of decode steps: `n` more tokens each, nobody waiting."""
         k = COUNTERS.index(DENSE)
-        for _ in start_s:
-            self._totals[k] += n
-            self.generation_tokens.append(self._totals[k])
+        total = self._totals[k]
+        cumulative = []
+        for _ in start_s:  # (added one by one: the same float sums as observe())
+            total += n
+            cumulative.append(total)
+        self._totals[k] = total
+        self.generation_tokens.extend(cumulative)
         self.running.extend([num_running] * len(start_s))
         self.waiting.extend([0] * len(start_s))
         self.kv_usage.extend([float(x) for x in kv_usage])

@@ -23,26 +23,47 @@ class Runs:
     has the same inter-token latency): 24 bytes a run, where a pair of columns costs 16 bytes
     an observation. Runs before the record being folded never change."""
 
-    __slots__ = ("ends", "iters", "values")
+    __slots__ = ("_last", "_n", "ends", "iters", "values")
 
     def __init__(self, spill: Spill | None = None) -> None:
         self.iters = Column("q", spill)  # the record each run was made in (non-decreasing)
         self.values = Column("d", spill)
         self.ends = Column("q", spill)  # observations up to and including each run
+        self._n = 0  # observations (ends[-1], kept here too: the columns may be in a file)
+        self._last: tuple[int, float] | None = None  # (record, value) of the last run
 
     def __len__(self) -> int:
-        return self.ends[-1] if self.ends else 0
+        return self._n
 
     def add(self, it: int, value: float, count: int = 1) -> None:
         """`count` observations of `value` made in record `it`."""
         if count <= 0:
             return
-        if self.iters and self.iters[-1] == it and _same(self.values[-1], value):
-            self.ends[-1] += count
+        self._n += count
+        last = self._last
+        if last is not None and last[0] == it and _same(last[1], value):
+            self.ends[-1] = self._n
             return
-        self.ends.append(len(self) + count)
+        self.ends.append(self._n)
         self.iters.append(it)
         self.values.append(value)
+        self._last = (it, value)
+
+    def add_steps(self, it: int, values: list[float], count: int) -> None:
+        """`count` observations of values[k] made in record it + k, for each k: what add()
+        makes of them one by one (a run each: no two are in one record), in bulk."""
+        if count <= 0 or not values:
+            return
+        if self._last is not None and self._last[0] == it:  # it may join the record's last
+            self.add(it, values[0], count)
+            self.add_steps(it + 1, values[1:], count)
+            return
+        total, num = self._n, len(values)
+        self.iters.extend(range(it, it + num))
+        self.values.extend(values)
+        self.ends.extend(range(total + count, total + count * (num + 1), count))
+        self._n += count * num
+        self._last = (it + num - 1, values[-1])
 
     def upto(self, pos: int) -> int:
         """How many runs were made in records up to `pos`."""
@@ -90,6 +111,13 @@ class PerRecord:
         self.values.append(int(value))
         self.n += 1
 
+    def add_steps(self, it: int, value: int, num: int) -> None:
+        """add(it + k, value) for k in range(num), in bulk."""
+        if num > 0:
+            self.add(it, value)
+            self.values.extend([int(value)] * (num - 1))
+            self.n += num - 1
+
     def upto(self, pos: int) -> int:
         """How many records up to `pos` are kept (those after the last observed have none)."""
         return max(0, min(pos + 1, len(self.values)))
@@ -109,16 +137,18 @@ class Changes:
     (a counter that moves when a request arrives or finishes changes a few times a request,
     where a column costs 8 bytes every record)."""
 
-    __slots__ = ("iters", "values")
+    __slots__ = ("_value", "iters", "values")
 
     def __init__(self, spill: Spill | None = None) -> None:
         self.iters = Column("q", spill)
         self.values = Column("d", spill)
+        self._value = 0.0  # values[-1] (kept here too: the columns may be in a file)
 
     def set(self, it: int, value: float) -> None:
-        if not _same(self.values[-1] if self.values else 0.0, value):
+        if not _same(self._value, value):
             self.iters.append(it)
             self.values.append(value)
+            self._value = value
 
     def at(self, pos: int) -> float:
         """The value after record `pos` (0.0 before the first change)."""

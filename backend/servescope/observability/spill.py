@@ -14,6 +14,7 @@ as one snapshot, and the writer replaces that pair only after the chunk is in th
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator
@@ -59,11 +60,12 @@ class Column:
     """An `array` of one typecode that is only appended to (and its last value changed); with
     a `Spill`, all but its newest values live in the spill's file."""
 
-    __slots__ = ("_offsets", "_spill", "_tail", "_view", "typecode")
+    __slots__ = ("_limit", "_offsets", "_spill", "_tail", "_view", "typecode")
 
     def __init__(self, typecode: str, spill: Spill | None = None) -> None:
         self.typecode = typecode
         self._spill = spill
+        self._limit = spill.chunk if spill is not None else sys.maxsize  # values kept in memory
         self._offsets: list[int] = []  # file offset of each spilled chunk
         self._tail: array[Any] = array(typecode)  # the values after the spilled chunks
         self._view = (0, self._tail)  # what readers see: (chunks spilled, tail), swapped whole
@@ -86,13 +88,15 @@ class Column:
         return self._spill.chunk if self._spill is not None else 0
 
     def append(self, value: float) -> None:
-        self._tail.append(value)
-        if self._spill is not None and len(self._tail) > self._spill.chunk:
+        tail = self._tail
+        tail.append(value)
+        if len(tail) > self._limit:
             self._spill_full()
 
     def extend(self, values: Iterable[float]) -> None:
-        self._tail.extend(values)
-        if self._spill is not None and len(self._tail) > self._spill.chunk:
+        tail = self._tail
+        tail.extend(values)
+        if len(tail) > self._limit:
             self._spill_full()
 
     def _spill_full(self) -> None:
