@@ -3,6 +3,7 @@ value would, whatever the chunk size, and a reader on another thread sees only w
 
 from __future__ import annotations
 
+import bisect
 import errno
 import math
 import threading
@@ -64,6 +65,25 @@ def test_a_spilling_column_reads_what_an_array_holds(tmp_path_factory, case):
     assert array(typecode, list(col)).tobytes() == ref.tobytes()
     assert col.memory_bytes <= (chunk + 40) * ref.itemsize  # the rest is in the file
     assert spill.size == (len(ref) - len(col._tail)) * ref.itemsize
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=80), st.integers(1, 9),
+       st.lists(st.integers(-1, 40), max_size=30))
+def test_a_column_that_never_decreases_is_searched_as_bisect_searches_it(
+        tmp_path_factory, steps, chunk, xs):
+    """bisect_right over chunks (their first values, then one chunk read back) and the tail:
+    runs of equal values across chunk boundaries, values before, between and after."""
+    col, ref = Column("q", Spill(tmp_path_factory.mktemp("spill"), chunk=chunk)), array("q")
+    total = 0
+    for step in steps:
+        total += step // 3  # many equal values in a row
+        col.append(total)
+        ref.append(total)
+        x = xs[len(ref) % len(xs)] if xs else total
+        assert col.bisect_right(x) == bisect.bisect_right(ref, x)
+    for x in xs:
+        assert col.bisect_right(x) == bisect.bisect_right(ref, x)
 
 
 def same(a: float, b: float) -> bool:

@@ -7,7 +7,7 @@ hundreds of millions of inter-token latencies. A server's meter spills them to a
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any, Protocol
@@ -240,7 +240,7 @@ class Meter:
         return out
 
     def index_at_time(self, t: float) -> int:
-        return bisect_right(self.start_s, t) - 1
+        return self.start_s.bisect_right(t) - 1
 
 
 class HistogramCursor:

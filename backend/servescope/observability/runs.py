@@ -6,7 +6,6 @@ in memory (observability/spill.py)."""
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
 from collections.abc import Iterator
 
 from servescope.observability.spill import Column, Spill
@@ -67,7 +66,7 @@ class Runs:
 
     def upto(self, pos: int) -> int:
         """How many runs were made in records up to `pos`."""
-        return bisect_right(self.iters, pos)
+        return self.iters.bisect_right(pos)
 
     def between(self, lo: int, hi: int) -> Iterator[tuple[float, int]]:
         """(value, number of observations) of runs lo..hi - 1, in order."""
@@ -152,5 +151,5 @@ class Changes:
 
     def at(self, pos: int) -> float:
         """The value after record `pos` (0.0 before the first change)."""
-        k = bisect_right(self.iters, pos)
+        k = self.iters.bisect_right(pos)
         return self.values[k - 1] if k else 0.0

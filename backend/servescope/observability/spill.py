@@ -17,6 +17,7 @@ import os
 import sys
 import tempfile
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, overload
@@ -60,13 +61,16 @@ class Column:
     """An `array` of one typecode that is only appended to (and its last value changed); with
     a `Spill`, all but its newest values live in the spill's file."""
 
-    __slots__ = ("_limit", "_offsets", "_spill", "_tail", "_view", "typecode")
+    __slots__ = ("_firsts", "_limit", "_offsets", "_read", "_spill", "_tail", "_view",
+                 "typecode")
 
     def __init__(self, typecode: str, spill: Spill | None = None) -> None:
         self.typecode = typecode
         self._spill = spill
         self._limit = spill.chunk if spill is not None else sys.maxsize  # values kept in memory
         self._offsets: list[int] = []  # file offset of each spilled chunk
+        self._firsts: list[float] = []  # and its first value (bisect_right's index)
+        self._read: tuple[int, array[Any]] = (-1, array(typecode))  # the last chunk read back
         self._tail: array[Any] = array(typecode)  # the values after the spilled chunks
         self._view = (0, self._tail)  # what readers see: (chunks spilled, tail), swapped whole
 
@@ -106,6 +110,7 @@ class Column:
         k = (len(tail) - 1) // chunk * chunk
         for lo in range(0, k, chunk):
             self._offsets.append(self._spill.write(tail[lo:lo + chunk].tobytes()))
+            self._firsts.append(tail[lo])
         self._tail = array(self.typecode, tail[k:])
         self._view = (len(self._offsets), self._tail)
 
@@ -161,6 +166,23 @@ class Column:
             stop = min(hi, (lo // chunk + 1) * chunk) if lo < base else hi
             yield from self._range(lo, stop, base, tail)
             lo = stop
+
+    def bisect_right(self, x: float) -> int:
+        """How many values are <= x, in a column whose values never decrease: a search of the
+        chunks' first values, then of one chunk (the last one read is kept) or the tail."""
+        n, tail = self._view
+        chunk = self._chunk
+        if not n or (tail and x >= tail[0]):
+            return n * chunk + bisect_right(tail, x)
+        c = bisect_right(self._firsts, x, 0, n)
+        if not c:
+            return 0
+        c -= 1
+        read_c, values = self._read
+        if read_c != c:
+            values = self._range(c * chunk, (c + 1) * chunk, n * chunk, tail)
+            self._read = (c, values)
+        return c * chunk + bisect_right(values, x)
 
     def tobytes(self) -> bytes:
         return self[:].tobytes()
