@@ -4,7 +4,9 @@ them, in another order)."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -49,9 +51,12 @@ def agrees(summary: dict[str, Any], reference: dict[str, Any]) -> None:
             assert summary[key] == value, key  # the same floats: the same bits
 
 
-def test_summary_matches_the_per_request_metrics() -> None:
+@pytest.mark.parametrize("chunk", [3, 1 << 20])
+def test_summary_matches_the_per_request_metrics(chunk: int) -> None:
+    """(The step times and the statistics read in chunks of 3 places too.)"""
     done = _done(preempting=True)
-    agrees(metrics.summarize(done, 1.0, [], {}, frontend_ms=2.5), _reference(done, 2.5))
+    with patch.object(metrics, "CHUNK", chunk):
+        agrees(metrics.summarize(done, 1.0, [], {}, frontend_ms=2.5), _reference(done, 2.5))
 
 
 def test_requests_of_several_engines_keep_their_own_clocks() -> None:
@@ -87,11 +92,19 @@ def test_a_finished_request_keeps_what_its_metrics_read() -> None:
     assert not hasattr(done, "spec") and not hasattr(done, "block_hashes")
 
 
-@given(st.lists(st.tuples(st.floats(0.0, 500.0), st.integers(0, 40)), min_size=1, max_size=30))
-def test_interval_stats_are_numpys_on_every_interval(places: list[tuple[float, int]]) -> None:
+@given(st.lists(st.tuples(st.floats(0.0, 500.0) | st.sampled_from([7.0, 7.01, 7.02]),
+                         st.integers(0, 40)), min_size=1, max_size=30),
+       st.lists(st.integers(0, 30), max_size=3), st.sampled_from([1, 2, 7, 1 << 20]))
+def test_interval_stats_are_numpys_on_every_interval(places: list[tuple[float, int]],
+                                                     cuts: list[int], chunk: int) -> None:
     """Percentiles and median bit for bit as numpy's over the intervals written out (ties,
-    empty places, one interval), the mean and std to the last bits."""
+    empty places, one interval, places in one bucket or many, in parts and read in chunks of
+    any size), the mean and std to the last bits."""
     values = np.array([v for v, _ in places])
-    counts = np.array([c for _, c in places], np.int64)
+    counts = np.array([c for _, c in places], np.int32)
     reference = metrics.latency_stats("itl", np.repeat(values, counts))
-    agrees(metrics.interval_stats("itl", metrics.Intervals(values, counts)), reference)
+    bounds = [0, *sorted(cuts), len(places)]
+    parts = metrics.Intervals([values[a:b] for a, b in pairwise(bounds)],
+                              [counts[a:b] for a, b in pairwise(bounds)])
+    with patch.object(metrics, "CHUNK", chunk):
+        agrees(metrics.interval_stats("itl", parts), reference)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -57,21 +57,26 @@ def waste_shares(totals: dict[str, int]) -> dict[str, float]:
 
 
 class Intervals(NamedTuple):
-    """Inter-token intervals (ms) as distinct places and how many intervals each holds: an
-    interval inside a token run is its step's time, so each step of a clock counts the runs
-    that span it, and each gap between two runs of a request counts once. Memory grows with
-    the steps, not the tokens (at a million requests: 21M steps against 210M intervals, whose
-    float64 copies a percentile and a std made the summary's peak 4 GiB)."""
+    """Inter-token intervals (ms) as distinct places and how many intervals each holds, in
+    parts (a run's gaps, each clock's steps): an interval inside a token run is its step's
+    time, so each step of a clock counts the runs that span it, and each gap between two runs
+    of a request counts once. Memory grows with the steps, not the tokens (at a million
+    requests: 21M steps against 210M intervals), and the statistics read the parts a chunk at
+    a time (a server simulating a million requests must stay under 1.5 GiB, bench/
+    scale_server.py; whole-array copies, sums and a sort made this its peak)."""
 
-    values: np.ndarray
-    counts: np.ndarray
+    values: list[np.ndarray]
+    counts: list[np.ndarray]
+
+
+CHUNK = 1 << 20  # places the statistics read at a time
 
 
 def token_intervals(done: Sequence[FinishedRequest]) -> tuple[np.ndarray, np.ndarray, Intervals]:
     """Each request's token count, its first token's time (nan: none) and every inter-token
     interval in ms: request_metrics' values, built from the token runs and each clock's
     step times."""
-    clocks: dict[int, tuple[np.ndarray, array[int], array[int]]] = {}  # a clock per engine
+    clocks: dict[int, tuple[Sequence[float], array[int], array[int]]] = {}  # one an engine
     counts = np.zeros(len(done), np.int64)
     first = np.full(len(done), np.nan)
     gaps: list[float] = []
@@ -79,10 +84,8 @@ def token_intervals(done: Sequence[FinishedRequest]) -> tuple[np.ndarray, np.nda
         runs = request.all_token_runs
         if not runs:
             continue
-        clock = clocks.get(id(request.step_end_s))
-        if clock is None:
-            clock = clocks[id(request.step_end_s)] = (
-                np.asarray(request.step_end_s, np.float64), array("q"), array("q"))
+        clock = clocks.setdefault(id(request.step_end_s),
+                                  (request.step_end_s, array("q"), array("q")))
         ends, starts, stops = clock
         first[k] = ends[runs[0][0]]
         last = -1
@@ -93,61 +96,94 @@ def token_intervals(done: Sequence[FinishedRequest]) -> tuple[np.ndarray, np.nda
             stops.append(start + count - 1)
             last = start + count - 1
         counts[k] = sum(count for _, count in runs)
-    values, held = [np.array(gaps)], [np.ones(len(gaps), np.int64)]
-    while clocks:  # each clock's copy of its step ends goes once its steps are made
-        ends, starts, stops = clocks.popitem()[1]
-        num_ends, step_ms = len(ends), np.diff(ends)
-        del ends
-        step_ms *= 1000.0
-        spans = np.bincount(np.frombuffer(starts, np.int64), minlength=num_ends)
-        spans -= np.bincount(np.frombuffer(stops, np.int64), minlength=num_ends)
-        values.append(step_ms)
-        held.append(np.cumsum(spans, out=spans)[:-1])
-    return counts, first, Intervals(_joined(values), _joined(held))
+    intervals = Intervals([np.array(gaps)], [np.ones(len(gaps), np.int32)])
+    for ends, starts, stops in clocks.values():
+        step_ms = _step_ms(ends)
+        spans = np.zeros(len(ends), np.int32)  # runs spanning each step: at most the batch
+        np.add.at(spans, np.frombuffer(starts, np.int64), 1)
+        np.subtract.at(spans, np.frombuffer(stops, np.int64), 1)
+        intervals.values.append(step_ms)
+        intervals.counts.append(np.cumsum(spans, out=spans)[:-1])
+    return counts, first, intervals
 
 
-def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    """The parts in one array (no copy of a lone part: a clock's steps at trace scale)."""
-    parts = [part for part in parts if len(part)] or parts[:1]
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+def _step_ms(ends: Sequence[float]) -> np.ndarray:
+    """Each step's time in ms from a clock's step end times, without a copy of the clock."""
+    out = np.empty(max(len(ends) - 1, 0))
+    for lo in range(0, len(out), CHUNK):
+        hi = min(lo + CHUNK, len(out))
+        part = np.asarray(ends[lo:hi + 1], np.float64)  # (a slice of an array is a copy)
+        np.subtract(part[1:], part[:-1], out=out[lo:hi])
+    out *= 1000.0
+    return out
+
+
+def _chunks(intervals: Intervals) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    for values, counts in zip(intervals.values, intervals.counts, strict=True):
+        for lo in range(0, len(values), CHUNK):
+            yield values[lo:lo + CHUNK], counts[lo:lo + CHUNK]
 
 
 def interval_stats(prefix: str, intervals: Intervals) -> dict[str, float]:
     """latency_stats of every interval, from the places and their counts: the median and
     percentiles exactly as numpy's (the "linear" method on the sorted intervals), the mean and
-    std to the last bits (a sum in another order). Sorts `intervals` in place (its counts
-    become running totals), with two more arrays of the places at a time."""
-    values, counts = intervals
-    n = int(counts.sum())
+    std to the last bits (a sum in another order). Reads the places a chunk at a time."""
+    n = sum(int(c.sum()) for c in intervals.counts)
     if not n:
         return latency_stats(prefix, [])
-    weights = counts.astype(np.float64)
-    terms = values * weights
-    mean = float(terms.sum() / n)
-    np.subtract(values, mean, out=terms)
-    terms *= terms
-    terms *= weights
-    std = float(np.sqrt(terms.sum() / n))
-    del weights, terms
-    order = np.argsort(values, kind="stable")
-    values[:] = values[order]
-    counts[:] = counts[order]
-    del order
-    places, ends = values, np.cumsum(counts, out=counts)  # a place with no interval is never
-    # the one found below
+    mean = sum(float(v @ c.astype(np.float64)) for v, c in _chunks(intervals)) / n
+    std = float(np.sqrt(sum(float(np.square(v - mean) @ c.astype(np.float64))
+                            for v, c in _chunks(intervals)) / n))
 
-    def at(rank: int) -> float:
-        """The interval of this rank (0-based) in sorted order."""
-        return float(places[int(np.searchsorted(ends, rank, "right"))])
+    def ranks(q: float) -> tuple[int, int, float]:
+        index = (n - 1) * (q / 100)
+        return int(index), min(int(index) + 1, n - 1), index - int(index)
+
+    wanted = {n // 2, max(n // 2 - 1, 0)} | {r for q in (90, 99) for r in ranks(q)[:2]}
+    at = _at_ranks(intervals, sorted(wanted))
 
     def percentile(q: float) -> float:
-        index = (n - 1) * (q / 100)
-        lo = int(index)
-        a, b, t = at(lo), at(min(lo + 1, n - 1)), index - lo
+        lo, hi, t = ranks(q)
+        a, b = at[lo], at[hi]
         return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t  # numpy's _lerp
 
-    median = at(n // 2) if n % 2 else (at(n // 2 - 1) + at(n // 2)) / 2
+    median = at[n // 2] if n % 2 else (at[n // 2 - 1] + at[n // 2]) / 2
     return _keyed(prefix, mean, median, std, percentile(90), percentile(99))
+
+
+def _keys(values: np.ndarray) -> np.ndarray:
+    """int64 keys in the floats' order (the sign flips the rest of the bits), for buckets."""
+    bits = values.view(np.int64)
+    return bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
+
+
+BUCKET_SHIFT = 44  # keys' top 20 bits: sign, exponent and 8 mantissa bits (1/256 of a binade)
+
+
+def _at_ranks(intervals: Intervals, ranks: list[int]) -> dict[int, float]:
+    """The interval of each rank (0-based) in sorted order: the places are bucketed by their
+    keys' top bits (weighted by their counts), and only the buckets holding a wanted rank are
+    sorted."""
+    weight = np.zeros(1 << 20, np.int64)
+    for values, counts in _chunks(intervals):
+        weight += np.bincount((_keys(values) >> BUCKET_SHIFT) + (1 << 19), counts,
+                              1 << 20).astype(np.int64)
+    below = np.cumsum(weight) - weight  # intervals in the buckets before each
+    bounds = below + weight  # and up to each one's last
+    bucket = {rank: int(np.searchsorted(bounds, rank, "right")) for rank in ranks}
+    picked = sorted(set(bucket.values()))
+    wanted = np.array(picked, np.int64) - (1 << 19)
+    parts = [(v[mask], c[mask]) for v, c in _chunks(intervals)
+             for mask in [np.isin(_keys(v) >> BUCKET_SHIFT, wanted)]]
+    places = np.concatenate([v for v, _ in parts])
+    order = np.argsort(places, kind="stable")
+    places = places[order]
+    ends = np.cumsum(np.concatenate([c for _, c in parts]).astype(np.int64)[order])
+    out: dict[int, float] = {}
+    for rank, b in bucket.items():  # its rank among the picked buckets' intervals
+        inside = rank - int(below[b]) + sum(int(weight[p]) for p in picked if p < b)
+        out[rank] = float(places[int(np.searchsorted(ends, inside, "right"))])
+    return out
 
 
 def summarize(done: Sequence[FinishedRequest], duration_s: float, rejected: list[tuple[str, str]],
