@@ -104,7 +104,6 @@ def test_interval_stats_are_numpys_on_every_interval(places: list[tuple[float, i
     counts = np.array([c for _, c in places], np.int32)
     reference = metrics.latency_stats("itl", np.repeat(values, counts))
     bounds = [0, *sorted(cuts), len(places)]
-    parts = metrics.Intervals([values[a:b] for a, b in pairwise(bounds)],
-                              [counts[a:b] for a, b in pairwise(bounds)])
+    parts = metrics.Intervals([(values[a:b], counts[a:b]) for a, b in pairwise(bounds)], [])
     with patch.object(metrics, "CHUNK", chunk):
         agrees(metrics.interval_stats("itl", parts), reference)

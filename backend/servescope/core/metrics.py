@@ -56,20 +56,43 @@ def waste_shares(totals: dict[str, int]) -> dict[str, float]:
     return {f"kv_{k}_share": (v / in_use if in_use else 0.0) for k, v in totals.items()}
 
 
+Clock = tuple[Sequence[float], np.ndarray, np.ndarray]  # step end times, runs' starts, stops
+
+
 class Intervals(NamedTuple):
-    """Inter-token intervals (ms) as distinct places and how many intervals each holds, in
-    parts (a run's gaps, each clock's steps): an interval inside a token run is its step's
-    time, so each step of a clock counts the runs that span it, and each gap between two runs
-    of a request counts once. Memory grows with the steps, not the tokens (at a million
-    requests: 21M steps against 210M intervals), and the statistics read the parts a chunk at
-    a time (a server simulating a million requests must stay under 1.5 GiB, bench/
-    scale_server.py; whole-array copies, sums and a sort made this its peak)."""
+    """Inter-token intervals (ms) as distinct places and how many intervals each holds: the
+    gaps between two runs of a request (one each), and for each clock its steps, each
+    holding one interval for every token run that spans it (a run starting at step s with c
+    tokens spans steps s .. s + c - 2). Memory grows with the runs, not the steps nor the
+    tokens: a clock's step times and span counts are made a chunk at a time as they are read
+    (at a million requests a clock has 21M steps: whole-array copies, a sort and its gathers
+    made the summary a 1M-request server's peak, 700 MiB over the run's own memory)."""
 
-    values: list[np.ndarray]
-    counts: list[np.ndarray]
+    arrays: list[tuple[np.ndarray, np.ndarray]]  # (places, counts) given whole
+    clocks: list[Clock]  # starts and stops sorted
+
+    def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(places, counts) CHUNK places at a time, in one order whenever read."""
+        for values, counts in self.arrays:
+            for lo in range(0, len(values), CHUNK):
+                yield values[lo:lo + CHUNK], counts[lo:lo + CHUNK]
+        for ends, starts, stops in self.clocks:
+            carry, num_steps = 0, len(ends) - 1
+            for lo in range(0, num_steps, CHUNK):
+                hi = min(lo + CHUNK, num_steps)
+                part = np.asarray(ends[lo:hi + 1], np.float64)  # (an array's slice: a copy)
+                step_ms = (part[1:] - part[:-1]) * 1000.0
+                spans = np.zeros(hi - lo, np.int64)
+                for runs, sign in ((starts, 1), (stops, -1)):
+                    a, b = np.searchsorted(runs, (lo, hi))
+                    spans += sign * np.bincount(runs[a:b] - lo, minlength=hi - lo)
+                spans = np.cumsum(spans, out=spans)
+                spans += carry
+                carry = int(spans[-1])
+                yield step_ms, spans
 
 
-CHUNK = 1 << 20  # places the statistics read at a time
+CHUNK = 1 << 20  # places read at a time
 
 
 def token_intervals(done: Sequence[FinishedRequest]) -> tuple[np.ndarray, np.ndarray, Intervals]:
@@ -92,48 +115,26 @@ def token_intervals(done: Sequence[FinishedRequest]) -> tuple[np.ndarray, np.nda
         for start, count in runs:
             if last >= 0:  # the gap between two runs (a preemption, a stall)
                 gaps.append((ends[start] - ends[last]) * 1000.0)
-            starts.append(start)  # steps start .. start + count - 2 each hold one interval
+            starts.append(start)
             stops.append(start + count - 1)
             last = start + count - 1
         counts[k] = sum(count for _, count in runs)
-    intervals = Intervals([np.array(gaps)], [np.ones(len(gaps), np.int32)])
-    for ends, starts, stops in clocks.values():
-        step_ms = _step_ms(ends)
-        spans = np.zeros(len(ends), np.int32)  # runs spanning each step: at most the batch
-        np.add.at(spans, np.frombuffer(starts, np.int64), 1)
-        np.subtract.at(spans, np.frombuffer(stops, np.int64), 1)
-        intervals.values.append(step_ms)
-        intervals.counts.append(np.cumsum(spans, out=spans)[:-1])
-    return counts, first, intervals
-
-
-def _step_ms(ends: Sequence[float]) -> np.ndarray:
-    """Each step's time in ms from a clock's step end times, without a copy of the clock."""
-    out = np.empty(max(len(ends) - 1, 0))
-    for lo in range(0, len(out), CHUNK):
-        hi = min(lo + CHUNK, len(out))
-        part = np.asarray(ends[lo:hi + 1], np.float64)  # (a slice of an array is a copy)
-        np.subtract(part[1:], part[:-1], out=out[lo:hi])
-    out *= 1000.0
-    return out
-
-
-def _chunks(intervals: Intervals) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    for values, counts in zip(intervals.values, intervals.counts, strict=True):
-        for lo in range(0, len(values), CHUNK):
-            yield values[lo:lo + CHUNK], counts[lo:lo + CHUNK]
+    return counts, first, Intervals(
+        [(np.array(gaps), np.ones(len(gaps), np.int64))],
+        [(ends, np.sort(np.frombuffer(starts, np.int64)), np.sort(np.frombuffer(stops, np.int64)))
+         for ends, starts, stops in clocks.values()])
 
 
 def interval_stats(prefix: str, intervals: Intervals) -> dict[str, float]:
     """latency_stats of every interval, from the places and their counts: the median and
     percentiles exactly as numpy's (the "linear" method on the sorted intervals), the mean and
     std to the last bits (a sum in another order). Reads the places a chunk at a time."""
-    n = sum(int(c.sum()) for c in intervals.counts)
+    n = sum(int(c.sum()) for _, c in intervals.chunks())
     if not n:
         return latency_stats(prefix, [])
-    mean = sum(float(v @ c.astype(np.float64)) for v, c in _chunks(intervals)) / n
+    mean = sum(float(v @ c.astype(np.float64)) for v, c in intervals.chunks()) / n
     std = float(np.sqrt(sum(float(np.square(v - mean) @ c.astype(np.float64))
-                            for v, c in _chunks(intervals)) / n))
+                            for v, c in intervals.chunks()) / n))
 
     def ranks(q: float) -> tuple[int, int, float]:
         index = (n - 1) * (q / 100)
@@ -165,7 +166,7 @@ def _at_ranks(intervals: Intervals, ranks: list[int]) -> dict[int, float]:
     keys' top bits (weighted by their counts), and only the buckets holding a wanted rank are
     sorted."""
     weight = np.zeros(1 << 20, np.int64)
-    for values, counts in _chunks(intervals):
+    for values, counts in intervals.chunks():
         weight += np.bincount((_keys(values) >> BUCKET_SHIFT) + (1 << 19), counts,
                               1 << 20).astype(np.int64)
     below = np.cumsum(weight) - weight  # intervals in the buckets before each
@@ -173,7 +174,7 @@ def _at_ranks(intervals: Intervals, ranks: list[int]) -> dict[int, float]:
     bucket = {rank: int(np.searchsorted(bounds, rank, "right")) for rank in ranks}
     picked = sorted(set(bucket.values()))
     wanted = np.array(picked, np.int64) - (1 << 19)
-    parts = [(v[mask], c[mask]) for v, c in _chunks(intervals)
+    parts = [(v[mask], c[mask]) for v, c in intervals.chunks()
              for mask in [np.isin(_keys(v) >> BUCKET_SHIFT, wanted)]]
     places = np.concatenate([v for v, _ in parts])
     order = np.argsort(places, kind="stable")
