@@ -12,6 +12,7 @@ import pytest
 from servescope.api.serialize import normalize, request_info
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
+from servescope.observability import runs as meter_runs
 from servescope.observability.meter import COUNTERS, HistogramCursor, Meter
 from servescope.observability.runs import PerRecord
 from servescope.observability.spill import Spill
@@ -75,7 +76,11 @@ def test_inter_token_latencies_match_the_cores(run):
 
 @pytest.mark.parametrize("histogram", ["time_to_first_token", "inter_token_latency",
                                        "iteration_tokens"])
-def test_a_cursor_moved_back_and_forth_counts_as_a_fresh_one(run, histogram):
+@pytest.mark.parametrize("array_runs", [3, meter_runs.ARRAY_RUNS])
+def test_a_cursor_moved_back_and_forth_counts_as_a_fresh_one(run, histogram, array_runs,
+                                                             monkeypatch):
+    """(Folding 3 runs at a time, or the server's few thousand.)"""
+    monkeypatch.setattr(meter_runs, "ARRAY_RUNS", array_runs)
     _, meter, _ = run
     buckets = [0.01, 0.02, 0.1, 1.0, 10.0]
     moved = HistogramCursor(meter, histogram, buckets)

@@ -7,10 +7,11 @@ hundreds of millions of inter-token latencies. A server's meter spills them to a
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any, Protocol
+
+import numpy as np
 
 from servescope.observability.runs import Changes, PerRecord, Runs
 from servescope.observability.spill import Column, Spill
@@ -249,28 +250,30 @@ class HistogramCursor:
 
     def __init__(self, meter: Meter, name: str, buckets: Sequence[float]) -> None:
         self.observed = meter.histograms[name]
-        self.buckets = list(buckets)
-        self.counts = [0] * (len(self.buckets) + 1)  # the last one is +Inf only
+        self.buckets = np.asarray(buckets, np.float64)
+        self.counts = np.zeros(len(self.buckets) + 1, np.int64)  # the last one is +Inf only
         self.sum = 0.0
         self.u = 0  # units (runs, or records) folded in
         self.k = 0  # observations folded in
 
     def at(self, pos: int) -> tuple[list[int], float, int]:
-        """(cumulative count per bucket and +Inf, sum, count) after record `pos`."""
+        """(cumulative count per bucket and +Inf, sum, count) after record `pos`. Folds the
+        observations between the last position and this one with numpy, a few thousand runs
+        at a time (the first scrape at the end of a 1M-request run meets 210M of them)."""
         u = self.observed.upto(pos)
         sign = 1 if u >= self.u else -1
-        for value, count in self.observed.between(min(u, self.u), max(u, self.u)):
-            self.counts[bisect_left(self.buckets, value)] += sign * count  # Prometheus' le
-            self.k += sign * count
-            for _ in range(count):  # one by one, so the sum is the same to the last bit
-                self.sum += sign * value
+        for values, counts in self.observed.between_arrays(min(u, self.u), max(u, self.u)):
+            # Prometheus' le: the first bucket whose bound is >= the value
+            np.add.at(self.counts, np.searchsorted(self.buckets, values, "left"), sign * counts)
+            self.k += sign * int(counts.sum())
+            # added one by one (a running sum: each add rounds as a loop's would), so the sum
+            # is the same to the last bit as observing them one by one
+            signed = np.repeat(values * sign, counts)
+            if len(signed):
+                signed[0] += self.sum
+                self.sum = float(np.add.accumulate(signed)[-1])
         self.u = u
         k = self.k
         if k == 0:
             self.sum = 0.0
-        cumulative, total = [], 0
-        for c in self.counts:
-            total += c
-            cumulative.append(total)
-        return cumulative, self.sum, k
-
+        return np.cumsum(self.counts).tolist(), self.sum, k

@@ -8,7 +8,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+import numpy as np
+
 from servescope.observability.spill import Column, Spill
+
+ARRAY_RUNS = 4096  # runs (or records) a cursor folds at a time: a few MB of observations
 
 
 def _same(a: float, b: float) -> bool:
@@ -76,6 +80,14 @@ class Runs:
             yield value, end - start
             start = end
 
+    def between_arrays(self, lo: int, hi: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """between(lo, hi) as (values, counts) arrays, ARRAY_RUNS runs at a time."""
+        for a in range(lo, hi, ARRAY_RUNS):
+            b = min(a + ARRAY_RUNS, hi)
+            ends = np.frombuffer(self.ends[max(a - 1, 0):b], np.int64)
+            counts = np.diff(ends, prepend=0) if a == 0 else np.diff(ends)
+            yield np.frombuffer(self.values[a:b], np.float64), counts
+
     def expand(self) -> tuple[list[int], list[float]]:
         """(record, value) of every observation, as two lists in the order they were made."""
         iters: list[int] = []
@@ -125,6 +137,12 @@ class PerRecord:
         for value in self.values.iter_range(lo, hi):
             if value != self.NONE:
                 yield value, 1
+
+    def between_arrays(self, lo: int, hi: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for a in range(lo, hi, ARRAY_RUNS):
+            values = np.frombuffer(self.values[a:min(a + ARRAY_RUNS, hi)], np.uint32)
+            values = values[values != self.NONE].astype(np.float64)
+            yield values, np.ones(len(values), np.int64)
 
     def expand(self) -> tuple[list[int], list[float]]:
         observed = [(it, float(v)) for it, v in enumerate(self.values) if v != self.NONE]
