@@ -72,16 +72,9 @@ class Runs:
         """How many runs were made in records up to `pos`."""
         return self.iters.bisect_right(pos)
 
-    def between(self, lo: int, hi: int) -> Iterator[tuple[float, int]]:
-        """(value, number of observations) of runs lo..hi - 1, in order."""
-        start = self.ends[lo - 1] if lo else 0
-        for value, end in zip(self.values.iter_range(lo, hi), self.ends.iter_range(lo, hi),
-                              strict=True):
-            yield value, end - start
-            start = end
-
     def between_arrays(self, lo: int, hi: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """between(lo, hi) as (values, counts) arrays, ARRAY_RUNS runs at a time."""
+        """(values, numbers of observations) of runs lo..hi - 1, in order, as arrays of
+        ARRAY_RUNS runs at a time."""
         for a in range(lo, hi, ARRAY_RUNS):
             b = min(a + ARRAY_RUNS, hi)
             ends = np.frombuffer(self.ends[max(a - 1, 0):b], np.int64)
@@ -132,11 +125,6 @@ class PerRecord:
     def upto(self, pos: int) -> int:
         """How many records up to `pos` are kept (those after the last observed have none)."""
         return max(0, min(pos + 1, len(self.values)))
-
-    def between(self, lo: int, hi: int) -> Iterator[tuple[float, int]]:
-        for value in self.values.iter_range(lo, hi):
-            if value != self.NONE:
-                yield value, 1
 
     def between_arrays(self, lo: int, hi: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for a in range(lo, hi, ARRAY_RUNS):

@@ -188,8 +188,4 @@ class Column:
         return self[:].tobytes()
 
     def __iter__(self) -> Iterator[float]:
-        n, tail = self._view
-        chunk = self._chunk
-        for c in range(n):
-            yield from self._range(c * chunk, (c + 1) * chunk, n * chunk, tail)
-        yield from tail
+        return self.iter_range(0, len(self))
