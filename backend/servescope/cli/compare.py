@@ -76,9 +76,8 @@ def compare(base: EngineConfig, specs: list[RequestSpec]) -> dict[str, Any]:
     step_time = cost_model.make_step_time(config)
     rows = []
     for mode, overrides in MODES:
-        engine = Engine(config.replace(**overrides), specs, step_time)
-        for _ in engine.run():
-            pass
+        engine = Engine(config.replace(**overrides), specs, step_time, records=False)
+        engine.run_to_end()
         summary = engine.summary()
         row = {"mode": mode, "policy": overrides["policy"]}
         row.update({key: summary[key] for key, _, _ in COLUMNS if key in summary})

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     for sentence in unmodelled:
         print(f"note: {sentence}", file=sys.stderr)
     engine = (Replicas(config, specs, step_time) if config.data_parallel_size > 1
-              else Engine(config, specs, step_time))
+              else Engine(config, specs, step_time, records=args.out is not None))
     with _progress_bar(len(specs)) as bar:
         if args.out:  # decode runs expanded into their steps' records
             write_recording(args.out, header(config, specs, "simulated"),

@@ -18,43 +18,28 @@ from servescope.core import cost_model, fast_forward, metrics
 from servescope.core.batch_queue import BatchQueue
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.decode_run import DecodeRun
-from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager, cdiv
-from servescope.core.kv_contiguous import ContiguousKVCacheManager
+from servescope.core.kv_cache_manager import KVCacheManager, cdiv
+from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.records import StepRecord
 from servescope.core.request import FinishedRequest, Request, RequestSpec, RequestStatus
-from servescope.core.scheduler import policy_classes
-from servescope.core.scheduler.base import Scheduler, SchedulerOutput
+from servescope.core.scheduler.base import SchedulerOutput
+from servescope.core.scheduler.make import make_scheduler
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
-from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
 from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
-
-
-def make_scheduler(config: EngineConfig, num_gpu_blocks: int) -> Scheduler:
-    kv: KVCacheManager
-    if config.allocator == "paged":
-        kv = PagedKVCacheManager(num_gpu_blocks, config.block_size, config.enable_prefix_caching,
-                                 config.watermark)
-    else:
-        kv = ContiguousKVCacheManager(num_gpu_blocks, config.block_size, config.allocator,
-                                      config.max_model_len)
-    if config.async_scheduling:
-        return VllmV1AsyncScheduler(config, kv)
-    return policy_classes()[config.policy](config, kv)
 
 
 class Engine:
     def __init__(self, config: EngineConfig, requests: Sequence[RequestSpec],
-                 step_time: StepTimeFn | None = None, fast_forward: bool = True) -> None:
+                 step_time: StepTimeFn | None = None, fast_forward: bool = True,
+                 records: bool = True) -> None:
         priced = (config.model or config.model_config) is not None and config.gpu is not None
         if priced:
             config = cost_model.with_derived_blocks(config)
         if config.num_gpu_blocks is None:
             raise ConfigError("num_gpu_blocks", "required unless model and gpu size the cache")
         self.config = config
-        self.scheduler = make_scheduler(config, config.num_gpu_blocks)
-        if isinstance(self.kv, PagedKVCacheManager):  # (a later request with an earlier
-            # one's id looks up that one's own blocks: then they are kept as they come)
-            self.kv.unique_ids = len({spec.id for spec in requests}) == len(requests)
+        self.scheduler = make_scheduler(config, requests, records)
+        self.records = records  # False: run_to_end and summaries only (no block ids are kept)
         if step_time is None:
             step_time = cost_model.make_step_time(config) if priced else placeholder_step_time_ms
         self.step_time = step_time
@@ -132,6 +117,7 @@ class Engine:
         return self.fast_forward and bool(self.scheduler.running) and not self.scheduler.waiting
 
     def step(self) -> StepRecord | None:
+        assert not isinstance(self.kv, CountingKVCacheManager), "records=False: no block ids"
         if self.batch_queue is not None:
             return self.batch_queue.step()
         planned = self._schedule()

@@ -60,8 +60,7 @@ def apply_run(engine: Engine, plan: Plan, record: bool = True) -> DecodeRun | in
     assert not events, "a decode run raises its events in its records"
     last = kv.waste(scheduler.running)  # the last step's, after finishing
     if not record:
-        _add_waste(engine, kv, blocks.steps.tolist(), num_free, num_table, start, num_steps,
-                   last)
+        _add_waste(engine, kv, num_free, num_table, start, num_steps, last)
         _tick(engine, num_steps, end_s)
         return num_steps
     taken = np.cumsum(np.bincount(blocks.steps, minlength=num_steps))
@@ -87,16 +86,23 @@ def _tick(engine: Engine, num_steps: int, end_s: float) -> None:
     engine.time_s = end_s
 
 
-def _add_waste(engine: Engine, kv: PagedKVCacheManager, steps: list[int], num_free: int,
-               num_table: int, start: np.ndarray, num_steps: int, last: dict[str, int]) -> None:
+def _add_waste(engine: Engine, kv: PagedKVCacheManager, num_free: int, num_table: int,
+               start: np.ndarray, num_steps: int, last: dict[str, int]) -> None:
     """waste_of summed over the run's steps but the last (whose own value is `last`), in
-    closed form: step j has taken the blocks of steps 0..j and computed start + j + 1."""
-    head = num_steps - 1
-    taken = sum(head - s for s in steps if s < head)  # sum over j < head of blocks taken by j
+    closed form: step j has taken the blocks of steps 0..j and computed start + j + 1. A row
+    at p takes a block at steps s0 + m * block_size (s0 = -p mod block_size); one taken at
+    step s counts in the head - s steps s..head - 1."""
+    head, bs = num_steps - 1, kv.block_size
+    taken = 0
+    for p in start.tolist():
+        first = -p % bs
+        if first < head:
+            m = (head - first - 1) // bs + 1
+            taken += m * (head - first) - bs * m * (m - 1) // 2
     computed = head * int(start.sum()) + len(start) * head * (head + 1) // 2
-    internal = (head * num_table + taken) * kv.block_size - computed
+    internal = (head * num_table + taken) * bs - computed
     used = head * (kv.pool.num_usable_blocks - num_free) + taken
-    sums = {"token_states": used * kv.block_size - internal, "reserved": 0,
+    sums = {"token_states": used * bs - internal, "reserved": 0,
             "internal_fragmentation": internal, "external_fragmentation": 0}
     totals = engine.waste_totals
     for key, value in last.items():

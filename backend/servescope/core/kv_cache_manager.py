@@ -170,11 +170,12 @@ class PagedKVCacheManager:
         """How many of `num_steps` decode steps (row i at position start[i] + j at step j) the
         free blocks cover: each block boundary a row reaches takes one free block."""
         bs = self.block_size
-        if len(start) * -(-num_steps // bs) <= self.pool.num_free_blocks:
+        num_free = self.num_free_blocks
+        if len(start) * -(-num_steps // bs) <= num_free:
             return num_steps  # no row crosses more boundaries than that
         per_residue = np.bincount(start % bs, minlength=bs)
         per_step = per_residue[(-np.arange(num_steps)) % bs]
-        return int(per_step.cumsum().searchsorted(self.pool.num_free_blocks, "right"))
+        return int(per_step.cumsum().searchsorted(num_free, "right"))
 
     def advance_decodes(self, requests: list[Request], start: np.ndarray, num_steps: int,
                         record: bool = True) -> DecodeBlocks:

@@ -28,13 +28,12 @@ class Replicas:
     def __init__(self, config: EngineConfig, specs: Sequence[RequestSpec],
                  step_time: StepTimeFn | None = None) -> None:
         self.config = config
-        self.engines = [Engine(config, part, step_time)
-                        for part in split(specs, config.data_parallel_size)]
+        self.engines = [Engine(config, part, step_time, records=rank == 0)
+                        for rank, part in enumerate(split(specs, config.data_parallel_size))]
 
     def run(self) -> Iterator[StepRecord]:
         for engine in self.engines[1:]:
-            for _ in engine.run():
-                pass
+            engine.run_to_end()
         yield from self.engines[0].run()
 
     @property

@@ -36,11 +36,11 @@ def run_point(point: Point, specs: Sequence[RequestSpec], slos: Mapping[str, flo
         return {**out, "status": "does_not_fit", "reason": str(err),
                 "config": point.config.to_dict()}
     shares = split_round_robin(specs, point.replicas)
-    engines = [Engine(config, share, step_time) for share in shares]
+    engines = [Engine(config, share, step_time, records=rank == 0)
+               for rank, share in enumerate(shares)]
     first_records = list(engines[0].run())  # replica 0's steps: what the diagnosis reads
     for engine in engines[1:]:
-        for _ in engine.run():
-            pass
+        engine.run_to_end()
     summary = _summary(engines)
     rows = [row for engine in engines for row in engine.request_metrics()]
     diagnosis = diagnose_records(config, shares[0], first_records, engines[0].summary(),

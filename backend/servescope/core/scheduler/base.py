@@ -10,6 +10,7 @@ import numpy as np
 from servescope.core.config import EngineConfig
 from servescope.core.decode_run import DecodeBlocks
 from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
+from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.records import ScheduledColumns, ScheduledEntry
 from servescope.core.request import Request, RequestStatus
 from servescope.core.running_batch import RunningBatch
@@ -165,6 +166,8 @@ class Scheduler:
 
     def _preempt(self, request: Request, output: SchedulerOutput) -> None:
         """Recompute preemption: drop every block, start over, go to the front of the queue."""
+        if isinstance(self.kv, CountingKVCacheManager):  # its cached blocks may be found again
+            self.kv = self.kv.exact()
         self.kv.free(request)
         request.status = RequestStatus.PREEMPTED
         request.num_computed_tokens = 0

@@ -1,0 +1,38 @@
+"""The scheduler a config asks for, over the KV cache manager its allocator and run need."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from servescope.core.config import EngineConfig
+from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
+from servescope.core.kv_contiguous import ContiguousKVCacheManager
+from servescope.core.kv_counting import CountingKVCacheManager
+from servescope.core.request import RequestSpec
+from servescope.core.scheduler import policy_classes
+from servescope.core.scheduler.base import Scheduler
+from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
+from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
+
+
+def make_scheduler(config: EngineConfig, requests: Sequence[RequestSpec],
+                   records: bool = True) -> Scheduler:
+    """The policy's scheduler over its KV cache manager; `records=False` (nobody reads block
+    ids) keeps vLLM V1's paged cache as counts where they decide the same (core/kv_counting)."""
+    kv: KVCacheManager
+    blocks, size = config.num_gpu_blocks or 0, config.block_size
+    caching = config.enable_prefix_caching
+    unique = len({spec.id for spec in requests}) == len(requests)
+    if config.allocator != "paged":
+        kv = ContiguousKVCacheManager(blocks, size, config.allocator, config.max_model_len)
+    elif (not records and unique and not config.async_scheduling
+          and config.policy == VllmV1Scheduler.policy_name
+          and not (caching and any(spec.prefix for spec in requests))):
+        kv = CountingKVCacheManager(blocks, size, caching, config.watermark)
+    else:
+        kv = PagedKVCacheManager(blocks, size, caching, config.watermark)
+    if isinstance(kv, PagedKVCacheManager):  # (a later request with an earlier one's id
+        kv.unique_ids = unique  # looks up that one's own blocks: then they are kept as they come)
+    if config.async_scheduling:
+        return VllmV1AsyncScheduler(config, kv)
+    return policy_classes()[config.policy](config, kv)
