@@ -32,11 +32,13 @@ CONFIG = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100"}  # vLLM de
 
 
 def simulate(path: Path, fast_forward: bool) -> dict:
-    """Read the trace, simulate it to the end, summarize: wall seconds and what came out."""
+    """Read the trace, simulate it to the end, summarize: wall seconds and what came out.
+    Fast-forward runs as `servescope sim --summary` does (no records: the KV cache counted,
+    core/kv_counting.py); the step path is the block-by-block engine one step at a time."""
     start, cpu = time.perf_counter(), time.process_time()
     _, specs, _ = read_requests(path)
     config, step_time = prepare(EngineConfig.from_dict(CONFIG))
-    engine = Engine(config, specs, step_time, fast_forward=fast_forward)
+    engine = Engine(config, specs, step_time, fast_forward=fast_forward, records=not fast_forward)
     steps = engine.run_to_end()
     summary = engine.summary()
     return {"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu,
