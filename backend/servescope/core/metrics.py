@@ -128,11 +128,16 @@ def token_intervals(done: Sequence[FinishedRequest]) -> tuple[np.ndarray, np.nda
 def interval_stats(prefix: str, intervals: Intervals) -> dict[str, float]:
     """latency_stats of every interval, from the places and their counts: the median and
     percentiles exactly as numpy's (the "linear" method on the sorted intervals), the mean and
-    std to the last bits (a sum in another order). Reads the places a chunk at a time."""
-    n = sum(int(c.sum()) for _, c in intervals.chunks())
+    std to the last bits (a sum in another order). Reads the places a chunk at a time: the
+    count, sum and buckets (see _at_ranks) in one pass, the std in a second."""
+    n, total, weight = 0, 0.0, np.zeros(1 << 20, np.int64)
+    for v, c in intervals.chunks():
+        n += int(c.sum())
+        total += float(v @ c.astype(np.float64))
+        weight += np.bincount((_keys(v) >> BUCKET_SHIFT) + (1 << 19), c, 1 << 20).astype(np.int64)
     if not n:
         return latency_stats(prefix, [])
-    mean = sum(float(v @ c.astype(np.float64)) for v, c in intervals.chunks()) / n
+    mean = total / n
     std = float(np.sqrt(sum(float(np.square(v - mean) @ c.astype(np.float64))
                             for v, c in intervals.chunks()) / n))
 
@@ -141,7 +146,7 @@ def interval_stats(prefix: str, intervals: Intervals) -> dict[str, float]:
         return int(index), min(int(index) + 1, n - 1), index - int(index)
 
     wanted = {n // 2, max(n // 2 - 1, 0)} | {r for q in (90, 99) for r in ranks(q)[:2]}
-    at = _at_ranks(intervals, sorted(wanted))
+    at = _at_ranks(intervals, weight, sorted(wanted))
 
     def percentile(q: float) -> float:
         lo, hi, t = ranks(q)
@@ -161,14 +166,10 @@ def _keys(values: np.ndarray) -> np.ndarray:
 BUCKET_SHIFT = 44  # keys' top 20 bits: sign, exponent and 8 mantissa bits (1/256 of a binade)
 
 
-def _at_ranks(intervals: Intervals, ranks: list[int]) -> dict[int, float]:
+def _at_ranks(intervals: Intervals, weight: np.ndarray, ranks: list[int]) -> dict[int, float]:
     """The interval of each rank (0-based) in sorted order: the places are bucketed by their
-    keys' top bits (weighted by their counts), and only the buckets holding a wanted rank are
-    sorted."""
-    weight = np.zeros(1 << 20, np.int64)
-    for values, counts in intervals.chunks():
-        weight += np.bincount((_keys(values) >> BUCKET_SHIFT) + (1 << 19), counts,
-                              1 << 20).astype(np.int64)
+    keys' top bits (`weight`: the intervals in each bucket), and only the buckets holding a
+    wanted rank are sorted."""
     below = np.cumsum(weight) - weight  # intervals in the buckets before each
     bounds = below + weight  # and up to each one's last
     bucket = {rank: int(np.searchsorted(bounds, rank, "right")) for rank in ranks}
