@@ -38,8 +38,8 @@ class Engine:
         if config.num_gpu_blocks is None:
             raise ConfigError("num_gpu_blocks", "required unless model and gpu size the cache")
         self.config = config
+        # records=False: run_to_end() and summaries only (the KV cache may keep no block ids)
         self.scheduler = make_scheduler(config, requests, records)
-        self.records = records  # False: run_to_end and summaries only (no block ids are kept)
         if step_time is None:
             step_time = cost_model.make_step_time(config) if priced else placeholder_step_time_ms
         self.step_time = step_time

@@ -48,7 +48,7 @@ def apply_run(engine: Engine, plan: Plan, record: bool = True) -> DecodeRun | in
     start, step_ms, clock = plan
     kv, scheduler, num_steps = engine.kv, engine.scheduler, len(step_ms)
     assert isinstance(kv, PagedKVCacheManager)
-    ids, num_rows = tuple(scheduler.running.ids), len(start)
+    num_rows, ids = len(start), tuple(scheduler.running.ids) if record else ()
     num_free, num_table = kv.num_free_blocks, kv.num_table_blocks
     blocks, finished = scheduler.advance_decodes(num_steps, engine.iter, record)
     end_s = float(clock[-1])
