@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -132,3 +133,10 @@ def test_counts_only_where_block_ids_decide_nothing() -> None:
     assert not counted({}, twice)  # a later "a" finds the earlier one's own blocks
     assert not counted({"async_scheduling": True}, plain)
     assert not any(counted({"policy": p}, plain) for p in ("naive", "static", "vllm-v0"))
+
+
+def test_an_engine_without_records_makes_none() -> None:
+    cfg = EngineConfig.from_dict({"block_size": 4, "num_gpu_blocks": 64})
+    specs = [RequestSpec("a", 20, 5, arrival_step=0)]
+    with pytest.raises(AssertionError, match="no records"):
+        Engine(cfg, specs, records=False).advance()

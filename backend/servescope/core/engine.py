@@ -39,6 +39,7 @@ class Engine:
             raise ConfigError("num_gpu_blocks", "required unless model and gpu size the cache")
         self.config = config
         # records=False: run_to_end() and summaries only (the KV cache may keep no block ids)
+        self.records = records
         self.scheduler = make_scheduler(config, requests, records)
         if step_time is None:
             step_time = cost_model.make_step_time(config) if priced else placeholder_step_time_ms
@@ -106,6 +107,7 @@ class Engine:
 
     def advance(self) -> StepRecord | DecodeRun | None:
         """The next step, or the quiet stretch of decode steps that starts here, as one run."""
+        assert self.records, "an Engine(records=False) makes no records"
         plan = fast_forward.plan_run(self) if self._quiet() else None
         if plan is not None:
             run = fast_forward.apply_run(self, plan)
