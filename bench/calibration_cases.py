@@ -59,9 +59,8 @@ class Case:
 def simulate(config: EngineConfig, specs: list[RequestSpec],
              calibration: Calibration | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     config = cost_model.with_derived_blocks(config)
-    engine = Engine(config, specs, cost_model.make_step_time(config, calibration))
-    for _ in engine.run():
-        pass
+    engine = Engine(config, specs, cost_model.make_step_time(config, calibration), records=False)
+    engine.run_to_end()
     return engine.summary(), engine.request_metrics()
 
 
