@@ -74,14 +74,18 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--interval-s: interval_s must be > 0")
     config, specs = load_scenario(args)
     config, step_time = prepare(config)
-    engine = Engine(config, specs, step_time)
+    wants_records = bool(args.trace or args.openmetrics)  # --bench and --csv need none
+    engine = Engine(config, specs, step_time, records=wants_records)
     meter = Meter(request_info(specs), config.enable_prefix_caching)
     records = []
-    for record in engine.run():
-        if args.trace:
-            records.append(record)
-        if args.openmetrics:
-            meter.observe(normalize(record.to_dict()))
+    if not wants_records:
+        engine.run_to_end()
+    else:
+        for record in engine.run():
+            if args.trace:
+                records.append(record)
+            if args.openmetrics:
+                meter.observe(normalize(record.to_dict()))
     requests = engine.request_metrics()
     if args.bench:
         write_json(args.bench, bench_json(engine.summary(), requests, config))
