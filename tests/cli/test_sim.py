@@ -34,6 +34,25 @@ def test_sim_writes_records_and_summary(tmp_path: Path) -> None:
     assert list(tmp_path.glob("*.tmp")) == []
 
 
+def test_a_data_parallel_summary_without_records_is_the_recorded_runs(tmp_path: Path) -> None:
+    """Without --out every rank is simulated unrecorded (core/kv_counting.py); with it rank 0
+    makes the records: the same summary either way."""
+    workload = [{"id": f"q{i}", "arrival_s": 0.01 * i, "prompt_len": 30 + 11 * (i % 9),
+                 "output_len": 8 + 3 * (i % 7)} for i in range(40)]
+    (tmp_path / "w.json").write_text(json.dumps(workload))
+    (tmp_path / "c.json").write_text(json.dumps({"block_size": 8, "num_gpu_blocks": 48,
+                                                 "data_parallel_size": 2}))
+    common = ("sim", "--workload", str(tmp_path / "w.json"), "--config", str(tmp_path / "c.json"))
+    counted = _run(*common, "--summary", str(tmp_path / "a.json"))
+    recorded = _run(*common, "--out", str(tmp_path / "r.jsonl"), "--summary",
+                    str(tmp_path / "b.json"))
+    assert counted.returncode == recorded.returncode == 0, counted.stderr + recorded.stderr
+    summary = json.loads((tmp_path / "a.json").read_text())
+    assert summary["completed"] == 40 and summary["data_parallel_size"] == 2
+    assert summary["num_preemptions"] > 0  # the small pool hands the run over (kv_counting)
+    assert summary == json.loads((tmp_path / "b.json").read_text())
+
+
 def test_sim_reports_a_bad_config_key_without_traceback(tmp_path: Path) -> None:
     (tmp_path / "w.json").write_text("[]")
     (tmp_path / "c.json").write_text(json.dumps({"block_size": 24}))

@@ -66,19 +66,15 @@ def run(args: argparse.Namespace) -> int:
                                         if priced(config) else [])
     for sentence in unmodelled:
         print(f"note: {sentence}", file=sys.stderr)
-    engine = (Replicas(config, specs, step_time) if config.data_parallel_size > 1
-              else Engine(config, specs, step_time, records=args.out is not None))
+    records = args.out is not None
+    engine = (Replicas(config, specs, step_time, records) if config.data_parallel_size > 1
+              else Engine(config, specs, step_time, records=records))
     with _progress_bar(len(specs)) as bar:
         if args.out:  # decode runs expanded into their steps' records
             write_recording(args.out, header(config, specs, "simulated"),
                             _records(_advance(engine, bar)))
-        elif isinstance(engine, Engine):  # a summary needs no records: none are built
-            while engine.advance_unrecorded():
-                if len(engine.done_requests) > bar.n:
-                    bar.update(len(engine.done_requests) - bar.n)
-        else:
-            for _ in _advance(engine, bar):
-                pass
+        else:  # a summary needs no records: none are built
+            _run_to_end(engine, bar)
     summary = engine.summary()
     if unmodelled:
         summary["not_modelled"] = unmodelled
@@ -150,6 +146,17 @@ def _advance(engine: Engine | Replicas, bar: tqdm | _NoBar) -> Iterator[StepReco
         if done > bar.n:
             bar.update(done - bar.n)
         yield item
+
+
+def _run_to_end(engine: Engine | Replicas, bar: tqdm | _NoBar) -> None:
+    """Each engine (data-parallel ranks one after another) to its end, unrecorded, moving the
+    bar as requests finish."""
+    done = 0
+    for one in engine.engines if isinstance(engine, Replicas) else [engine]:
+        while one.advance_unrecorded():
+            if done + len(one.done_requests) > bar.n:
+                bar.update(done + len(one.done_requests) - bar.n)
+        done += len(one.done_requests)
 
 
 def _records(items: Iterator[StepRecord | DecodeRun]) -> Iterator[StepRecord]:

@@ -23,12 +23,13 @@ def split(specs: Sequence[RequestSpec], num_replicas: int) -> list[list[RequestS
 
 class Replicas:
     """One Engine per DP rank. `run()` yields rank 0's step records (what a view shows) after
-    running the other ranks; `summary()` covers every request of every rank."""
+    running the other ranks; `summary()` covers every request of every rank. With
+    `records=False` no rank makes records (run each one's run_to_end())."""
 
     def __init__(self, config: EngineConfig, specs: Sequence[RequestSpec],
-                 step_time: StepTimeFn | None = None) -> None:
+                 step_time: StepTimeFn | None = None, records: bool = True) -> None:
         self.config = config
-        self.engines = [Engine(config, part, step_time, records=rank == 0)
+        self.engines = [Engine(config, part, step_time, records=records and rank == 0)
                         for rank, part in enumerate(split(specs, config.data_parallel_size))]
 
     def run(self) -> Iterator[StepRecord]:
