@@ -140,7 +140,7 @@ class Engine:
         planned = self._schedule()
         if planned is None:
             return False
-        step_time_ms = self._price(planned[0])
+        step_time_ms = self._price(planned[0], recorded=False)
         self._apply(planned[0], step_time_ms)
         self.kv.pool.drain()
         self._add_waste(self.kv.waste(self.scheduler.running))
@@ -250,9 +250,13 @@ class Engine:
             return "kv", f"needs {blocks} KV blocks but the cache has only {usable}"
         return None
 
-    def _price(self, output: SchedulerOutput) -> float:
+    def _price(self, output: SchedulerOutput, recorded: bool = True) -> float:
+        """The step's time from its scheduled columns (which a record reuses), or unrecorded
+        from the two it is priced from."""
         if not output.entries:
             return 0.0
+        if not recorded:
+            return float(self.step_time(*output.shape()))
         columns = output.columns()
         return float(self.step_time(columns.n, columns.start))
 

@@ -44,6 +44,20 @@ class SchedulerOutput:
     def total_tokens(self) -> int:
         return int(self.columns().n.sum())
 
+    def shape(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each scheduled request's tokens and start, in order (what the step is priced from):
+        columns() without the ids and flags a record needs."""
+        n: list[int] = []
+        start: list[int] = []
+        for entry in self.entries:
+            if isinstance(entry, DecodeChunk):
+                n += [1] * (entry.hi - entry.lo)
+                start += entry.start.tolist()
+            else:
+                n.append(entry.n)
+                start.append(entry.start)
+        return np.array(n, np.int64), np.array(start, np.int64)
+
     def columns(self) -> ScheduledColumns:
         """The plan as columns, chunks and single entries joined in scheduling order."""
         if self._columns is None:
