@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -55,6 +56,21 @@ def test_counts_give_the_block_by_block_summary(config: dict, rows: list, time_c
     preempted = json.loads(expected)["num_preemptions"] > 0
     # the first preemption with caching on hands the rest of the run to the paged manager
     assert (type(counted.kv) is PagedKVCacheManager) == (preempted and cfg.enable_prefix_caching)
+
+
+@pytest.mark.parametrize("num_gpu_blocks", [2000, 160])
+def test_a_priced_run_counted_is_the_step_paths(num_gpu_blocks: int) -> None:
+    """The cost model prices each step from its tokens and starts: counted and fast-forwarded,
+    the same clock, to the bit, as block by block one step at a time (160 blocks: preempting)."""
+    cfg = EngineConfig.from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100",
+                                  "num_gpu_blocks": num_gpu_blocks, "max_num_seqs": 24})
+    rng = np.random.default_rng(7)
+    specs = [RequestSpec(f"c{i}", int(rng.integers(50, 1500)), int(rng.integers(20, 400)),
+                         arrival_s=float(i * rng.uniform(0.02, 0.3))) for i in range(40)]
+    counted = Engine(cfg, specs, records=False)
+    expected = _summary(Engine(cfg, specs, fast_forward=False))
+    assert _summary(counted) == expected
+    assert (json.loads(expected)["num_preemptions"] > 0) == (num_gpu_blocks == 160)
 
 
 def test_a_resumed_request_finds_its_own_blocks_after_the_hand_over() -> None:
