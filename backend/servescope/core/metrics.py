@@ -71,6 +71,18 @@ class Intervals(NamedTuple):
     arrays: list[tuple[np.ndarray, np.ndarray]]  # (places, counts) given whole
     clocks: list[Clock]  # starts and stops sorted
 
+    def size(self) -> int:
+        """How many places there are."""
+        return (sum(len(values) for values, _ in self.arrays)
+                + sum(len(ends) - 1 for ends, _, _ in self.clocks))
+
+    def kept(self) -> Intervals:
+        """The same places, made once and kept when they fit in a chunk (read several times,
+        a clock's chunk is made again each time)."""
+        if self.size() > CHUNK:
+            return self
+        return Intervals([(np.asarray(v), np.asarray(c)) for v, c in self.chunks()], [])
+
     def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(places, counts) CHUNK places at a time, in one order whenever read."""
         for values, counts in self.arrays:
@@ -130,6 +142,7 @@ def interval_stats(prefix: str, intervals: Intervals) -> dict[str, float]:
     percentiles exactly as numpy's (the "linear" method on the sorted intervals), the mean and
     std to the last bits (a sum in another order). Reads the places a chunk at a time: the
     count, sum and buckets (see _at_ranks) in one pass, the std in a second."""
+    intervals = intervals.kept()
     n, total, weight = 0, 0.0, np.zeros(1 << 20, np.int64)
     for v, c in intervals.chunks():
         n += int(c.sum())
