@@ -78,14 +78,14 @@ def run(args: argparse.Namespace) -> int:
     engine = Engine(config, specs, step_time, records=wants_records)
     meter = Meter(request_info(specs), config.enable_prefix_caching)
     records = []
-    if not wants_records:
-        engine.run_to_end()
-    else:
+    if wants_records:
         for record in engine.run():
             if args.trace:
                 records.append(record)
             if args.openmetrics:
                 meter.observe(normalize(record.to_dict()))
+    else:
+        engine.run_to_end()
     requests = engine.request_metrics()
     if args.bench:
         write_json(args.bench, bench_json(engine.summary(), requests, config))

@@ -16,6 +16,8 @@ paged manager's (tests/core/test_kv_counting.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from servescope.core.block_pool import NULL_BLOCK
@@ -29,14 +31,14 @@ NO_BLOCKS = DecodeBlocks(np.zeros(0, np.int64), np.zeros(0, np.int64), [], set()
 
 class CountingKVCacheManager(PagedKVCacheManager):
     """Counts in place of the block pool; `allocate_slots` and `append_blocks` hand back
-    placeholders (null blocks), never ids."""
+    placeholders (null blocks), never ids. Only what vLLM V1's scheduler calls is counted
+    (make_scheduler gives it to no other policy: static batching's `reserve` is not)."""
 
     def __init__(self, num_gpu_blocks: int, block_size: int, enable_caching: bool,
                  watermark: float = 0.0) -> None:
         super().__init__(num_gpu_blocks, block_size, enable_caching, watermark)
         self.num_free = self.pool.num_free_blocks
         self.lengths: dict[str, int] = {}  # each table's length
-        self.owners: dict[str, Request] = {}  # whose tables they are (for exact())
 
     @property
     def num_free_blocks(self) -> int:
@@ -59,8 +61,6 @@ class CountingKVCacheManager(PagedKVCacheManager):
         if needed > self.num_free:
             return None
         self.num_free -= num_new_blocks
-        if not held:
-            self.owners[request.id] = request
         self.lengths[request.id] = held + num_new_blocks
         self.num_table_blocks += num_new_blocks
         if self.enable_caching:
@@ -80,7 +80,6 @@ class CountingKVCacheManager(PagedKVCacheManager):
             "a preemption with caching on runs on exact()"
         held = self.lengths.pop(request.id, 0)
         self.num_cached_blocks.pop(request.id, None)
-        self.owners.pop(request.id, None)
         self.num_table_blocks -= held
         self.num_free += held
 
@@ -109,9 +108,10 @@ class CountingKVCacheManager(PagedKVCacheManager):
     def waste(self, running: RunningBatch) -> dict[str, int]:
         return self.waste_of(self.num_table_blocks, running.total_computed(), self.num_free)
 
-    def exact(self) -> PagedKVCacheManager:
+    def exact(self, requests: Mapping[str, Request]) -> PagedKVCacheManager:
         """A paged manager in this state, fresh block ids: each table its blocks, its cached
-        ones hashed as the request's own; the other blocks free (with caching off, self)."""
+        ones hashed as the request's own (`requests`: the scheduler's, by id); the other blocks
+        free (with caching off, self)."""
         if not self.enable_caching:
             return self  # a preempted request's blocks are found by nobody: counts still do
         kv = PagedKVCacheManager(self.pool.num_gpu_blocks, self.block_size, True)
@@ -121,7 +121,7 @@ class CountingKVCacheManager(PagedKVCacheManager):
             table = kv.tables[rid] = kv.pool.get_new_blocks(length)
             num_cached = self.num_cached_blocks.get(rid, 0)
             if num_cached:
-                hashes = kv.hasher.hashes(self.owners[rid], num_cached)[:num_cached]
+                hashes = kv.hasher.hashes(requests[rid], num_cached)[:num_cached]
                 kv.pool.cache_blocks(table[:num_cached], hashes, rid, emit=False)
                 kv.num_cached_blocks[rid] = num_cached
         kv.num_table_blocks = self.num_table_blocks

@@ -181,7 +181,7 @@ class Scheduler:
     def _preempt(self, request: Request, output: SchedulerOutput) -> None:
         """Recompute preemption: drop every block, start over, go to the front of the queue."""
         if isinstance(self.kv, CountingKVCacheManager):  # its cached blocks may be found again
-            self.kv = self.kv.exact()
+            self.kv = self.kv.exact(self.requests)
         self.kv.free(request)
         request.status = RequestStatus.PREEMPTED
         request.num_computed_tokens = 0
