@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import test from "node:test";
 
 import {
-  applyProgress, lastArrival, progressText, scrubMax, simulatedShare,
+  applyProgress, formatWait, lastArrival, progressText, scrubMax, secondsToGo, simulatedShare,
 } from "../../frontend/static/js/state/progress.js";
 import { createPane } from "../../frontend/static/js/state/store.js";
 
@@ -38,4 +38,49 @@ test("the last arrival is the latest, whatever the order; none for a step-clock 
   const pane = createPane({ ...INIT, requests: [{ id: "x", prompt_len: 1, output_len: 1, arrival_s: null, arrival_step: 3 }] });
   applyProgress([pane], { computed: [5], time_s: [0], done: [false], errors: [null] });
   assert.equal(simulatedShare(pane), 0);
+});
+
+const progress = (time_s, extra = {}) => ({ computed: [Math.round(time_s * 100)], time_s: [time_s],
+  done: [false], errors: [null], ...extra });
+
+test("while it simulates, the wait to the last arrival at the rate measured since the run began", () => {
+  const pane = createPane(INIT); // last arrival at 40 s
+  applyProgress([pane], progress(2), 1000);
+  applyProgress([pane], progress(2.5), 2500);
+  assert.equal(secondsToGo(pane), null); // 1.5 s measured: too short to say
+  assert.doesNotMatch(progressText(pane), /to go/);
+  applyProgress([pane], progress(4), 9000); // 2 simulated seconds in 8 s: 0.25 a second
+  assert.equal(secondsToGo(pane), (40 - 4) / 0.25);
+  assert.match(progressText(pane), /t = 4\.0 s of the last arrival at 40\.0 s, 401 records, about 2 min to go$/);
+  applyProgress([pane], progress(44), 11000); // past the last arrival: draining
+  assert.equal(secondsToGo(pane), 0);
+  applyProgress([pane], progress(50, { done: [true] }), 12000);
+  assert.equal(secondsToGo(pane), null);
+});
+
+test("progress that goes back in time is measured afresh; a stopped or step-clock run has no wait", () => {
+  const pane = createPane(INIT);
+  applyProgress([pane], progress(10), 0);
+  applyProgress([pane], progress(30), 4000);
+  assert.equal(secondsToGo(pane), (40 - 30) / 5);
+  applyProgress([pane], progress(1), 5000); // back in time: measured from here
+  assert.equal(secondsToGo(pane), null);
+  applyProgress([pane], progress(2), 9000); // 1 simulated second in 4 s
+  assert.equal(secondsToGo(pane), (40 - 2) / 0.25);
+  applyProgress([pane], progress(3, { errors: ["disk full"] }), 13000);
+  assert.equal(secondsToGo(pane), null);
+  const steps = createPane({ ...INIT, requests: [{ id: "x", prompt_len: 1, output_len: 1, arrival_s: null, arrival_step: 3 }] });
+  applyProgress([steps], progress(0), 0);
+  applyProgress([steps], progress(5), 10000);
+  assert.equal(secondsToGo(steps), null);
+});
+
+test("a wait reads as an estimate: seconds, then minutes, then hours", () => {
+  assert.equal(formatWait(0.4), "0 s");
+  assert.equal(formatWait(89.4), "89 s");
+  assert.equal(formatWait(90), "2 min");
+  assert.equal(formatWait(3600), "60 min");
+  assert.equal(formatWait(89.4 * 60), "89 min");
+  assert.equal(formatWait(90 * 60), "1 h 30 min");
+  assert.equal(formatWait(2 * 3600 + 5 * 60), "2 h 5 min");
 });

@@ -1,13 +1,40 @@
 // How far a session's background simulation has got (the `progress` message, one entry per
 // engine): the record the scrubber can reach, and the words and shading beside it.
 
-/** Fold a progress message into the panes (pane i is engine i). */
-export function applyProgress(panes, msg) {
+/** Fold a progress message into the panes (pane i is engine i), received at `now` (ms). The
+ * run's rate is measured from its first progress (a pane is made afresh for each run; progress
+ * that goes back in time starts the measure again). */
+export function applyProgress(panes, msg, now = performance.now()) {
   panes.forEach((pane, i) => {
     if (msg.computed?.[i] == null) return;
-    pane.progress = { computed: msg.computed[i], time_s: msg.time_s?.[i] ?? 0,
-      done: !!msg.done?.[i], error: msg.errors?.[i] ?? null };
+    const time_s = msg.time_s?.[i] ?? 0;
+    const prev = pane.progress;
+    const since = prev && time_s >= prev.time_s ? prev.since : { at: now, time_s };
+    pane.progress = { computed: msg.computed[i], time_s, done: !!msg.done?.[i],
+      error: msg.errors?.[i] ?? null, since, at: now };
   });
+}
+
+const MIN_MEASURED_MS = 2000; // a rate measured over less says little
+
+/** Wall seconds until the simulation reaches the last arrival at its rate so far (simulated
+ * seconds per second since the run's first progress); null when done, stopped, on a step
+ * clock, or not measured long enough. */
+export function secondsToGo(pane) {
+  const p = pane.progress;
+  const end = lastArrival(pane.init);
+  if (!p || p.done || p.error || end == null) return null;
+  const wall_ms = p.at - p.since.at;
+  const simulated = p.time_s - p.since.time_s;
+  if (wall_ms < MIN_MEASURED_MS || simulated <= 0) return null;
+  return Math.max(0, end - p.time_s) / (simulated / (wall_ms / 1000));
+}
+
+/** A wait, rounded as an estimate: "45 s", "12 min", "2 h 5 min". */
+export function formatWait(seconds) {
+  if (seconds < 90) return `${Math.round(seconds)} s`;
+  const minutes = Math.round(seconds / 60);
+  return minutes < 90 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
 const arrivals = new WeakMap(); // request list -> {n, last}: the list may still be filling
@@ -47,5 +74,7 @@ export function progressText(pane) {
   if (p.done) return `simulated to the end: ${p.computed + 1} records`;
   const end = lastArrival(pane.init);
   const of = end ? ` of the last arrival at ${end.toFixed(1)} s` : "";
-  return `simulating ahead: t = ${p.time_s.toFixed(1)} s${of}, ${p.computed + 1} records`;
+  const wait = secondsToGo(pane);
+  const eta = wait == null ? "" : `, about ${formatWait(wait)} to go`;
+  return `simulating ahead: t = ${p.time_s.toFixed(1)} s${of}, ${p.computed + 1} records${eta}`;
 }
