@@ -178,7 +178,7 @@ def test_a_record_limit_inside_a_run_stores_the_same_records_and_says_so() -> No
 
 
 
-def _tweak(state: StreamState, how: str) -> None:
+def _tweak(state: StreamState, how: str, run: DecodeRun) -> None:
     first = state.running[0]
     if how == "step":
         state.step += 5
@@ -194,10 +194,14 @@ def _tweak(state: StreamState, how: str) -> None:
         state.prompt_len[first] += state.outputs.pop(first)
     elif how == "carried":
         state.carried = dict.fromkeys(state.carried)
+    elif how == "waste order":  # its first step's values in another order: "kw", not "kd"
+        state.carried["kv_waste"] = dict(reversed(next(run.records()).kv_waste.items()))
+    elif how == "waste":  # values to change by position ("kd")
+        state.carried["kv_waste"] = dict.fromkeys(state.carried["kv_waste"], -1)
 
 
 @pytest.mark.parametrize("how", ["none", "step", "running", "waiting", "computed", "outputs",
-                                 "prompt", "carried"])
+                                 "prompt", "carried", "waste order", "waste"])
 def test_a_runs_records_pack_as_pack_packs_them_against_any_state_before_it(how: str) -> None:
     """What `pack` compares with the state before a run (the step clock, queues, positions,
     token counts, carried values), made to differ; 128 usable blocks: kv_usage then often
@@ -209,7 +213,7 @@ def test_a_runs_records_pack_as_pack_packs_them_against_any_state_before_it(how:
         assert item is not None
         pack(state, {**normalize(item.to_dict()), "iter": n})
         n += 1
-    _tweak(state, how)
+    _tweak(state, how, item)
     expected_state = copy.deepcopy(state)
     expected = [dumps(pack(expected_state, {**normalize(r.to_dict()), "iter": n + j}))
                 for j, r in enumerate(item.records())]

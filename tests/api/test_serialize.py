@@ -120,3 +120,24 @@ def test_ids_outside_the_request_list_travel_as_strings():
     p = wire(pack(state, rec))
     assert "zz" in p["a"] and p["a"][0] == 0
     assert unpack(dec, p) == rec
+
+
+def test_a_waste_that_keeps_its_keys_travels_as_its_changes_else_whole():
+    """"kd" gives kv_waste's changed values by position; where positions would not do (other
+    keys or order, a key that is a number, a None value) "kw" gives it whole. Either decodes to
+    the record's own kv_waste."""
+    wastes = [{"used": 4, "free": 2}, {"used": 4, "free": 2}, {"used": 5, "free": 2},
+              {"used": 6, "free": 1}, {"free": 1, "used": 6}, {"free": 1, "used": 7},
+              {"free": 1, "used": 7, "x": 0}, {"free": None, "used": 7, "x": 0},
+              {"free": 2, "used": 7, "x": 0}, {"1": 3, "0": 2}, {"1": 4, "0": 2}]
+    state, dec = StreamState([]), StreamState([])
+    sent = []
+    for k, waste in enumerate(wastes):
+        rec = normalize({"iter": k, "step": k, "time_s": float(k), "kv_waste": waste})
+        p = wire(pack(state, rec))
+        sent.append({key: p[key] for key in ("kw", "kd") if key in p})
+        decoded = unpack(dec, p)
+        assert decoded == rec and list(decoded["kv_waste"]) == list(waste)
+    assert sent == [{"kw": wastes[0]}, {}, {"kd": [5, None]}, {"kd": [6, 1]},
+                    {"kw": wastes[4]}, {"kd": [None, 7]}, {"kw": wastes[6]}, {"kw": wastes[7]},
+                    {"kd": [2, None, None]}, {"kw": wastes[9]}, {"kw": wastes[10]}]

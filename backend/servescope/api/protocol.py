@@ -129,7 +129,8 @@ class PackedRecord(BaseModel):
     sk: list[int] | None = None  # positions whose `kind` flips the prediction
     nb: list[Index] | None = None  # new_blocks, flat [index, count, block...]
     fb: list[int] | None = None  # freed_blocks
-    ke: list[tuple[Literal[0, 1], list[int], Index | None]] | None = None  # kv_events
+    # kv_events; an eviction (one block removed by no request) as the block id alone
+    ke: list[tuple[Literal[0, 1], list[int], Index | None] | int] | None = None
     ct: list[Index] | None = None  # num_cached_tokens, flat [index, n, ...]
     rn: list[Index] | None = None  # running
     wt: list[Index] | None = None  # waiting
@@ -138,6 +139,7 @@ class PackedRecord(BaseModel):
     tb: int | None = None  # token_budget
     mx: int | None = None  # max_num_seqs
     kw: dict[str, int] | None = None  # kv_waste
+    kd: list[int | None] | None = None  # kv_waste's changes by position (None: unchanged)
 
 
 class Step(Message):

@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 
 from servescope.api.run_store import Row
-from servescope.api.serialize import dumps, js_round6, normalize, ref_json
+from servescope.api.serialize import (
+    changed,
+    dumps,
+    js_round6,
+    normalize,
+    ref_json,
+    waste_delta,
+)
 from servescope.api.stream_state import FINISHED, StreamState
 from servescope.core.decode_run import DecodeRun
 from servescope.observability.meter import Meter
@@ -73,8 +80,8 @@ class RunPack:
             run.kv.rows.tolist(), run.kv.blocks, strict=True)]
         nb = {j: f',"nb":[{",".join(entries[at[j]:at[j + 1]])}]'
               for j in range(k) if at[j + 1] > at[j]}
-        ke = {j: ',"ke":[' + ",".join(
-            f"[{kind},[{','.join(map(str, blocks))}],{refs[row] if kind else 'null'}]"
+        ke = {j: ',"ke":[' + ",".join(  # an eviction as its block id alone (event_item)
+            f"[1,[{','.join(map(str, blocks))}],{refs[row]}]" if kind else str(blocks[0])
             for row, kind, blocks in items) + "]" for j, items in self.events.items()}
         kw = self._waste_fields(state.carried["kv_waste"])
         nu = run.num_usable_blocks
@@ -86,13 +93,16 @@ class RunPack:
                                                     run.num_free_blocks.tolist(), strict=True))]
 
     def _waste_fields(self, before: dict[str, int] | None) -> list[str]:
-        """"kw" where a step's waste differs from the step before (sent when it changes)."""
-        keys = [dumps(key) for key in self.run.kv_waste]
-        template = ',"kw":{' + ",".join(f"{key}:%d" for key in keys) + "}"
+        """Where a step's waste differs from the step before's: "kd", its changes by position,
+        or "kw", the whole of it, where positions do not do (pack's waste_delta)."""
+        first = self.waste_dict(0)
+        out = [""]
+        if changed(first, before):
+            delta = waste_delta(before, first)
+            out[0] = f',"kw":{dumps(first)}' if delta is None else _delta_field(delta)
         values = self.waste
-        out = [template % values[0] if self.waste_dict(0) != before else ""]
-        out += [template % now if now != prev else ""
-                for prev, now in zip(values, values[1:], strict=False)]
+        out += [_delta_field([None if a == b else b for a, b in zip(prev, now, strict=True)])
+                if now != prev else "" for prev, now in zip(values, values[1:], strict=False)]
         return out
 
     def waste_dict(self, j: int) -> dict[str, int]:
@@ -144,6 +154,10 @@ class RunPack:
         rec = normalize(next(self.run.records(j)).to_dict())
         rec["iter"] = self.n0 + j
         return rec
+
+
+def _delta_field(delta: list[int | None]) -> str:
+    return ',"kd":[' + ",".join("null" if v is None else str(v) for v in delta) + "]"
 
 
 def _first_fields(state: StreamState, run: DecodeRun, refs: list[str]) -> tuple[str, str]:

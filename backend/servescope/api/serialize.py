@@ -55,6 +55,30 @@ def normalize(rec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def changed(now: Any, before: Any) -> bool:
+    """`now != before`, but a dict changes with the order of its keys too ("kd" names its values
+    by position, so both ends must hold the same order)."""
+    if isinstance(now, dict) and isinstance(before, dict):
+        return list(now.items()) != list(before.items())
+    return bool(now != before)
+
+
+def waste_delta(before: Any, now: dict[str, Any]) -> list[Any] | None:
+    """`kv_waste` as its changes to the one before, by position ("kd": each value, or None
+    where it is the same); None where positions would not do: other keys or another order, a
+    key that is a number (JavaScript orders those first) or a value that is None."""
+    if (not isinstance(before, dict) or list(before) != list(now)
+            or any(key.isdigit() for key in now) or None in now.values()):
+        return None
+    return [None if before[key] == value else value for key, value in now.items()]
+
+
+def event_item(kind: int, blocks: list[int], ref: int | str | None) -> Any:
+    """A packed cache event: [1 stored | 0 removed, [block ids], request], or, for one block
+    removed by no request (an eviction: most events), the block id alone."""
+    return blocks[0] if kind == 0 and len(blocks) == 1 and ref is None else [kind, blocks, ref]
+
+
 def js_round6(x: float) -> float:
     """Rounding as the JavaScript decoder does it (Math.floor(x * 1e6 + 0.5) / 1e6)."""
     return math.floor(x * 1e6 + 0.5) / 1e6
@@ -82,8 +106,9 @@ def pack(state: StreamState, rec: dict[str, Any]) -> dict[str, Any]:
     _pack_scheduled(state, rec, out)
     _pack_blocks(state, rec, out)
     for key, name in CARRIED:
-        if rec[name] != state.carried[name]:
-            out[key] = rec[name]
+        if changed(rec[name], state.carried[name]):
+            delta = waste_delta(state.carried[name], rec[name]) if key == "kw" else None
+            out[key if delta is None else "kd"] = rec[name] if delta is None else delta
     nu = rec["num_usable_blocks"]
     if (js_round6(1 - rec["num_free_blocks"] / nu) if nu else 0.0) != rec["kv_usage"]:
         out["ku"] = rec["kv_usage"]
@@ -133,8 +158,8 @@ def _pack_blocks(state: StreamState, rec: dict[str, Any], out: dict[str, Any]) -
     if rec["freed_blocks"]:
         out["fb"] = list(rec["freed_blocks"])
     if rec["kv_events"]:
-        out["ke"] = [[1 if ev["type"] == "BlockStored" else 0, list(ev["block_ids"]),
-                      None if ev["req"] is None else state.ref(ev["req"])]
+        out["ke"] = [event_item(1 if ev["type"] == "BlockStored" else 0, list(ev["block_ids"]),
+                                None if ev["req"] is None else state.ref(ev["req"]))
                      for ev in rec["kv_events"]]
     if rec["num_cached_tokens"]:
         out["ct"] = [x for rid, n in rec["num_cached_tokens"].items() for x in (state.ref(rid), n)]
@@ -159,15 +184,24 @@ def unpack(state: StreamState, p: dict[str, Any]) -> dict[str, Any]:
     rec["freed_blocks"] = list(p.get("fb", []))
     rec["kv_events"] = [{"type": "BlockStored" if kind else "BlockRemoved", "block_ids": ids,
                          "req": None if req is None else rid(req)}
-                        for kind, ids, req in p.get("ke", [])]
+                        for kind, ids, req in map(_event, p.get("ke", []))]
     rec["num_free_blocks"] = p["nf"]
     for key, name in CARRIED:
         rec[name] = p[key] if key in p else state.carried[name]
+    if "kd" in p:
+        before = state.carried["kv_waste"]
+        rec["kv_waste"] = {key: before[key] if value is None else value
+                           for key, value in zip(before, p["kd"], strict=True)}
     nu = rec["num_usable_blocks"]
     rec["kv_usage"] = p["ku"] if "ku" in p else js_round6(1 - p["nf"] / nu) if nu else 0.0
     rec.update(p.get("x", {}))
     state.apply(rec)
     return rec
+
+
+def _event(item: Any) -> list[Any]:
+    """A packed cache event as [kind, [block ids], request] (see event_item)."""
+    return [0, [item], None] if isinstance(item, int) else item
 
 
 def _unpack_scheduled(state: StreamState, p: dict[str, Any], rec: dict[str, Any]) -> list[dict]:

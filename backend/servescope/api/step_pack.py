@@ -15,7 +15,7 @@ from servescope.api.stream_state import StreamState
 from servescope.api.wire_keys import CARRIED
 from servescope.core.records import BlockEvent, StepRecord
 
-AFTER_KE = ("ct", *(key for key, _ in CARRIED), "ku", "x")  # pack's keys after "ke", in order
+AFTER_KE = ("ct", *(key for key, _ in CARRIED), "kd", "ku", "x")  # pack's keys after "ke"
 
 
 def pack_step(state: StreamState, record: StepRecord, n: int) -> tuple[dict[str, Any], str]:
@@ -45,13 +45,16 @@ def _fold_events(state: StreamState, events: tuple[BlockEvent, ...]) -> list[str
         else:
             state.cached.difference_update(blocks)
             if len(blocks) == len(same) and all(event.request_id is None for event in same):
-                texts.append("[0,[" + "],null],[0,[".join(map(str, blocks)) + "],null]")
+                texts.append(",".join(map(str, blocks)))  # evictions: each a bare block id
                 continue
         texts += [_event_text(state, event) for event in same]
     return texts
 
 
 def _event_text(state: StreamState, event: BlockEvent) -> str:
+    """dumps(event_item(...)) of the event."""
     kind, blocks, rid = event
+    if kind != "stored" and len(blocks) == 1 and rid is None:
+        return str(blocks[0])
     req = "null" if rid is None else ref_json(state, rid)
     return f"[{1 if kind == 'stored' else 0},[{','.join(map(str, blocks))}],{req}]"

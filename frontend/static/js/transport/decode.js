@@ -141,6 +141,13 @@ function unpackNewBlocks(state, flat) {
   return out;
 }
 
+/** `before` with the changes "kd" gives by position (null: the same value). */
+function wasteChanged(before, kd) {
+  const out = {};
+  Object.keys(before).forEach((key, k) => { out[key] = kd[k] === null ? before[key] : kd[k]; });
+  return out;
+}
+
 /** The to_dict() record that packed record `p` stands for; folds it into `state`. */
 export function unpack(state, p) {
   const rid = (r) => state.rid(r);
@@ -157,11 +164,14 @@ export function unpack(state, p) {
   rec.scheduled = unpackScheduled(state, p, rec);
   rec.new_blocks = unpackNewBlocks(state, p.nb ?? []);
   rec.freed_blocks = (p.fb ?? []).slice();
-  rec.kv_events = (p.ke ?? []).map(([kind, ids, req]) => ({
-    type: kind ? "BlockStored" : "BlockRemoved", block_ids: ids, req: req === null ? null : rid(req),
-  }));
+  // an eviction (one block removed by no request) travels as its block id alone
+  rec.kv_events = (p.ke ?? []).map((ev) => (typeof ev === "number" ? [0, [ev], null] : ev)).map(
+    ([kind, ids, req]) => ({
+      type: kind ? "BlockStored" : "BlockRemoved", block_ids: ids, req: req === null ? null : rid(req),
+    }));
   rec.num_free_blocks = p.nf;
   for (const [key, name] of CARRIED) rec[name] = key in p ? p[key] : state.carried[name];
+  if (p.kd) rec.kv_waste = wasteChanged(state.carried.kv_waste, p.kd);
   const nu = rec.num_usable_blocks;
   rec.kv_usage = "ku" in p ? p.ku : nu ? round6(1 - p.nf / nu) : 0;
   Object.assign(rec, p.x ?? {});
