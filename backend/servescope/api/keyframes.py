@@ -29,8 +29,8 @@ from servescope.api.wire_keys import CARRIED
 # and 0.15 us a block, about what packing a tenth of a byte of records one by one costs, or a
 # byte of a decode run's records packed in bulk (api/run_pack.py). A track waits for 4 bytes of
 # packed records a request and a quarter byte a block (and for the keyframe's own size) before
-# the next, so that keyframes stay a small share of its CPU: 4.4 of 30.3 s for the Azure
-# conversation trace (bench/track_store.py; 23.7 s when each value was read in Python).
+# the next, so that keyframes stay a small share of its CPU: 1.8 of 20.2 s for the Azure
+# conversation trace (bench/track_store.py, 652 keyframes; 4.4 of 30.3 s when first written).
 def keyframe_cost(num_requests: int, num_gpu_blocks: int) -> int:
     return 4 * num_requests + num_gpu_blocks // 4
 
