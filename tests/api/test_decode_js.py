@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from servescope.api.compact import expand_keyframe
-from servescope.api.keyframes import keyframe
+from servescope.api.keyframes import keyframe, resolve_final
 from servescope.api.serialize import pack, request_info
 from servescope.api.stream_state import StreamState
 from servescope.api.wire_keys import STATUS
@@ -45,7 +45,7 @@ def fixture(overrides, preset, every=7):
             kfs.append([rec["iter"], json.loads(dump(keyframe(state, 0, config.num_gpu_blocks)))])
         if len(records) >= 400:
             break
-    plain = {at: expand_keyframe(kf) for at, kf in kfs}
+    plain = {at: resolve_final(expand_keyframe(kf), info) for at, kf in kfs}
     kf_blocks = {str(at): {"block_owner": [None if o is None else state.rid(o)
                                            for o in kf["block_owner"]],
                            "block_ref_count": kf["block_ref_count"],

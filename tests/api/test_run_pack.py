@@ -32,7 +32,8 @@ from servescope.observability.meter import HISTOGRAMS
 def folded(state: StreamState) -> dict[str, Any]:
     """What a state holds from the records folded in, but `last` (a run leaves it None) and
     the keyframe's column cache (compared through the stored keyframes)."""
-    return {k: v for k, v in vars(state).items() if k not in ("last", "columns", "touched")}
+    kept_apart = ("last", "columns", "touched", "table", "final")  # the list and its caches
+    return {k: v for k, v in vars(state).items() if k not in kept_apart}
 
 
 class CheckedTrack(Track):

@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from servescope.api.compact import expand_keyframe
-from servescope.api.keyframes import keyframe, load_keyframe
+from servescope.api.keyframes import FINAL, keyframe, load_keyframe
 from servescope.api.serialize import normalize, pack, request_info, unpack
-from servescope.api.stream_state import StreamState
+from servescope.api.stream_state import FINISHED, StreamState
 from servescope.api.wire_text import dump
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
@@ -67,6 +67,12 @@ def test_pack_unpack_is_exact_and_keyframes_match_the_pool(run):
         assert unpack(dec, packed[-1]) == rec
         keyframes[rec["iter"]] = sent_keyframe(enc, config)
         kf = expand_keyframe(keyframes[rec["iter"]])
+        # a finished request's final counts travel as marks, and load back as the counts
+        finished = [k for k, rid in enumerate(enc.ids) if enc.status.get(rid) == FINISHED]
+        assert all(kf["num_output_tokens"][k] == FINAL for k in finished)
+        loaded = load_keyframe(info, keyframes[rec["iter"]])
+        for mine, theirs in ((loaded.computed, enc.computed), (loaded.outputs, enc.outputs)):
+            assert mine == {rid: n for rid, n in theirs.items() if n}
         owners: dict[int, int | str] = {}  # a block's owner: the first table holding it
         for rid, blocks in enc.tables.items():
             for b in blocks:
@@ -141,3 +147,17 @@ def test_a_waste_that_keeps_its_keys_travels_as_its_changes_else_whole():
     assert sent == [{"kw": wastes[0]}, {}, {"kd": [5, None]}, {"kd": [6, 1]},
                     {"kw": wastes[4]}, {"kd": [None, 7]}, {"kw": wastes[6]}, {"kw": wastes[7]},
                     {"kd": [2, None, None]}, {"kw": wastes[9]}, {"kw": wastes[10]}]
+
+
+def test_counts_of_a_list_without_lengths_travel_as_they_are():
+    """A final count is marked only where the request list gives both lengths (a replayed
+    recording's list may not): elsewhere the keyframe sends the count itself."""
+    requests = [{"id": "a"}, {"id": "b", "prompt_len": 4}, {"id": "c", "prompt_len": 3,
+                                                            "output_len": 2}]
+    state = StreamState(requests)
+    for rid, computed, outputs in (("a", 5, 2), ("b", 5, 2), ("c", 4, 2)):
+        state.status[rid], state.computed[rid], state.outputs[rid] = FINISHED, computed, outputs
+    kf = expand_keyframe(sent_keyframe(state, EngineConfig(num_gpu_blocks=8)))
+    assert kf["num_computed_tokens"] == [5, 5, FINAL] and kf["num_output_tokens"] == [2, 2, FINAL]
+    loaded = load_keyframe(requests, kf)
+    assert (loaded.computed, loaded.outputs) == (state.computed, state.outputs)

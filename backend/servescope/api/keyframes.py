@@ -22,7 +22,7 @@ from servescope.api.compact import (
 )
 from servescope.api.stream_state import PENDING, StreamState
 from servescope.api.wire_keys import CARRIED
-
+from servescope.core.request_table import request_table
 
 # A keyframe costs about 0.15 us a request (the per-request columns are brought up to date from
 # the requests touched since the last one, but each is written out: 34 ms at 200,000 requests)
@@ -31,6 +31,9 @@ from servescope.api.wire_keys import CARRIED
 # packed records a request and a quarter byte a block (and for the keyframe's own size) before
 # the next, so that keyframes stay a small share of its CPU: 1.8 of 20.2 s for the Azure
 # conversation trace (bench/track_store.py, 652 keyframes; 4.4 of 30.3 s when first written).
+FINAL = -1  # a count that is the request's final one (see final_marked)
+
+
 def keyframe_cost(num_requests: int, num_gpu_blocks: int) -> int:
     return 4 * num_requests + num_gpu_blocks // 4
 
@@ -45,7 +48,7 @@ def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> P.Keyframe
     return P.Keyframe.model_construct(
         engine=engine, iter=state.iter,
         step=last["step"] if last else 0, time_s=last["time_s"] if last else 0.0,
-        **{name: runs(column) for name, column in request_columns(state).items()},
+        **{name: runs(column) for name, column in final_marked(state).items()},
         block_owner=labelled_runs(owner, owners), block_ref_count=runs(ref_count),
         tables=list(zip(map(ref, state.tables), ranges_each(tables, flat), strict=True)),
         cached_blocks=ranges(np.sort(np.fromiter(state.cached, np.int64, len(state.cached)))),
@@ -75,6 +78,45 @@ def request_columns(state: StreamState) -> dict[str, np.ndarray]:
             "num_cached_tokens": np.maximum(state.columns["num_cached_tokens"], 0)}
 
 
+def final_marked(state: StreamState) -> dict[str, np.ndarray]:
+    """request_columns with each count that is the final one the request list gives
+    (output_len output tokens, prompt_len + output_len - 1 computed: a finished request's) as
+    FINAL: most of a long trace is finished, and a run of marks is a few bytes where its
+    counts were a number each (docs/protocol.md, "Keyframe")."""
+    columns = request_columns(state)
+    if state.final is None:
+        table = state.table
+        prompt, output = (_lengths(c, len(table)) for c in (table.prompt_len, table.output_len))
+        known = (prompt >= 1) & (output >= 1)  # then no pending request (0, 0) is marked
+        state.final = (np.where(known, prompt + output - 1, -2), np.where(known, output, -2))
+    for name, final in zip(("num_computed_tokens", "num_output_tokens"), state.final,
+                           strict=True):
+        columns[name] = np.where(columns[name] == final, FINAL, columns[name])
+    return columns
+
+
+def _lengths(column: Any, n: int) -> np.ndarray:
+    """A request table's length column as int64, -2 (which no count equals) where unknown."""
+    if column is None:
+        return np.full(n, -2, np.int64)
+    return np.fromiter((-2 if v is None else v for v in column), np.int64, n)
+
+
+def resolve_final(kf: dict[str, Any], requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """An expanded keyframe with its FINAL marks back as the counts they stand for (a mark is
+    made only where the request list gives both lengths)."""
+    table, out = request_table(requests), dict(kf)
+
+    def final(k: int, computed: bool) -> int:
+        prompt, output = table.prompt_len, table.output_len
+        assert prompt is not None and output is not None
+        return int(prompt[k]) + int(output[k]) - 1 if computed else int(output[k])
+
+    for name, computed in (("num_computed_tokens", True), ("num_output_tokens", False)):
+        out[name] = [final(k, computed) if v == FINAL else v for k, v in enumerate(kf[name])]
+    return out
+
+
 def block_columns(state: StreamState, num_gpu_blocks: int, flat: tuple[np.ndarray, np.ndarray]
                   ) -> tuple[np.ndarray, list[Any], np.ndarray]:
     """Each block's owner, the first table holding it (in table order), as a position in the
@@ -93,7 +135,7 @@ def block_columns(state: StreamState, num_gpu_blocks: int, flat: tuple[np.ndarra
 
 def load_keyframe(requests: Sequence[Mapping[str, Any]], kf: dict[str, Any]) -> StreamState:
     """A StreamState equal to the one the keyframe was taken from (for decoding after it)."""
-    kf = expand_keyframe(kf)
+    kf = resolve_final(expand_keyframe(kf), requests)
     state = StreamState(requests)
     for k, r in enumerate(state.ids):
         if kf["status"][k] != PENDING:

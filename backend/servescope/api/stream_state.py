@@ -20,6 +20,7 @@ class StreamState:
 
     def __init__(self, requests: Sequence[Mapping[str, Any]]) -> None:
         table = request_table(requests)  # a RequestTable's lookups are shared, not copied
+        self.table = table
         self.ids = table.ids
         self.index = table.positions
         self.prompt_len = table.prompt_lengths
@@ -40,6 +41,8 @@ class StreamState:
         # changed since (a keyframe updates only those: most of a long trace is done or to come)
         self.columns: dict[str, np.ndarray] | None = None
         self.touched: set[str] = set()
+        # each request's final computed and output counts by the list (api/keyframes.py)
+        self.final: tuple[np.ndarray, np.ndarray] | None = None
 
     def ref(self, rid: str) -> int | str:
         return self.index.get(rid, rid)

@@ -179,6 +179,22 @@ export function unpack(state, p) {
   return rec;
 }
 
+const FINAL = -1; // a count that is the final one the request's list entry gives
+
+/** An expanded keyframe with its FINAL marks back as the counts they stand for (output_len
+ * output tokens, prompt_len + output_len - 1 computed); MissingRequests when a marked request's
+ * page of the list has not arrived. */
+export function resolveFinal(requests, kf) {
+  const final = (k, computed) => {
+    if (k >= requests.length) throw new MissingRequests(k);
+    const q = requests[k];
+    return computed ? q.prompt_len + q.output_len - 1 : q.output_len;
+  };
+  const resolved = (name, computed) => kf[name].map((v, k) => (v === FINAL ? final(k, computed) : v));
+  return { ...kf, num_computed_tokens: resolved("num_computed_tokens", true),
+    num_output_tokens: resolved("num_output_tokens", false) };
+}
+
 /** The StreamState a keyframe was taken from, for decoding the records after it. */
 export function loadKeyframe(requests, kf, total = requests.length) {
   // every request the keyframe names (not pending) must be loaded: its status is not 0

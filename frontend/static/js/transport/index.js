@@ -6,7 +6,7 @@
 // after it, until that page arrives.
 
 import { openSocket } from "./socket.js";
-import { MissingRequests, StreamState, decodeKeyframe, loadKeyframe, unpack } from "./decode.js";
+import { MissingRequests, StreamState, decodeKeyframe, loadKeyframe, resolveFinal, unpack } from "./decode.js";
 import { expandKeyframe } from "./compact.js";
 import { loadRequests } from "./requests.js";
 
@@ -70,7 +70,7 @@ export class Decoder {
     }
     // Messages already in decoded form (a test's stand-in server) pass through unchanged.
     if (msg.type === "keyframe" && msg.status !== undefined) {
-      const kf = expandKeyframe(msg);
+      const kf = resolveFinal(this.requests, expandKeyframe(msg));
       const state = loadKeyframe(this.requests, kf, this.total);
       this.states[msg.engine] = state;
       return decodeKeyframe(state, kf);
