@@ -32,7 +32,7 @@ from servescope.observability.meter import HISTOGRAMS
 def folded(state: StreamState) -> dict[str, Any]:
     """What a state holds from the records folded in, but `last` (a run leaves it None) and
     the keyframe's column cache (compared through the stored keyframes)."""
-    kept_apart = ("last", "columns", "touched", "table", "final")  # the list and its caches
+    kept_apart = ("last", "columns", "touched", "table", "final_counts")  # the list and its caches
     return {k: v for k, v in vars(state).items() if k not in kept_apart}
 
 

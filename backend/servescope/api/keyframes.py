@@ -24,16 +24,18 @@ from servescope.api.stream_state import PENDING, StreamState
 from servescope.api.wire_keys import CARRIED
 from servescope.core.request_table import request_table
 
-# A keyframe costs about 0.15 us a request (the per-request columns are brought up to date from
-# the requests touched since the last one, but each is written out: 34 ms at 200,000 requests)
-# and 0.15 us a block, about what packing a tenth of a byte of records one by one costs, or a
-# byte of a decode run's records packed in bulk (api/run_pack.py). A track waits for 4 bytes of
-# packed records a request and a quarter byte a block (and for the keyframe's own size) before
-# the next, so that keyframes stay a small share of its CPU: 1.8 of 20.2 s for the Azure
-# conversation trace (bench/track_store.py, 652 keyframes; 4.4 of 30.3 s when first written).
 FINAL = -1  # a count that is the request's final one (see final_marked)
 
 
+# A keyframe cost about 0.15 us a request when this spacing was set (the per-request columns
+# are brought up to date from the requests touched since the last one, but each is written out:
+# 34 ms at 200,000 requests; 5.3 ms since a finished request's counts travel as marks) and
+# 0.15 us a block, about what packing a tenth of a byte of records one by one costs, or a byte
+# of a decode run's records packed in bulk (api/run_pack.py). A track waits for 4 bytes of packed
+# records a request and a quarter byte a block (and for the keyframe's own size) before the
+# next, so that keyframes stay a small share of its CPU: 1.6 of 19.7 s (938 keyframes) for the
+# Azure conversation trace, 5.5 of 212.5 s (1,043) for 200,000 of its requests repeated
+# (bench/track_store.py [--rows 200000]; 4.4 of 30.3 s at the conversation trace when set).
 def keyframe_cost(num_requests: int, num_gpu_blocks: int) -> int:
     return 4 * num_requests + num_gpu_blocks // 4
 
@@ -84,12 +86,12 @@ def final_marked(state: StreamState) -> dict[str, np.ndarray]:
     FINAL: most of a long trace is finished, and a run of marks is a few bytes where its
     counts were a number each (docs/protocol.md, "Keyframe")."""
     columns = request_columns(state)
-    if state.final is None:
+    if state.final_counts is None:
         table = state.table
         prompt, output = (_lengths(c, len(table)) for c in (table.prompt_len, table.output_len))
         known = (prompt >= 1) & (output >= 1)  # then no pending request (0, 0) is marked
-        state.final = (np.where(known, prompt + output - 1, -2), np.where(known, output, -2))
-    for name, final in zip(("num_computed_tokens", "num_output_tokens"), state.final,
+        state.final_counts = (np.where(known, prompt + output - 1, -2), np.where(known, output, -2))
+    for name, final in zip(("num_computed_tokens", "num_output_tokens"), state.final_counts,
                            strict=True):
         columns[name] = np.where(columns[name] == final, FINAL, columns[name])
     return columns

@@ -42,7 +42,7 @@ class StreamState:
         self.columns: dict[str, np.ndarray] | None = None
         self.touched: set[str] = set()
         # each request's final computed and output counts by the list (api/keyframes.py)
-        self.final: tuple[np.ndarray, np.ndarray] | None = None
+        self.final_counts: tuple[np.ndarray, np.ndarray] | None = None
 
     def ref(self, rid: str) -> int | str:
         return self.index.get(rid, rid)
