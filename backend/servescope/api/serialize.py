@@ -106,9 +106,13 @@ def pack(state: StreamState, rec: dict[str, Any]) -> dict[str, Any]:
     _pack_scheduled(state, rec, out)
     _pack_blocks(state, rec, out)
     for key, name in CARRIED:
-        if changed(rec[name], state.carried[name]):
-            delta = waste_delta(state.carried[name], rec[name]) if key == "kw" else None
-            out[key if delta is None else "kd"] = rec[name] if delta is None else delta
+        if not changed(rec[name], state.carried[name]):
+            continue
+        delta = waste_delta(state.carried[name], rec[name]) if key == "kw" else None
+        if delta is None:
+            out[key] = rec[name]
+        else:
+            out["kd"] = delta
     nu = rec["num_usable_blocks"]
     if (js_round6(1 - rec["num_free_blocks"] / nu) if nu else 0.0) != rec["kv_usage"]:
         out["ku"] = rec["kv_usage"]

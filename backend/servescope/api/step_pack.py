@@ -10,7 +10,7 @@ from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
-from servescope.api.serialize import dumps, pack, ref_json
+from servescope.api.serialize import dumps, event_item, pack, ref_json
 from servescope.api.stream_state import StreamState
 from servescope.api.wire_keys import CARRIED
 from servescope.core.records import BlockEvent, StepRecord
@@ -54,7 +54,8 @@ def _fold_events(state: StreamState, events: tuple[BlockEvent, ...]) -> list[str
 def _event_text(state: StreamState, event: BlockEvent) -> str:
     """dumps(event_item(...)) of the event."""
     kind, blocks, rid = event
-    if kind != "stored" and len(blocks) == 1 and rid is None:
-        return str(blocks[0])
+    code = 1 if kind == "stored" else 0
+    if isinstance(item := event_item(code, list(blocks), rid), int):
+        return str(item)
     req = "null" if rid is None else ref_json(state, rid)
-    return f"[{1 if kind == 'stored' else 0},[{','.join(map(str, blocks))}],{req}]"
+    return f"[{code},[{','.join(map(str, blocks))}],{req}]"

@@ -141,6 +141,12 @@ function unpackNewBlocks(state, flat) {
   return out;
 }
 
+/** A packed cache event; an eviction (one block removed by no request) is its block id alone. */
+function unpackEvent(state, ev) {
+  const [kind, ids, req] = typeof ev === "number" ? [0, [ev], null] : ev;
+  return { type: kind ? "BlockStored" : "BlockRemoved", block_ids: ids, req: req === null ? null : state.rid(req) };
+}
+
 /** `before` with the changes "kd" gives by position (null: the same value). */
 function wasteChanged(before, kd) {
   const out = {};
@@ -164,11 +170,7 @@ export function unpack(state, p) {
   rec.scheduled = unpackScheduled(state, p, rec);
   rec.new_blocks = unpackNewBlocks(state, p.nb ?? []);
   rec.freed_blocks = (p.fb ?? []).slice();
-  // an eviction (one block removed by no request) travels as its block id alone
-  rec.kv_events = (p.ke ?? []).map((ev) => (typeof ev === "number" ? [0, [ev], null] : ev)).map(
-    ([kind, ids, req]) => ({
-      type: kind ? "BlockStored" : "BlockRemoved", block_ids: ids, req: req === null ? null : rid(req),
-    }));
+  rec.kv_events = (p.ke ?? []).map((ev) => unpackEvent(state, ev));
   rec.num_free_blocks = p.nf;
   for (const [key, name] of CARRIED) rec[name] = key in p ? p[key] : state.carried[name];
   if (p.kd) rec.kv_waste = wasteChanged(state.carried.kv_waste, p.kd);
