@@ -16,7 +16,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from servescope.api.serialize import request_info
 from servescope.api.settings import Settings
@@ -48,27 +47,29 @@ def engine_alone(config: EngineConfig, specs: list[RequestSpec]) -> tuple[float,
     return time.process_time() - cpu, steps, runs
 
 
-class TimedTrack(Track):
-    """A track that counts the CPU its thread spends building keyframes (the same in both paths:
-    where they fall depends only on the records)."""
+class Timings:
+    """The CPU a track's thread spends building keyframes (the same in both paths: where they
+    fall depends only on the records) and storing decode runs' records, keyframes apart."""
 
-    keyframe_cpu = 0.0
-    num_keyframes = 0
-    run_cpu = 0.0  # storing decode runs' records, keyframes not included
-    run_records = 0
+    def __init__(self, track: Track) -> None:
+        self.keyframe_cpu = self.run_cpu = 0.0
+        self.num_keyframes = self.run_records = 0
+        writer = track.writer
+        take, store_run = writer.take_keyframe, writer.store_run
 
-    def _take_keyframe(self, n: int) -> None:
-        cpu = time.thread_time()
-        super()._take_keyframe(n)
-        self.keyframe_cpu += time.thread_time() - cpu
-        self.num_keyframes += 1
+        def timed_keyframe(n: int) -> None:
+            cpu = time.thread_time()
+            take(n)
+            self.keyframe_cpu += time.thread_time() - cpu
+            self.num_keyframes += 1
 
-    def _store_run(self, loop: Any, run: DecodeRun, n: int) -> int:
-        cpu, kf_cpu = time.thread_time(), self.keyframe_cpu
-        end = super()._store_run(loop, run, n)
-        self.run_cpu += time.thread_time() - cpu - (self.keyframe_cpu - kf_cpu)
-        self.run_records += end - n
-        return end
+        def timed_run(run: DecodeRun, n: int, num_steps: int) -> None:
+            cpu, kf_cpu = time.thread_time(), self.keyframe_cpu
+            store_run(run, n, num_steps)
+            self.run_cpu += time.thread_time() - cpu - (self.keyframe_cpu - kf_cpu)
+            self.run_records += num_steps
+        writer.take_keyframe = timed_keyframe  # type: ignore[method-assign]
+        writer.store_run = timed_run  # type: ignore[method-assign]
 
 
 def through_track(config: EngineConfig, specs: list[RequestSpec], runs: bool,
@@ -77,10 +78,11 @@ def through_track(config: EngineConfig, specs: list[RequestSpec], runs: bool,
     their number, CPU s storing runs in bulk and their records) of one path."""
     settings = Settings()
     engine = Engine(config, specs)
-    track = TimedTrack(0, engine_source(engine, runs=runs), request_info(specs),
+    track = Track(0, engine_source(engine, runs=runs), request_info(specs),
                   engine.config.num_gpu_blocks or 0, settings.keyframe_interval,
                   settings.max_records_per_session, path, summary=engine.summary,
                   enable_prefix_caching=engine.config.enable_prefix_caching)
+    timings = Timings(track)
     cpu, wall = time.process_time(), time.perf_counter()
     run_to_end(track)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
@@ -94,8 +96,8 @@ def through_track(config: EngineConfig, specs: list[RequestSpec], runs: bool,
     digest.update(repr([meter.row(pos) for pos in range(meter.num_records)]).encode())
     records = track.head + 1
     track.close()
-    return (cpu, wall, records, digest.hexdigest(), track.keyframe_cpu, track.num_keyframes,
-            track.run_cpu, track.run_records)
+    return (cpu, wall, records, digest.hexdigest(), timings.keyframe_cpu,
+            timings.num_keyframes, timings.run_cpu, timings.run_records)
 
 
 def main() -> None:

@@ -109,6 +109,10 @@ class StreamState:
             self.status[r["id"]] = REJECTED
         self.running = [r for r in rec["running"] if r not in finished]
         self.waiting = list(rec["waiting"])
+        self.set_last(rec)
+
+    def set_last(self, rec: dict[str, Any]) -> None:
+        """`rec` as the last record: its index, step clock and carried values."""
         self.last, self.iter, self.step = rec, rec["iter"], rec["step"]
         for _, name in CARRIED:
             self.carried[name] = rec[name]

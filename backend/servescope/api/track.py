@@ -7,29 +7,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from servescope.api import protocol as P
 from servescope.api.keyframes import keyframe, keyframe_cost
-from servescope.api.run_pack import RunPack
 from servescope.api.run_store import Row, RunStore, StorageError, storage_error
-from servescope.api.serialize import dumps, normalize, pack
-from servescope.api.step_pack import pack_step
 from servescope.api.stream_state import StreamState
 from servescope.api.track_source import Source
 from servescope.api.wire_text import Template, dump
+from servescope.api.writer import Writer
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
-from servescope.core.records import StepRecord
 from servescope.core.request_table import request_table
 from servescope.observability.meter import Meter
 from servescope.observability.spill import Spill
-
-BATCH_RECORDS = 1024  # records per transaction at most
-BATCH_S = 0.05  # and at least this often, so that the first frame and the scrubber move soon
 
 
 class RecordLimitError(Exception):
@@ -56,8 +49,6 @@ class Track:
         first = keyframe(self.state, number, num_gpu_blocks)
         self.store.append([], [(-1, dump(first))])
         self._frame = Template(P.Step.model_construct(engine=number), "records")
-        self._kf_size = 0  # JSON size of the last keyframe (0: none taken yet)
-        self._kf_cost = keyframe_cost(len(requests), num_gpu_blocks)
         self.head = -1  # index of the last stored record
         self.last_start_s = float("-inf")
         self.last_step = -1
@@ -73,15 +64,15 @@ class Track:
         self._readers = 0  # jobs reading the track's file from another process
         self._orphaned = False  # closed while they read: the last one removes the files
         self._stored = 0  # records committed (the thread's count; the loop reads head)
-        self._preempted: set[str] = set()  # preempted and waiting to resume (the thread's)
         self._thread: threading.Thread | None = None
-        self._rows: list[Row] = []  # the batch being built (the thread's)
-        self._kfs: list[tuple[int, str]] = []
-        self._last_kf, self._since_kf, self._flushed = -1, 0, time.monotonic()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.writer = Writer(self.state, self.store, number, num_gpu_blocks, keyframe_interval,
+                             keyframe_cost(len(requests), num_gpu_blocks), self._on_flush,
+                             self.meter)  # the thread's
 
     def start(self) -> None:
         """Simulate to the end on a daemon thread; progress is published on the running loop."""
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         self._thread = threading.Thread(target=self._run, args=(loop,), daemon=True,
                                         name=f"track-{self.store.path.stem}")
         self._thread.start()
@@ -92,7 +83,7 @@ class Track:
         error: str | None = None
         summary: dict[str, Any] | None = None
         try:
-            self._simulate(loop)
+            self._simulate()
             summary = self._summary() if self._summary and not self._closed else {}
         except (StorageError, RecordLimitError) as err:
             error = str(err)
@@ -107,7 +98,7 @@ class Track:
                 self._remove_files()
             self._thread = None
 
-    def _simulate(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _simulate(self) -> None:
         n = 0
         while not self._closed:
             try:
@@ -115,17 +106,16 @@ class Track:
                 if item is not None and n >= self.max_records:
                     raise self._limit_error()
             except Exception:
-                self._flush(loop)  # what came before the failure stays readable
+                self.writer.flush()  # what came before the failure stays readable
                 raise
             if item is None:
                 break
             if isinstance(item, DecodeRun):
-                n = self._store_run(loop, item, n)
+                n = self._store_run(item, n)
             else:
-                self._store_record(item, n)
+                self.writer.store_record(item, n)
                 n += 1
-                self._flush_due(loop)
-        self._flush(loop)
+        self.writer.flush()
 
     def _limit_error(self) -> RecordLimitError:
         return RecordLimitError(
@@ -133,83 +123,19 @@ class Track:
             f"({self.max_records:,} records) before its end; simulate a window or a sample "
             f"of the trace")
 
-    def _store_record(self, item: dict[str, Any] | StepRecord, n: int) -> None:
-        if isinstance(item, StepRecord):
-            rec, text = pack_step(self.state, item, n)
-        else:
-            rec = normalize(item)
-            rec["iter"] = n  # the stream's own index, whatever a recording says
-            text = dumps(pack(self.state, rec))
-        self.meter.observe(rec)  # append-only: the loop reads it up to the published head
-        self._rows.append((n, rec["step"], rec["time_s"],
-                           rec["time_s"] + rec["step_time_ms"] / 1000.0, text,
-                           sum(e["n"] for e in rec["scheduled"]), len(rec["running"]),
-                           len(rec["waiting"]), rec["kv_usage"], *self._state_counts(rec)))
-        if self._keyframe_due(n, len(text)):
-            if isinstance(item, StepRecord):  # the keyframe keeps its record whole
-                rec["kv_events"] = item.event_dicts()
-            self._take_keyframe(n)
-
-    def _store_run(self, loop: asyncio.AbstractEventLoop, run: DecodeRun, n: int) -> int:
-        """A decode run's records stored in bulk (api/run_pack.py), as _store_record stores
-        each of them; the index after its last."""
+    def _store_run(self, run: DecodeRun, n: int) -> int:
+        """A decode run's records, as many as max_records leaves room for; the index after."""
         num_steps = min(run.num_steps, self.max_records - n)
-        packed = RunPack(self.state, run, n)
-        packed.observe(self.meter, num_steps)
-        a = 0
-        while a < num_steps:
-            b = min(num_steps, a + max(1, BATCH_RECORDS - len(self._rows)))
-            self._rows += packed.rows(a, b, len(self._preempted))
-            for j in range(a, b):
-                if self._keyframe_due(n + j, len(packed.texts[j])):
-                    packed.apply(self.state, a, j + 1)
-                    self.state.last = packed.record(j)
-                    self._take_keyframe(n + j)
-                    a = j + 1
-            if a < b:
-                packed.apply(self.state, a, b)
-            a = b
-            self._flush_due(loop)
+        self.writer.store_run(run, n, num_steps)
         if num_steps < run.num_steps:
-            self._flush(loop)
+            self.writer.flush()
             raise self._limit_error()
         return n + num_steps
 
-    def _keyframe_due(self, n: int, size: int) -> bool:
-        """After record n of `size` bytes: every `interval` records, and not before the records
-        since the last keyframe weigh as much as it does (a big pool's keyframes stay a
-        bounded share of the store) nor as much as building it costs (a long request list's
-        keyframes stay a bounded share of the time)."""
-        self._since_kf += size
-        return (n - self._last_kf >= self.interval
-                and self._since_kf >= max(self._kf_size, self._kf_cost))
-
-    def _take_keyframe(self, n: int) -> None:
-        kf_text = dump(keyframe(self.state, self.number, self.num_gpu_blocks))
-        self._kfs.append((n, kf_text))
-        self._kf_size = len(kf_text)
-        self._last_kf, self._since_kf = n, 0
-
-    def _flush_due(self, loop: asyncio.AbstractEventLoop) -> None:
-        if len(self._rows) >= BATCH_RECORDS or time.monotonic() - self._flushed >= BATCH_S:
-            self._flush(loop)
-
-    def _state_counts(self, rec: dict[str, Any]) -> tuple[int, int, int]:
-        """(num_prefill, num_decode, num_preempted) of a record, for the timeline's density."""
-        self._preempted.update(rec["preempted"])
-        self._preempted.difference_update(rec["resumed"], rec["new"], rec["finished"])
-        decode = sum(1 for e in rec["scheduled"] if e.get("kind") == "decode")
-        return len(rec["scheduled"]) - decode, decode, len(self._preempted)
-
-    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
-        rows, kfs = self._rows, self._kfs
-        self._rows, self._kfs, self._flushed = [], [], time.monotonic()
-        if not rows and not kfs:
-            return
-        self.store.append(rows, kfs)
-        if rows:
-            self._stored = rows[-1][0] + 1
-            self._post(loop, rows[-1], False, None, None)
+    def _on_flush(self, row: Row) -> None:
+        self._stored = row[0] + 1
+        assert self._loop is not None
+        self._post(self._loop, row, False, None, None)
 
     def _post(self, loop: asyncio.AbstractEventLoop, row: Any, done: bool, error: str | None,
               summary: dict[str, Any] | None) -> None:

@@ -88,15 +88,18 @@ class Engine:
             num_steps += steps
         return num_steps
 
-    def advance_unrecorded(self) -> int:
+    def advance_unrecorded(self, max_steps: int | None = None) -> int:
         """advance() without its record or block events (for callers that read neither): how
-        many steps it took, 0 at the end."""
+        many steps it took (a quiet stretch cut at `max_steps`), 0 at the end."""
         if self.batch_queue is not None:  # its records carry what its next steps need
             return 0 if self.step() is None else 1
         pool = self.kv.pool
         pool.record_events = False
         try:
             plan = fast_forward.plan_run(self) if self._quiet() else None
+            if plan is not None and max_steps is not None and len(plan[1]) > max_steps:
+                start, step_ms, clock = plan
+                plan = (start, step_ms[:max_steps], clock[:max_steps + 1])
             if plan is not None:
                 steps = fast_forward.apply_run(self, plan, record=False)
                 assert isinstance(steps, int)

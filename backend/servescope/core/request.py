@@ -47,7 +47,8 @@ class Request:
 
     __slots__ = (
         "spec", "id", "prompt_len", "output_len", "priority", "status", "_num_computed",
-        "_num_output", "_num_placeholders", "num_cached_tokens", "num_preemptions",
+        "_num_output", "_num_placeholders", "num_cached_tokens", "last_cached_tokens",
+        "num_preemptions",
         "arrival_index", "block_hashes", "arrival_time", "first_scheduled_time", "token_runs",
         "step_end_s", "finish_time", "_batch", "_slot",
     )
@@ -67,6 +68,7 @@ class Request:
         self._batch: Any = None
         self._slot = -1
         self.num_cached_tokens = -1  # prefix-cache hit found at first admission; -1 until then
+        self.last_cached_tokens = -1  # and at its latest (a resume after a preemption)
         self.num_preemptions = 0
         self.block_hashes: list[BlockHash] = []
         self.arrival_time = arrival_time
@@ -149,8 +151,8 @@ class FinishedRequest:
     under half of a live Request's memory and without its spec (a big trace has a million)."""
 
     __slots__ = ("_runs", "arrival_time", "finish_time", "first_scheduled_time", "id",
-                 "num_cached_tokens", "num_preemptions", "output_len", "prompt_len",
-                 "step_end_s")
+                 "last_cached_tokens", "num_cached_tokens", "num_preemptions", "output_len",
+                 "prompt_len", "step_end_s")
 
     def __init__(self, request: Request) -> None:
         self.id = request.id
@@ -160,6 +162,7 @@ class FinishedRequest:
         self.first_scheduled_time = request.first_scheduled_time
         self.finish_time = request.finish_time
         self.num_cached_tokens = request.num_cached_tokens
+        self.last_cached_tokens = request.last_cached_tokens
         self.num_preemptions = request.num_preemptions
         self.step_end_s = request.step_end_s
         self._runs = tuple(x for run in request.all_token_runs for x in run)  # flat pairs

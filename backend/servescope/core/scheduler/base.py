@@ -174,6 +174,7 @@ class Scheduler:
         self.running.append(request)
         request.num_computed_tokens = num_computed
         output.num_cached_tokens[request.id] = num_computed
+        request.last_cached_tokens = num_computed
         if request.num_cached_tokens < 0:
             request.num_cached_tokens = num_computed
         self._record(output, request, n, blocks)
