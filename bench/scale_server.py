@@ -58,6 +58,22 @@ def rss_kib(pid: int) -> tuple[int, int]:
     return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
 
 
+def descendants(pid: int) -> list[int]:
+    """The processes a process has started, and theirs (the job workers, the scouts)."""
+    try:
+        kids = [int(k) for k in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+    return kids + [d for k in kids for d in descendants(k)]
+
+
+def alive_rss_kib(pid: int) -> int:
+    try:
+        return rss_kib(pid)[0]
+    except (OSError, KeyError):  # it has ended meanwhile
+        return 0
+
+
 def cpu_s(pid: int) -> float:
     """User + system CPU seconds of a process so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -102,12 +118,15 @@ def session_timings(server: Server, trace_id: str, last_arrival: float | None,
                 return out
 
 
-def sample_rss(pid: int, stop: threading.Event, peaks: list[int]) -> None:
-    """RSS every 0.2 s; a line on stderr every 30 s (RSS and CPU so far) for long runs."""
+def sample_rss(pid: int, stop: threading.Event, peaks: list[int],
+               child_peaks: list[int]) -> None:
+    """RSS every 0.2 s, of the server and of its processes together (the scout's is most of
+    theirs); a line on stderr every 30 s (RSS and CPU so far) for long runs."""
     start, said = time.perf_counter(), 0.0
     while not stop.is_set():
         try:
             peaks.append(rss_kib(pid)[0])
+            child_peaks.append(sum(map(alive_rss_kib, descendants(pid))))
             if time.perf_counter() - said >= 30:
                 said = time.perf_counter()
                 print(f"  {said - start:6.0f} s: RSS {peaks[-1] / 1024:.0f} MiB, server CPU "
@@ -180,8 +199,8 @@ def run(server: Server, path: Path, last: float, with_heavy: bool,
         watch_s: float) -> dict[str, object]:
     pid = server.proc.pid
     base = healthz_ms(server.url, 200) if with_heavy else []
-    stop, rss = threading.Event(), [rss_kib(pid)[0]]
-    sampler = threading.Thread(target=sample_rss, args=(pid, stop, rss))
+    stop, rss, child_rss = threading.Event(), [rss_kib(pid)[0]], [0]
+    sampler = threading.Thread(target=sample_rss, args=(pid, stop, rss, child_rss))
     sampler.start()
     cpu0 = cpu_s(pid)
     t0 = time.perf_counter()
@@ -209,7 +228,8 @@ def run(server: Server, path: Path, last: float, with_heavy: bool,
         "simulation_done": simulated["done"], "simulation_error": simulated["error"],
         "upload_s": upload_s, **timings, "server_cpu_s": cpu,
         "server_cpu_us_per_record": cpu / max(1, simulated["num_records"]) * 1e6,
-        "peak_rss_mib_while_simulating": max(rss) / 1024}
+        "peak_rss_mib_while_simulating": max(rss) / 1024,
+        "peak_rss_mib_of_its_processes": max(child_rss) / 1024}
     print(f"simulated; peak RSS {max(rss) / 1024:.0f} MiB", file=sys.stderr)
     if with_heavy:
         done: list[str] = []

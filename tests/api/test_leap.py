@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.tracks import run_to_end
 
+from servescope.api.checkpoint import advance_to, arrivals, resume, take
 from servescope.api.leap import leaps, start_leap, write_next
 from servescope.api.run_store import Row, RunStore
 from servescope.api.serialize import request_info
 from servescope.api.track import Track
 from servescope.api.track_source import engine_source
-from servescope.core.checkpoint import dump_engine, load_engine
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
@@ -28,10 +28,12 @@ def leap_store(config: EngineConfig, specs: list[RequestSpec], checkpoint_at: in
                path: Path) -> tuple[list[tuple], dict[int, str]]:
     """The rows and keyframes a leap to record `first` stores, from a checkpoint after
     `checkpoint_at` records (dumped and loaded)."""
-    engine = Engine(config, specs)
-    while engine.iter < checkpoint_at and engine.advance_unrecorded(checkpoint_at - engine.iter):
-        pass
-    engine = load_engine(dump_engine(engine))
+    source = Engine(config, specs)
+    order = arrivals(source)
+    advance_to(source, checkpoint_at)
+    checkpoint = take(source)
+    advance_to(source, first + 5)  # (it may have run on since)
+    engine = resume(checkpoint, source, order)
     store = RunStore(path)
     flushed: list[Row] = []
     writer = start_leap(engine, first, request_info(specs), store, 0,

@@ -102,7 +102,8 @@ def test_a_failing_background_simulation_says_why_over_rest_and_the_socket(
            "entry for this batch")
     assert msg["errors"] == [why] and msg["computed"] == [n - 1] and n >= 20
     (simulated,) = client.get(f"/api/sessions/{init['session_id']}").json()["simulated"]
-    assert simulated == {"engine": 0, "num_records": n, "done": True, "error": why}
+    assert simulated == {"engine": 0, "num_records": n, "done": True, "error": why,
+                         "reach": n - 1, "scout": None}  # (a short run has no scout)
     (summary,) = client.get(f"/api/sessions/{init['session_id']}/summary").json()
     assert summary["error"] == why and summary["num_records"] == n
 

@@ -61,7 +61,8 @@ def test_thousands_of_requests_are_a_density_until_brushing_and_dragging_zoom_to
     page.wait_for_function("(s) => window.__servescope.explore().timelineView.current()?.start_s"
                            " === s", arg=brushed["start_s"])
     assert timeline.get_attribute("data-mode") == "density"
-    assert "double-click for the whole run" in page.text_content("#timeline-info")
+    page.wait_for_function("() => document.getElementById('timeline-info').textContent"
+                           ".includes('double-click for the whole run')")  # (drawn next frame)
     # drag across 2% of the timeline: a window of a second or so, a row per request in it
     timeline.scroll_into_view_if_needed()
     tb = timeline.bounding_box()

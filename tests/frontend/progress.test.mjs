@@ -25,6 +25,17 @@ test("the scrubber reaches every record simulated ahead, not only those received
   assert.equal(progressText(pane), "simulated to the end: 5000 records");
 });
 
+test("past the stored records the scrubber reaches where the scout has run the engine", () => {
+  const pane = createPane(INIT);
+  applyProgress([pane], { computed: [999], time_s: [10], done: [false], errors: [null], reach: [7999], reach_s: [30] });
+  assert.equal(scrubMax(pane), 7999);
+  assert.equal(simulatedShare(pane), 0.75); // a seek reaches 30 s of the last arrival at 40 s
+  assert.match(progressText(pane), /1000 records; seeks reach t = 30\.0 s \(from checkpoints\)$/);
+  applyProgress([pane], { computed: [999], time_s: [10], done: [false], errors: [null], reach: [999], reach_s: [10] });
+  assert.equal(scrubMax(pane), 999);
+  assert.doesNotMatch(progressText(pane), /seeks reach/);
+});
+
 test("a stopped simulation says why; each engine's entry goes to its own pane", () => {
   const panes = [createPane(INIT), createPane(INIT)];
   applyProgress(panes, { computed: [9, 3], time_s: [1, 0.5], done: [true, true], errors: [null, "disk full"] });

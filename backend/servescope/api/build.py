@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from servescope.api import protocol as P
+from servescope.api.leap import leaps
+from servescope.api.leaping import Leaping
 from servescope.api.run_store import StorageError
+from servescope.api.scout import Job
 from servescope.api.serialize import request_info
 from servescope.api.settings import Settings
 from servescope.api.store import Store
@@ -201,4 +204,8 @@ def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str
                   settings.keyframe_interval, settings.max_records_per_session, path,
                   summary=engine.summary, enable_prefix_caching=config.enable_prefix_caching)
     track.engine = engine
+    specs = resolved.specs
+    if len(specs) >= settings.leap_min_requests and leaps(engine):
+        track.leaping = Leaping(Job(config, len(specs), path, k, config.num_gpu_blocks or 0,
+                                    settings.keyframe_interval), specs)
     return track, config

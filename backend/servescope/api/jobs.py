@@ -39,11 +39,12 @@ class Jobs:
         self.running = 0
         self.waiting = 0
         self.workers: set[Worker] = set()
+        self.others: Callable[[], int] = lambda: 0  # other processes' bytes (the scouts')
         self._freed: asyncio.Event | None = None  # made on the loop that first waits
 
     def memory(self) -> int:
-        """Resident bytes of the server process and its job workers."""
-        return rss_bytes() + sum(w.rss() for w in self.workers)
+        """Resident bytes of the server process, its job workers and its scouts."""
+        return rss_bytes() + sum(w.rss() for w in self.workers) + self.others()
 
     def check_memory(self, what: str) -> None:
         if self.memory_cap and (used := self.memory()) > self.memory_cap:

@@ -1,4 +1,4 @@
-"""A leap: a track's records simulated from an engine checkpoint (core/checkpoint.py) instead
+"""A leap: a track's records simulated from an engine checkpoint (api/checkpoint.py) instead
 of from its first step, so that a seek past what the track has stored is answered as soon as
 the scout (api/scout.py) has run the engine past it. The records and keyframes are the ones the
 track's own simulation stores at the same indices (tests/api/test_leap.py): the stream state
@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from servescope.api.checkpoint import advance_to
 from servescope.api.keyframes import keyframe_cost
 from servescope.api.run_store import Row, RunStore
 from servescope.api.serialize import normalize
 from servescope.api.stream_state import FINISHED, PREEMPTED, REJECTED, RUNNING, WAITING, StreamState
 from servescope.api.writer import Writer
-from servescope.core.checkpoint import advance_to
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
 from servescope.core.kv_cache_manager import PagedKVCacheManager

@@ -25,6 +25,7 @@ class Registry:
         self.sessions: dict[str, Session] = {}
         self.jobs = Jobs(settings.max_jobs, settings.job_timeout_s,
                          memory_cap_mb=settings.memory_cap_mb)
+        self.jobs.others = self.scouts_memory
         runs = settings.data_dir / "runs"  # a previous process's run stores: nobody owns them
         if runs.is_dir():
             for stale in runs.iterdir():
@@ -51,6 +52,11 @@ class Registry:
             self.sessions.pop(session.id, None)
             raise
         return session
+
+    def scouts_memory(self) -> int:
+        """Resident bytes of the sessions' scout processes (api/scout.py)."""
+        return sum(t.leaping.rss() for s in self.sessions.values() for t in s.tracks
+                   if t.leaping is not None)
 
     def get(self, sid: str) -> Session | None:
         return self.sessions.get(sid)

@@ -40,6 +40,7 @@ CREATE TABLE keyframes (iter INTEGER PRIMARY KEY, msg TEXT NOT NULL);
 # (waiting requests that were preempted and not yet resumed)
 Row = tuple[int, int, float, float, str, int, int, int, float, int, int, int]
 CACHE_KIB = 4096  # SQLite page cache per connection: the memory a store holds, whatever its size
+BUSY_MS = 60_000  # how long a writer waits for the other's transaction (a batch takes ms)
 
 
 class StorageError(Exception):
@@ -170,18 +171,25 @@ class StoreReader:
 
 
 class RunStore(StoreReader):
-    """Created empty (the file must not exist); `remove()` deletes its files."""
+    """Created empty (the file must not exist), or with `create` False a second writer of one
+    that does (a leap's, in the scout's process: api/scout.py); `remove()` deletes its files."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, create: bool = True) -> None:
         self.path = path
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            db = _connect(path)
-            db.execute("PRAGMA journal_mode=WAL")
+            if create:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                db = _connect(path)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.executescript(SCHEMA)
+            else:
+                db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True,
+                                     isolation_level=None, check_same_thread=False)
+            db.execute(f"PRAGMA busy_timeout={BUSY_MS}")  # the other writer's batch
             db.execute("PRAGMA synchronous=OFF")  # a run's store does not outlive the process
-            db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as err:
-            self.remove()
+            if create:
+                self.remove()
             raise storage_error(err, path) from err
         self._writer = db
         super().__init__(_connect(path))
@@ -190,12 +198,14 @@ class RunStore(StoreReader):
 
     def append(self, rows: list[Row],
                keyframes: list[tuple[int, str]]) -> None:
-        """One transaction: every row and keyframe of the batch, or none of them."""
+        """One transaction: every row and keyframe of the batch, or none of them. A row or
+        keyframe a leap stored already is stored again: it is the same (api/leap.py)."""
         db = self._writer
         try:
-            db.execute("BEGIN")
-            db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            db.executemany("INSERT INTO keyframes VALUES (?, ?)", keyframes)
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany("INSERT OR REPLACE INTO records VALUES "
+                           "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            db.executemany("INSERT OR REPLACE INTO keyframes VALUES (?, ?)", keyframes)
             db.execute("COMMIT")
         except (OSError, sqlite3.Error) as err:
             with contextlib.suppress(sqlite3.Error):

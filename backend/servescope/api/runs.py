@@ -42,12 +42,25 @@ def describe(session: Session, with_token: bool = False) -> dict[str, Any]:
         "follow_url": f"/?session={session.id}&follow=1",
         "metrics_label": public_label(session.id),
         "simulated": [{"engine": t.number, "num_records": t.head + 1, "done": t.done,
-                       "error": t.error} for t in tracks],
+                       "error": t.error, "reach": t.reach()[0], "scout": scout_state(t)}
+                      for t in tracks],
     }
     if with_token:
         out.update(token=session.token, ws_path=f"/ws/sessions/{session.id}?token={session.token}",
                    drive_url=f"/?session={session.id}&token={session.token}")
     return out
+
+
+def scout_state(track: Track) -> dict[str, Any] | None:
+    """A track's scout (api/scout.py): how far it has run the engine, its leap, why it failed;
+    None where the track has none."""
+    leaping = track.leaping
+    if leaping is None:
+        return None
+    r = leaping.range
+    return {"reach": leaping.reach, "reach_s": max(leaping.reach_s, 0.0),
+            "done": leaping.reach_done, "error": leaping.error,
+            "leap": None if r is None else [r.first, r.last]}
 
 
 async def finish(session: Session, engine: int | None = None) -> list[Track]:

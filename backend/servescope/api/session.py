@@ -104,10 +104,13 @@ class Session:
 
     def progress_text(self) -> str:
         """How far each track's background simulation has got (the scrubber's reach)."""
+        reach = [x.reach() for x in self.tracks]
         return dump(P.Progress(computed=[x.head for x in self.tracks],
                                time_s=[max(x.last_start_s, 0.0) for x in self.tracks],
                                done=[x.done for x in self.tracks],
-                               errors=[x.error for x in self.tracks]))
+                               errors=[x.error for x in self.tracks],
+                               reach=[it for it, _ in reach],
+                               reach_s=[max(t, 0.0) for _, t in reach]))
 
     def _changed(self, seek: bool = False, config: bool = False) -> None:
         self.status_version += 1
@@ -173,8 +176,8 @@ class Session:
         self._stop()
         lead = self.tracks[0]
         target = self.position[0] + n
-        await self._compute(lambda: lead.head >= target or lead.done)
-        self.position[0] = min(target, lead.head)
+        await self._compute(lambda: lead.has("iter", target))
+        self.position[0] = target if lead.end_of(target) is not None else lead.head
         await self._follow_lead()
         self._changed()
 
@@ -183,16 +186,16 @@ class Session:
         lead = self.tracks[0]
         if msg.time_s is not None:
             t = msg.time_s
-            await self._compute(lambda: lead.done or lead.last_start_s > t)
+            await self._compute(lambda: lead.has("time_s", t))
             self.position[0] = lead.index_at_time(t)
         elif msg.iter is not None:
             it = msg.iter
-            await self._compute(lambda: lead.head >= it or lead.done)
-            self.position[0] = min(it, lead.head)
+            await self._compute(lambda: lead.has("iter", it))
+            self.position[0] = it if lead.end_of(it) is not None else lead.head
         else:
             s = msg.step or 0
-            await self._compute(lambda: lead.done or lead.last_step >= s)
-            self.position[0] = lead.index_at_step(s) if lead.head >= 0 else -1
+            await self._compute(lambda: lead.has("step", s))
+            self.position[0] = lead.index_at_step(s)
         await self._follow_lead()
         self._changed(seek=True)
 
@@ -208,7 +211,7 @@ class Session:
         pos = self.position[0]
         t = self.sim_time = lead.start_at(pos) if pos >= 0 else float("-inf")
         others = self.tracks[1:]
-        await self._compute(lambda: all(x.done or x.last_start_s > t for x in others), others)
+        await self._compute(lambda: all(x.has("time_s", t) for x in others), others)
         for k, x in enumerate(others, start=1):
             self.position[k] = x.index_at_time(t)
 
@@ -236,8 +239,9 @@ class Session:
     async def _tick(self) -> None:
         wall, start = self._anchor
         target = start + (self.clock() - wall) * self.speed
-        behind = [x.last_start_s for x in self.tracks if not x.done
-                  and x.last_start_s <= target]
+        frontier = [x.frontier_s(pos) for x, pos in zip(self.tracks, self.position, strict=True)]
+        behind = [t for x, t in zip(self.tracks, frontier, strict=True)
+                  if not x.done and t <= target]
         if behind:  # the simulation cannot keep up: show what exists, let the lag grow no
             reached = min(behind)  # further than MAX_LAG_S of wall time
             if reached == float("-inf"):  # nothing stored yet: the clock waits at the start
@@ -250,7 +254,9 @@ class Session:
         self.sim_time = target
         for k, x in enumerate(self.tracks):
             self.position[k] = x.index_at_time(target)
-        if all(x.done and self.position[k] == x.head for k, x in enumerate(self.tracks)):
+            if x.leaping is not None:
+                x.leaping.follow(self.position[k])
+        if all(x.at_end(self.position[k]) for k, x in enumerate(self.tracks)):
             self.playing = False
             self._changed()
         elif self.position != before:

@@ -31,6 +31,10 @@ class Settings:
     session_grace_s: float = 180.0  # a session nobody watches after its driver left
     max_fps: int = 60
     keyframe_interval: int = 64
+    # an engine's session over this many requests or more runs a scout process ahead of it, so
+    # that a seek past what is stored leaps there from a checkpoint (api/scout.py); a shorter
+    # run is stored to its end in seconds (the Azure conversation trace, 19,366, takes 20 s)
+    leap_min_requests: int = 10_000
     catch_up_records: int = 256  # a viewer further behind than this gets a keyframe instead
     max_message_bytes: int = 4 * 1024 * 1024
     send_timeout_s: float = 10.0  # a viewer whose socket takes longer to drain is dropped

@@ -13,6 +13,7 @@ from typing import Any
 
 from servescope.api import protocol as P
 from servescope.api.keyframes import keyframe, keyframe_cost
+from servescope.api.leaping import Leaping, LeapRange
 from servescope.api.run_store import Row, RunStore, StorageError, storage_error
 from servescope.api.stream_state import StreamState
 from servescope.api.track_source import Source
@@ -66,6 +67,7 @@ class Track:
         self._stored = 0  # records committed (the thread's count; the loop reads head)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.leaping: Leaping | None = None  # seeks past the head, for a long engine run
         self.writer = Writer(self.state, self.store, number, num_gpu_blocks, keyframe_interval,
                              keyframe_cost(len(requests), num_gpu_blocks), self._on_flush,
                              self.meter)  # the thread's
@@ -93,6 +95,8 @@ class Track:
             error = (f"the simulation failed after {self._stored} records: "
                      f"{type(err).__name__}: {err}")
         self._post(loop, None, True, error, summary)
+        if self.leaping is not None:
+            self.leaping.stop()  # every record is stored: no leap is needed any more
         with self._lock:
             if self._closed:
                 self._remove_files()
@@ -134,8 +138,12 @@ class Track:
 
     def _on_flush(self, row: Row) -> None:
         self._stored = row[0] + 1
-        assert self._loop is not None
-        self._post(self._loop, row, False, None, None)
+        loop = self._loop
+        assert loop is not None
+        self._post(loop, row, False, None, None)
+        leaping = self.leaping
+        if leaping is not None and leaping.scout is None and not self._closed:
+            leaping.start(lambda msg: self._post_scout(loop, msg))  # the first frame is out
 
     def _post(self, loop: asyncio.AbstractEventLoop, row: Any, done: bool, error: str | None,
               summary: dict[str, Any] | None) -> None:
@@ -143,6 +151,11 @@ class Track:
             loop.call_soon_threadsafe(self._publish, row, done, error, summary)
         except RuntimeError:  # the loop is closed: nobody is left to tell
             self._closed = True
+
+    def _post_scout(self, loop: asyncio.AbstractEventLoop, msg: tuple[Any, ...]) -> None:
+        """A scout's message, heard on its listener's thread, for the loop."""
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is left to tell
+            loop.call_soon_threadsafe(self._hear, msg)
 
     # -- the event loop --
 
@@ -152,22 +165,49 @@ class Track:
             self.head, self.last_step, self.last_start_s = row[0], row[1], row[2]
         if done:
             self.done, self.error, self.summary = True, error, summary
+        if self.leaping is not None:
+            self.leaping.hear(("head",), self.head)
         if not self._closed:
             self.on_progress()
 
+    def _hear(self, msg: tuple[Any, ...]) -> None:
+        assert self.leaping is not None
+        self.leaping.hear(msg, self.head)
+        if not self._closed:
+            self.on_progress()
+
+    # -- where a viewer can be: the track's own records, and a leap's (api/leaping.py) --
+
+    def end_of(self, iter_: int) -> int | None:
+        """The last record of the stored stretch that holds record `iter_` (or the keyframe
+        after it); None when none does."""
+        if self.leaping is None:
+            return self.head if iter_ <= self.head else None
+        return self.leaping.end_of(iter_, self.head)
+
+    def _range(self, pos: int) -> LeapRange | None:
+        """The leap whose records `pos` is in (past the head), if any."""
+        r = self.leaping.range if self.leaping is not None else None
+        return r if r is not None and pos > self.head and r.first - 1 <= pos else None
+
     def keyframe_before(self, iter_: int) -> tuple[int, str]:
         """The latest kept keyframe at or before record `iter_`, as JSON."""
-        return self.store.keyframe_before(min(iter_, self.head))
+        end = self.end_of(iter_)
+        return self.store.keyframe_before(min(iter_, self.head if end is None else end))
 
     def frame(self, after: int, upto: int) -> str | None:
         """A `step` message with records after..upto (inclusive); None when there are none."""
-        upto = min(upto, self.head)
+        end = self.end_of(after)
+        upto = min(upto, self.head if end is None else end)
         if upto <= after:
             return None
         return self._frame.fill(self.store.frame_body(after, upto))
 
     def index_at_time(self, t: float) -> int:
         """Last stored record that starts at or before simulated time t (-1: none)."""
+        r = self.leaping.range if self.leaping is not None else None
+        if r is not None and r.first_start_s <= t and self.last_start_s <= t:
+            return r.last if t >= r.last_start_s else self.store.index_at_time(t, r.last)
         if self.head < 0:
             return -1
         if t >= self.last_start_s:
@@ -176,10 +216,44 @@ class Track:
 
     def index_at_step(self, step: int) -> int:
         """First stored record whose step clock is >= step (clamped to the head)."""
+        r = self.leaping.range if self.leaping is not None else None
+        if r is not None and r.first_step <= step and self.last_step < step:
+            return self.store.index_at_step(step, r.last)
         return self.store.index_at_step(step, self.head)
 
     def start_at(self, iter_: int) -> float:
         return self.last_start_s if iter_ == self.head else self.store.start_s(iter_)
+
+    def frontier_s(self, pos: int) -> float:
+        """The start of the last stored record from `pos` on (how far a viewer there can play)."""
+        r = self._range(pos)
+        end = self.end_of(pos)
+        return r.last_start_s if r is not None and end == r.last else self.last_start_s
+
+    def at_end(self, pos: int) -> bool:
+        r = self._range(pos)
+        return (self.done and pos == self.head) or (r is not None and r.done and pos == r.last)
+
+    def reach(self) -> tuple[int, float]:
+        """The last record a seek can reach now, and its start: the scout's, past the head."""
+        scout = self.leaping
+        if scout is None or self.done or scout.reach <= self.head:
+            return self.head, self.last_start_s
+        return scout.reach, scout.reach_s
+
+    def has(self, kind: str, value: float) -> bool:
+        """Whether the record at `value` (kind "iter", "time_s" or "step") is stored, asking
+        the scout for a leap to it when it is not (and the track has one)."""
+        leaping = self.leaping
+        if self.done or (self.last_start_s > value if kind == "time_s" else
+                         self.head >= value if kind == "iter" else self.last_step >= value):
+            return True
+        if leaping is None:
+            return False
+        leaping.ask(kind, value)
+        return (leaping.has_time(value) if kind == "time_s" else
+                leaping.has_iter(int(value)) if kind == "iter" else
+                leaping.has_step(int(value)))
 
     def done_message(self) -> str:
         return dump(P.Done(engine=self.number, summary=self.summary or {},
@@ -212,6 +286,8 @@ class Track:
 
     def close(self) -> None:
         """Stop the simulation and delete the track's files (now, or when its thread ends)."""
+        if self.leaping is not None:
+            self.leaping.stop()
         with self._lock:
             self._closed = True
             thread = self._thread

@@ -63,7 +63,9 @@ class Viewer:
         limit = s.settings.catch_up_records
         for k, track in enumerate(s.tracks):
             pos = s.position[k]
-            if resync or pos < self.sent[k] or pos - self.sent[k] > limit:
+            end = track.end_of(self.sent[k])  # (a leap's records may lie past a gap)
+            if resync or pos < self.sent[k] or pos - self.sent[k] > limit or end is None \
+                    or end < pos:
                 at, text = track.keyframe_before(pos)
                 out.append(text)
                 self.sent[k] = at

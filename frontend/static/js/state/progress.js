@@ -11,7 +11,8 @@ export function applyProgress(panes, msg, now = performance.now()) {
     const prev = pane.progress;
     const since = prev && time_s >= prev.time_s ? prev.since : { at: now, time_s };
     pane.progress = { computed: msg.computed[i], time_s, done: !!msg.done?.[i],
-      error: msg.errors?.[i] ?? null, since, at: now };
+      error: msg.errors?.[i] ?? null, since, at: now,
+      reach: msg.reach?.[i] ?? msg.computed[i], reach_s: msg.reach_s?.[i] ?? time_s };
   });
 }
 
@@ -53,18 +54,20 @@ export function lastArrival(init) {
   return last;
 }
 
-/** The highest record index the scrubber can reach: every stored record, seen or not. */
+/** The highest record index the scrubber can reach: every stored record, seen or not, and past
+ * them what a seek reaches by a leap (the scout has run the engine there). */
 export function scrubMax(pane) {
-  return Math.max(0, pane.history.length - 1, (pane.init.num_records ?? 0) - 1, pane.progress?.computed ?? 0);
+  const p = pane.progress;
+  return Math.max(0, pane.history.length - 1, (pane.init.num_records ?? 0) - 1, p?.computed ?? 0, p?.reach ?? 0);
 }
 
-/** The share of the run simulated so far (1 when done; by simulated time against the last
+/** The share of the run a seek reaches now (1 when done; by simulated time against the last
  * arrival while running, which is a lower bound on the run's length). */
 export function simulatedShare(pane) {
   const p = pane.progress;
   if (!p || p.done) return 1;
   const end = lastArrival(pane.init);
-  return end ? Math.min(1, Math.max(0, p.time_s / end)) : 0;
+  return end ? Math.min(1, Math.max(0, Math.max(p.time_s, p.reach_s ?? 0) / end)) : 0;
 }
 
 export function progressText(pane) {
@@ -76,5 +79,6 @@ export function progressText(pane) {
   const of = end ? ` of the last arrival at ${end.toFixed(1)} s` : "";
   const wait = secondsToGo(pane);
   const eta = wait == null ? "" : `, about ${formatWait(wait)} to go`;
-  return `simulating ahead: t = ${p.time_s.toFixed(1)} s${of}, ${p.computed + 1} records${eta}`;
+  const ahead = p.reach > p.computed ? `; seeks reach t = ${p.reach_s.toFixed(1)} s (from checkpoints)` : "";
+  return `simulating ahead: t = ${p.time_s.toFixed(1)} s${of}, ${p.computed + 1} records${eta}${ahead}`;
 }

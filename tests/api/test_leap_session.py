@@ -1,0 +1,97 @@
+"""A session seeks and plays past what its track has stored, through leaps (api/scout.py): the
+track's own simulation is held after its first batches, so only a leap can answer; the viewer
+gets the leap's keyframe and records, which decode in order, and playing on moves through the
+leap's records while the track is still held."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Any
+
+from support.server import make_settings, validate
+
+from servescope.api import build
+from servescope.api import protocol as P
+from servescope.api.keyframes import load_keyframe
+from servescope.api.registry import Registry
+from servescope.api.runs import scout_state
+from servescope.api.serialize import unpack
+from servescope.api.store import Store
+from servescope.api.viewer import Viewer
+
+HELD_AFTER = 1_200  # items stored before the track is held: past its first batch (1,024 rows)
+
+
+def held_source(gate: threading.Event, holding: threading.Event) -> Any:
+    real = build.engine_source
+
+    def source(engine: Any) -> Any:
+        step, given = real(engine), [0]
+
+        def held() -> Any:
+            if given[0] == HELD_AFTER:
+                holding.set()
+                gate.wait()
+            given[0] += 1
+            return step()
+        return held
+    return source
+
+
+def decode(track: Any, messages: list[str], state: Any = None) -> tuple[Any, list[dict]]:
+    """The records the messages carry, decoded after their keyframe (or from `state`)."""
+    records = []
+    for text in messages:
+        msg = validate(json.loads(text))
+        if msg["type"] == "keyframe":
+            state, records = load_keyframe(track.requests, msg), []
+        elif msg["type"] == "step":
+            records += [unpack(state, p) for p in msg["records"]]
+    return state, records
+
+
+async def until(condition: Any) -> None:
+    while not condition():
+        await asyncio.sleep(0.01)
+
+
+def test_a_session_seeks_and_plays_past_its_head_through_a_leap(tmp_path, monkeypatch):
+    gate, holding = threading.Event(), threading.Event()
+    monkeypatch.setattr(build, "engine_source", held_source(gate, holding))
+
+    async def main() -> None:
+        settings = make_settings(tmp_path, leap_min_requests=100, catch_up_records=10**6)
+        registry = Registry(settings, Store(settings.data_dir))
+        session = await registry.create_configured(P.Configure(
+            type="configure", workload=P.Workload(synthetic={
+                "num_requests": 3000, "seed": 3, "request_rate": 40})))
+        track = session.tracks[0]
+        await until(lambda: holding.is_set() and track.leaping.reach_done)
+        head = track.head
+        scout = registry.scouts_memory()  # counted against the server's memory_cap_mb
+        assert scout > 1 << 20 and registry.jobs.memory() > scout
+        target = track.leaping.reach_s * 0.7
+        await session.seek(P.Seek(type="seek", time_s=target))
+        pos = session.position[0]
+        assert pos > head + 1_000 and track.start_at(pos) <= target  # past the held head
+        scout = scout_state(track)  # as GET /api/sessions/{id} says it
+        assert scout["done"] and scout["error"] is None and scout["leap"][0] <= pos
+        viewer = Viewer(session, lambda text: asyncio.sleep(0), "driver")
+        state, records = decode(track, viewer.pending())
+        assert records[-1]["iter"] == pos and records[-1]["time_s"] <= target
+        assert [r["iter"] for r in records] == list(range(records[0]["iter"], pos + 1))
+        session.play(speed=50.0)
+        await until(lambda: session.position[0] > pos + 100)
+        assert track.head == head  # still held: playing went on through the leap's records
+        _, more = decode(track, viewer.pending(), state)
+        assert [r["iter"] for r in more] == list(range(pos + 1, session.position[0] + 1))
+        times = [r["time_s"] for r in records + more]
+        assert times == sorted(times)
+        gate.set()
+        await until(lambda: track.done)
+        assert track.error is None and track.leaping.range is None  # joined, then passed
+        session.close()
+
+    asyncio.run(asyncio.wait_for(main(), 300))  # (a bound against a hang only)
