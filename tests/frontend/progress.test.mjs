@@ -33,6 +33,8 @@ test("past the stored records the scrubber reaches where the scout has run the e
   assert.match(progressText(pane), /1000 records; seeks reach t = 30\.0 s \(from checkpoints\)$/);
   applyProgress([pane], { computed: [999], time_s: [10], done: [false], errors: [null], reach: [999], reach_s: [10] });
   assert.equal(scrubMax(pane), 999);
+  pane.history.lastIter = 7800; // records received from an earlier leap, past what is stored
+  assert.equal(scrubMax(pane), 7800);
   assert.doesNotMatch(progressText(pane), /seeks reach/);
 });
 

@@ -4,7 +4,7 @@ import test from "node:test";
 import { appendRecord, createHistory } from "../../frontend/static/js/state/history.js";
 import { applyRecord, createRun } from "../../frontend/static/js/state/reduce.js";
 import {
-  batchView, blockInfo, blockTable, historyIndexAt, lanes, lessonRow, pastBatches, requestInfo,
+  batchView, blockInfo, blockTable, historyIndexAt, historyIndexOfIter, lanes, lessonRow, pastBatches, requestInfo,
 } from "../../frontend/static/js/state/select.js";
 import { INIT, RECORDS } from "./scenario.mjs";
 
@@ -64,6 +64,19 @@ test("history index at a step that was skipped falls back to the one before", ()
   h.stepToIter.delete(4);
   assert.equal(historyIndexAt(h, 7), 3);
   assert.equal(historyIndexAt(h, -1), -1);
+});
+
+test("a record's place in the history is found by its index, and none for one skipped", () => {
+  const h = createHistory();
+  for (const [k, rec] of RECORDS.slice(0, 5).entries()) {
+    appendRecord(h, { ...rec, iter: k < 2 ? k : 5000 + k, step: k < 2 ? k : 5000 + k });
+  }
+  assert.deepEqual(h.cols.iter, [0, 1, 5002, 5003, 5004]); // a leap after the first two
+  assert.equal(historyIndexOfIter(h, 0), 0);
+  assert.equal(historyIndexOfIter(h, 5003), 3);
+  assert.equal(historyIndexOfIter(h, 5004), 4);
+  assert.equal(historyIndexOfIter(h, 2), -1);
+  assert.equal(historyIndexOfIter(h, 9999), -1);
 });
 
 test("the lesson row follows the cursor, not the newest record", () => {

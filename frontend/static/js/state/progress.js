@@ -58,7 +58,7 @@ export function lastArrival(init) {
  * them what a seek reaches by a leap (the scout has run the engine there). */
 export function scrubMax(pane) {
   const p = pane.progress;
-  return Math.max(0, pane.history.length - 1, (pane.init.num_records ?? 0) - 1, p?.computed ?? 0, p?.reach ?? 0);
+  return Math.max(0, pane.history.lastIter, (pane.init.num_records ?? 0) - 1, p?.computed ?? 0, p?.reach ?? 0);
 }
 
 /** The share of the run a seek reaches now (1 when done; by simulated time against the last

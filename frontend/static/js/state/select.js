@@ -72,6 +72,19 @@ export function requestInfo(run, id) {
 }
 
 /** History index at or before the cursor's step, -1 when nothing is known yet. */
+/** The history's index of record `iter`; -1 when it has not been received (a seek or a
+ * catch-up keyframe skipped it). */
+export function historyIndexOfIter(history, iter) {
+  const iters = history.cols.iter;
+  let lo = 0, hi = iters.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (iters[mid] === iter) return mid;
+    if (iters[mid] < iter) lo = mid + 1; else hi = mid - 1;
+  }
+  return -1;
+}
+
 export function historyIndexAt(history, step) {
   const i = history.stepToIter.get(step);
   if (i !== undefined) return i;

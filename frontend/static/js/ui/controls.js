@@ -3,7 +3,6 @@
 // its controls are disabled and its keys change only what its own page shows.
 
 import { progressText, scrubMax, simulatedShare } from "../state/progress.js";
-import { historyIndexAt } from "../state/select.js";
 import { speedToSlider } from "./keys.js";
 
 export const DRIVING_CONTROLS = ["btn-play", "btn-back", "btn-fwd", "speed", "scrub", "apply", "upload"];
@@ -53,7 +52,8 @@ export function drawControls(doc, pane, { playing, speed }) {
   const rec = pane.run.record;
   const scrub = $("scrub");
   scrub.max = String(scrubMax(pane));
-  if (doc.activeElement !== scrub) scrub.value = String(Math.max(0, historyIndexAt(pane.history, pane.run.cursor)));
+  // the scrubber runs over record indices (a leap's records lie far past those received)
+  if (doc.activeElement !== scrub) scrub.value = String(Math.max(0, rec?.iter ?? 0));
   // the part of the run simulated so far, shaded on the scrubber's track
   const share = `${(simulatedShare(pane) * 100).toFixed(1)}%`;
   if (scrub.style.getPropertyValue("--simulated") !== share) scrub.style.setProperty("--simulated", share);

@@ -2,7 +2,7 @@
 // page's own state (playing flags, the scenario in the URL) updated at once. Compare sessions
 // seek every engine to the simulated time of the lead's step.
 
-import { historyIndexAt } from "../state/select.js";
+import { historyIndexAt, historyIndexOfIter } from "../state/select.js";
 import { markDirty } from "../state/store.js";
 import { clampSpeed, formatScenario } from "../state/url.js";
 
@@ -38,11 +38,14 @@ export function createPlayback({ store, scenario, send }) {
     send({ type: "seek", step: p.history.cols.step[Math.max(0, idx + n)] ?? 0 });
   }
 
-  function seekIndex(index) {
+  /** A seek to record `iter` (the scrubber's value): by its step clock where it has been
+   * received (the URL keeps the step), else by its index (simulated or leapt to, not seen). */
+  function seekIndex(iter) {
     const p = lead();
     if (!p) return;
-    if (index >= p.history.length) return send({ type: "seek", iter: index }); // simulated, not yet seen
-    const step = p.history.cols.step[index] ?? index;
+    const index = historyIndexOfIter(p.history, iter);
+    if (index < 0) return send({ type: "seek", iter });
+    const step = p.history.cols.step[index];
     send({ type: "seek", step });
     scenario.step = step;
     updateUrl();
