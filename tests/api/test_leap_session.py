@@ -24,7 +24,9 @@ from servescope.api.viewer import Viewer
 HELD_AFTER = 1_200  # items stored before the track is held: past its first batch (1,024 rows)
 
 
-def held_source(gate: threading.Event, holding: threading.Event) -> Any:
+def held_source(gate: threading.Event, holding: list[int]) -> Any:
+    """engine_source, each source held after HELD_AFTER items until `gate` is set (`holding`
+    gets an entry as each is held)."""
     real = build.engine_source
 
     def source(engine: Any) -> Any:
@@ -32,7 +34,7 @@ def held_source(gate: threading.Event, holding: threading.Event) -> Any:
 
         def held() -> Any:
             if given[0] == HELD_AFTER:
-                holding.set()
+                holding.append(1)
                 gate.wait()
             given[0] += 1
             return step()
@@ -58,7 +60,7 @@ async def until(condition: Any) -> None:
 
 
 def test_a_session_seeks_and_plays_past_its_head_through_a_leap(tmp_path, monkeypatch):
-    gate, holding = threading.Event(), threading.Event()
+    gate, holding = threading.Event(), []
     monkeypatch.setattr(build, "engine_source", held_source(gate, holding))
 
     async def main() -> None:
@@ -68,7 +70,7 @@ def test_a_session_seeks_and_plays_past_its_head_through_a_leap(tmp_path, monkey
             type="configure", workload=P.Workload(synthetic={
                 "num_requests": 3000, "seed": 3, "request_rate": 40})))
         track = session.tracks[0]
-        await until(lambda: holding.is_set() and track.leaping.reach_done)
+        await until(lambda: holding and track.leaping.reach_done)
         head = track.head
         scout = registry.scouts_memory()  # counted against the server's memory_cap_mb
         assert scout > 1 << 20 and registry.jobs.memory() > scout
@@ -92,6 +94,32 @@ def test_a_session_seeks_and_plays_past_its_head_through_a_leap(tmp_path, monkey
         gate.set()
         await until(lambda: track.done)
         assert track.error is None and track.leaping.range is None  # joined, then passed
+        session.close()
+
+    asyncio.run(asyncio.wait_for(main(), 300))  # (a bound against a hang only)
+
+
+def test_in_compare_mode_every_engine_leaps_to_the_lead_s_time(tmp_path, monkeypatch):
+    gate, holding = threading.Event(), []
+    monkeypatch.setattr(build, "engine_source", held_source(gate, holding))
+
+    async def main() -> None:
+        settings = make_settings(tmp_path, leap_min_requests=100)
+        registry = Registry(settings, Store(settings.data_dir))
+        session = await registry.create_configured(P.Configure(
+            type="configure", configs=[{}, {"max_num_seqs": 8}], workload=P.Workload(
+                synthetic={"num_requests": 3000, "seed": 3, "request_rate": 40})))
+        tracks = session.tracks
+        await until(lambda: len(holding) == 2 and all(t.leaping.reach_done for t in tracks))
+        heads = [t.head for t in tracks]
+        target = min(t.leaping.reach_s for t in tracks) * 0.7
+        await session.seek(P.Seek(type="seek", time_s=target))
+        for t, head, pos in zip(tracks, heads, session.position, strict=True):
+            assert pos > head and t.end_of(pos) is not None  # each in its own leap
+            assert t.start_at(pos) <= target
+        assert [t.head for t in tracks] == heads  # (both still held)
+        gate.set()
+        await until(lambda: all(t.done for t in tracks))
         session.close()
 
     asyncio.run(asyncio.wait_for(main(), 300))  # (a bound against a hang only)

@@ -55,7 +55,7 @@ def state_at(engine: Engine, requests: Sequence[Mapping[str, Any]],
             state.outputs[rid] = request.num_output_tokens
         if request.num_preemptions:
             state.preemptions[rid] = request.num_preemptions
-    state.tables = {rid: list(table) for rid, table in engine.kv.tables.items() if table}
+    state.tables = {rid: list(table) for rid, table in engine.kv.tables.items()}
     pool = engine.kv.pool
     state.cached = {block for block, key in enumerate(pool.block_hash) if key is not None}
     finished = set(last["finished"])

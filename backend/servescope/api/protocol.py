@@ -194,8 +194,8 @@ class Status(Message):
 class Progress(Message):
     """Each engine's background simulation: its last stored record, that record's time, whether
     it has ended, and why it stopped early (None: it did not); and the last record a seek can
-    reach now, with its time: past `computed` where a scout has run the engine ahead
-    (api/scout.py), so that a seek there leaps from a checkpoint."""
+    reach now, with the simulated time it ends at: past `computed` where a scout has run the
+    engine ahead (api/scout.py), so that a seek there leaps from a checkpoint."""
     type: Literal["progress"] = "progress"
     computed: list[int] = Field(min_length=1, max_length=4)
     time_s: list[float]

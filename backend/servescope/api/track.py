@@ -235,7 +235,8 @@ class Track:
         return (self.done and pos == self.head) or (r is not None and r.done and pos == r.last)
 
     def reach(self) -> tuple[int, float]:
-        """The last record a seek can reach now, and its start: the scout's, past the head."""
+        """The last record a seek can reach now, and the simulated time there (the scout's,
+        past the head)."""
         scout = self.leaping
         if scout is None or self.done or scout.reach <= self.head:
             return self.head, self.last_start_s
