@@ -16,6 +16,7 @@ from support.tracks import run_to_end
 
 from servescope.api.keyframes import load_keyframe
 from servescope.api.leaping import Leaping
+from servescope.api.runs import scout_state
 from servescope.api.scout import Job
 from servescope.api.serialize import normalize, request_info, unpack
 from servescope.api.track import Track
@@ -117,3 +118,28 @@ def test_a_leap_holds_the_records_it_has_stored_and_joins_the_head_when_it_is_re
     assert leaping.has_time(9.0)  # the leap reached the run's end
     leaping.hear(("reach", 400, 30.0, False), head=160)
     assert leaping.range is None and leaping.reach == 400  # the head has caught up
+
+
+def test_a_scout_that_fails_says_why_and_seeks_wait_for_the_track(tmp_path: Path) -> None:
+    gate = threading.Event()
+    t = track(tmp_path / "t.sqlite3", gate)
+    assert t.leaping is not None
+    t.leaping.job.path = tmp_path / "gone" / "t.sqlite3"  # a store the scout cannot open
+
+    async def main() -> None:
+        progressed = asyncio.Event()
+        t.on_progress = progressed.set
+        t.start()
+        while t.leaping.error is None:
+            progressed.clear()
+            await progressed.wait()
+        assert not t.has("time_s", 1e9)  # no leap: the seek waits for the held track
+        gate.set()
+        while not t.done:
+            progressed.clear()
+            await progressed.wait()
+    asyncio.run(asyncio.wait_for(main(), 300))  # (a bound against a hang only)
+    state = scout_state(t)
+    assert state is not None and "gone" in state["error"] and state["leap"] is None
+    assert t.error is None and t.has("time_s", 1e9)  # the track itself ran to its end
+    t.close()

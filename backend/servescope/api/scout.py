@@ -27,7 +27,7 @@ from servescope.api.checkpoint import arrivals, resume, take
 from servescope.api.leap import start_leap, write_next
 from servescope.api.run_store import Row, RunStore
 from servescope.api.serialize import request_info
-from servescope.api.workers import CTX, PIECE, rss_bytes
+from servescope.api.workers import CTX, PIECE, end_process, process_rss
 from servescope.api.writer import Writer
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
@@ -226,12 +226,10 @@ class Scout:
             self._to.send(("leap", kind, value))
 
     def rss(self) -> int:
-        return rss_bytes(self.proc.pid) if self.proc.pid else 0
+        return process_rss(self.proc)
 
     def stop(self) -> None:
         """Kill the process and reap it (its listener then hears "ended")."""
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.proc.join(5)
+        end_process(self.proc)
         with contextlib.suppress(OSError):
             self._to.close()

@@ -143,14 +143,23 @@ class Worker:
         return kind, payload
 
     def rss(self) -> int:
-        return rss_bytes(self.proc.pid) if self.proc.pid else 0
+        return process_rss(self.proc)
 
     def stop(self) -> None:
         """Kill it if it still runs, and reap it (off the loop: the join may wait)."""
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.proc.join(5)
+        end_process(self.proc)
         self.conn.close()
+
+
+def process_rss(proc: Any) -> int:
+    return rss_bytes(proc.pid) if proc.pid else 0
+
+
+def end_process(proc: Any) -> None:
+    """Kill a process if it still runs, and reap it."""
+    if proc.is_alive():
+        proc.kill()
+    proc.join(5)
 
 
 def chunks(lines: Iterator[str], size: int = 1 << 20) -> Iterator[bytes]:
