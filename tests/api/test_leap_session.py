@@ -123,3 +123,33 @@ def test_in_compare_mode_every_engine_leaps_to_the_lead_s_time(tmp_path, monkeyp
         session.close()
 
     asyncio.run(asyncio.wait_for(main(), 300))  # (a bound against a hang only)
+
+
+def test_a_step_past_the_head_into_a_leap_sends_the_viewer_its_keyframe(tmp_path, monkeypatch):
+    gate, holding = threading.Event(), []
+    monkeypatch.setattr(build, "engine_source", held_source(gate, holding))
+
+    async def main() -> None:
+        settings = make_settings(tmp_path, leap_min_requests=100, catch_up_records=10**6)
+        registry = Registry(settings, Store(settings.data_dir))
+        session = await registry.create_configured(P.Configure(
+            type="configure", workload=P.Workload(synthetic={
+                "num_requests": 3000, "seed": 3, "request_rate": 40})))
+        track = session.tracks[0]
+        await until(lambda: holding and track.leaping.reach_done)
+        head = track.head
+        await session.seek(P.Seek(type="seek", iter=head))
+        viewer = Viewer(session, lambda text: asyncio.sleep(0), "driver")
+        assert decode(track, viewer.pending())[1][-1]["iter"] == head  # the viewer is there
+        await session.step(5)  # past the head: a leap from there (not a seek: no resync)
+        assert session.position == [head + 5] and track.head == head
+        sent = [validate(json.loads(text)) for text in viewer.pending()]
+        kf = next(m for m in sent if m["type"] == "keyframe")  # the records between are not
+        assert kf["iter"] == head + 4  # stored: the leap's own keyframe, then its record
+        _, records = decode(track, [json.dumps(m) for m in sent])
+        assert [r["iter"] for r in records] == [head + 5]
+        gate.set()
+        await until(lambda: track.done)
+        session.close()
+
+    asyncio.run(asyncio.wait_for(main(), 300))  # (a bound against a hang only)
