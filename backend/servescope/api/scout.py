@@ -37,6 +37,7 @@ CHECKPOINT_S = 1.0  # the scout's CPU seconds between checkpoints
 MAX_CHECKPOINT_BYTES = 512 * 1024 * 1024  # past this, every other checkpoint is let go
 LEAP_AHEAD = 20_000  # records a leap writes past the one asked for, before it waits
 REPORT_S = 0.1
+SCOUT_BATCH = 32  # about 2.5 ms of the scout's engine at a time
 SCOUT_NICE = 5  # the event loop's process comes first when the CPUs are short
 
 
@@ -101,11 +102,14 @@ class Scouting:
                 self.wanted = (msg[1], float(msg[2]))
 
     def _advance(self) -> None:
-        engine = self.engine
-        self.iters.append(engine.iter)
-        self.times.append(engine.time_s)
-        self.steps.append(engine.step_no)
-        engine.advance_unrecorded()
+        """A few advances (SCOUT_BATCH) between looks at the pipe and the clocks."""
+        engine, iters, times, steps = self.engine, self.iters, self.times, self.steps
+        for _ in range(SCOUT_BATCH):
+            iters.append(engine.iter)
+            times.append(engine.time_s)
+            steps.append(engine.step_no)
+            if not engine.advance_unrecorded():
+                break
         if time.process_time() - self.since >= CHECKPOINT_S and not engine.done:
             self._checkpoint()
             self.since = time.process_time()
