@@ -10,6 +10,7 @@ import json
 import threading
 from typing import Any
 
+import pytest
 from support.server import make_settings, validate
 
 from servescope.api import build
@@ -59,18 +60,47 @@ async def until(condition: Any) -> None:
         await asyncio.sleep(0.01)
 
 
-def test_a_session_seeks_and_plays_past_its_head_through_a_leap(tmp_path, monkeypatch):
+@pytest.fixture
+def held(monkeypatch: Any) -> Any:
+    """(gate, holding): every engine source of the test's sessions held (held_source)."""
     gate, holding = threading.Event(), []
     monkeypatch.setattr(build, "engine_source", held_source(gate, holding))
+    yield gate, holding
+    gate.set()
+
+
+def run(main: Any) -> None:
+    asyncio.run(asyncio.wait_for(main(), 300))  # (a bound against a hang only)
+
+
+async def let_go(gate: threading.Event, session: Any) -> None:
+    """Let the held tracks run to their end; then close the session."""
+    gate.set()
+    await until(lambda: all(t.done for t in session.tracks))
+    session.close()
+
+
+async def held_session(tmp_path: Any, holding: list[int],
+                       configs: list[dict] | None = None) -> tuple[Registry, Any]:
+    """A session of 3,000 requests (one engine, or `configs`), once every engine's track is
+    held and its scout has run to the end."""
+    settings = make_settings(tmp_path, leap_min_requests=100, catch_up_records=10**6)
+    registry = Registry(settings, Store(settings.data_dir))
+    session = await registry.create_configured(P.Configure(
+        type="configure", configs=configs, workload=P.Workload(synthetic={
+            "num_requests": 3000, "seed": 3, "request_rate": 40})))
+    tracks = session.tracks
+    await until(lambda: len(holding) == len(tracks) and all(t.leaping.reach_done
+                                                             for t in tracks))
+    return registry, session
+
+
+def test_a_session_seeks_and_plays_past_its_head_through_a_leap(tmp_path, held):
+    gate, holding = held
 
     async def main() -> None:
-        settings = make_settings(tmp_path, leap_min_requests=100, catch_up_records=10**6)
-        registry = Registry(settings, Store(settings.data_dir))
-        session = await registry.create_configured(P.Configure(
-            type="configure", workload=P.Workload(synthetic={
-                "num_requests": 3000, "seed": 3, "request_rate": 40})))
+        registry, session = await held_session(tmp_path, holding)
         track = session.tracks[0]
-        await until(lambda: holding and track.leaping.reach_done)
         head = track.head
         scout = registry.scouts_memory()  # counted against the server's memory_cap_mb
         assert scout > 1 << 20 and registry.jobs.memory() > scout
@@ -91,26 +121,18 @@ def test_a_session_seeks_and_plays_past_its_head_through_a_leap(tmp_path, monkey
         assert [r["iter"] for r in more] == list(range(pos + 1, session.position[0] + 1))
         times = [r["time_s"] for r in records + more]
         assert times == sorted(times)
-        gate.set()
-        await until(lambda: track.done)
+        await let_go(gate, session)
         assert track.error is None and track.leaping.range is None  # joined, then passed
-        session.close()
 
-    asyncio.run(asyncio.wait_for(main(), 300))  # (a bound against a hang only)
+    run(main)
 
 
-def test_in_compare_mode_every_engine_leaps_to_the_lead_s_time(tmp_path, monkeypatch):
-    gate, holding = threading.Event(), []
-    monkeypatch.setattr(build, "engine_source", held_source(gate, holding))
+def test_in_compare_mode_every_engine_leaps_to_the_lead_s_time(tmp_path, held):
+    gate, holding = held
 
     async def main() -> None:
-        settings = make_settings(tmp_path, leap_min_requests=100)
-        registry = Registry(settings, Store(settings.data_dir))
-        session = await registry.create_configured(P.Configure(
-            type="configure", configs=[{}, {"max_num_seqs": 8}], workload=P.Workload(
-                synthetic={"num_requests": 3000, "seed": 3, "request_rate": 40})))
+        _, session = await held_session(tmp_path, holding, [{}, {"max_num_seqs": 8}])
         tracks = session.tracks
-        await until(lambda: len(holding) == 2 and all(t.leaping.reach_done for t in tracks))
         heads = [t.head for t in tracks]
         target = min(t.leaping.reach_s for t in tracks) * 0.7
         await session.seek(P.Seek(type="seek", time_s=target))
@@ -118,25 +140,17 @@ def test_in_compare_mode_every_engine_leaps_to_the_lead_s_time(tmp_path, monkeyp
             assert pos > head and t.end_of(pos) is not None  # each in its own leap
             assert t.start_at(pos) <= target
         assert [t.head for t in tracks] == heads  # (both still held)
-        gate.set()
-        await until(lambda: all(t.done for t in tracks))
-        session.close()
+        await let_go(gate, session)
 
-    asyncio.run(asyncio.wait_for(main(), 300))  # (a bound against a hang only)
+    run(main)
 
 
-def test_a_step_past_the_head_into_a_leap_sends_the_viewer_its_keyframe(tmp_path, monkeypatch):
-    gate, holding = threading.Event(), []
-    monkeypatch.setattr(build, "engine_source", held_source(gate, holding))
+def test_a_step_past_the_head_into_a_leap_sends_the_viewer_its_keyframe(tmp_path, held):
+    gate, holding = held
 
     async def main() -> None:
-        settings = make_settings(tmp_path, leap_min_requests=100, catch_up_records=10**6)
-        registry = Registry(settings, Store(settings.data_dir))
-        session = await registry.create_configured(P.Configure(
-            type="configure", workload=P.Workload(synthetic={
-                "num_requests": 3000, "seed": 3, "request_rate": 40})))
+        _, session = await held_session(tmp_path, holding)
         track = session.tracks[0]
-        await until(lambda: holding and track.leaping.reach_done)
         head = track.head
         await session.seek(P.Seek(type="seek", iter=head))
         viewer = Viewer(session, lambda text: asyncio.sleep(0), "driver")
@@ -148,8 +162,6 @@ def test_a_step_past_the_head_into_a_leap_sends_the_viewer_its_keyframe(tmp_path
         assert kf["iter"] == head + 4  # stored: the leap's own keyframe, then its record
         _, records = decode(track, [json.dumps(m) for m in sent])
         assert [r["iter"] for r in records] == [head + 5]
-        gate.set()
-        await until(lambda: track.done)
-        session.close()
+        await let_go(gate, session)
 
-    asyncio.run(asyncio.wait_for(main(), 300))  # (a bound against a hang only)
+    run(main)
