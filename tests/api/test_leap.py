@@ -37,7 +37,7 @@ def leap_store(config: EngineConfig, specs: list[RequestSpec], checkpoint_at: in
     store = RunStore(path)
     flushed: list[Row] = []
     writer = start_leap(engine, first, request_info(specs), store, 0,
-                        engine.config.num_gpu_blocks or 0, 3, flushed.append)
+                        engine.config.num_gpu_blocks or 0, 3, flushed.extend)
     while write_next(engine, writer):
         pass
     db = store._reader

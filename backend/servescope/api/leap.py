@@ -20,7 +20,7 @@ from servescope.core.engine import Engine
 from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.request import RequestStatus
 
-STATUS = {RequestStatus.WAITING: WAITING, RequestStatus.RUNNING: RUNNING,
+STATUS_CODE = {RequestStatus.WAITING: WAITING, RequestStatus.RUNNING: RUNNING,
           RequestStatus.PREEMPTED: PREEMPTED}
 
 
@@ -47,7 +47,7 @@ def state_at(engine: Engine, requests: Sequence[Mapping[str, Any]],
         state.status[rid] = REJECTED
     for request in engine.scheduler.requests.values():
         rid = request.id
-        state.status[rid] = STATUS[request.status]
+        state.status[rid] = STATUS_CODE[request.status]
         if request.last_cached_tokens >= 0:
             state.computed[rid] = request.num_computed_tokens
             state.cached_tokens[rid] = request.last_cached_tokens
@@ -67,7 +67,7 @@ def state_at(engine: Engine, requests: Sequence[Mapping[str, Any]],
 
 def start_leap(engine: Engine, first: int, requests: Sequence[Mapping[str, Any]],
                store: RunStore, number: int, num_gpu_blocks: int, interval: int,
-               on_flush: Callable[[Row], None]) -> Writer:
+               on_flush: Callable[[list[Row]], None]) -> Writer:
     """A writer for records `first` onwards of the engine's run (at or before `first`), its
     first keyframe taken (after record first - 1)."""
     advance_to(engine, first - 1)

@@ -56,8 +56,12 @@ class Leaping:
             self.error = msg[1]
         elif kind == "ended":
             self.ended = True
+        self.passed(head)
+
+    def passed(self, head: int) -> None:
+        """The track's own records are stored up to `head`: a leap they reach is let go."""
         if self.range is not None and head >= self.range.last:
-            self.range = None  # the track's own records have caught up
+            self.range = None
 
     def ask(self, kind: str, value: float) -> None:
         if self.scout is not None and not self.ended:

@@ -140,7 +140,7 @@ class Scouting:
         self.first, self.goal = first, first + LEAP_AHEAD
         self.first_row = self.last_row = None
         writer = start_leap(engine, first, self.requests, self.store, job.number,
-                            job.num_gpu_blocks, job.interval, self._report_row)
+                            job.num_gpu_blocks, job.interval, self._report_rows)
         self.leap = (engine, writer)
         return True
 
@@ -155,14 +155,13 @@ class Scouting:
         k = bisect.bisect_right(column, value) - 1
         return max(0, self.iters[max(0, k)] - 1)
 
-    def _report_row(self, row: Row) -> None:
-        self.last_row = row
+    def _report_rows(self, rows: list[Row]) -> None:
+        if self.first_row is None:  # the leap's first batch: its first row is record `first`
+            self.first_row = (rows[0][2], rows[0][1])
+        self.last_row = rows[-1]
         self._report_leap(False)
 
     def _report_leap(self, done: bool) -> None:
-        if self.first_row is None:
-            self.first_row = self.store._reader.execute(
-                "SELECT start_s, step FROM records WHERE iter = ?", (self.first,)).fetchone()
         row = self.last_row
         if self.first_row is not None and row is not None:
             self.conn.send(("leap", self.first, *self.first_row, row[0], row[2], row[1], done))

@@ -41,7 +41,6 @@ class Track:
         self.number = number
         self.source = source
         self.num_gpu_blocks = num_gpu_blocks
-        self.interval = keyframe_interval
         self.max_records = max_records
         self._summary = summary
         self.requests = requests
@@ -136,7 +135,8 @@ class Track:
             raise self._limit_error()
         return n + num_steps
 
-    def _on_flush(self, row: Row) -> None:
+    def _on_flush(self, rows: list[Row]) -> None:
+        row = rows[-1]
         self._stored = row[0] + 1
         loop = self._loop
         assert loop is not None
@@ -166,7 +166,7 @@ class Track:
         if done:
             self.done, self.error, self.summary = True, error, summary
         if self.leaping is not None:
-            self.leaping.hear(("head",), self.head)
+            self.leaping.passed(self.head)
         if not self._closed:
             self.on_progress()
 

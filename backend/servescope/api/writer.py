@@ -25,11 +25,11 @@ BATCH_S = 0.05  # and at least this often, so that the first frame and the scrub
 
 
 class Writer:
-    """`on_flush` hears of each committed batch (its last row); `meter` (the track's, for GET
+    """`on_flush` hears of each committed batch (its rows); `meter` (the track's, for GET
     /metrics) observes every record, in order, when given."""
 
     def __init__(self, state: StreamState, store: RunStore, number: int, num_gpu_blocks: int,
-                 interval: int, kf_cost: int, on_flush: Callable[[Row], None],
+                 interval: int, kf_cost: int, on_flush: Callable[[list[Row]], None],
                  meter: Meter | None = None, preempted: set[str] | None = None) -> None:
         self.state, self.store = state, store
         self.number, self.num_gpu_blocks = number, num_gpu_blocks
@@ -114,4 +114,4 @@ class Writer:
             return
         self.store.append(rows, kfs)
         if rows:
-            self.on_flush(rows[-1])
+            self.on_flush(rows)
