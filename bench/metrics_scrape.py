@@ -71,11 +71,11 @@ async def live(port: int, args: argparse.Namespace) -> tuple[list[float], list[f
 
 def in_process(sessions: int, repeats: int) -> tuple[float, float, float]:
     """CPU ms per collection: /metrics' writer, generate_latest, an empty registry."""
-    from servescope.api import protocol as P
-    from servescope.api.metrics import SessionsCollector
-    from servescope.api.registry import Registry
+    from servescope.api.reports.metrics import SessionsCollector
+    from servescope.api.sessions.registry import Registry
     from servescope.api.settings import Settings
-    from servescope.api.store import Store
+    from servescope.api.uploads.store import Store
+    from servescope.api.wire import protocol as P
 
     async def build() -> Registry:
         settings = Settings(data_dir=Path(tempfile.mkdtemp()))

@@ -1,8 +1,8 @@
 """Where a session's memory goes on a large request trace, per request: an Azure-format file of
 `--requests` rows (bench/trace_scale.py's generate_azure) read as an upload is, then each holder
-built as the server builds a session's track (api/build.py), with the bytes it added (tracemalloc)
-divided by the number of requests; then `--records` records simulated through the track's own
-loop (packing, the Meter) and what the requests seen so far hold, per request seen.
+built as the server builds a session's track (api/sessions/build.py), with the bytes it added
+(tracemalloc) divided by the number of requests; then `--records` records simulated through the
+track's own loop (packing, the Meter) and what the requests seen so far hold, per request seen.
 Usage: python bench/request_memory.py [--requests 100000] [--records 20000] [--trace FILE]"""
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from servescope.api.serialize import normalize, pack, request_info
-from servescope.api.stream_state import StreamState
-from servescope.api.trace_workload import read_trace, with_fit_notes
-from servescope.api.track import Track
-from servescope.api.track_source import engine_source
+from servescope.api.records.track_source import engine_source
+from servescope.api.sessions.track import Track
+from servescope.api.uploads.trace_workload import read_trace, with_fit_notes
+from servescope.api.wire.serialize import normalize, pack, request_info
+from servescope.api.wire.stream_state import StreamState
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.observability.meter import Meter

@@ -2,8 +2,8 @@
 of `--requests` rows (the Azure conversation trace's rows repeated, as bench/trace_scale.py
 generates them) simulated on Llama 3.1 8B / H100; the init's size, time from upload to the
 first step frame, to the whole request list read in pages, and from session start to a seek at
-the last arrival (answered by a leap from the scout's checkpoints, api/scout.py, when the scout
-gets there first); the server's peak RSS, and that of its processes (the scout's), and its CPU
+the last arrival (answered by a leap from the scout's checkpoints, api/leaps/scout.py, when the
+scout gets there first); the server's peak RSS, and that of its processes (the scout's), and its CPU
 seconds while it simulates ahead; then
 /healthz latency (p50/p99) idle, as the baseline, and while a jsonl export, a full diagnosis and
 a summary of that session run at once, with their ratio. Browser frame time at 28k blocks:

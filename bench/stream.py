@@ -21,12 +21,12 @@ from pathlib import Path
 
 from websockets.asyncio.client import connect
 
-from servescope.api import protocol as P
-from servescope.api.keyframes import keyframe
-from servescope.api.serialize import request_info
-from servescope.api.track import Track
-from servescope.api.track_source import engine_source
-from servescope.api.wire_text import Raw, dump
+from servescope.api.records.track_source import engine_source
+from servescope.api.sessions.track import Track
+from servescope.api.wire import protocol as P
+from servescope.api.wire.keyframes import keyframe
+from servescope.api.wire.serialize import request_info
+from servescope.api.wire.text import Raw, dump
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec

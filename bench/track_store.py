@@ -1,8 +1,8 @@
 """Simulating ahead into a session's store: the Azure conversation trace through a Track (the
 server's session config, bench/scale_server.py SESSION_CONFIG) by the per-record path (each
 decode run expanded, every record to_dict, packed, dumped, metered one by one) and by the run
-path (api/run_pack.py), in this run. Prints CPU seconds, CPU us per stored record (in all, and
-less the engine's own advance() to the end, measured here too), the ratio old/new, and whether
+path (api/records/run_pack.py), in this run. Prints CPU seconds, CPU us per stored record (in all,
+and less the engine's own advance() to the end, measured here too), the ratio old/new, and whether
 the two stores hold the same rows and keyframes (they must).
 With --rows N the trace is an Azure-format file of N rows generated from it (bench/trace_scale.py)
 and --new-only skips the per-record path (hours at a million rows).
@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from servescope.api.serialize import request_info
+from servescope.api.records.track_source import engine_source
+from servescope.api.sessions.track import Track
 from servescope.api.settings import Settings
-from servescope.api.track import Track
-from servescope.api.track_source import engine_source
+from servescope.api.wire.serialize import request_info
 from servescope.core.config import EngineConfig
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine

@@ -1,6 +1,8 @@
 """The package's floors: each wing imports only from wings below it (core <- traces <-
 scenarios <- sweep <- api, cli), and nothing but __init__ and exports lies loose at the
-package root."""
+package root. Inside api/ the same holds for its own wings (wire and uploads at the bottom,
+then records and jobs, leaps, sessions, and reports and web on top), with only app, settings,
+deps and errors loose beside them."""
 
 from __future__ import annotations
 
@@ -22,6 +24,22 @@ BELOW = {
             "observability"},
 }
 ROOT_MODULES = {"__init__", "exports"}
+API = PACKAGE / "api"
+# api's wing -> the api wings it may import from (besides itself and API_BASE)
+API_BELOW = {
+    "wire": set(),
+    "uploads": set(),
+    "records": {"wire"},
+    "jobs": {"wire"},
+    "leaps": {"wire", "records", "jobs"},
+    "sessions": {"wire", "uploads", "records", "jobs", "leaps"},
+    "reports": {"wire", "uploads", "records", "jobs", "leaps", "sessions"},
+    "web": {"wire", "uploads", "records", "jobs", "leaps", "sessions"},
+    "routes": {"wire", "uploads", "records", "jobs", "leaps", "sessions", "reports", "web",
+               "deps"},
+}
+API_BASE = {"settings", "errors"}  # loose modules every wing may use: they import no wing
+API_TOP = {"app", "deps"}  # loose modules above every wing
 
 
 def _servescope_imports(path: Path) -> list[str]:
@@ -63,3 +81,38 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from servescope.api.session import Session\nimport servescope.core.engine\n")
     assert [_wing(n) for n in _servescope_imports(bad)] == ["api", "core"]
+
+
+def _api_part(name: str) -> str | None:
+    """The api wing (or loose module) an import names, None outside api."""
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "api" else None
+
+
+def test_api_wings_import_only_downward() -> None:
+    offences = []
+    for wing, allowed in API_BELOW.items():
+        for path in sorted((API / wing).rglob("*.py")):
+            for name in _servescope_imports(path):
+                target = _api_part(name)
+                if target not in (None, wing) and target not in allowed | API_BASE:
+                    offences.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    for base in API_BASE:
+        offences += [f"api/{base}.py imports {n}" for n in _servescope_imports(API / f"{base}.py")
+                     if _api_part(n) is not None]
+    assert offences == []
+
+
+def test_api_has_only_its_wings_and_four_loose_modules() -> None:
+    loose = {p.stem for p in API.glob("*.py")} - {"__init__"}
+    assert loose == API_BASE | API_TOP
+    wings = {p.name for p in API.iterdir() if (p / "__init__.py").is_file()}
+    assert wings == set(API_BELOW)
+    assert all(ast.get_docstring(ast.parse((API / w / "__init__.py").read_text()))
+               for w in wings)
+
+
+def test_the_api_check_sees_a_wing_and_a_loose_module() -> None:
+    assert _api_part("servescope.api.sessions.session") == "sessions"
+    assert _api_part("servescope.api.errors") == "errors"
+    assert _api_part("servescope.core.engine") is None

@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from servescope.api.serialize import normalize, request_info
+from servescope.api.wire.serialize import normalize, request_info
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
 from servescope.observability import runs as meter_runs

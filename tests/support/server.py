@@ -14,8 +14,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from servescope.api import protocol as P
 from servescope.api.settings import Settings
+from servescope.api.wire import protocol as P
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,5 @@
-"""A track (api/track.py) built by hand, simulated to its end: for the tests and benches that
-store a run without a server."""
+"""A track (api/sessions/track.py) built by hand, simulated to its end: for the tests and benches
+that store a run without a server."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import asyncio
 from collections.abc import Iterator
 from typing import Any
 
-from servescope.api.job_work import records
-from servescope.api.track import Track
+from servescope.api.reports.work import records
+from servescope.api.sessions.track import Track
 
 
 def run_to_end(track: Track) -> None:
@@ -27,5 +27,5 @@ def run_to_end(track: Track) -> None:
 def stored_records(track: Track, upto: int | None = None,
                    first: int = 0) -> Iterator[dict[str, Any]]:
     """Records first..upto (default: all stored) of the track's file in to_dict() form, as the
-    jobs read them (api/job_work.py)."""
+    jobs read them (api/reports/work.py)."""
     return records(track.store.path, track.requests, track.head if upto is None else upto, first)

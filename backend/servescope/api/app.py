@@ -1,6 +1,6 @@
 """The app factory: settings, store and session registry made in the lifespan, one router per
 resource, static files (ours and uPlot from node_modules) and the checks at the edge
-(api/edge.py: bounded, finite JSON; cross-site writes refused; security headers)."""
+(api/web/edge.py: bounded, finite JSON; cross-site writes refused; security headers)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,8 @@ from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CollectorRegistry
 
-from servescope.api import edge
-from servescope.api.metrics import HttpMetrics, SessionsCollector
-from servescope.api.origin import origin_allowed
-from servescope.api.outflow import CaptureTransport, Outflow
-from servescope.api.registry import Registry
+from servescope.api.jobs.sweeps import SweepJobs
+from servescope.api.reports.metrics import HttpMetrics, SessionsCollector
 from servescope.api.routes import (
     diagnosis,
     metrics,
@@ -29,9 +26,12 @@ from servescope.api.routes import (
     traces,
     ws,
 )
+from servescope.api.sessions.registry import Registry
 from servescope.api.settings import Settings
-from servescope.api.store import Store
-from servescope.api.sweeps import SweepJobs
+from servescope.api.uploads.store import Store
+from servescope.api.web import edge
+from servescope.api.web.origin import origin_allowed
+from servescope.api.web.outflow import CaptureTransport, Outflow
 
 
 def create_app(settings: Settings | None = None,

@@ -1,6 +1,6 @@
 """Engine checkpoints: an engine's state, to simulate on from there later (a seek past what a
-session has stored starts from the nearest one: api/scout.py). Resuming from a checkpoint gives
-the very steps the engine would have taken (tests/api/test_checkpoint.py).
+session has stored starts from the nearest one: api/leaps/scout.py). Resuming from a checkpoint
+gives the very steps the engine would have taken (tests/core/test_checkpoint.py).
 
 What only grows or only shrinks is left out and counted instead: the finished requests, the
 clock of step ends and the requests yet to arrive. `resume` takes them from the engine the

@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import Depends, Request
 from starlette.requests import HTTPConnection
 
-from servescope.api.registry import Registry
+from servescope.api.sessions.registry import Registry
 from servescope.api.settings import Settings
-from servescope.api.store import Store
+from servescope.api.uploads.store import Store
 
 
 def get_settings(conn: HTTPConnection) -> Settings:

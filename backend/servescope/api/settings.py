@@ -32,7 +32,7 @@ class Settings:
     max_fps: int = 60
     keyframe_interval: int = 64
     # an engine's session over this many requests or more runs a scout process ahead of it, so
-    # that a seek past what is stored leaps there from a checkpoint (api/scout.py); a shorter
+    # that a seek past what is stored leaps there from a checkpoint (api/leaps/scout.py); a shorter
     # run is stored to its end in seconds (the Azure conversation trace, 19,366, takes 20 s)
     leap_min_requests: int = 10_000
     catch_up_records: int = 256  # a viewer further behind than this gets a keyframe instead

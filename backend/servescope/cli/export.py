@@ -7,7 +7,7 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
-from servescope.api.serialize import normalize, request_info
+from servescope.api.wire.serialize import normalize, request_info
 from servescope.cli import CliError
 from servescope.cli._scenario import add_scenario_options, load_scenario
 from servescope.core.config import EngineConfig

@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-level", default="info")
 
 
-# A message over max_message_bytes gets the `limit` error frame (api/control.py) and the socket
+# A message over max_message_bytes gets the `limit` error frame (api/web/control.py) and the socket
 # lives on; only one over this many times the limit is cut off by uvicorn (close 1009).
 SWITCH_INTERVAL_S = 0.0005
 WS_CEILING = 16  # 64 MiB for the default 4 MiB limit

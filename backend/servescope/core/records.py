@@ -120,7 +120,7 @@ class StepRecord:
 
     def to_dict(self, events: bool = True) -> dict[str, Any]:
         """Plain data with the reference traces' field names, for JSONL and the wire (with
-        `events` False, "kv_events" is left empty: api/step_pack.py writes them itself)."""
+        `events` False, "kv_events" is left empty: api/records/step_pack.py writes them itself)."""
         return {
             "step": self.step,
             "iter": self.iter,

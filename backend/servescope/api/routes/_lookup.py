@@ -7,9 +7,9 @@ from typing import Annotated, TypeVar
 
 from fastapi import Depends, HTTPException
 
-from servescope.api.build import BuildError
 from servescope.api.deps import RegistryDep
-from servescope.api.session import Session, SessionError
+from servescope.api.errors import BuildError, SessionError
+from servescope.api.sessions.session import Session
 
 T = TypeVar("T")
 # any other error code is a 400; the data directory full or unwritable is the server's fault

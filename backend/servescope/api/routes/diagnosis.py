@@ -6,11 +6,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from servescope.api.build import BuildError
 from servescope.api.deps import StoreDep
-from servescope.api.diagnosis import diagnose_session
+from servescope.api.errors import BuildError, SessionError
+from servescope.api.reports.diagnosis import diagnose_session
 from servescope.api.routes._lookup import BuiltSessionDep, http_error
-from servescope.api.session import SessionError
 
 router = APIRouter(prefix="/api", tags=["diagnosis"])
 

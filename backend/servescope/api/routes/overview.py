@@ -7,11 +7,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
 
-from servescope.api import runs
-from servescope.api.overview import overview, percentiles
+from servescope.api.errors import SessionError
+from servescope.api.reports import runs
+from servescope.api.reports.overview import overview, percentiles
+from servescope.api.reports.timeline import StoredRun, timeline
 from servescope.api.routes._lookup import BuiltSessionDep, http_error
-from servescope.api.session import SessionError
-from servescope.api.timeline import StoredRun, timeline
 
 router = APIRouter(prefix="/api", tags=["overview"])
 Engine = Annotated[int, Query(ge=0, le=3)]
@@ -21,7 +21,8 @@ Seconds = Annotated[float | None, Query(ge=0.0, allow_inf_nan=False)]
 @router.get("/sessions/{session_id}/overview")
 async def run_overview(session: BuiltSessionDep, engine: Engine = 0,
                        bins: Annotated[int, Query(ge=1, le=4000)] = 600) -> dict[str, Any]:
-    """Every stored record so far, in `bins` bins of simulated time (see api/overview.py)."""
+    """Every stored record so far, in `bins` bins of simulated time (see
+    api/reports/overview.py)."""
     try:
         track = runs.track_of(session, engine)
         head, done = track.head, track.done  # what the finished requests cover, or more
@@ -52,7 +53,7 @@ async def run_timeline(session: BuiltSessionDep, engine: Engine = 0, start_s: Se
                        end_s: Seconds = None, bins: Annotated[int, Query(ge=1, le=4000)] = 600,
                        max_rows: Annotated[int, Query(ge=0, le=1000)] = 200) -> dict[str, Any]:
     """Requests in each state over [start_s, end_s] in `bins` bins, and each request's spans
-    when at most `max_rows` appear there (see api/timeline.py)."""
+    when at most `max_rows` appear there (see api/reports/timeline.py)."""
     if start_s is not None and end_s is not None and end_s <= start_s:
         raise HTTPException(422, {"message": f"end_s ({end_s}) must be after start_s "
                                              f"({start_s})", "field": "end_s",

@@ -13,10 +13,10 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from servescope.api import access
 from servescope.api.deps import RegistryDep, SettingsDep, StoreDep
 from servescope.api.routes._lookup import found
-from servescope.api.store import valid_id
+from servescope.api.sessions import access
+from servescope.api.uploads.store import valid_id
 from servescope.core.config import EngineConfig, field_schema
 from servescope.scenarios.workloads import SYNTHETIC_FIELDS, list_presets, preset_workload
 from servescope.sweep.grid import GRID_KEYS

@@ -9,12 +9,12 @@ from fastapi import APIRouter, Body, Header, Query
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from servescope.api import access, runs
-from servescope.api import protocol as P
-from servescope.api.build import BuildError
 from servescope.api.deps import RegistryDep, StoreDep
+from servescope.api.errors import BuildError, SessionError
+from servescope.api.reports import runs
 from servescope.api.routes._lookup import BuiltSessionDep, found, http_error
-from servescope.api.session import SessionError
+from servescope.api.sessions import access
+from servescope.api.wire import protocol as P
 from servescope.observability import openmetrics as om
 
 router = APIRouter(prefix="/api", tags=["sessions"])

@@ -10,9 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import HTTPConnection
 
 from servescope.api.deps import StoreDep
+from servescope.api.errors import SweepBusy
+from servescope.api.jobs.sweeps import SweepJobs, base_config
 from servescope.api.routes._lookup import found
-from servescope.api.sweeps import SweepBusy, SweepJobs, base_config
-from servescope.api.trace_workload import stored_trace
+from servescope.api.uploads.trace_workload import stored_trace
 from servescope.core.config import ConfigError
 from servescope.scenarios.workloads import Workload, WorkloadError, preset_workload
 from servescope.sweep import plan as sweep_plan

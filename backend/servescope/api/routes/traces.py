@@ -7,9 +7,10 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 
-from servescope.api import uploads
 from servescope.api.deps import SettingsDep, StoreDep
+from servescope.api.errors import UploadError
 from servescope.api.routes._lookup import found
+from servescope.api.uploads import receive as uploads
 from servescope.traces import registry
 from servescope.traces.upload_options import FIELDS
 
@@ -55,7 +56,7 @@ async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep)
                                        store, settings.max_upload_bytes,
                                        settings.max_requests_per_session,
                                        settings.max_upload_ratio)
-    except uploads.UploadError as err:  # a 413 closes the connection: the rest goes unread
+    except UploadError as err:  # a 413 closes the connection: the rest goes unread
         raise HTTPException(err.status, err.detail, CLOSE if err.status == 413 else None) \
             from err
     summary = dict(stored["summary"])

@@ -8,15 +8,16 @@ import contextlib
 
 from fastapi import APIRouter, WebSocket
 
-from servescope.api import access, control
-from servescope.api import protocol as P
 from servescope.api.deps import RegistryDep, SettingsDep
-from servescope.api.origin import origin_allowed
-from servescope.api.outflow import Outlet
-from servescope.api.session import SessionError
+from servescope.api.errors import SessionError
+from servescope.api.sessions import access
+from servescope.api.sessions.viewer import Viewer
 from servescope.api.settings import Settings
-from servescope.api.viewer import Viewer
-from servescope.api.wire_text import dump
+from servescope.api.web import control
+from servescope.api.web.origin import origin_allowed
+from servescope.api.web.outflow import Outlet
+from servescope.api.wire import protocol as P
+from servescope.api.wire.text import dump
 
 router = APIRouter()
 

@@ -1,6 +1,6 @@
 // Decodes the wire's packed records and columnar keyframes (docs/protocol.md) into the plain
 // objects the state layer reads: records shaped like StepRecord.to_dict(), keyframes with ids.
-// Mirrors backend/servescope/api/serialize.py and stream_state.py line for line; tests/api
+// Mirrors backend/servescope/api/wire/serialize.py and stream_state.py line for line; tests/api
 // checks the two agree.
 
 import { CARRIED, LISTS, STATUS } from "./keys.js";

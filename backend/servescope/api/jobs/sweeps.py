@@ -1,0 +1,94 @@
+"""The server's sweep jobs: sweeps run one at a time, through sweep.plan, in the process that
+drives Ray for the server (api/jobs/sweep_driver.py), followed from one worker thread (off the
+event loop); progress and results stay in memory until the server stops."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from servescope.api.errors import DriverDied, SweepBusy
+from servescope.api.jobs.sweep_driver import Driver
+from servescope.core.config import EngineConfig
+from servescope.core.request import RequestSpec
+from servescope.sweep import plan as sweep_plan
+from servescope.sweep.point import explicit
+
+MAX_JOBS = 16  # finished jobs kept; the oldest is forgotten first
+
+
+
+@dataclass
+class SweepJob:
+    sweep_id: str
+    plan: sweep_plan.Plan
+    workload: dict[str, Any]
+    status: str = "running"  # running | done | failed | cancelled
+    reports: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+    def view(self) -> dict[str, Any]:
+        """The job as GET /api/sweeps/{id} reports it (the result's points, once done)."""
+        out = {"sweep_id": self.sweep_id, "status": self.status, "workload": self.workload,
+               "base_config": explicit(self.plan.base), "total": len(self.plan.points),
+               "done": len(self.reports), "error": self.error, "grid": self.plan.grid,
+               "slos": self.plan.slos}
+        if self.result is not None:
+            return {**out, **self.result}
+        return {**out, "points": sorted(self.reports, key=lambda r: r["index"])}
+
+
+class SweepJobs:
+    def __init__(self, ray_address: str | None = None, num_cpus: int | None = None) -> None:
+        self.jobs: dict[str, SweepJob] = {}
+        self.driver = Driver(ray_address or None, num_cpus or None)  # Ray stays up between
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep")
+        self.lock = threading.Lock()
+
+    def start(self, plan: sweep_plan.Plan, specs: list[RequestSpec],
+              workload: dict[str, Any], max_parallel: int | None) -> SweepJob:
+        with self.lock:
+            if any(j.status == "running" for j in self.jobs.values()):
+                raise SweepBusy("a sweep is already running on this server; cancel it "
+                                "(DELETE /api/sweeps/{id}) or wait for it")
+            job = SweepJob(secrets.token_hex(8), plan, workload)
+            self.jobs[job.sweep_id] = job
+            while len(self.jobs) > MAX_JOBS:
+                self.jobs.pop(next(iter(self.jobs)))
+        self.worker.submit(self._run, job, specs, max_parallel)
+        return job
+
+    def _run(self, job: SweepJob, specs: list[RequestSpec], max_parallel: int | None) -> None:
+        try:
+            status, payload = self.driver.run(job.sweep_id, job.plan, specs, max_parallel,
+                                              job.cancel, job.reports.append)
+            job.result = payload if status == "done" else None
+            job.error = payload if status == "failed" else None
+            job.status = status
+        except DriverDied as err:
+            job.error, job.status = str(err), "cancelled" if job.cancel.is_set() else "failed"
+        except Exception as err:  # noqa: BLE001 - the job reports what ended it
+            job.error, job.status = f"{type(err).__name__}: {err}", "failed"
+
+    def get(self, sweep_id: str) -> SweepJob | None:
+        return self.jobs.get(sweep_id)
+
+    def close(self) -> None:
+        for job in self.jobs.values():
+            job.cancel.set()
+        self.worker.submit(self.driver.close)
+        self.worker.shutdown(wait=True)
+
+
+def base_config(workload_config: dict[str, Any], overrides: dict[str, Any]) -> EngineConfig:
+    """The workload's own config with the request's settings over it; KV blocks are left to
+    the cost model (each point derives its own from its GPU and memory settings)."""
+    merged = {**workload_config, **overrides}
+    if "num_gpu_blocks" not in overrides:
+        merged.pop("num_gpu_blocks", None)
+    return EngineConfig.from_dict(merged)

@@ -1,0 +1,104 @@
+"""A leap: a track's records simulated from an engine checkpoint (api/checkpoint.py) instead
+of from its first step, so that a seek past what the track has stored is answered as soon as
+the scout (api/leaps/scout.py) has run the engine past it. The records and keyframes are the ones
+the track's own simulation stores at the same indices (tests/api/leaps/test_leap.py): the stream
+state they are packed against is read off the engine, after one recorded step for the last
+record."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from servescope.api.checkpoint import advance_to
+from servescope.api.records.run_store import Row, RunStore
+from servescope.api.records.writer import Writer
+from servescope.api.wire.keyframes import keyframe_cost
+from servescope.api.wire.serialize import normalize
+from servescope.api.wire.stream_state import (
+    FINISHED,
+    PREEMPTED,
+    REJECTED,
+    RUNNING,
+    WAITING,
+    StreamState,
+)
+from servescope.core.decode_run import DecodeRun
+from servescope.core.engine import Engine
+from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.request import RequestStatus
+
+STATUS_CODE = {RequestStatus.WAITING: WAITING, RequestStatus.RUNNING: RUNNING,
+          RequestStatus.PREEMPTED: PREEMPTED}
+
+
+def leaps(engine: Engine) -> bool:
+    """Whether a leap can start from this engine's checkpoints: vLLM V1's scheduler, synchronous,
+    over the paged cache, each request id once (the state is then read off it exactly)."""
+    kv = engine.kv
+    return engine.fast_forward and isinstance(kv, PagedKVCacheManager) and kv.unique_ids
+
+
+def state_at(engine: Engine, requests: Sequence[Mapping[str, Any]],
+             last: dict[str, Any]) -> StreamState:
+    """The stream state after the engine's last step, whose record is `last`."""
+    state = StreamState(requests)
+    for done in engine.done_requests:
+        rid = done.id
+        state.status[rid] = FINISHED
+        state.computed[rid] = done.prompt_len + done.output_len - 1
+        state.outputs[rid] = done.output_len
+        state.cached_tokens[rid] = done.last_cached_tokens
+        if done.num_preemptions:
+            state.preemptions[rid] = done.num_preemptions
+    for rid, _ in engine.rejected:
+        state.status[rid] = REJECTED
+    for request in engine.scheduler.requests.values():
+        rid = request.id
+        state.status[rid] = STATUS_CODE[request.status]
+        if request.last_cached_tokens >= 0:
+            state.computed[rid] = request.num_computed_tokens
+            state.cached_tokens[rid] = request.last_cached_tokens
+        if request.num_output_tokens:
+            state.outputs[rid] = request.num_output_tokens
+        if request.num_preemptions:
+            state.preemptions[rid] = request.num_preemptions
+    state.tables = {rid: list(table) for rid, table in engine.kv.tables.items()}
+    pool = engine.kv.pool
+    state.cached = {block for block, key in enumerate(pool.block_hash) if key is not None}
+    finished = set(last["finished"])
+    state.running = [rid for rid in last["running"] if rid not in finished]
+    state.waiting = list(last["waiting"])
+    state.set_last(last)
+    return state
+
+
+def start_leap(engine: Engine, first: int, requests: Sequence[Mapping[str, Any]],
+               store: RunStore, number: int, num_gpu_blocks: int, interval: int,
+               on_flush: Callable[[list[Row]], None]) -> Writer:
+    """A writer for records `first` onwards of the engine's run (at or before `first`), its
+    first keyframe taken (after record first - 1)."""
+    advance_to(engine, first - 1)
+    record = engine.step()
+    assert record is not None, "a leap starts before the run's end"
+    last = normalize(record.to_dict())
+    state = state_at(engine, requests, last)
+    preempted = {r.id for r in engine.scheduler.waiting if r.status is RequestStatus.PREEMPTED}
+    writer = Writer(state, store, number, num_gpu_blocks, interval,
+                    keyframe_cost(len(requests), num_gpu_blocks), on_flush, None, preempted)
+    writer.take_keyframe(state.iter)
+    return writer
+
+
+def write_next(engine: Engine, writer: Writer) -> bool:
+    """The engine's next step or decode run through `writer`; False at the end."""
+    n = engine.iter
+    item = engine.advance()
+    if item is None:
+        writer.flush()
+        return False
+    if isinstance(item, DecodeRun):
+        writer.store_run(item, n, item.num_steps)
+    else:
+        writer.store_record(item, n)
+    return True

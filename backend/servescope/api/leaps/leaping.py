@@ -1,0 +1,97 @@
+"""A track's leaps, on the event loop's side: the scout process (api/leaps/scout.py) it asks for
+them, how far the scout has run ahead, and the stretch of records the current leap has stored past
+the track's head. A track keeps its own records from 0 to its head; a leap's run from `first`
+(its keyframe after first - 1) to `last`; once the head reaches first - 1 the two join."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from servescope.api.leaps.scout import LEAP_AHEAD, Job, Message, Scout
+from servescope.core.request import RequestSpec
+
+
+@dataclass(frozen=True)
+class LeapRange:
+    first: int
+    first_start_s: float
+    first_step: int
+    last: int
+    last_start_s: float
+    last_step: int
+    done: bool  # it reached the run's end
+
+
+class Leaping:
+    def __init__(self, job: Job, specs: list[RequestSpec]) -> None:
+        self.job, self.specs = job, specs
+        self.scout: Scout | None = None
+        self.reach = -1  # the scout's last record
+        self.reach_s = float("-inf")  # and its start
+        self.reach_done = False  # the scout has run the engine to its end
+        self.range: LeapRange | None = None
+        self.error: str | None = None  # why the scout failed
+        self.ended = False  # its process has stopped
+
+    def start(self, on_message: Callable[[Message], None]) -> None:
+        """(On the track's thread, once its first records are out: see Scout.)"""
+        self.scout = Scout(self.job, self.specs, on_message)
+
+    def rss(self) -> int:
+        return self.scout.rss() if self.scout is not None and not self.ended else 0
+
+    def stop(self) -> None:
+        if self.scout is not None:
+            self.scout.stop()
+
+    def hear(self, msg: Message, head: int) -> None:
+        """A message of the scout's (on the loop)."""
+        kind = msg[0]
+        if kind == "reach":
+            self.reach, self.reach_s, self.reach_done = msg[1:4]
+        elif kind == "leap":
+            self.range = LeapRange(*msg[1:])
+        elif kind == "error":
+            self.error = msg[1]
+        elif kind == "ended":
+            self.ended = True
+        self.passed(head)
+
+    def passed(self, head: int) -> None:
+        """The track's own records are stored up to `head`: a leap they reach is let go."""
+        if self.range is not None and head >= self.range.last:
+            self.range = None
+
+    def ask(self, kind: str, value: float) -> None:
+        if self.scout is not None and not self.ended:
+            self.scout.ask(kind, value)
+
+    def follow(self, pos: int) -> None:
+        """Keep the leap that holds `pos` (a viewer playing in it) LEAP_AHEAD records ahead."""
+        r = self.range
+        if r is not None and not r.done and r.first <= pos <= r.last < pos + LEAP_AHEAD // 2:
+            self.ask("iter", float(r.last))
+
+    def end_of(self, it: int, head: int) -> int | None:
+        """The last record of the stored stretch that record `it` (or the keyframe after it)
+        belongs to; None when it is in neither."""
+        r = self.range
+        end = head if it <= head else None
+        if r is None:
+            return end
+        if end is not None:
+            return max(end, r.last) if end >= r.first - 1 else end
+        return r.last if r.first - 1 <= it <= r.last else None
+
+    def has_time(self, t: float) -> bool:
+        r = self.range
+        return r is not None and r.first_start_s <= t and (r.last_start_s > t or r.done)
+
+    def has_iter(self, it: int) -> bool:
+        r = self.range
+        return r is not None and r.first <= it <= r.last
+
+    def has_step(self, step: int) -> bool:
+        r = self.range
+        return r is not None and r.first_step <= step and (r.last_step >= step or r.done)

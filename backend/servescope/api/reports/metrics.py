@@ -1,0 +1,143 @@
+"""What GET /metrics serves: vLLM's metrics of every session at its playback position (what its
+viewers see), which engines are simulated or replayed, the count of sessions a scrape had to
+skip, and the HTTP metrics vLLM's API server exports."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Awaitable, Callable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from starlette.requests import Request
+from starlette.responses import Response
+
+from servescope.api.sessions.registry import Registry
+from servescope.api.sessions.session import Session
+from servescope.observability.families import (
+    EngineView,
+    Families,
+    Sample,
+    engine_samples,
+    engine_view,
+    max_model_len,
+    model_name,
+)
+from servescope.observability.text import render
+
+# vLLM's API server leaves these out of its HTTP metrics (prometheus-fastapi-instrumentator).
+UNCOUNTED = frozenset(("/metrics", "/healthz"))
+
+
+def public_label(session_id: str) -> str:
+    """The `session` label: a short digest, so a scrape never shows a session's id (which
+    grants control of it); the session's description lists it as `metrics_label`."""
+    return hashlib.sha256(f"servescope-session:{session_id}".encode()).hexdigest()[:12]
+
+
+class SessionsCollector:
+    """Collects every configured session's engines; views (with their histogram cursors)
+    are kept between scrapes and dropped with their session or configuration."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.views: dict[tuple[str, int], list[EngineView]] = {}
+        self.errors = 0
+
+    def samples(self) -> list[Sample]:
+        """Every configured session's samples at its position; a session whose state cannot
+        be read adds none and is counted."""
+        out: list[Sample] = []
+        live: set[tuple[str, int]] = set()
+        for session in list(self.registry.sessions.values()):
+            if session.built is None:
+                continue
+            key = (session.id, session.config_epoch)
+            live.add(key)
+            try:
+                views = self.views.get(key) or self._views(session)
+                self.views[key] = views
+                out += [s for view, pos in zip(views, session.position, strict=True)
+                        for s in engine_samples(view, pos)]
+            except Exception:  # a session in a bad state must not fail the scrape
+                self.errors += 1
+                self.views.pop(key, None)
+        for key in set(self.views) - live:
+            del self.views[key]
+        return out
+
+    def own_families(self) -> list[Metric]:
+        """What each session's series are (simulated or replayed), and the skipped count."""
+        info = GaugeMetricFamily("servescope_session_info", "A ServeScope session's engine: "
+                                 "its source (simulated or replayed) and its config label.",
+                                 labels=["session", "engine", "source", "engine_label"])
+        for (sid, _), views in sorted(self.views.items()):
+            session = self.registry.get(sid)
+            if session is None or session.built is None:
+                continue
+            for view, engine in zip(views, session.built.engines, strict=False):
+                info.add_metric([view.labels[2], view.labels[1], session.built.source,
+                                 str(engine["label"])], 1.0)
+        errors = CounterMetricFamily("servescope_metrics_errors", "Sessions a scrape of "
+                                     "/metrics skipped because their state could not be read.")
+        errors.add_metric([], self.errors)
+        return [info, errors]
+
+    def collect(self) -> Iterator[Metric]:
+        """prometheus-client's collector protocol (the reference `text()` is checked on)."""
+        families = Families()
+        families.put(self.samples())
+        yield from families
+        yield from self.own_families()
+
+    def text(self) -> str:
+        """The Prometheus text format of `collect()`, written without building its objects."""
+        body = render(self.samples())
+        return body + generate_latest(_Own(self.own_families())).decode()
+
+    @staticmethod
+    def _views(session: Session) -> list[EngineView]:
+        built = session.built
+        assert built is not None
+        label = public_label(session.id)
+        return [engine_view(t.meter, model_name(e["config"]), t.number, label, e["config"],
+                            max_model_len(e["config"], t.requests))
+                for t, e in zip(built.tracks, built.engines, strict=True)]
+
+
+class HttpMetrics:
+    """http_requests_total and http_request_duration_seconds, labelled as vLLM's are."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter("http_requests", "Total number of requests by method, status "
+                                "and handler.", ["method", "status", "handler"],
+                                registry=registry)
+        self.duration = Histogram("http_request_duration_seconds", "Latency with only few "
+                                  "buckets by handler.", ["method", "handler"],
+                                  buckets=(0.1, 0.5, 1.0), registry=registry)
+
+    async def middleware(self, request: Request,
+                         call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        start = time.perf_counter()
+        status = 500
+        try:
+            response = await call_next(request)
+            status = response.status_code
+            return response
+        finally:
+            route = request.scope.get("route")
+            handler = getattr(route, "path", None) or "none"
+            if handler not in UNCOUNTED:
+                self.requests.labels(request.method, f"{status // 100}xx", handler).inc()
+                self.duration.labels(request.method, handler).observe(
+                    time.perf_counter() - start)
+
+
+
+class _Own:
+    def __init__(self, metrics: list[Metric]) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self.metrics)

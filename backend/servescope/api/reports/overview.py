@@ -1,0 +1,76 @@
+"""The whole run at a glance, for the page's overview strip and percentile panel, in a job's
+worker process (api/jobs/pool.py): the stored records binned by simulated time (SQL over the track's
+file) and latency percentiles of the requests that finished in a window (the engine's finished
+requests, api/reports/done_requests.py; no record is decoded)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from servescope.api.records.run_store import open_reader
+from servescope.api.reports.done_requests import DoneRequests
+
+PERCENTILES = (50, 90, 95, 99)
+LATENCIES = ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")
+
+
+def overview(path: Path, head: int, bins: int, engine: int, done: bool,
+             finished: DoneRequests | None) -> dict[str, Any]:
+    """Columns with one entry per time bin of records 0..head of the track's file at `path`; a
+    bin in which no step ran is null in every column but `t_s` (the strip draws a gap there, not
+    a line across the idle time). Its p99 columns come from the `finished` requests."""
+    with open_reader(path) as store:
+        t0, t1, rows = store.overview_bins(head, bins)
+    width = max(t1 - t0, 1e-9) / bins
+    names = ("first_iter", "last_iter", "throughput_tok_per_s", "busy_share", "num_running",
+             "num_waiting", "kv_usage_pct", "kv_usage_max_pct", "p99_ttft_ms", "p99_e2el_ms")
+    cols: dict[str, list[Any]] = {"t_s": [t0 + k * width for k in range(bins)]}
+    cols.update({name: [None] * bins for name in names})
+    for b, first, last, tokens, busy, running, waiting, kv, kv_max in rows:
+        for name, value in zip(names[:8], (first, last, tokens / width, min(1.0, busy / width),
+                                           running, waiting, kv * 100, kv_max * 100),
+                               strict=True):
+            cols[name][b] = value
+    metrics = finished.metrics() if finished is not None else []
+    for name, key in (("p99_ttft_ms", "ttft_ms"), ("p99_e2el_ms", "e2el_ms")):
+        for b, value in _p99_by_finish(metrics, key, t0, width, bins).items():
+            if cols["first_iter"][b] is not None:
+                cols[name][b] = value
+    return {"engine": engine, "num_records": head + 1, "done": done,
+            "start_s": t0, "end_s": t1, "bin_s": width, "columns": cols}
+
+
+def _p99_by_finish(metrics: list[dict[str, Any]], key: str, t0: float, width: float,
+                   bins: int) -> dict[int, float]:
+    by_bin: dict[int, list[float]] = {}
+    for m in metrics:
+        if m[key] is not None and m["e2el_ms"] is not None:
+            finish = m["arrival_s"] + m["e2el_ms"] / 1000.0
+            b = min(bins - 1, max(0, int((finish - t0) / width)))
+            by_bin.setdefault(b, []).append(m[key])
+    return {b: float(np.percentile(v, 99)) for b, v in by_bin.items()}
+
+
+def percentiles(finished: DoneRequests | None, engine: int, done: bool, start_s: float | None,
+                end_s: float | None) -> dict[str, Any]:
+    """p50/p90/p95/p99 of TTFT, TPOT, ITL and E2E over the `finished` requests that finished in
+    [start_s, end_s] (all of them when both are None); null where there are none."""
+    rows = []
+    for m in finished.metrics() if finished is not None else []:
+        finish = m["arrival_s"] + (m["e2el_ms"] or 0.0) / 1000.0
+        if (start_s is None or finish >= start_s) and (end_s is None or finish <= end_s):
+            rows.append(m)
+    values = {"ttft_ms": [r["ttft_ms"] for r in rows if r["ttft_ms"] is not None],
+              "tpot_ms": [r["tpot_ms"] for r in rows if r["tpot_ms"] is not None],
+              "itl_ms": [x for r in rows for x in r["itl_ms"]],
+              "e2el_ms": [r["e2el_ms"] for r in rows if r["e2el_ms"] is not None]}
+    out: dict[str, Any] = {"engine": engine, "num_requests": len(rows),
+                           "window": [start_s, end_s], "done": done}
+    for key in LATENCIES:
+        arr = np.asarray(values[key], dtype=float)
+        out[key] = {f"p{p}": (float(np.percentile(arr, p)) if arr.size else None)
+                    for p in PERCENTILES}
+    return out

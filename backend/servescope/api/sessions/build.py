@@ -1,0 +1,204 @@
+"""Building a session's tracks from a configure message: resolve the workload, validate each
+engine config over the workload's base config, and start one engine (or a replay) per track."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from servescope.api.errors import BuildError, StorageError
+from servescope.api.leaps.leap import leaps
+from servescope.api.leaps.leaping import Leaping
+from servescope.api.leaps.scout import Job
+from servescope.api.records.track_source import engine_source, replay_source
+from servescope.api.sessions.track import Track
+from servescope.api.settings import Settings
+from servescope.api.uploads.store import Store
+from servescope.api.uploads.trace_workload import stored_trace, with_fit_notes
+from servescope.api.wire import protocol as P
+from servescope.api.wire.serialize import request_info
+from servescope.core import cost_model
+from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.engine import Engine
+from servescope.scenarios.workloads import (
+    DEMO,
+    Workload,
+    WorkloadError,
+    preset_workload,
+    synthetic_workload,
+)
+from servescope.traces import workload_json
+from servescope.traces.errors import TraceDependencyError, TraceFormatError
+
+
+@dataclass
+class Built:
+    workload: P.Workload
+    source: str
+    preset: str | None
+    engines: list[dict[str, Any]]
+    tracks: list[Track]
+    key: str = ""
+    configs: list[dict[str, Any]] = field(default_factory=list)
+    trace: dict[str, Any] | None = None  # an uploaded trace's name and provenance (init.trace)
+
+
+async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: Settings,
+                store: Store, prefix: Path) -> Built:
+    """The session's tracks, their stores at `prefix`-<k>.sqlite3, simulating in the background."""
+    resolved, configs = await resolve(workload, configs, store)
+    if len(resolved.specs) > settings.max_requests_per_session:
+        raise BuildError(f"{len(resolved.specs)} requests; this server allows at most "
+                         f"{settings.max_requests_per_session} per session", "workload", "limit")
+    if resolved.records is not None:
+        _check_replay_configs(resolved.base_config, configs)
+    # Engines, request tables and fit notes are proportional to the workload: off the loop.
+    try:
+        built = await asyncio.to_thread(_assemble, configs, workload, resolved, settings, prefix)
+    except StorageError as err:
+        raise BuildError(str(err), None, "storage_full" if err.full else "storage") from err
+    for t in built.tracks:
+        t.start()
+    return built
+
+
+def _assemble(configs: list[dict[str, Any]], workload: P.Workload, resolved: Workload,
+              settings: Settings, prefix: Path) -> Built:
+    info = request_info(resolved.specs)
+    engines: list[dict[str, Any]] = []
+    tracks: list[Track] = []
+    try:
+        for k, overrides in enumerate(configs):
+            config = _config(resolved.base_config, overrides, k, len(configs))
+            _check_pool(config, settings.max_gpu_blocks, f"configs[{k}]." * (len(configs) > 1))
+            track, config = _track(k, config, resolved, info, settings,
+                                   Path(f"{prefix}-{k}.sqlite3"))
+            tracks.append(track)
+            blocks = config.num_gpu_blocks or 0
+            engines.append({"label": _label(overrides, k), "config": config.to_dict(),
+                            "num_gpu_blocks": blocks, "block_size": config.block_size,
+                            "num_usable_blocks": max(0, blocks - 1),
+                            "memory_breakdown": _memory_breakdown(track, config),
+                            "not_modelled": _not_modelled(track, config)})
+        fits = [(e["label"], t.engine) for e, t in zip(engines, tracks, strict=True)]
+        return Built(workload, "replayed" if resolved.records is not None else "simulated",
+                     resolved.preset, engines, tracks, configs=configs,
+                     trace=with_fit_notes(resolved.trace, resolved.specs, fits))
+    except BaseException:
+        for t in tracks:
+            t.close()
+        raise
+
+
+def _check_replay_configs(base: dict[str, Any], configs: list[dict[str, Any]]) -> None:
+    """A recording replays as it was run: its config cannot be changed or compared."""
+    if len(configs) > 1:
+        raise BuildError("a recorded run replays as it is; compare needs a simulated workload",
+                         "configs")
+    recorded = _config(base, {}, 0, 1)
+    if _config(base, configs[0], 0, 1) != recorded:
+        changed = sorted(k for k, v in configs[0].items() if recorded.to_dict().get(k) != v)
+        raise BuildError("a recorded run replays with the config it was recorded with; it "
+                         f"cannot change {', '.join(changed) or 'it'}", "config")
+
+
+async def resolve(workload: P.Workload, configs: list[dict[str, Any]],
+                  store: Store) -> tuple[Workload, list[dict[str, Any]]]:
+    try:
+        if workload.preset is not None:
+            return preset_workload(workload.preset), configs
+        if workload.synthetic is not None:
+            return await asyncio.to_thread(synthetic_workload, workload.synthetic), configs
+        if workload.requests is not None:
+            specs = workload_json.read_rows(workload.requests)
+            return Workload(dict(DEMO["config"]), specs), configs
+        if workload.trace is not None:
+            return await asyncio.to_thread(stored_trace, store, workload.trace), configs
+        scenario = store.scenario(workload.scenario or "")
+        if scenario is None:
+            raise BuildError(f"no saved scenario {workload.scenario!r}", "scenario", "workload")
+        inner = P.Workload.model_validate(scenario["workload"])
+        if inner.scenario is not None:
+            raise BuildError("a scenario cannot name another scenario", "scenario", "workload")
+        chosen = (scenario.get("configs") or [{}]) if configs == [{}] else configs
+        return (await resolve(inner, chosen, store))[0], chosen
+    except TraceFormatError as err:
+        raise BuildError(str(err), err.field or None, "workload") from err
+    except TraceDependencyError as err:
+        raise BuildError(str(err), "trace", "workload") from err
+    except WorkloadError as err:
+        raise BuildError(str(err), err.field, err.code) from err
+
+
+def _config(base: dict[str, Any], overrides: dict[str, Any], k: int, n: int) -> EngineConfig:
+    try:
+        return EngineConfig.from_dict({**base, **overrides})
+    except ConfigError as err:
+        where = f"configs[{k}]." if n > 1 else ""
+        raise BuildError(str(err), f"{where}{err.field}", "config") from err
+    except TypeError as err:
+        raise BuildError(f"bad config: {err}", "config", "config") from err
+
+
+def _not_modelled(track: Track, config: EngineConfig) -> list[str]:
+    """What the cost model leaves out of a priced engine's run (empty for replays)."""
+    if track.engine is None or not track.engine.priced:
+        return []
+    return cost_model.not_modelled(config)
+
+
+def _check_pool(config: EngineConfig, cap: int, where: str) -> None:
+    """Refuse a pool over the server's cap before anything is allocated, given or derived
+    (a model and GPU with a small block_size can ask for millions of blocks)."""
+    blocks = config.num_gpu_blocks
+    how = ""
+    if blocks is None and config.model is not None and config.gpu is not None:
+        try:
+            blocks = cost_model.num_gpu_blocks(config)
+        except (ConfigError, KeyError, ValueError):
+            return  # the engine names what is wrong
+        how = (f" ({config.model} on {config.gpu}, tensor_parallel_size "
+               f"{config.tensor_parallel_size}, block_size {config.block_size} size it so; "
+               "give num_gpu_blocks or a larger block_size)")
+    if blocks is not None and blocks > cap:
+        raise BuildError(f"num_gpu_blocks {blocks:,} is over this server's cap of {cap:,} "
+                         f"(max_gpu_blocks){how}", f"{where}num_gpu_blocks", "config")
+
+
+def _memory_breakdown(track: Track, config: EngineConfig) -> dict[str, float | int] | None:
+    """The KV sizing of an engine the cost model prices (the numbers its pool came from when
+    num_gpu_blocks was not given); None for the placeholder step time and for replays."""
+    if track.engine is None or not track.engine.priced:
+        return None
+    return cost_model.memory_breakdown(config)
+
+
+def _label(overrides: dict[str, Any], k: int) -> str:
+    return ", ".join(f"{key}={value}" for key, value in overrides.items()) or f"engine {k}"
+
+
+def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str, Any]],
+           settings: Settings, path: Path) -> tuple[Track, EngineConfig]:
+    """The track and the config it runs (a model and GPU size the pool when blocks are not
+    given)."""
+    if resolved.records is not None:
+        return Track(k, replay_source(resolved.records), info, config.num_gpu_blocks or 0,
+                     settings.keyframe_interval, settings.max_records_per_session, path,
+                     enable_prefix_caching=config.enable_prefix_caching), config
+    try:
+        engine = Engine(config, resolved.specs)
+    except (ConfigError, KeyError, ValueError) as err:
+        field = err.field if isinstance(err, ConfigError) else "config"
+        raise BuildError(str(err), field, "config") from err
+    config = engine.config
+    track = Track(k, engine_source(engine), info, config.num_gpu_blocks or 0,
+                  settings.keyframe_interval, settings.max_records_per_session, path,
+                  summary=engine.summary, enable_prefix_caching=config.enable_prefix_caching)
+    track.engine = engine
+    specs = resolved.specs
+    if len(specs) >= settings.leap_min_requests and leaps(engine):
+        track.leaping = Leaping(Job(config, len(specs), path, k, config.num_gpu_blocks or 0,
+                                    settings.keyframe_interval), specs)
+    return track, config

@@ -1,0 +1,98 @@
+"""The sessions this server process holds (one worker: they live in memory), with limits and
+reaping: a session whose driver left is freed after the grace period when nobody watches it
+(after the idle time if it was saved as a scenario; never while followers watch); when the
+server is full, the session abandoned longest goes first, so closed tabs lock nobody out."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from servescope.api.errors import SessionError
+from servescope.api.jobs.pool import Jobs
+from servescope.api.sessions.session import Session
+from servescope.api.settings import Settings
+from servescope.api.uploads.store import Store, new_id
+from servescope.api.wire import protocol as P
+
+
+class Registry:
+    def __init__(self, settings: Settings, store: Store,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+        self.sessions: dict[str, Session] = {}
+        self.jobs = Jobs(settings.max_jobs, settings.job_timeout_s,
+                         memory_cap_mb=settings.memory_cap_mb)
+        self.jobs.others = self.scouts_memory
+        runs = settings.data_dir / "runs"  # a previous process's run stores: nobody owns them
+        if runs.is_dir():
+            for stale in runs.iterdir():
+                stale.unlink(missing_ok=True)
+
+    def create(self) -> Session:
+        if len(self.sessions) >= self.settings.max_sessions:
+            self.reap()
+        if len(self.sessions) >= self.settings.max_sessions:
+            self._drop_abandoned()
+        if len(self.sessions) >= self.settings.max_sessions:
+            raise SessionError(f"this server holds at most {self.settings.max_sessions} "
+                               "sessions; close one or try later", None, "limit")
+        self.jobs.check_memory("new session")
+        session = Session(new_id(), self.settings, self.store, self.jobs, self.clock)
+        self.sessions[session.id] = session
+        return session
+
+    async def create_configured(self, msg: P.Configure) -> Session:
+        session = self.create()
+        try:
+            await session.configure(msg)
+        except Exception:
+            self.sessions.pop(session.id, None)
+            raise
+        return session
+
+    def scouts_memory(self) -> int:
+        """Resident bytes of the sessions' scout processes (api/leaps/scout.py)."""
+        return sum(t.leaping.rss() for s in self.sessions.values() for t in s.tracks
+                   if t.leaping is not None)
+
+    def get(self, sid: str) -> Session | None:
+        return self.sessions.get(sid)
+
+    def reap(self) -> list[str]:
+        """Drop the sessions past their grace period or idle time."""
+        now = self.clock()
+        gone = [sid for sid, s in self.sessions.items() if self._expired(s, now)]
+        for sid in gone:
+            self.sessions.pop(sid).close()
+        return gone
+
+    def _expired(self, s: Session, now: float) -> bool:
+        if s.driver_left_s is None:
+            return False
+        idle = now - s.last_active > self.settings.session_idle_s
+        if s.viewers or s.saved:
+            return idle and not s.viewers
+        return now - s.driver_left_s > self.settings.session_grace_s or idle
+
+    def _drop_abandoned(self) -> None:
+        """Free the session with neither driver nor viewers that was left longest ago."""
+        left = [s for s in self.sessions.values()
+                if not s.viewers and s.driver_left_s is not None]
+        if left:
+            oldest = min(left, key=lambda s: s.driver_left_s or 0.0)
+            self.sessions.pop(oldest.id).close()
+
+    async def reap_loop(self) -> None:
+        every_s = min(30.0, max(0.05, self.settings.session_grace_s / 4))
+        while True:
+            await asyncio.sleep(every_s)
+            self.reap()
+
+    def close(self) -> None:
+        for s in self.sessions.values():
+            s.close()
+        self.sessions.clear()

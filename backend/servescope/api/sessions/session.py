@@ -1,0 +1,279 @@
+"""A session: 1-4 tracks (engines in lockstep of simulated time, or one replay), its playback
+position (play at a speed, pause, step, seek) and the viewers that watch it."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from servescope.api.sessions.build import Built, build
+from servescope.api.settings import Settings
+from servescope.api.wire import protocol as P
+from servescope.api.wire.serialize import dumps
+from servescope.api.wire.text import dump
+
+if TYPE_CHECKING:
+    from servescope.api.jobs.pool import Jobs
+    from servescope.api.uploads.store import Store
+
+
+MAX_LAG_S = 0.25
+PROGRESS_EVERY_S = 0.2
+
+
+
+def new_token() -> str:
+    """A driver token (who may hold one: api/sessions/access.py)."""
+    return secrets.token_urlsafe(24)
+
+
+class Viewer(Protocol):
+    """What a session needs of whoever watches it (api/sessions/viewer.py is the one)."""
+
+    role: str  # driver | follower
+
+    def wake(self) -> None: ...
+
+
+class Session:
+    def __init__(self, sid: str, settings: Settings, store: Store, jobs: Jobs,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.id = sid
+        self.token = new_token()  # the driver token
+        self.jobs = jobs  # the server's heavy REST work (exports, diagnoses)
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+        self.viewers: set[Viewer] = set()
+        self.built: Built | None = None
+        self.config_epoch = 0  # bumps on configure/reset: viewers get init + keyframes
+        self.seek_epoch = 0  # bumps on seek: viewers get keyframes
+        self.status_version = 0
+        self.progress_version = 0
+        self.position: list[int] = []  # last visible record of each track
+        self.playing = False
+        self.speed = 1.0
+        self.sim_time = float("-inf")
+        self._anchor = (0.0, 0.0)  # (wall clock, simulated time) when play began
+        self._ticker: asyncio.Task[None] | None = None
+        self.saved = False  # saved as a scenario: kept for the idle time, not the grace period
+        self.last_active = clock()
+        self._progress = asyncio.Event()  # set whenever a track stores a batch or ends
+        self._progress_shown = 0.0  # wall time of the last status sent for progress alone
+        self._builds = 0
+        self.driver_left_s: float | None = clock()  # None while a driver is connected
+
+    @property
+    def tracks(self) -> list[Any]:
+        return self.built.tracks if self.built else []
+
+    # -- viewers --
+
+    def join(self, viewer: Viewer) -> None:
+        self.viewers.add(viewer)
+        if viewer.role == "driver":
+            self.driver_left_s = None
+
+    def leave(self, viewer: Viewer) -> None:
+        self.viewers.discard(viewer)
+        self.last_active = self.clock()
+        if not any(v.role == "driver" for v in self.viewers):
+            self.driver_left_s = self.last_active
+
+    def notify(self) -> None:
+        for v in self.viewers:
+            v.wake()
+
+    def init_text(self, role: str) -> str:
+        """The `init` message: what runs, and how many requests (the list is paged over REST)."""
+        b = self.built
+        assert b is not None
+        first = b.engines[0]
+        return dump(P.Init(
+            session_id=self.id, role=role, token=self.token if role == "driver" else None,
+            source=b.source, preset=b.preset, config=first["config"],
+            num_gpu_blocks=first["num_gpu_blocks"], block_size=first["block_size"],
+            engines=b.engines, num_requests=len(self.tracks[0].requests),
+            num_records=self.tracks[0].head + 1 if self.tracks[0].done else None,
+            keyframe_interval=self.settings.keyframe_interval, max_fps=self.settings.max_fps,
+            playing=self.playing, speed=self.speed, trace=b.trace))
+
+    def status_text(self) -> str:
+        done = all(t.done and p == t.head for t, p in zip(self.tracks, self.position,
+                                                             strict=True))
+        t = self.sim_time if self.sim_time != float("-inf") else 0.0
+        return dump(P.Status(playing=self.playing, speed=self.speed, iters=self.position,
+                             time_s=t, done=done))
+
+    def progress_text(self) -> str:
+        """How far each track's background simulation has got (the scrubber's reach)."""
+        reach = [x.reach() for x in self.tracks]
+        return dump(P.Progress(computed=[x.head for x in self.tracks],
+                               time_s=[max(x.last_start_s, 0.0) for x in self.tracks],
+                               done=[x.done for x in self.tracks],
+                               errors=[x.error for x in self.tracks],
+                               reach=[it for it, _ in reach],
+                               reach_s=[max(t, 0.0) for _, t in reach]))
+
+    def _changed(self, seek: bool = False, config: bool = False) -> None:
+        self.status_version += 1
+        self.seek_epoch += seek
+        self.config_epoch += config
+        self.last_active = self.clock()
+        self.notify()
+
+    # -- control --
+
+    async def configure(self, msg: P.Configure) -> bool:
+        """Rebuild the tracks; False when config and workload equal the current ones."""
+        configs = msg.configs or [msg.config or {}]
+        workload = msg.workload or (self.built.workload if self.built else
+                                    P.Workload(preset=self.settings.demo_preset))
+        key = dumps([configs, workload.model_dump(exclude_none=True)])
+        if self.built is not None and key == self.built.key:
+            return False
+        self._builds += 1
+        prefix = self.settings.data_dir / "runs" / f"{self.id}-{self._builds}"
+        built = await build(configs, workload, self.settings, self.store, prefix)
+        built.key = key
+        self._stop()
+        self._close_tracks()
+        for track in built.tracks:
+            track.on_progress = self._on_progress
+        self.built = built
+        self.position = [-1] * len(built.tracks)
+        self.sim_time = float("-inf")
+        self._changed(config=True)
+        return True
+
+    def _on_progress(self) -> None:
+        """A track stored a batch or ended: wake waiters, and tell viewers how far the
+        simulation has got (a few times a second, every time at the end)."""
+        self._progress.set()
+        now = time.monotonic()
+        if all(x.done for x in self.tracks) or now - self._progress_shown >= PROGRESS_EVERY_S:
+            self._progress_shown = now
+            self.progress_version += 1
+            self.notify()
+
+    def play(self, speed: float) -> None:
+        self.speed = speed
+        self.playing = True
+        start = self.sim_time if self.sim_time != float("-inf") else 0.0
+        self._anchor = (self.clock(), start)
+        if self._ticker is None or self._ticker.done():
+            self._ticker = asyncio.create_task(self._tick_loop())
+        self._changed()
+
+    def pause(self) -> None:
+        self._stop()
+        self._changed()
+
+    def _stop(self) -> None:
+        self.playing = False
+        if self._ticker is not None and self._ticker is not asyncio.current_task():
+            self._ticker.cancel()
+        self._ticker = None
+
+    async def step(self, n: int) -> None:
+        self._stop()
+        lead = self.tracks[0]
+        target = self.position[0] + n
+        await self.compute(lambda: lead.has("iter", target))
+        self.position[0] = target if lead.end_of(target) is not None else lead.head
+        await self._follow_lead()
+        self._changed()
+
+    async def seek(self, msg: P.Seek) -> None:
+        self._stop()
+        lead = self.tracks[0]
+        if msg.time_s is not None:
+            t = msg.time_s
+            await self.compute(lambda: lead.has("time_s", t))
+            self.position[0] = lead.index_at_time(t)
+        elif msg.iter is not None:
+            it = msg.iter
+            await self.compute(lambda: lead.has("iter", it))
+            self.position[0] = it if lead.end_of(it) is not None else lead.head
+        else:
+            s = msg.step or 0
+            await self.compute(lambda: lead.has("step", s))
+            self.position[0] = lead.index_at_step(s)
+        await self._follow_lead()
+        self._changed(seek=True)
+
+    def reset(self) -> None:
+        self._stop()
+        self.position = [-1] * len(self.tracks)
+        self.sim_time = float("-inf")
+        self._changed(config=True)
+
+    async def _follow_lead(self) -> None:
+        """Move the other tracks (compare mode) to the lead's simulated time."""
+        lead = self.tracks[0]
+        pos = self.position[0]
+        t = self.sim_time = lead.start_at(pos) if pos >= 0 else float("-inf")
+        others = self.tracks[1:]
+        await self.compute(lambda: all(x.has("time_s", t) for x in others), others)
+        for k, x in enumerate(others, start=1):
+            self.position[k] = x.index_at_time(t)
+
+    async def compute(self, until: Callable[[], Any], tracks: list[Any] | None = None) -> None:
+        """Wait until `until()` holds or the tracks' background simulations have ended."""
+        tracks = tracks or self.tracks[:1]
+        while not until() and not all(x.done for x in tracks):
+            self._progress.clear()
+            await self._progress.wait()
+
+    async def _tick_loop(self) -> None:
+        interval = 1.0 / self.settings.max_fps
+        loop = asyncio.get_running_loop()
+        due = loop.time()
+        try:
+            while self.playing:  # ticks on a fixed 1/max_fps grid, so viewers see a steady rate
+                await self._tick()
+                due += interval
+                if due < loop.time() - interval:
+                    due = loop.time()
+                await asyncio.sleep(max(0.001, due - loop.time()))
+        except asyncio.CancelledError:
+            pass
+
+    async def _tick(self) -> None:
+        wall, start = self._anchor
+        target = start + (self.clock() - wall) * self.speed
+        frontier = [x.frontier_s(pos) for x, pos in zip(self.tracks, self.position, strict=True)]
+        behind = [t for x, t in zip(self.tracks, frontier, strict=True)
+                  if not x.done and t <= target]
+        if behind:  # the simulation cannot keep up: show what exists, let the lag grow no
+            reached = min(behind)  # further than MAX_LAG_S of wall time
+            if reached == float("-inf"):  # nothing stored yet: the clock waits at the start
+                self._anchor = (self.clock(), start)
+                return
+            if (target - reached) / self.speed > MAX_LAG_S:
+                self._anchor = (self.clock(), reached + MAX_LAG_S * self.speed)
+            target = reached
+        before = list(self.position)
+        self.sim_time = target
+        for k, x in enumerate(self.tracks):
+            self.position[k] = x.index_at_time(target)
+            if x.leaping is not None:
+                x.leaping.follow(self.position[k])
+        if all(x.at_end(self.position[k]) for k, x in enumerate(self.tracks)):
+            self.playing = False
+            self._changed()
+        elif self.position != before:
+            self.last_active = self.clock()
+            self.notify()
+
+    def _close_tracks(self) -> None:
+        for x in self.tracks:
+            x.close()
+
+    def close(self) -> None:
+        """Stop playing and the background simulations; delete the tracks' files."""
+        self._stop()
+        self._close_tracks()

@@ -1,0 +1,244 @@
+"""Uploads and saved scenarios in the data directory, indexed by an embedded SQLite database.
+
+    data_dir/index.sqlite3      one row per upload / scenario
+    data_dir/blobs/<id>         an upload's bytes, named only by its server-made id
+    data_dir/tmp/<random>.part  an upload in flight; removed at start-up
+
+A blob is renamed into place inside the transaction that inserts its row, so a crash leaves
+either both or neither; start-up removes what a crash between the two left behind. Each thread
+has its own connection and one lock serialises writers, so transactions never nest or interleave;
+an upload's digest (its bytes and options) makes a retried upload answer with the stored row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS traces (
+  id TEXT PRIMARY KEY, filename TEXT NOT NULL, format TEXT NOT NULL, num_requests INTEGER,
+  size INTEGER NOT NULL, summary TEXT NOT NULL, created_s REAL NOT NULL,
+  options TEXT NOT NULL DEFAULT '{}', digest TEXT);
+CREATE TABLE IF NOT EXISTS scenarios (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, body TEXT NOT NULL, created_s REAL NOT NULL);
+"""
+
+TRACE_COLUMNS = ("id", "filename", "format", "num_requests", "size", "summary", "created_s",
+                 "options")
+
+
+def new_id() -> str:
+    """An unguessable id: 128 random bits, URL-safe."""
+    return secrets.token_urlsafe(16)
+
+
+def valid_id(text: str) -> bool:
+    return 16 <= len(text) <= 64 and all(c.isalnum() or c in "-_" for c in text)
+
+
+class Store:
+    def __init__(self, data_dir: Path) -> None:
+        self.root = Path(data_dir)
+        self.blobs = self.root / "blobs"
+        self.tmp = self.root / "tmp"
+        for d in (self.root, self.blobs, self.tmp):
+            d.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connect_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        # trace id -> what it loads as (api/uploads/trace_workload.py): at most four traces and a
+        # million requests (about 150 B a request spec) beyond the sessions running them
+        self.loaded = Recent(4, max_weight=1_000_000)
+        db = self.db
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(SCHEMA)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(traces)")}
+        if "options" not in columns:  # an index from before upload options
+            db.execute("ALTER TABLE traces ADD COLUMN options TEXT NOT NULL DEFAULT '{}'")
+        if "digest" not in columns:  # an index from before idempotent uploads
+            db.execute("ALTER TABLE traces ADD COLUMN digest TEXT")
+        db.execute("CREATE UNIQUE INDEX IF NOT EXISTS traces_digest ON traces(digest)")
+        self.recover()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """This thread's connection (sqlite3 connections must not be shared between threads)."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.root / "index.sqlite3", isolation_level=None, timeout=30,
+                                 check_same_thread=False)  # closed by close(), any thread
+            db.execute("PRAGMA synchronous=FULL")
+            self._local.db = db
+            with self._connect_lock:
+                self._connections.append(db)
+        return db
+
+    def close(self) -> None:
+        with self._connect_lock:
+            for db in self._connections:
+                db.close()
+            self._connections.clear()
+        self._local = threading.local()
+
+    def recover(self) -> None:
+        """Drop in-flight uploads, blobs without a row and rows without a blob."""
+        for part in self.tmp.iterdir():
+            part.unlink(missing_ok=True)
+        known = {row[0] for row in self.db.execute("SELECT id FROM traces")}
+        for blob in self.blobs.iterdir():
+            if blob.name not in known:
+                blob.unlink(missing_ok=True)
+        for tid in known:
+            if not (self.blobs / tid).is_file():
+                self.db.execute("DELETE FROM traces WHERE id = ?", (tid,))
+
+    # -- uploads --
+
+    def temp_path(self) -> Path:
+        return self.tmp / f"{new_id()}.part"
+
+    def commit_trace(self, part: Path, filename: str, fmt: str, num_requests: int | None,
+                     summary: dict[str, Any],
+                     options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """`options`: what the upload asked for (window, sample, ...), applied at each load.
+        The same bytes with the same options answer with the row already stored."""
+        options = options or {}
+        digest = _digest(part, options)
+        tid = new_id()
+        size = part.stat().st_size
+        row = (tid, filename[:200], fmt, num_requests, size, json.dumps(summary), time.time(),
+               json.dumps(options), digest)
+        blob = self.blobs / tid
+        try:
+            with self._transaction() as db:
+                known = db.execute("SELECT id FROM traces WHERE digest = ?",
+                                   (digest,)).fetchone()
+                if known is not None:
+                    tid = known[0]
+                else:
+                    db.execute(f"INSERT INTO traces ({', '.join(TRACE_COLUMNS)}, digest) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                    os.replace(part, blob)
+                    _fsync_dir(self.blobs)
+        except BaseException:
+            blob.unlink(missing_ok=True)  # rolled back: the row is gone, so must the blob be
+            raise
+        stored = self.trace(tid)
+        assert stored is not None
+        return stored
+
+    def trace(self, tid: str) -> dict[str, Any] | None:
+        if not valid_id(tid):
+            return None
+        cur = self.db.execute(f"SELECT {', '.join(TRACE_COLUMNS)} FROM traces WHERE id = ?",
+                              (tid,))
+        row = cur.fetchone()
+        return None if row is None else _trace_row(row)
+
+    def traces(self) -> list[dict[str, Any]]:
+        cur = self.db.execute(f"SELECT {', '.join(TRACE_COLUMNS)} FROM traces "
+                              "ORDER BY created_s")
+        return [_trace_row(r) for r in cur]
+
+    def trace_path(self, tid: str) -> Path | None:
+        return self.blobs / tid if self.trace(tid) is not None else None
+
+    # -- scenarios --
+
+    def save_scenario(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        sid = new_id()
+        with self._transaction() as db:
+            db.execute("INSERT INTO scenarios VALUES (?, ?, ?, ?)",
+                            (sid, name[:200], json.dumps(body), time.time()))
+        return {"id": sid, "name": name[:200], **body}
+
+    def scenario(self, sid: str) -> dict[str, Any] | None:
+        if not valid_id(sid):
+            return None
+        row = self.db.execute("SELECT id, name, body FROM scenarios WHERE id = ?",
+                              (sid,)).fetchone()
+        return None if row is None else {"id": row[0], "name": row[1], **json.loads(row[2])}
+
+    def scenarios(self) -> list[dict[str, Any]]:
+        cur = self.db.execute("SELECT id, name, body FROM scenarios ORDER BY created_s")
+        return [{"id": r[0], "name": r[1], **json.loads(r[2])} for r in cur]
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One writer at a time; a failure rolls back and removes a blob renamed into place."""
+        db = self.db
+        with self._write_lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+
+class Recent:
+    """The last `size` values put, by key, for any thread, and no more than `max_weight` in
+    all but the last one put. A blob never changes, so what a trace loads as can be kept: a
+    session on a trace just uploaded, or configured again, need not read its file again."""
+
+    def __init__(self, size: int, max_weight: int | None = None) -> None:
+        self.size = size
+        self.max_weight = max_weight
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._weights: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: Any, weight: int = 1) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            self._weights[key] = weight
+            while len(self._items) > self.size or (
+                    len(self._items) > 1 and self.max_weight is not None
+                    and sum(self._weights.values()) > self.max_weight):
+                del self._weights[self._items.popitem(last=False)[0]]
+
+
+def _trace_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    keys = ("trace_id", *TRACE_COLUMNS[1:])
+    out = dict(zip(keys, row, strict=True))
+    out["summary"] = json.loads(out["summary"])
+    out["options"] = json.loads(out["options"])
+    return out
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _digest(part: Path, options: dict[str, Any]) -> str:
+    h = hashlib.sha256()
+    with part.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            h.update(chunk)
+    h.update(b"\0" + json.dumps(options, sort_keys=True).encode())
+    return h.hexdigest()

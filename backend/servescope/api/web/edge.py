@@ -1,0 +1,146 @@
+"""What every HTTP request meets before a route: JSON bodies bounded in size with every number
+finite and in range (a 4xx naming the field), cross-site writes refused (by Origin, and for a
+browser's writes the page's CSRF token), and every answer, errors and crashes included, JSON with
+the security headers."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from servescope.api.web.origin import cross_site
+
+log = logging.getLogger(__name__)
+MAX_NUMBER = 1e15  # no quantity this API takes comes near it; beyond it is an attack or a typo
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
+CSRF_COOKIE, CSRF_HEADER = "servescope_csrf", "x-csrf-token"  # frontend transport/csrf.js
+CSP = ("default-src 'self'; script-src 'self'{nonce}; style-src 'self' 'unsafe-inline'; "
+       "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+       "frame-ancestors 'none'; form-action 'self'")
+
+
+class NotFinite(ValueError):
+    def __init__(self, field: str, text: str) -> None:
+        super().__init__(f"{field or 'value'}: {text} is not a finite number within "
+                         f"±{MAX_NUMBER:.0e}")
+        self.field = field
+
+
+class _Bad:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _number(parse: Callable[[str], float | int]) -> Callable[[str], Any]:
+    def check(text: str) -> Any:
+        if len(text) > 40:  # also keeps int() away from its 4,300-digit error
+            return _Bad(text[:20] + "...")
+        value = parse(text)
+        return value if math.isfinite(value) and abs(value) <= MAX_NUMBER else _Bad(text)
+    return check
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON as json.loads reads it, but NaN, Infinity and numbers beyond MAX_NUMBER raise
+    NotFinite naming the first such field ("workload.synthetic.request_rate", "configs.1.x")."""
+    value = json.loads(text, parse_constant=_Bad, parse_float=_number(float),
+                       parse_int=_number(int))
+    _find_bad(value, [])
+    return value
+
+
+def _find_bad(value: Any, path: list[str]) -> None:
+    if isinstance(value, _Bad):
+        raise NotFinite(".".join(path), value.text)
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        _find_bad(item, [*path, str(key)])
+
+
+def error(status: int, message: str, field: str | None = None, code: str = "bad_message",
+          **headers: str) -> JSONResponse:
+    detail = {"message": message, "field": field, "code": code}
+    return secure(JSONResponse({"detail": detail}, status, headers=headers or None))
+
+
+def secure(response: Response, nonce: str | None = None) -> Response:
+    response.headers.setdefault(
+        "Content-Security-Policy", CSP.format(nonce=f" 'nonce-{nonce}'" if nonce else ""))
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("Referrer-Policy", "same-origin")
+    return response
+
+
+async def _read_json(request: Request, limit: int) -> Response | None:
+    """Reads a JSON body (kept for the route) and checks it; an error response, or None."""
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return error(413, f"body larger than the limit of {limit} bytes", None, "limit",
+                         Connection="close")
+    request._body = bytes(body)  # the route reads it again (BaseHTTPMiddleware replays it)
+    try:
+        loads(request._body or b"null")
+    except NotFinite as err:
+        return error(422, str(err), err.field)
+    except ValueError:
+        pass  # not JSON at all: the route's own validation says so
+    return None
+
+
+def csrf_ok(request: Request) -> bool:
+    """A write from a browser (it sends Sec-Fetch-*) must echo the page's CSRF cookie in the
+    X-CSRF-Token header; scripts and the CLI (no Sec-Fetch-*) need none: a forged request
+    can only come from a browser."""
+    if not any(h.startswith("sec-fetch-") for h in request.headers):
+        return True
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    header = request.headers.get(CSRF_HEADER, "")
+    return bool(cookie) and secrets.compare_digest(cookie.encode(), header.encode())
+
+
+def install(app: FastAPI, allowed: Callable[[Request], bool], limit: int) -> None:
+    """`allowed(request)`: whether its Origin may write; `limit`: a JSON body's largest size."""
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next: Callable) -> Response:  # type: ignore[type-arg]
+        if request.method in WRITES:
+            if cross_site(request.headers) or not allowed(request):
+                return error(403, "cross-site request refused", "origin", "forbidden")
+            if not csrf_ok(request):
+                return error(403, "a browser's write needs the page's CSRF token (the "
+                             f"{CSRF_COOKIE} cookie echoed in X-CSRF-Token)", "csrf",
+                             "forbidden")
+            kind = request.headers.get("content-type", "")
+            if not kind.startswith(("multipart/", "application/x-www-form-urlencoded")):
+                refused = await _read_json(request, limit)
+                if refused is not None:
+                    return refused
+        response: Response = await call_next(request)
+        if response.headers.get("content-type", "").startswith("text/html") and \
+                not request.cookies.get(CSRF_COOKIE):
+            response.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(24), samesite="strict",
+                                path="/")
+        return secure(response, getattr(request.state, "csp_nonce", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        # FastAPI's own shape, without `input`: it echoes what was sent, which may not be JSON
+        errors = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")}
+                  for e in exc.errors()]
+        return secure(JSONResponse({"detail": errors}, 422))
+
+    @app.exception_handler(Exception)
+    async def crashed(request: Request, exc: Exception) -> Response:
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return error(500, "internal error", None, "internal")

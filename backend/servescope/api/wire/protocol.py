@@ -1,0 +1,300 @@
+"""Wire protocol v1 as pydantic models: every server and client message (see docs/protocol.md).
+The server sends what these models serialize to (api/wire/text.py) and validates what clients
+send against them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator, with_config
+from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
+
+VERSION = 1
+Index = int | str  # a request index into the session's request list (GET .../requests), else the id
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: str  # each message narrows it to its own name; declared here so that it goes first
+    v: Literal[1] = 1
+
+
+# --- server to client -----------------------------------------------------------------------
+
+
+class RequestInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    prompt_len: int
+    output_len: int
+    arrival_s: float | None = None
+    arrival_step: int | None = None
+
+
+class RequestPage(BaseModel):
+    """`GET /api/sessions/{id}/requests`: requests offset.. of the session's list (init's order,
+    which packed records and keyframes index), and how many there are in all."""
+
+    model_config = ConfigDict(extra="forbid")
+    total: int
+    offset: int
+    requests: list[RequestInfo]
+
+
+class MemoryBreakdown(BaseModel):
+    """How the cost model sized a priced engine's KV pool, per GPU (cost_model.memory_breakdown):
+    budget_gib = weights_gib + non_torch_gib + activation_gib + kv_cache_gib, and
+    num_gpu_blocks = floor(kv_cache_gib / block_bytes), the null block 0 included."""
+
+    model_config = ConfigDict(extra="forbid")
+    total_gib: float  # the GPU's visible memory
+    budget_gib: float  # gpu_memory_utilization x total_gib
+    weights_gib: float
+    non_torch_gib: float
+    activation_gib: float  # the profile run of max_num_batched_tokens tokens
+    kv_cache_gib: float
+    kv_bytes_per_token: int
+    block_bytes: int
+    num_gpu_blocks: int  # what the memory gives; the pool's own size is EngineInfo's
+    kv_capacity_tokens: int
+
+
+class EngineInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    label: str
+    config: dict[str, Any]
+    num_gpu_blocks: int
+    block_size: int
+    num_usable_blocks: int
+    memory_breakdown: MemoryBreakdown | None  # null: not priced (placeholder step time)
+    not_modelled: list[str] = Field(default_factory=list)  # what of the run is left out
+
+
+class TraceInfo(BaseModel):
+    """An uploaded trace the session runs: its name, and what it does and does not record."""
+
+    model_config = ConfigDict(extra="forbid")
+    trace_id: str
+    filename: str | None
+    format: str
+    kind: Literal["requests", "steps"]
+    num_rows: int
+    skipped: dict[str, int]
+    notes: list[str]
+    unknown: list[str]  # what the format does not record (the views say so)
+    source: str | None  # a servescope-steps recording's own source: simulated | recorded
+    measured: dict[str, float | int] | None  # a benchmark's measured results, summary keys
+
+
+class Init(Message):
+    type: Literal["init"] = "init"
+    session_id: str
+    role: Literal["driver", "follower"]
+    token: str | None = None  # the driver token, sent to drivers only (api/sessions/access.py)
+    source: Literal["simulated", "replayed"]
+    preset: str | None
+    config: dict[str, Any]
+    num_gpu_blocks: int
+    block_size: int
+    engines: list[EngineInfo] = Field(min_length=1, max_length=4)
+    num_requests: int = Field(ge=0)  # every engine's; the list: GET .../requests
+    num_records: int | None
+    keyframe_interval: int
+    max_fps: int
+    playing: bool
+    speed: float
+    trace: TraceInfo | None = None
+
+
+class PackedRecord(BaseModel):
+    """One StepRecord packed against the stream state; absent keys are predicted."""
+
+    model_config = ConfigDict(extra="forbid")
+    i: int  # iter
+    t: float  # time_s
+    ms: float  # step_time_ms
+    nf: int  # num_free_blocks
+    s: int | None = None  # step
+    a: list[Index] | None = None  # arrivals
+    nw: list[Index] | None = None  # new
+    rs: list[Index] | None = None  # resumed
+    pr: list[Index] | None = None  # preempted
+    f: list[Index] | None = None  # finished
+    rl: list[Index] | None = None  # released (absent: the finished ones)
+    rj: list[tuple[Index, str]] | None = None  # rejected
+    sc: list[Index] | None = None  # scheduled ids
+    sn: list[int] | None = None  # [pos, n, ...] exceptions
+    ss: list[int] | None = None  # [pos, start, ...] exceptions
+    sm: list[int] | None = None  # positions whose `sampled` flips the prediction
+    sk: list[int] | None = None  # positions whose `kind` flips the prediction
+    nb: list[Index] | None = None  # new_blocks, flat [index, count, block...]
+    fb: list[int] | None = None  # freed_blocks
+    # kv_events; an eviction (one block removed by no request) as the block id alone
+    ke: list[tuple[Literal[0, 1], list[int], Index | None] | int] | None = None
+    ct: list[Index] | None = None  # num_cached_tokens, flat [index, n, ...]
+    rn: list[Index] | None = None  # running
+    wt: list[Index] | None = None  # waiting
+    nu: int | None = None  # num_usable_blocks
+    ku: float | None = None  # kv_usage
+    tb: int | None = None  # token_budget
+    mx: int | None = None  # max_num_seqs
+    kw: dict[str, int] | None = None  # kv_waste
+    kd: list[int | None] | None = None  # kv_waste's changes by position (None: unchanged)
+
+
+class Step(Message):
+    type: Literal["step"] = "step"
+    engine: int = Field(ge=0, le=3)
+    records: list[PackedRecord] = Field(min_length=1)  # sent as Raw: the stored packed texts
+
+
+@with_config(ConfigDict(extra="forbid"))
+class Runs(TypedDict):
+    """A column as [value, count, value, count, ...] (api/wire/compact.py)."""
+
+    runs: list[Any]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class Ranges(TypedDict):
+    """Block ids as [first, count, first, count, ...]: first, first + 1, ..."""
+
+    ranges: list[int]
+
+
+class Keyframe(Message):
+    type: Literal["keyframe"] = "keyframe"
+    engine: int = Field(ge=0, le=3)
+    iter: int = Field(ge=-1)
+    step: int
+    time_s: float
+    status: list[int] | Runs
+    num_computed_tokens: list[int] | Runs
+    num_output_tokens: list[int] | Runs
+    num_cached_tokens: list[int] | Runs
+    num_preemptions: list[int] | Runs
+    tables: list[tuple[Index, list[int] | Ranges]]
+    block_owner: list[Index | None] | Runs
+    block_ref_count: list[int] | Runs
+    cached_blocks: list[int] | Ranges
+    running: list[Index]
+    waiting: list[Index]
+    record: dict[str, Any] | None
+
+
+class Status(Message):
+    type: Literal["status"] = "status"
+    playing: bool
+    speed: float
+    iters: list[int]
+    time_s: float
+    done: bool
+
+
+class Progress(Message):
+    """Each engine's background simulation: its last stored record, that record's time, whether
+    it has ended, and why it stopped early (None: it did not); and the last record a seek can
+    reach now, with the simulated time it ends at: past `computed` where a scout has run the
+    engine ahead (api/leaps/scout.py), so that a seek there leaps from a checkpoint."""
+    type: Literal["progress"] = "progress"
+    computed: list[int] = Field(min_length=1, max_length=4)
+    time_s: list[float]
+    done: list[bool]
+    errors: list[str | None]
+    reach: list[int]
+    reach_s: list[float]
+
+
+class Done(Message):
+    type: Literal["done"] = "done"
+    engine: int = Field(ge=0, le=3)
+    summary: dict[str, Any]
+    num_records: int
+    error: str | None = None  # the background simulation stopped early, and why
+
+
+ErrorCode = Literal["bad_message", "config", "workload", "read_only", "limit", "not_found", "idle",
+                    "storage", "storage_full", "too_large", "busy",
+                    "memory"]
+
+
+class Error(Message):
+    type: Literal["error"] = "error"
+    message: str
+    field: str | None = None
+    code: ErrorCode = "bad_message"
+
+
+ServerMessage = Annotated[Init | Keyframe | Step | Status | Progress | Done | Error,
+                          Field(discriminator="type")]
+SERVER = TypeAdapter(ServerMessage)
+
+# --- client to server -----------------------------------------------------------------------
+
+
+SOURCES = ("preset", "trace", "synthetic", "requests", "scenario")
+
+
+class Workload(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    preset: str | None = Field(default=None, max_length=100)
+    trace: str | None = Field(default=None, max_length=100)
+    synthetic: dict[str, Any] | None = None
+    requests: list[dict[str, Any]] | None = None
+    scenario: str | None = Field(default=None, max_length=100)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Workload:
+        given = [k for k in SOURCES if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of preset, trace, synthetic, requests, scenario")
+        return self
+
+
+class Configure(Message):
+    type: Literal["configure"]
+    config: dict[str, Any] | None = None
+    configs: list[dict[str, Any]] | None = Field(default=None, min_length=2, max_length=4)
+    workload: Workload | None = None
+
+    @model_validator(mode="after")
+    def _not_both(self) -> Configure:
+        if self.config is not None and self.configs is not None:
+            raise ValueError("give config or configs, not both")
+        return self
+
+
+class Play(Message):
+    type: Literal["play"]
+    speed: float = Field(default=1.0, ge=0.01, le=1000.0)
+
+
+class Pause(Message):
+    type: Literal["pause"]
+
+
+class StepCmd(Message):
+    type: Literal["step"]
+    n: int = Field(default=1, ge=1, le=100_000)
+
+
+class Seek(Message):
+    type: Literal["seek"]
+    step: int | None = Field(default=None, ge=0)
+    iter: int | None = Field(default=None, ge=-1)
+    time_s: float | None = Field(default=None, ge=0.0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Seek:
+        if sum(x is not None for x in (self.step, self.iter, self.time_s)) != 1:
+            raise ValueError("give exactly one of step, iter, time_s")
+        return self
+
+
+class Reset(Message):
+    type: Literal["reset"]
+
+
+ClientMessage = Annotated[Configure | Play | Pause | StepCmd | Seek | Reset,
+                          Field(discriminator="type")]
+CLIENT = TypeAdapter(ClientMessage)

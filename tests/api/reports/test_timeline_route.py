@@ -1,0 +1,164 @@
+"""GET /api/sessions/{id}/timeline checked against the exported records: the density of each
+state summed here step by step from what the run wrote (not from the store's count columns),
+rows whose time per kind adds up to the records', and bad parameters refused by name."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+# one request every 2 s: idle stretches between bursts; few blocks: preemptions
+WORKLOAD = {"synthetic": {"num_requests": 40, "seed": 5, "request_rate": 2.0}}
+CONFIG = {"num_gpu_blocks": 24, "block_size": 16}
+
+
+def session(client, workload=WORKLOAD, config=CONFIG) -> tuple[str, list[dict]]:
+    r = client.post("/api/sessions", json={"workload": workload, "config": config})
+    assert r.status_code == 201, r.text
+    sid = r.json()["session_id"]
+    client.get(f"/api/sessions/{sid}/summary")  # waits for the simulation to end
+    text = client.get(f"/api/sessions/{sid}/export?format=jsonl").text
+    return sid, [json.loads(x) for x in text.splitlines()]
+
+
+def states_by_record(records: list[dict]) -> list[dict[str, int]]:
+    """Each record's requests per state, from its lists (preempted until scheduled again)."""
+    out, preempted = [], set()
+    for r in records:
+        preempted |= set(r["preempted"])
+        preempted -= set(r["resumed"]) | {e["id"] for e in r["scheduled"]}
+        kinds = [e["kind"] for e in r["scheduled"]]
+        out.append({"prefill": kinds.count("prefill"), "decode": kinds.count("decode"),
+                    "stalled": len(r["running"]) - len(kinds),
+                    "preempted": sum(1 for x in r["waiting"] if x in preempted),
+                    "waiting": sum(1 for x in r["waiting"] if x not in preempted)})
+    return out
+
+
+def overlap(a0: float, a1: float, b0: float, b1: float) -> float:
+    return max(0.0, min(a1, b1) - max(a0, b0))
+
+
+def test_density_is_the_time_weighted_count_of_each_state_and_idle_bins_are_gaps(client):
+    sid, records = session(client)
+    counts = states_by_record(records)
+    assert any(c["preempted"] for c in counts), "the workload must preempt"
+    bins = 40
+    data = client.get(f"/api/sessions/{sid}/timeline", params={"bins": bins}).json()
+    t0, width = data["start_s"], data["bin_s"]
+    assert t0 == pytest.approx(records[0]["time_s"])
+    assert data["states"] == ["waiting", "prefill", "decode", "stalled", "preempted"]
+    gaps = 0
+    for b in range(bins):
+        lo, hi = t0 + b * width, t0 + (b + 1) * width
+        busy = 0.0
+        expected = dict.fromkeys(data["states"], 0.0)
+        for r, c in zip(records, counts, strict=True):
+            part = overlap(r["time_s"], r["time_s"] + r["step_time_ms"] / 1000, lo, hi)
+            busy += part
+            for k in expected:
+                expected[k] += c[k] * part / width
+        for k, v in expected.items():
+            got = data["columns"][k][b]
+            if busy == 0:
+                assert got is None
+            else:
+                assert got == pytest.approx(v, abs=1e-6), (b, k)
+        gaps += busy == 0
+    assert gaps > 0  # a request every 0.5 s on a fast engine leaves idle bins
+    assert data["rows"] is None or len(data["rows"]) <= 200
+
+
+def test_a_window_with_few_requests_has_rows_whose_time_per_kind_matches_the_records(client):
+    sid, records = session(client)
+    mid = records[len(records) // 2]
+    start, end = mid["time_s"], mid["time_s"] + 0.4
+    data = client.get(f"/api/sessions/{sid}/timeline",
+                      params={"start_s": start, "end_s": end, "bins": 10}).json()
+    assert data["rows"] is not None
+    got = {row["id"]: row for row in data["rows"]}
+    expected: dict[str, dict[str, float]] = {}
+    order: list[str] = []
+    preempted: set[str] = set()
+    for r in records:
+        preempted |= set(r["preempted"])
+        preempted -= set(r["resumed"]) | {e["id"] for e in r["scheduled"]}
+        part = overlap(r["time_s"], r["time_s"] + r["step_time_ms"] / 1000, start, end)
+        if part <= 0:
+            continue
+        kinds = {e["id"]: e["kind"] for e in r["scheduled"]}
+        who = [(x, kinds.get(x, "stalled")) for x in r["running"]] + [
+            (x, "preempted" if x in preempted else "waiting") for x in r["waiting"]]
+        for rid, kind in who:
+            if rid not in expected:
+                order.append(rid)
+            per = expected.setdefault(rid, {})
+            per[kind] = per.get(kind, 0.0) + part
+    assert [row["id"] for row in data["rows"]] == order and order
+    for rid, per in expected.items():
+        spans = got[rid]["spans"]
+        assert all(start <= a < b <= end for _, a, b in spans), spans
+        totals: dict[str, float] = {}
+        for kind, a, b in spans:
+            totals[kind] = totals.get(kind, 0.0) + b - a
+        assert totals == pytest.approx(per, abs=1e-9), rid
+    # its colour index is the request's place in the workload
+    assert {row["index"] for row in data["rows"]} <= set(range(40))
+
+
+def test_more_requests_than_max_rows_gives_density_only(client):
+    sid, _ = session(client)
+    data = client.get(f"/api/sessions/{sid}/timeline", params={"max_rows": 1}).json()
+    assert data["rows"] is None
+    assert any(v for v in data["columns"]["waiting"] if v)
+
+
+@pytest.mark.parametrize(("params", "field"), [
+    ({"start_s": 5, "end_s": 5}, "end_s"),
+    ({"start_s": 5, "end_s": 2}, "end_s"),
+    ({"bins": 0}, "bins"),
+    ({"bins": 4001}, "bins"),
+    ({"max_rows": -1}, "max_rows"),
+    ({"start_s": "soon"}, "start_s"),
+    ({"end_s": "nan"}, "end_s"),
+    ({"engine": 4}, "engine"),
+])
+def test_bad_parameters_are_422_naming_the_field(client, params, field):
+    sid, _ = session(client, {"synthetic": {"num_requests": 4, "seed": 1}}, {})
+    r = client.get(f"/api/sessions/{sid}/timeline", params=params)
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"]
+    named = detail["field"] if isinstance(detail, dict) else detail[0]["loc"][-1]
+    assert named == field, detail
+
+
+def test_an_unknown_session_is_404(client):
+    r = client.get("/api/sessions/nosuchsessionxxxxxxxx/timeline")
+    assert r.status_code == 404 and r.json()["detail"]["field"] == "session_id"
+
+
+def test_a_long_window_is_binned_by_the_bin_each_step_starts_in(client, monkeypatch):
+    from servescope.api.reports import timeline
+    monkeypatch.setattr(timeline, "MAX_EXACT_RECORDS", 1)  # every window is "long"
+    sid, records = session(client)
+    counts = states_by_record(records)
+    bins = 30
+    data = client.get(f"/api/sessions/{sid}/timeline", params={"bins": bins}).json()
+    t0, width = data["start_s"], data["bin_s"]
+    assert data["rows"] is None
+    sums: dict[int, dict[str, float]] = {}
+    for r, c in zip(records, counts, strict=True):
+        b = min(bins - 1, int((r["time_s"] - t0) / width))
+        dt = r["step_time_ms"] / 1000
+        per = sums.setdefault(b, dict.fromkeys([*c, "busy"], 0.0))
+        per["busy"] += dt
+        for k, v in c.items():
+            per[k] += v * dt / width
+    for b in range(bins):
+        for k in data["states"]:
+            got = data["columns"][k][b]
+            if b not in sums or sums[b]["busy"] == 0:  # no step, or only steps of no time
+                assert got is None
+            else:
+                assert got == pytest.approx(sums[b][k], abs=1e-6), (b, k)

@@ -1,0 +1,125 @@
+"""Bounds a visitor cannot lift: a KV pool (given, or derived from model, GPU and block_size)
+over max_gpu_blocks is refused naming the field and the cap before anything is allocated;
+requests per session are capped by a setting; an oversized socket message gets the `limit`
+error frame and the session lives on, up to the transport's ceiling (then close 1009)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+from support.live import Client
+from support.server import ORIGIN, Server, make_settings, receive, receive_until
+from websockets.exceptions import ConnectionClosed
+
+from servescope.api.app import create_app
+from servescope.api.wire.compact import expand_keyframe
+from servescope.cli.serve import WS_CEILING
+
+LLAMA_B200_TP8 = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "B200",
+                  "tensor_parallel_size": 8, "block_size": 1, "num_gpu_blocks": None}
+
+
+@pytest.mark.parametrize(("config", "derived"), [
+    ({"num_gpu_blocks": 1_000_000_000}, False),
+    (LLAMA_B200_TP8, True),
+])
+def test_a_pool_over_the_cap_is_refused_naming_field_and_cap(client, config, derived):
+    r = client.post("/api/sessions", json={"config": config, "workload": {"preset": "demo"}})
+    assert r.status_code == 400, r.text
+    detail = r.json()["detail"]
+    assert detail["field"] == "num_gpu_blocks"
+    assert "cap of 1,000,000 (max_gpu_blocks)" in detail["message"]
+    assert ("B200" in detail["message"]) == derived
+    with client.websocket_connect("/ws/sessions/new") as ws:
+        ws.send_text(json.dumps({"type": "configure", "v": 1, "config": config,
+                                 "workload": {"preset": "demo"}}))
+        err = receive(ws)
+        assert err["type"] == "error" and err["field"] == "num_gpu_blocks"
+        ws.send_text(json.dumps({"type": "configure", "v": 1, "workload": {"preset": "demo"}}))
+        assert receive_until(ws, "init")[-1]["type"] == "init"  # the next configure works
+
+
+def test_compare_names_the_engine_and_the_cap_is_a_setting(tmp_path):
+    app = create_app(make_settings(tmp_path, max_gpu_blocks=300))
+    with TestClient(app, headers=ORIGIN) as c:
+        r = c.post("/api/sessions", json={"configs": [{"num_gpu_blocks": 200},
+                                                      {"num_gpu_blocks": 400}],
+                                          "workload": {"preset": "demo"}})
+        assert r.status_code == 400 and r.json()["detail"]["field"] == "configs[1].num_gpu_blocks"
+        r = c.post("/api/sessions", json={"config": {"num_gpu_blocks": 300},
+                                          "workload": {"preset": "demo"}})
+        assert r.status_code == 201
+
+
+def test_an_oversized_socket_message_gets_the_limit_error(tmp_path):
+    app = create_app(make_settings(tmp_path, max_message_bytes=10_000))
+    with TestClient(app, headers=ORIGIN) as c, c.websocket_connect("/ws/sessions/new") as ws:
+        ws.send_text(json.dumps({"type": "configure", "v": 1, "workload": {
+            "requests": [{"id": f"r{i}", "prompt_len": 8, "output_len": 2}
+                         for i in range(1000)]}}))
+        err = receive(ws)
+        assert err["type"] == "error" and err["code"] == "limit"
+        ws.send_text(json.dumps({"type": "configure", "v": 1, "workload": {"preset": "demo"}}))
+        assert receive_until(ws, "init")[-1]["type"] == "init"
+
+
+def test_a_real_server_answers_a_message_over_the_limit_with_the_limit_frame(server):
+    async def scenario() -> None:
+        async with Client(f"{server.ws_url}/ws/sessions/new") as c:
+            await c.ws.send(json.dumps({"type": "configure", "v": 1,
+                                        "pad": " " * (5 * 1024 * 1024)}))  # over 4 MiB
+            err = await c.until(lambda m: m["type"] == "error")
+            assert err["code"] == "limit"
+            await c.send(type="configure", workload={"preset": "demo"})
+            await c.until(lambda m: m["type"] == "init")
+
+    asyncio.run(scenario())
+
+
+def test_over_the_limit_a_message_gets_the_limit_frame_and_over_the_ceiling_close_1009(tmp_path):
+    limit = 64 * 1024
+    server = Server(tmp_path / "data", SERVESCOPE_MAX_MESSAGE_BYTES=str(limit))
+
+    async def scenario() -> None:
+        async with Client(f"{server.ws_url}/ws/sessions/new") as c:
+            under_ceiling = " " * ((WS_CEILING - 1) * limit)  # many times the limit
+            await c.ws.send(json.dumps({"type": "configure", "v": 1, "pad": under_ceiling}))
+            err = await c.until(lambda m: m["type"] == "error")
+            assert err["code"] == "limit"
+            await c.send(type="configure", workload={"preset": "demo"})  # the session lives
+            await c.until(lambda m: m["type"] == "init")
+            await c.ws.send(" " * (WS_CEILING * limit + 1))  # past the transport's ceiling
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await c.recv()
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        server.stop()
+
+
+def test_a_big_pools_keyframe_is_sent_compactly(client):
+    blocks = 200_000
+    with client.websocket_connect("/ws/sessions/new") as ws:
+        ws.send_text(json.dumps({"type": "configure", "v": 1,
+                                 "config": {"num_gpu_blocks": blocks},
+                                 "workload": {"preset": "demo"}}))
+        receive_until(ws, "status")
+        # blocks in use; past the first keyframe, which waits for records to weigh a quarter
+        # byte per block (api/sessions/track.py, keyframe_cost)
+        ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": 180}))  # of 192
+        texts = []
+        while not texts or json.loads(texts[-1])["type"] != "status":
+            texts.append(ws.receive_text())
+    kf_text = next(t for t in texts if json.loads(t)["type"] == "keyframe")
+    kf = json.loads(kf_text)
+    plain = expand_keyframe(kf)
+    assert len(plain["block_owner"]) == blocks and sum(plain["block_ref_count"]) > 0
+    assert 0 <= kf["iter"] <= 180 and any(b for _, b in plain["tables"])
+    assert len(kf_text) * 50 < len(json.dumps(plain))
+    assert len(kf_text) < 20_000
