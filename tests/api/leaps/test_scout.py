@@ -20,6 +20,7 @@ from servescope.api.records.track_source import engine_source
 from servescope.api.reports.runs import scout_state
 from servescope.api.sessions.track import Track
 from servescope.api.wire.keyframes import load_keyframe
+from servescope.api.wire.position import Clock, Position, at_iter, at_time
 from servescope.api.wire.serialize import normalize, request_info, unpack
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
@@ -65,7 +66,7 @@ async def seek_and_let_go(t: Track, gate: threading.Event, time_s: float,
     progressed = asyncio.Event()
     t.on_progress = progressed.set
     t.start()
-    while not t.has("time_s", time_s):
+    while not t.has(at_time(time_s)):
         progressed.clear()
         await progressed.wait()
     pos = t.index_at_time(time_s)
@@ -105,17 +106,19 @@ def test_a_seek_past_the_head_is_answered_by_a_leap(tmp_path: Path) -> None:
 def test_a_leap_holds_the_records_it_has_stored_and_joins_the_head_when_it_is_reached() -> None:
     leaping = Leaping(Job(CONFIG, 0, Path(), 0, 400, 8), [])
     leaping.hear(("leap", 100, 5.0, 120, 150, 7.5, 170, False), head=20)
-    assert leaping.has_time(5.0) and leaping.has_time(7.4)
-    assert not leaping.has_time(7.5)  # the record at 7.5 s may start a stretch past 150
-    assert not leaping.has_time(4.9)  # the records before 100 are not stored
-    assert leaping.has_iter(100) and leaping.has_iter(150) and not leaping.has_iter(151)
-    assert leaping.has_step(120) and leaping.has_step(170) and not leaping.has_step(171)
+    assert leaping.has(at_time(5.0)) and leaping.has(at_time(7.4))
+    assert not leaping.has(at_time(7.5))  # the record at 7.5 s may start a stretch past 150
+    assert not leaping.has(at_time(4.9))  # the records before 100 are not stored
+    assert leaping.has(at_iter(100)) and leaping.has(at_iter(150))
+    assert not leaping.has(at_iter(151))
+    assert leaping.has(Position(Clock.STEP, 120)) and leaping.has(Position(Clock.STEP, 170))
+    assert not leaping.has(Position(Clock.STEP, 171))
     assert leaping.end_of(99, head=20) == 150  # the keyframe after 99 starts the leap
     assert leaping.end_of(98, head=20) is None and leaping.end_of(151, head=20) is None
     assert leaping.end_of(10, head=20) == 20
     assert leaping.end_of(10, head=99) == 150  # the head has reached the leap's keyframe
     leaping.hear(("leap", 100, 5.0, 120, 160, 8.0, 180, True), head=20)
-    assert leaping.has_time(9.0)  # the leap reached the run's end
+    assert leaping.has(at_time(9.0))  # the leap reached the run's end
     leaping.hear(("reach", 400, 30.0, False), head=160)
     assert leaping.range is None and leaping.reach == 400  # the head has caught up
 
@@ -133,7 +136,7 @@ def test_a_scout_that_fails_says_why_and_seeks_wait_for_the_track(tmp_path: Path
         while t.leaping.error is None:
             progressed.clear()
             await progressed.wait()
-        assert not t.has("time_s", 1e9)  # no leap: the seek waits for the held track
+        assert not t.has(at_time(1e9))  # no leap: the seek waits for the held track
         gate.set()
         while not t.done:
             progressed.clear()
@@ -141,5 +144,5 @@ def test_a_scout_that_fails_says_why_and_seeks_wait_for_the_track(tmp_path: Path
     asyncio.run(asyncio.wait_for(main(), 300))  # (a bound against a hang only)
     state = scout_state(t)
     assert state is not None and "gone" in state["error"] and state["leap"] is None
-    assert t.error is None and t.has("time_s", 1e9)  # the track itself ran to its end
+    assert t.error is None and t.has(at_time(1e9))  # the track itself ran to its end
     t.close()

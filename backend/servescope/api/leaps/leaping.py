@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from servescope.api.leaps.scout import LEAP_AHEAD, Job, Message, Scout
+from servescope.api.wire.position import Clock, Position, at_iter
 from servescope.core.request import RequestSpec
 
 
@@ -63,15 +64,15 @@ class Leaping:
         if self.range is not None and head >= self.range.last:
             self.range = None
 
-    def ask(self, kind: str, value: float) -> None:
+    def ask(self, target: Position) -> None:
         if self.scout is not None and not self.ended:
-            self.scout.ask(kind, value)
+            self.scout.ask(target)
 
     def follow(self, pos: int) -> None:
         """Keep the leap that holds `pos` (a viewer playing in it) LEAP_AHEAD records ahead."""
         r = self.range
         if r is not None and not r.done and r.first <= pos <= r.last < pos + LEAP_AHEAD // 2:
-            self.ask("iter", float(r.last))
+            self.ask(at_iter(r.last))
 
     def end_of(self, it: int, head: int) -> int | None:
         """The last record of the stored stretch that record `it` (or the keyframe after it)
@@ -84,14 +85,13 @@ class Leaping:
             return max(end, r.last) if end >= r.first - 1 else end
         return r.last if r.first - 1 <= it <= r.last else None
 
-    def has_time(self, t: float) -> bool:
-        r = self.range
-        return r is not None and r.first_start_s <= t and (r.last_start_s > t or r.done)
-
-    def has_iter(self, it: int) -> bool:
-        r = self.range
-        return r is not None and r.first <= it <= r.last
-
-    def has_step(self, step: int) -> bool:
-        r = self.range
-        return r is not None and r.first_step <= step and (r.last_step >= step or r.done)
+    def has(self, target: Position) -> bool:
+        """Whether the current leap holds the record at `target`."""
+        r, (clock, value) = self.range, target
+        if r is None:
+            return False
+        if clock is Clock.TIME:
+            return r.first_start_s <= value and (r.last_start_s > value or r.done)
+        if clock is Clock.ITER:
+            return r.first <= value <= r.last
+        return r.first_step <= value and (r.last_step >= value or r.done)

@@ -3,8 +3,8 @@ CPU), keeping a checkpoint every second of its time, so that a seek past what th
 stored is answered by a leap (api/leaps/leap.py) from the checkpoint before it, written into the
 track's store by this process, instead of waiting for the track's simulation to get there.
 
-Messages, server to scout: ("leap", kind, value): records from the one at `value` (kind "iter",
-"time_s" or "step") on, once the scout is past it, and LEAP_AHEAD more beyond it. Scout to
+Messages, server to scout: ("leap", position): records from the one at `position` (any of
+the three clocks: api/wire/position.py) on, once the scout is past it, and LEAP_AHEAD more. Scout to
 server: ("reach", iter, time_s, done) as it runs ahead; ("leap", first, first_start_s,
 first_step, last, last_start_s, last_step, done) after each batch a leap commits; ("error",
 why). The scout's checkpoints live in its own memory (MAX_CHECKPOINT_BYTES at most)."""
@@ -28,6 +28,7 @@ from servescope.api.jobs.workers import CTX, PIECE, end_process, process_rss
 from servescope.api.leaps.leap import start_leap, write_next
 from servescope.api.records.run_store import Row, RunStore
 from servescope.api.records.writer import Writer
+from servescope.api.wire.position import Clock, Position
 from servescope.api.wire.serialize import request_info
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
@@ -71,7 +72,7 @@ class Scouting:
         self.checkpoints = [take(self.engine)]
         self.iters, self.times, self.steps = array("q"), array("d"), array("q")
         self.since, self.reported = time.process_time(), 0.0
-        self.wanted: tuple[str, float] | None = None  # a leap asked for, not started yet
+        self.wanted: Position | None = None  # a leap asked for, not started yet
         self.leap: tuple[Engine, Writer] | None = None
         self.first, self.goal = -1, -1
         self.first_row: tuple[float, int] | None = None
@@ -80,7 +81,7 @@ class Scouting:
     def run(self) -> None:
         while True:
             self._receive(block=self.engine.done and self.leap_idle and self.wanted is None)
-            if self.wanted is not None and self._resolve(*self.wanted):
+            if self.wanted is not None and self._resolve(self.wanted):
                 self.wanted = None
             if not self.leap_idle:
                 assert self.leap is not None
@@ -99,7 +100,7 @@ class Scouting:
             block = False
             msg = self.conn.recv()
             if msg[0] == "leap":
-                self.wanted = (msg[1], float(msg[2]))
+                self.wanted = msg[1]
 
     def _advance(self) -> None:
         """A few advances (SCOUT_BATCH) between looks at the pipe and the clocks."""
@@ -123,10 +124,10 @@ class Scouting:
             self.checkpoints = self.checkpoints[:1] + self.checkpoints[2:-1:2] + \
                 self.checkpoints[-1:]
 
-    def _resolve(self, kind: str, value: float) -> bool:
-        """Start or extend a leap to the record at `value`; False while the scout is short
+    def _resolve(self, target: Position) -> bool:
+        """Start or extend a leap to the record at `target`; False while the scout is short
         of it."""
-        first = self._first_of(kind, value)
+        first = self._first_of(target)
         if first is None:
             return False
         if self.leap is not None and self.first <= first <= self.leap[0].iter:
@@ -144,12 +145,13 @@ class Scouting:
         self.leap = (engine, writer)
         return True
 
-    def _first_of(self, kind: str, value: float) -> int | None:
+    def _first_of(self, target: Position) -> int | None:
         """The record a leap to `value` starts at (the advance before the one that starts
         past it: its last record may be the one asked for); None when the scout is short."""
-        if kind == "iter":
+        clock, value = target
+        if clock is Clock.ITER:
             return int(value) if value < self.engine.iter else None
-        column = self.times if kind == "time_s" else self.steps
+        column = self.times if clock is Clock.TIME else self.steps
         if not self.engine.done and (not column or column[-1] <= value):
             return None
         k = bisect.bisect_right(column, value) - 1
@@ -206,7 +208,7 @@ class Scout:
         with contextlib.suppress(OSError):  # (it has gone: its pipe says so)
             for k in range(0, len(specs), PIECE):
                 self._to.send(specs[k:k + PIECE])
-        self._asked: tuple[str, float] | None = None
+        self._asked: Position | None = None
         self._thread = threading.Thread(target=self._listen, args=(on_message,), daemon=True,
                                         name="scout-listener")
         self._thread.start()
@@ -220,13 +222,13 @@ class Scout:
                 return
             on_message(msg)
 
-    def ask(self, kind: str, value: float) -> None:
-        """A leap to the record at `value` (of kind "iter", "time_s" or "step")."""
-        if self._asked == (kind, value):
+    def ask(self, target: Position) -> None:
+        """A leap to the record at `target`."""
+        if self._asked == target:
             return
-        self._asked = (kind, value)
+        self._asked = target
         with contextlib.suppress(OSError):
-            self._to.send(("leap", kind, value))
+            self._to.send(("leap", target))
 
     def rss(self) -> int:
         return process_rss(self.proc)

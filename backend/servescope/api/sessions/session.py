@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from servescope.api.sessions.build import Built, build
 from servescope.api.settings import Settings
 from servescope.api.wire import protocol as P
+from servescope.api.wire.position import at_iter, at_time
 from servescope.api.wire.serialize import dumps
 from servescope.api.wire.text import dump
 
@@ -182,7 +183,7 @@ class Session:
         self._stop()
         lead = self.tracks[0]
         target = self.position[0] + n
-        await self.compute(lambda: lead.has("iter", target))
+        await self.compute(lambda: lead.has(at_iter(target)))
         self.position[0] = target if lead.end_of(target) is not None else lead.head
         await self._follow_lead()
         self._changed()
@@ -190,18 +191,9 @@ class Session:
     async def seek(self, msg: P.Seek) -> None:
         self._stop()
         lead = self.tracks[0]
-        if msg.time_s is not None:
-            t = msg.time_s
-            await self.compute(lambda: lead.has("time_s", t))
-            self.position[0] = lead.index_at_time(t)
-        elif msg.iter is not None:
-            it = msg.iter
-            await self.compute(lambda: lead.has("iter", it))
-            self.position[0] = it if lead.end_of(it) is not None else lead.head
-        else:
-            s = msg.step or 0
-            await self.compute(lambda: lead.has("step", s))
-            self.position[0] = lead.index_at_step(s)
+        target = msg.position()
+        await self.compute(lambda: lead.has(target))
+        self.position[0] = lead.index_at(target)
         await self._follow_lead()
         self._changed(seek=True)
 
@@ -217,7 +209,7 @@ class Session:
         pos = self.position[0]
         t = self.sim_time = lead.start_at(pos) if pos >= 0 else float("-inf")
         others = self.tracks[1:]
-        await self.compute(lambda: all(x.has("time_s", t) for x in others), others)
+        await self.compute(lambda: all(x.has(at_time(t)) for x in others), others)
         for k, x in enumerate(others, start=1):
             self.position[k] = x.index_at_time(t)
 

@@ -18,6 +18,7 @@ from servescope.api.records.track_source import Source
 from servescope.api.records.writer import Writer
 from servescope.api.wire import protocol as P
 from servescope.api.wire.keyframes import keyframe, keyframe_cost
+from servescope.api.wire.position import Clock, Position
 from servescope.api.wire.stream_state import StreamState
 from servescope.api.wire.text import Template, dump
 from servescope.core.decode_run import DecodeRun
@@ -239,19 +240,27 @@ class Track:
             return self.head, self.last_start_s
         return scout.reach, scout.reach_s
 
-    def has(self, kind: str, value: float) -> bool:
-        """Whether the record at `value` (kind "iter", "time_s" or "step") is stored, asking
-        the scout for a leap to it when it is not (and the track has one)."""
+    def has(self, target: Position) -> bool:
+        """Whether the record at `target` is stored, asking the scout for a leap to it when it
+        is not (and the track has one)."""
+        clock, value = target
         leaping = self.leaping
-        if self.done or (self.last_start_s > value if kind == "time_s" else
-                         self.head >= value if kind == "iter" else self.last_step >= value):
+        if self.done or (self.last_start_s > value if clock is Clock.TIME else
+                         self.head >= value if clock is Clock.ITER else self.last_step >= value):
             return True
         if leaping is None:
             return False
-        leaping.ask(kind, value)
-        return (leaping.has_time(value) if kind == "time_s" else
-                leaping.has_iter(int(value)) if kind == "iter" else
-                leaping.has_step(int(value)))
+        leaping.ask(target)
+        return leaping.has(target)
+
+    def index_at(self, target: Position) -> int:
+        """The stored record a seek to `target` shows."""
+        clock, value = target
+        if clock is Clock.TIME:
+            return self.index_at_time(value)
+        if clock is Clock.STEP:
+            return self.index_at_step(int(value))
+        return int(value) if self.end_of(int(value)) is not None else self.head
 
     def done_message(self) -> str:
         return dump(P.Done(engine=self.number, summary=self.summary or {},

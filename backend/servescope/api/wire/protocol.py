@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator, with_config
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
+from servescope.api.wire.position import Clock, Position
+
 VERSION = 1
 Index = int | str  # a request index into the session's request list (GET .../requests), else the id
 
@@ -289,6 +291,14 @@ class Seek(Message):
         if sum(x is not None for x in (self.step, self.iter, self.time_s)) != 1:
             raise ValueError("give exactly one of step, iter, time_s")
         return self
+
+    def position(self) -> Position:
+        """The record the seek names, on the clock it names it by."""
+        if self.time_s is not None:
+            return Position(Clock.TIME, self.time_s)
+        if self.iter is not None:
+            return Position(Clock.ITER, self.iter)
+        return Position(Clock.STEP, self.step or 0)
 
 
 class Reset(Message):
