@@ -13,7 +13,7 @@ from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CollectorRegistry
 
-from servescope.api.jobs.sweeps import SweepJobs
+from servescope.api.jobs.sweeps import Sweeps
 from servescope.api.reports.metrics import HttpMetrics, SessionsCollector
 from servescope.api.routes import (
     diagnosis,
@@ -43,7 +43,7 @@ def create_app(settings: Settings | None = None,
         store = Store(settings.data_dir)
         registry = Registry(settings, store, clock)
         app.state.store, app.state.registry = store, registry
-        app.state.sweeps = SweepJobs(settings.sweep_ray_address, settings.sweep_num_cpus)
+        app.state.sweeps = Sweeps(settings.sweep_ray_address, settings.sweep_num_cpus)
         app.state.sessions_metrics = SessionsCollector(registry)
         reaper = asyncio.create_task(registry.reap_loop())
         try:

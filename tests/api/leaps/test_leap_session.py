@@ -87,7 +87,7 @@ async def held_session(tmp_path: Any, holding: list[int],
     settings = make_settings(tmp_path, leap_min_requests=100, catch_up_records=10**6)
     registry = Registry(settings, Store(settings.data_dir))
     session = await registry.create_configured(P.Configure(
-        type="configure", configs=configs, workload=P.Workload(synthetic={
+        type="configure", configs=configs, workload=P.WorkloadSpec(synthetic={
             "num_requests": 3000, "seed": 3, "request_rate": 40})))
     tracks = session.tracks
     await until(lambda: len(holding) == len(tracks) and all(t.leaping.reach_done

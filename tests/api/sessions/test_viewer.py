@@ -18,7 +18,7 @@ async def configured(tmp_path, **overrides):
     settings = make_settings(tmp_path, **overrides)
     registry = Registry(settings, Store(settings.data_dir))
     session = await registry.create_configured(P.Configure(
-        type="configure", workload=P.Workload(synthetic={"num_requests": 400, "seed": 1,
+        type="configure", workload=P.WorkloadSpec(synthetic={"num_requests": 400, "seed": 1,
                                                          "request_rate": 100})))
     return session
 

@@ -31,7 +31,7 @@ def _from_file(tmp_path: Path) -> list:
 
 
 def test_socket_requests_read_as_the_file_is(tmp_path: Path) -> None:
-    workload, _ = asyncio.run(resolve(P.Workload(requests=ROWS), [{}], store=None))  # type: ignore[arg-type]
+    workload, _ = asyncio.run(resolve(P.WorkloadSpec(requests=ROWS), [{}], store=None))  # type: ignore[arg-type]
     assert workload.specs == _from_file(tmp_path)
     assert workload.specs[0].prefix == (("sys", 32),)
     assert workload.specs[1].priority == 2
@@ -40,7 +40,7 @@ def test_socket_requests_read_as_the_file_is(tmp_path: Path) -> None:
 def test_a_bad_socket_row_is_named() -> None:
     rows = [ROWS[0], {"id": "c", "arrival_step": 0, "output_len": 2}]
     with pytest.raises(BuildError) as err:
-        asyncio.run(resolve(P.Workload(requests=rows), [{}], store=None))  # type: ignore[arg-type]
+        asyncio.run(resolve(P.WorkloadSpec(requests=rows), [{}], store=None))  # type: ignore[arg-type]
     assert "prompt_len" in str(err.value) and "line 2" in str(err.value)
 
 

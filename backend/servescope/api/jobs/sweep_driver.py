@@ -80,7 +80,7 @@ def _receive(conn: Connection, runs: queue.Queue[tuple[Any, ...] | None],
 
 
 class Driver:
-    """The server's side: one sweep at a time, from one thread (SweepJobs' worker)."""
+    """The server's side: one sweep at a time, from one thread (Sweeps' worker)."""
 
     def __init__(self, ray_address: str | None, num_cpus: int | None) -> None:
         self.ray_address, self.num_cpus = ray_address, num_cpus

@@ -1,4 +1,4 @@
-"""The server's sweep jobs: sweeps run one at a time, through sweep.plan, in the process that
+"""The server's sweeps: they run one at a time, through sweep.plan, in the process that
 drives Ray for the server (api/jobs/sweep_driver.py), followed from one worker thread (off the
 event loop); progress and results stay in memory until the server stops."""
 
@@ -17,12 +17,12 @@ from servescope.core.request import RequestSpec
 from servescope.sweep import plan as sweep_plan
 from servescope.sweep.point import explicit
 
-MAX_JOBS = 16  # finished jobs kept; the oldest is forgotten first
+MAX_KEPT = 16  # finished sweeps kept; the oldest is forgotten first
 
 
 
 @dataclass
-class SweepJob:
+class Sweep:
     sweep_id: str
     plan: sweep_plan.Plan
     workload: dict[str, Any]
@@ -33,7 +33,7 @@ class SweepJob:
     cancel: threading.Event = field(default_factory=threading.Event)
 
     def view(self) -> dict[str, Any]:
-        """The job as GET /api/sweeps/{id} reports it (the result's points, once done)."""
+        """The sweep as GET /api/sweeps/{id} reports it (the result's points, once done)."""
         out = {"sweep_id": self.sweep_id, "status": self.status, "workload": self.workload,
                "base_config": explicit(self.plan.base), "total": len(self.plan.points),
                "done": len(self.reports), "error": self.error, "grid": self.plan.grid,
@@ -43,44 +43,44 @@ class SweepJob:
         return {**out, "points": sorted(self.reports, key=lambda r: r["index"])}
 
 
-class SweepJobs:
+class Sweeps:
     def __init__(self, ray_address: str | None = None, num_cpus: int | None = None) -> None:
-        self.jobs: dict[str, SweepJob] = {}
+        self.sweeps: dict[str, Sweep] = {}
         self.driver = Driver(ray_address or None, num_cpus or None)  # Ray stays up between
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep")
         self.lock = threading.Lock()
 
     def start(self, plan: sweep_plan.Plan, specs: list[RequestSpec],
-              workload: dict[str, Any], max_parallel: int | None) -> SweepJob:
+              workload: dict[str, Any], max_parallel: int | None) -> Sweep:
         with self.lock:
-            if any(j.status == "running" for j in self.jobs.values()):
+            if any(j.status == "running" for j in self.sweeps.values()):
                 raise SweepBusy("a sweep is already running on this server; cancel it "
                                 "(DELETE /api/sweeps/{id}) or wait for it")
-            job = SweepJob(secrets.token_hex(8), plan, workload)
-            self.jobs[job.sweep_id] = job
-            while len(self.jobs) > MAX_JOBS:
-                self.jobs.pop(next(iter(self.jobs)))
-        self.worker.submit(self._run, job, specs, max_parallel)
-        return job
+            sweep = Sweep(secrets.token_hex(8), plan, workload)
+            self.sweeps[sweep.sweep_id] = sweep
+            while len(self.sweeps) > MAX_KEPT:
+                self.sweeps.pop(next(iter(self.sweeps)))
+        self.worker.submit(self._run, sweep, specs, max_parallel)
+        return sweep
 
-    def _run(self, job: SweepJob, specs: list[RequestSpec], max_parallel: int | None) -> None:
+    def _run(self, sweep: Sweep, specs: list[RequestSpec], max_parallel: int | None) -> None:
         try:
-            status, payload = self.driver.run(job.sweep_id, job.plan, specs, max_parallel,
-                                              job.cancel, job.reports.append)
-            job.result = payload if status == "done" else None
-            job.error = payload if status == "failed" else None
-            job.status = status
+            status, payload = self.driver.run(sweep.sweep_id, sweep.plan, specs, max_parallel,
+                                              sweep.cancel, sweep.reports.append)
+            sweep.result = payload if status == "done" else None
+            sweep.error = payload if status == "failed" else None
+            sweep.status = status
         except DriverDied as err:
-            job.error, job.status = str(err), "cancelled" if job.cancel.is_set() else "failed"
-        except Exception as err:  # noqa: BLE001 - the job reports what ended it
-            job.error, job.status = f"{type(err).__name__}: {err}", "failed"
+            sweep.error, sweep.status = str(err), "cancelled" if sweep.cancel.is_set() else "failed"
+        except Exception as err:  # noqa: BLE001 - the sweep reports what ended it
+            sweep.error, sweep.status = f"{type(err).__name__}: {err}", "failed"
 
-    def get(self, sweep_id: str) -> SweepJob | None:
-        return self.jobs.get(sweep_id)
+    def get(self, sweep_id: str) -> Sweep | None:
+        return self.sweeps.get(sweep_id)
 
     def close(self) -> None:
-        for job in self.jobs.values():
-            job.cancel.set()
+        for sweep in self.sweeps.values():
+            sweep.cancel.set()
         self.worker.submit(self.driver.close)
         self.worker.shutdown(wait=True)
 

@@ -24,7 +24,7 @@ class NewSession(BaseModel):
     model_config = ConfigDict(extra="forbid")
     config: dict[str, Any] | None = None
     configs: list[dict[str, Any]] | None = Field(default=None, min_length=2, max_length=4)
-    workload: P.Workload | None = None
+    workload: P.WorkloadSpec | None = None
 
     @model_validator(mode="after")
     def _not_both(self) -> NewSession:

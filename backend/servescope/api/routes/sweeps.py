@@ -1,4 +1,4 @@
-"""Sweeps from the page: start one over a preset or an uploaded trace (a background job),
+"""Sweeps from the page: start one over a preset or an uploaded trace (in the background),
 read its progress and results, cancel it."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from starlette.requests import HTTPConnection
 
 from servescope.api.deps import StoreDep
 from servescope.api.errors import SweepBusy
-from servescope.api.jobs.sweeps import SweepJobs, base_config
+from servescope.api.jobs.sweeps import Sweeps, base_config
 from servescope.api.routes._lookup import found
 from servescope.api.uploads.trace_workload import stored_trace
 from servescope.core.config import ConfigError
@@ -42,12 +42,12 @@ class SweepRequest(BaseModel):
     max_parallel: int | None = Field(None, ge=1, le=1024)
 
 
-def get_sweeps(conn: HTTPConnection) -> SweepJobs:
-    jobs: SweepJobs = conn.app.state.sweeps
-    return jobs
+def get_sweeps(conn: HTTPConnection) -> Sweeps:
+    sweeps: Sweeps = conn.app.state.sweeps
+    return sweeps
 
 
-SweepsDep = Annotated[SweepJobs, Depends(get_sweeps)]
+SweepsDep = Annotated[Sweeps, Depends(get_sweeps)]
 
 
 @router.post("/sweeps", status_code=202,
@@ -55,7 +55,7 @@ SweepsDep = Annotated[SweepJobs, Depends(get_sweeps)]
                                              "message and field"},
                         409: {"description": "a sweep is already running"}})
 def start_sweep(body: SweepRequest, store: StoreDep, sweeps: SweepsDep) -> dict[str, Any]:
-    """Check everything, then run the sweep as a background job; poll GET for progress."""
+    """Check everything, then run the sweep in the background; poll GET for progress."""
     workload = _workload(body.workload, store)
     try:
         base = base_config(workload.base_config, body.config)
@@ -65,11 +65,11 @@ def start_sweep(body: SweepRequest, store: StoreDep, sweeps: SweepsDep) -> dict[
     except (ConfigError, GridError, SloError, PriceError) as err:
         raise HTTPException(400, {"message": str(err), "field": err.field}) from err
     try:
-        job = sweeps.start(plan, workload.specs, body.workload.model_dump(exclude_none=True),
-                           body.max_parallel)
+        sweep = sweeps.start(plan, workload.specs, body.workload.model_dump(exclude_none=True),
+                             body.max_parallel)
     except SweepBusy as err:
         raise HTTPException(409, {"message": str(err), "field": "sweep"}) from err
-    return job.view()
+    return sweep.view()
 
 
 @router.get("/sweeps/{sweep_id}")
@@ -81,9 +81,9 @@ def get_sweep(sweep_id: str, sweeps: SweepsDep) -> dict[str, Any]:
 
 @router.delete("/sweeps/{sweep_id}")
 def cancel_sweep(sweep_id: str, sweeps: SweepsDep) -> dict[str, Any]:
-    job = found(sweeps.get(sweep_id), _not_found())
-    job.cancel.set()
-    return {"sweep_id": sweep_id, "cancelling": job.status == "running"}
+    sweep = found(sweeps.get(sweep_id), _not_found())
+    sweep.cancel.set()
+    return {"sweep_id": sweep_id, "cancelling": sweep.status == "running"}
 
 
 def _not_found() -> dict[str, str]:

@@ -35,7 +35,7 @@ from servescope.traces.errors import TraceDependencyError, TraceFormatError
 
 @dataclass
 class Built:
-    workload: P.Workload
+    workload: P.WorkloadSpec
     source: str
     preset: str | None
     engines: list[dict[str, Any]]
@@ -45,7 +45,7 @@ class Built:
     trace: dict[str, Any] | None = None  # an uploaded trace's name and provenance (init.trace)
 
 
-async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: Settings,
+async def build(configs: list[dict[str, Any]], workload: P.WorkloadSpec, settings: Settings,
                 store: Store, prefix: Path) -> Built:
     """The session's tracks, their stores at `prefix`-<k>.sqlite3, simulating in the background."""
     resolved, configs = await resolve(workload, configs, store)
@@ -64,7 +64,7 @@ async def build(configs: list[dict[str, Any]], workload: P.Workload, settings: S
     return built
 
 
-def _assemble(configs: list[dict[str, Any]], workload: P.Workload, resolved: Workload,
+def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved: Workload,
               settings: Settings, prefix: Path) -> Built:
     info = request_info(resolved.specs)
     engines: list[dict[str, Any]] = []
@@ -104,7 +104,7 @@ def _check_replay_configs(base: dict[str, Any], configs: list[dict[str, Any]]) -
                          f"cannot change {', '.join(changed) or 'it'}", "config")
 
 
-async def resolve(workload: P.Workload, configs: list[dict[str, Any]],
+async def resolve(workload: P.WorkloadSpec, configs: list[dict[str, Any]],
                   store: Store) -> tuple[Workload, list[dict[str, Any]]]:
     try:
         if workload.preset is not None:
@@ -119,7 +119,7 @@ async def resolve(workload: P.Workload, configs: list[dict[str, Any]],
         scenario = store.scenario(workload.scenario or "")
         if scenario is None:
             raise BuildError(f"no saved scenario {workload.scenario!r}", "scenario", "workload")
-        inner = P.Workload.model_validate(scenario["workload"])
+        inner = P.WorkloadSpec.model_validate(scenario["workload"])
         if inner.scenario is not None:
             raise BuildError("a scenario cannot name another scenario", "scenario", "workload")
         chosen = (scenario.get("configs") or [{}]) if configs == [{}] else configs

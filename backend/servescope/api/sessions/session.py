@@ -132,7 +132,7 @@ class Session:
         """Rebuild the tracks; False when config and workload equal the current ones."""
         configs = msg.configs or [msg.config or {}]
         workload = msg.workload or (self.built.workload if self.built else
-                                    P.Workload(preset=self.settings.demo_preset))
+                                    P.WorkloadSpec(preset=self.settings.demo_preset))
         key = dumps([configs, workload.model_dump(exclude_none=True)])
         if self.built is not None and key == self.built.key:
             return False

@@ -237,7 +237,11 @@ SERVER = TypeAdapter(ServerMessage)
 SOURCES = ("preset", "trace", "synthetic", "requests", "scenario")
 
 
-class Workload(BaseModel):
+class WorkloadSpec(BaseModel):
+    """What a configure asks to run, one source of: a preset, an uploaded trace, a synthetic
+    generator, inline requests or a saved scenario; api/sessions/build.py resolves it into a
+    scenarios Workload (a config and its request specs)."""
+
     model_config = ConfigDict(extra="forbid")
     preset: str | None = Field(default=None, max_length=100)
     trace: str | None = Field(default=None, max_length=100)
@@ -246,7 +250,7 @@ class Workload(BaseModel):
     scenario: str | None = Field(default=None, max_length=100)
 
     @model_validator(mode="after")
-    def _one_source(self) -> Workload:
+    def _one_source(self) -> WorkloadSpec:
         given = [k for k in SOURCES if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError("give exactly one of preset, trace, synthetic, requests, scenario")
@@ -257,7 +261,7 @@ class Configure(Message):
     type: Literal["configure"]
     config: dict[str, Any] | None = None
     configs: list[dict[str, Any]] | None = Field(default=None, min_length=2, max_length=4)
-    workload: Workload | None = None
+    workload: WorkloadSpec | None = None
 
     @model_validator(mode="after")
     def _not_both(self) -> Configure:
