@@ -6,7 +6,13 @@ and less the engine's own advance() to the end, measured here too), the ratio ol
 the two stores hold the same rows and keyframes (they must).
 With --rows N the trace is an Azure-format file of N rows generated from it (bench/trace_scale.py)
 and --new-only skips the per-record path (hours at a million rows).
-Usage: python bench/track_store.py [--trace FILE] [--limit N] [--rows N] [--new-only]"""
+Usage: python bench/track_store.py [--trace FILE] [--limit N] [--rows N] [--new-only]
+
+Keyframe spacing (api/wire/keyframes.py keyframe_cost), as measured here: when the spacing was
+set a keyframe cost about 0.15 us a request (34 ms at 200,000 requests; 5.3 ms once a finished
+request's counts travelled as marks) and 0.15 us a block; keyframes then took 4.4 of 30.3 s of
+the conversation trace's CPU, later 1.6 of 19.7 s (938 keyframes), and 5.5 of 212.5 s (1,043)
+for 200,000 of its requests repeated (--rows 200000)."""
 
 from __future__ import annotations
 

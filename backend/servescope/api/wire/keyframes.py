@@ -27,15 +27,10 @@ from servescope.core.request_table import request_table
 FINAL = -1  # a count that is the request's final one (see final_marked)
 
 
-# A keyframe cost about 0.15 us a request when this spacing was set (the per-request columns
-# are brought up to date from the requests touched since the last one, but each is written out:
-# 34 ms at 200,000 requests; 5.3 ms since a finished request's counts travel as marks) and
-# 0.15 us a block, about what packing a tenth of a byte of records one by one costs, or a byte
-# of a decode run's records packed in bulk (api/records/run_pack.py). A track waits for 4 bytes of
-# packed records a request and a quarter byte a block (and for the keyframe's own size) before the
-# next, so that keyframes stay a small share of its CPU: 1.6 of 19.7 s (938 keyframes) for the
-# Azure conversation trace, 5.5 of 212.5 s (1,043) for 200,000 of its requests repeated
-# (bench/track_store.py [--rows 200000]; 4.4 of 30.3 s at the conversation trace when set).
+# A track waits for 4 bytes of packed records a request and a quarter byte a block (and for the
+# keyframe's own size) before the next keyframe: a keyframe costs about 0.15 us a request and
+# 0.15 us a block, about what packing a tenth of a byte of records costs, so keyframes stay a
+# small share of a track's CPU (bench/track_store.py measures it; its docstring has the figures).
 def keyframe_cost(num_requests: int, num_gpu_blocks: int) -> int:
     return 4 * num_requests + num_gpu_blocks // 4
 
