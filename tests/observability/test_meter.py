@@ -12,9 +12,9 @@ import pytest
 from servescope.api.wire.serialize import normalize, request_info
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
-from servescope.observability import runs as meter_runs
+from servescope.observability import columns as meter_columns
+from servescope.observability.columns import PerRecord
 from servescope.observability.meter import COUNTERS, HistogramCursor, Meter
-from servescope.observability.runs import PerRecord
 from servescope.observability.spill import Spill
 from servescope.scenarios.diagnosis_check import prepare
 from servescope.scenarios.presets import load_preset
@@ -76,11 +76,11 @@ def test_inter_token_latencies_match_the_cores(run):
 
 @pytest.mark.parametrize("histogram", ["time_to_first_token", "inter_token_latency",
                                        "iteration_tokens"])
-@pytest.mark.parametrize("array_runs", [3, meter_runs.ARRAY_RUNS])
-def test_a_cursor_moved_back_and_forth_counts_as_a_fresh_one(run, histogram, array_runs,
+@pytest.mark.parametrize("array_repeats", [3, meter_columns.ARRAY_REPEATS])
+def test_a_cursor_moved_back_and_forth_counts_as_a_fresh_one(run, histogram, array_repeats,
                                                              monkeypatch):
-    """(Folding 3 runs at a time, or the server's few thousand.)"""
-    monkeypatch.setattr(meter_runs, "ARRAY_RUNS", array_runs)
+    """(Folding 3 repeats at a time, or the server's few thousand.)"""
+    monkeypatch.setattr(meter_columns, "ARRAY_REPEATS", array_repeats)
     _, meter, _ = run
     buckets = [0.01, 0.02, 0.1, 1.0, 10.0]
     moved = HistogramCursor(meter, histogram, buckets)

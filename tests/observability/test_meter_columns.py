@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from servescope.observability.runs import Changes, PerRecord, Runs
+from servescope.observability.columns import Changes, PerRecord, Repeats
 
 VALUES = st.sampled_from([0.0, -0.0, 0.5, 0.5000000000000001, 2.0, math.inf])
 
 
 @given(st.lists(st.tuples(st.integers(0, 3), VALUES)))
 def test_runs_expand_to_what_was_added(steps):
-    runs = Runs()
+    runs = Repeats()
     expected: list[tuple[int, float]] = []
     it = 0
     for gap, value in steps:
@@ -34,7 +34,7 @@ def test_runs_expand_to_what_was_added(steps):
 
 
 def test_equal_values_of_one_record_are_one_run_and_of_two_are_two():
-    runs = Runs()
+    runs = Repeats()
     for it, value in [(0, 1.5), (0, 1.5), (0, 1.5), (1, 1.5), (1, 2.0), (1, 1.5)]:
         runs.add(it, value)
     assert list(runs.iters) == [0, 1, 1, 1]
@@ -82,10 +82,10 @@ def test_a_second_count_in_one_record_or_a_fraction_is_refused():
 
 @given(st.lists(st.tuples(st.integers(0, 2), st.lists(VALUES, max_size=6), st.integers(0, 3))))
 def test_steps_added_in_bulk_keep_what_adding_them_one_by_one_keeps(batches):
-    """Runs.add_steps and PerRecord.add_steps (a decode run's steps, api/records/run_pack.py) give
-    the columns add() gives, byte for byte, also where a batch starts in the record last added
+    """Repeats.add_steps and PerRecord.add_steps (a decode run's steps, api/records/run_pack.py)
+    give the columns add() gives, byte for byte, also where a batch starts in the record last added
     to."""
-    bulk, one, kept_bulk, kept_one = Runs(), Runs(), PerRecord(), PerRecord()
+    bulk, one, kept_bulk, kept_one = Repeats(), Repeats(), PerRecord(), PerRecord()
     after = 0  # the record after the last batch's
     for gap, values, count in batches:
         it = max(after - 1 if gap == 0 else after + gap - 1, 0)  # 0: in the last one's record
@@ -102,5 +102,5 @@ def test_steps_added_in_bulk_keep_what_adding_them_one_by_one_keeps(batches):
         assert len(mine) == len(theirs)
 
 
-def vars_of(kept: Runs | PerRecord) -> list:
+def vars_of(kept: Repeats | PerRecord) -> list:
     return [kept.values] if isinstance(kept, PerRecord) else [kept.iters, kept.values, kept.ends]

@@ -1,7 +1,7 @@
 """Folds one engine's step records (to_dict() form) into what vLLM's stat loggers record:
 per-record gauges and cumulative counters, and histogram observations stamped with the
 record that made them, so that any playback position can be read back. Kept as columns
-(observability/runs.py): at a million requests the run has tens of millions of records and
+(observability/columns.py): at a million requests the run has tens of millions of records and
 hundreds of millions of inter-token latencies. A server's meter spills them to a file
 (observability/spill.py): its memory stays bounded however long the run."""
 
@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from servescope.observability.runs import Changes, PerRecord, Runs
+from servescope.observability.columns import Changes, PerRecord, Repeats
 from servescope.observability.spill import Column, Spill
 
 # One row per record: the gauges after the step, then the counters up to and including it.
@@ -66,8 +66,8 @@ class Meter:
         self.changes = {name: Changes(spill) for name in COUNTERS if name != DENSE}
         self.start_s = Column("d", spill)  # time_s of each record
         self.last_end_s = 0.0  # time_s + step_time of the last record (the run's end)
-        self.histograms: dict[str, Runs | PerRecord] = {
-            h: PerRecord(spill) if h == "iteration_tokens" else Runs(spill) for h in HISTOGRAMS}
+        self.histograms: dict[str, Repeats | PerRecord] = {
+            h: PerRecord(spill) if h == "iteration_tokens" else Repeats(spill) for h in HISTOGRAMS}
         self._live: dict[str, _Request] = {}
         self._totals = [0.0] * len(COUNTERS)
 
@@ -131,7 +131,7 @@ class Meter:
         for req in live:
             itl.add(it, end_s[0] - req.last_token_s)
             req.last_token_s, req.num_output = end_s[-1], req.num_output + num_steps
-        assert isinstance(itl, Runs) and isinstance(tokens, PerRecord)
+        assert isinstance(itl, Repeats) and isinstance(tokens, PerRecord)
         itl.add_steps(it + 1, [b - a for a, b in pairwise(end_s)], n)
         tokens.add_steps(it, n, num_steps)
         self._finish_many(finished, it + num_steps - 1, end_s[-1])

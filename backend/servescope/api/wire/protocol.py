@@ -151,8 +151,9 @@ class Step(Message):
 
 
 @with_config(ConfigDict(extra="forbid"))
-class Runs(TypedDict):
-    """A column as [value, count, value, count, ...] (api/wire/compact.py)."""
+class Repeats(TypedDict):
+    """A column as repeats, [value, count, value, count, ...] (api/wire/compact.py); protocol
+    v1 names the key `runs`."""
 
     runs: list[Any]
 
@@ -170,14 +171,14 @@ class Keyframe(Message):
     iter: int = Field(ge=-1)
     step: int
     time_s: float
-    status: list[int] | Runs
-    num_computed_tokens: list[int] | Runs
-    num_output_tokens: list[int] | Runs
-    num_cached_tokens: list[int] | Runs
-    num_preemptions: list[int] | Runs
+    status: list[int] | Repeats
+    num_computed_tokens: list[int] | Repeats
+    num_output_tokens: list[int] | Repeats
+    num_cached_tokens: list[int] | Repeats
+    num_preemptions: list[int] | Repeats
     tables: list[tuple[Index, list[int] | Ranges]]
-    block_owner: list[Index | None] | Runs
-    block_ref_count: list[int] | Runs
+    block_owner: list[Index | None] | Repeats
+    block_ref_count: list[int] | Repeats
     cached_blocks: list[int] | Ranges
     running: list[Index]
     waiting: list[Index]

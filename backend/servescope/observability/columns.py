@@ -1,5 +1,5 @@
 """Append-only columns the meter keeps per run, compact at trace scale: a histogram's
-observations as runs of equal values (or, for a count made once a step, 4 bytes a record), and
+observations as repeats of equal values (or, for a count made once a step, 4 bytes a record), and
 a counter as the records where it changed. Given a `Spill`, each keeps only its newest values
 in memory (observability/spill.py)."""
 
@@ -12,7 +12,7 @@ import numpy as np
 
 from servescope.observability.spill import Column, Spill
 
-ARRAY_RUNS = 4096  # runs (or records) a cursor folds at a time: a few MB of observations
+ARRAY_REPEATS = 4096  # repeats (or records) a cursor folds at a time: a few MB of observations
 
 
 def _same(a: float, b: float) -> bool:
@@ -20,11 +20,12 @@ def _same(a: float, b: float) -> bool:
     return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
-class Runs:
-    """One histogram's observations in the order they were made. Consecutive equal values made
-    in one record are one run (in a decode step every request that sampled in the step before
-    has the same inter-token latency): 24 bytes a run, where a pair of columns costs 16 bytes
-    an observation. Runs before the record being folded never change."""
+class Repeats:
+    """One histogram's observations in the order they were made, as repeats: consecutive equal
+    values made in one record are one value and its count (in a decode step every request that
+    sampled in the step before has the same inter-token latency): 24 bytes a repeat, where a
+    pair of columns costs 16 bytes an observation. Repeats before the record being folded never
+    change."""
 
     __slots__ = ("_last", "_n", "ends", "iters", "values")
 
@@ -74,9 +75,9 @@ class Runs:
 
     def between_arrays(self, lo: int, hi: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(values, numbers of observations) of runs lo..hi - 1, in order, as arrays of
-        ARRAY_RUNS runs at a time."""
-        for a in range(lo, hi, ARRAY_RUNS):
-            b = min(a + ARRAY_RUNS, hi)
+        ARRAY_REPEATS repeats at a time."""
+        for a in range(lo, hi, ARRAY_REPEATS):
+            b = min(a + ARRAY_REPEATS, hi)
             ends = np.frombuffer(self.ends[max(a - 1, 0):b], np.int64)
             counts = np.diff(ends, prepend=0) if a == 0 else np.diff(ends)
             yield np.frombuffer(self.values[a:b], np.float64), counts
@@ -127,8 +128,8 @@ class PerRecord:
         return max(0, min(pos + 1, len(self.values)))
 
     def between_arrays(self, lo: int, hi: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        for a in range(lo, hi, ARRAY_RUNS):
-            values = np.frombuffer(self.values[a:min(a + ARRAY_RUNS, hi)], np.uint32)
+        for a in range(lo, hi, ARRAY_REPEATS):
+            values = np.frombuffer(self.values[a:min(a + ARRAY_REPEATS, hi)], np.uint32)
             values = values[values != self.NONE].astype(np.float64)
             yield values, np.ones(len(values), np.int64)
 
