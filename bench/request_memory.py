@@ -100,7 +100,7 @@ def simulate(track: Track, engine: Engine, records: int, top: int = 12) -> None:
         track.meter.observe(rec)
         pack(track.state, rec)
     after = traced()
-    seen = engine._num_arrived
+    seen = engine.num_arrived
     done = len(engine.done_requests)
     print(f"  simulated {k + 1:,} records in {time.perf_counter() - t:.0f} s: {seen:,} arrived, "
           f"{done:,} finished; {(after - before) / max(seen, 1):.0f} B per arrived request "

@@ -14,12 +14,11 @@ from hypothesis import strategies as st
 from support.factories import checked_fast_forward, serialized
 
 from servescope.core.block_pool import BlockPool
-from servescope.core.config import EngineConfig
+from servescope.core.config import POLICIES, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.invariants import check_invariants
 from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.request import RequestSpec
-from servescope.core.scheduler import policy_classes
 
 
 def step_path(config: EngineConfig, specs: list[RequestSpec], defer: bool | None = None,
@@ -44,7 +43,7 @@ rows_st = st.lists(st.tuples(st.integers(1, 70), st.integers(1, 90), st.integers
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rows=rows_st, policy=st.sampled_from(tuple(policy_classes())),
+@given(rows=rows_st, policy=st.sampled_from(POLICIES),
        block_size=st.sampled_from([1, 4, 16]), num_gpu_blocks=st.integers(12, 90),
        priority=st.booleans(), budget=st.integers(16, 128), overlap=st.booleans())
 def test_deferred_own_hashes_give_the_records_of_eager_ones(

@@ -11,15 +11,12 @@ from hypothesis import strategies as st
 from support.factories import checked_fast_forward, serialized
 
 from servescope.core import cost_model
-from servescope.core.config import EngineConfig
+from servescope.core.config import POLICIES, EngineConfig
 from servescope.core.decode_run import DecodeRun, periodic
 from servescope.core.engine import Engine
 from servescope.core.invariants import check_invariants
 from servescope.core.request import RequestSpec
-from servescope.core.scheduler import policy_classes
 from servescope.core.step_time import decode_steps_ms
-
-POLICIES = tuple(policy_classes())
 
 rows_st = st.lists(st.tuples(st.integers(1, 90), st.integers(1, 80), st.integers(0, 60),
                              st.sampled_from([(), (("sys", 32),), (("sys", 20),)]),

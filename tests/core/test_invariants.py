@@ -8,11 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.factories import run_checked
 
-from servescope.core.config import EngineConfig
+from servescope.core.config import POLICIES, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.invariants import InvariantError, check_invariants
 from servescope.core.request import RequestSpec
-from servescope.core.scheduler import policy_names
 
 request_st = st.tuples(st.integers(1, 120), st.integers(1, 40), st.integers(0, 30),
                        st.sampled_from([(), (("sys", 24),), (("sys", 40),), (("doc", 9),)]))
@@ -28,7 +27,7 @@ config_st = st.fixed_dictionaries({
     "scheduling_policy": st.sampled_from(["fcfs", "priority"]),
     "scheduler_reserve_full_isl": st.booleans(),
     "watermark": st.sampled_from([0.0, 0.0, 0.05]),
-    "policy": st.sampled_from(["vllm-v1", *policy_names()]),
+    "policy": st.sampled_from(["vllm-v1", *POLICIES]),
     "allocator": st.sampled_from(["paged", "paged", "max", "pow2", "oracle"]),
     "static_batch_size": st.integers(1, 5),
     "max_model_len": st.sampled_from([None, 256]),

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from support.factories import make_config, run_checked
 
+from servescope.core.config import POLICIES
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
+from servescope.core.scheduler import naive, static, vllm_v0, vllm_v1
+from servescope.core.scheduler.base import Scheduler
+from servescope.core.scheduler.make import SCHEDULERS
 
 
 def _specs(*rows: tuple[int, int, int]) -> list[RequestSpec]:
@@ -107,3 +111,13 @@ def test_paged_waste_is_only_the_partial_last_block() -> None:
     waste = engine.step().kv_waste
     assert waste == {"token_states": 10, "reserved": 0, "internal_fragmentation": 2,
                      "external_fragmentation": 0}
+
+
+def test_every_policy_name_has_its_scheduler_and_no_other() -> None:
+    """config.POLICIES (what EngineConfig accepts) and make.SCHEDULERS (what builds them) are
+    written separately, so that config imports nothing from the schedulers: kept equal here."""
+    assert list(SCHEDULERS) == list(POLICIES)
+    assert all(cls.policy_name == name for name, cls in SCHEDULERS.items())
+    schedulers = {cls for m in (naive, static, vllm_v0, vllm_v1) for cls in vars(m).values()
+                  if isinstance(cls, type) and issubclass(cls, Scheduler) and cls.policy_name}
+    assert schedulers == set(SCHEDULERS.values())

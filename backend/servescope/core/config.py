@@ -8,8 +8,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from servescope.core.scheduler import policy_names
-
 ALLOCATORS = ("paged", "max", "pow2", "oracle")
 # vLLM's --dtype, --kv-cache-dtype and --quantization values the cost model prices.
 DTYPE_ALIASES = {"auto": "auto", "bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16",
@@ -18,6 +16,9 @@ KV_DTYPE_ALIASES = {"auto": "auto", "bfloat16": "bfloat16", "float16": "float16"
                     "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
 QUANTIZATIONS = ("fp8", "nvfp4")
 SCHEDULING_POLICIES = ("fcfs", "priority")
+# the batching policies, in the order lists show them; core/scheduler/make.py maps each to its
+# scheduler class (tests/core/test_policies.py keeps the two equal)
+POLICIES = ("vllm-v1", "vllm-v0", "static", "naive")
 
 
 def _field(default: Any, help: str, **rules: Any) -> Any:
@@ -59,7 +60,7 @@ class EngineConfig:
     async_scheduling: bool = _field(
         False, "--async-scheduling: vLLM's AsyncScheduler plans step N + 1 while step N runs, so "
         "a request's blocks are held one schedule longer; vllm serve turns it on by default")
-    policy: str = _field("vllm-v1", "the batching policy", choices=policy_names)
+    policy: str = _field("vllm-v1", "the batching policy", choices=POLICIES)
     allocator: str = _field("paged", "paged KV blocks, or a contiguous reservation",
                             choices=ALLOCATORS)
     static_batch_size: int = _field(8, "static batching: requests a batch", min=1)

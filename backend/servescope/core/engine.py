@@ -1,24 +1,27 @@
 """The engine loop: decide (schedule), price (step time), apply (update, clock); one record a step.
 
-Two clocks run together. The step clock counts loop steps and is what `arrival_step` refers to;
-the time clock advances by each step's priced time and is what `arrival_s` refers to. When
-nothing is runnable the clock the workload uses jumps to the next arrival. Under
-`async_scheduling` the loop is core/batch_queue.py's (schedule N + 1, then update N). advance()
-takes a quiet stretch of decode steps as one DecodeRun (fast-forward), records the steps' own.
+The clocks (core/clock.py) and the requests yet to arrive (core/arrivals.py) are nouns of their
+own. When nothing is runnable the clock the workload uses jumps to the next arrival. Under
+`async_scheduling` the loop is `step_with_batch_queue` (schedule N + 1, then update N) beside
+the synchronous `step`, as in vLLM's EngineCore; both apply and record a step the same way
+(core/batch_queue.py). advance() takes a quiet stretch of decode steps as one DecodeRun
+(fast-forward), records the steps' own.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from servescope.core import arrivals as admission
 from servescope.core import cost_model, fast_forward, metrics
-from servescope.core.batch_queue import BatchQueue
+from servescope.core.arrivals import Arrivals
+from servescope.core.batch_queue import BatchQueue, Flight, record
+from servescope.core.clock import Clock
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.decode_run import DecodeRun
-from servescope.core.kv_cache_manager import KVCacheManager, cdiv
+from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.records import StepRecord
 from servescope.core.request import FinishedRequest, Request, RequestSpec, RequestStatus
@@ -45,25 +48,28 @@ class Engine:
             step_time = cost_model.make_step_time(config) if priced else placeholder_step_time_ms
         self.step_time = step_time
         self.priced = priced  # False: step times come from the placeholder, not the cost model
-        self.step_clock = all(s.arrival_step is not None for s in requests)
-        self._pending = deque(sorted(requests, key=self._arrival_key))
-        self.step_no = 0
-        self.time_s = 0.0
-        self.iter = 0
+        step_clock = all(s.arrival_step is not None for s in requests)
+        self.clock = Clock(step_clock)
+        self.arrivals = Arrivals(requests, step_clock)
         self.done_requests: list[FinishedRequest] = []
         self.rejected: list[tuple[str, str]] = []
-        self._num_arrived = 0
+        self.num_arrived = 0
         self.waste_totals: dict[str, int] = {}
-        # end of each engine iteration, for token times (8 bytes a step, not a float object)
-        self.step_end_s = array("d")
-        self.batch_queue = BatchQueue(self) if config.async_scheduling else None
+        self.batch_queue = BatchQueue() if config.async_scheduling else None
         # quiet decode stretches as one DecodeRun (advance(), run()); async scheduling (its
         # batch queue overlaps steps) and every policy but vLLM V1's go one step at a time
         self.fast_forward = (fast_forward and self.batch_queue is None
                              and type(self.scheduler) is VllmV1Scheduler)
 
-    def _arrival_key(self, spec: RequestSpec) -> float:
-        return float(spec.arrival_step or 0) if self.step_clock else (spec.arrival_s or 0.0)
+    # the clocks, as the engine's readers know them
+    step_clock = property(lambda self: self.clock.step_clock)
+    step_no = property(lambda self: self.clock.step_no)
+    time_s = property(lambda self: self.clock.time_s)
+    iter = property(lambda self: self.clock.iter)
+
+    @property
+    def step_end_s(self) -> array[float]:
+        return self.clock.step_end_s
 
     @property
     def kv(self) -> KVCacheManager:
@@ -71,7 +77,7 @@ class Engine:
 
     @property
     def done(self) -> bool:
-        return not self._pending and not self.scheduler.has_unfinished
+        return not self.arrivals and not self.scheduler.has_unfinished
 
     def run(self) -> Iterator[StepRecord]:
         """Every step's record, decode runs expanded: the same stream as step() gives."""
@@ -124,30 +130,82 @@ class Engine:
     def step(self) -> StepRecord | None:
         assert not isinstance(self.kv, CountingKVCacheManager), "records=False: no block ids"
         if self.batch_queue is not None:
-            return self.batch_queue.step()
+            return self.step_with_batch_queue(self.batch_queue)
         planned = self._schedule()
         if planned is None:
             return None
         output, arrivals, rejected = planned
-        running = tuple(self.scheduler.running.ids)
-        waiting = self.scheduler.waiting.ids
-        step_time_ms = self._price(output)
-        finished = self._apply(output, step_time_ms)
-        record = self._record(output, tuple(arrivals), tuple(rejected), finished, running,
-                              waiting, step_time_ms)
-        self._tick(step_time_ms)
-        return record
+        flight = self._launch(output, self.clock.time_s, tuple(arrivals), tuple(rejected))
+        return self._update(flight)
+
+    def step_with_batch_queue(self, queue: BatchQueue) -> StepRecord | None:
+        """Schedule the next step, then update the one in flight: its record (None at the
+        end). See core/batch_queue.py for the order of events."""
+        clock, scheduler = self.clock, self.scheduler
+        while True:
+            if self.done and queue.in_flight is None:
+                if not (queue.arrivals or queue.rejected):
+                    return None
+                # the last arrivals joined at an empty plan and were all refused: say so
+                return self._update(self._launch(SchedulerOutput(), clock.time_s,
+                                                 *queue.take_joined()))
+            if not scheduler.has_unfinished and queue.in_flight is None:
+                self.jump_to_next_arrival()
+            self.add_arrivals(queue.arrivals, queue.rejected)
+            scheduler.more_arrivals = bool(self.arrivals)
+            start_s = queue.in_flight.end_s if queue.in_flight else clock.time_s
+            scheduler.now_s = start_s
+            output = scheduler.schedule()
+            ran = bool(output.entries or output.preempted)
+            flight = self._launch(output, start_s, *queue.take_joined()) if ran else None
+            previous, queue.in_flight = queue.in_flight, flight
+            if previous is not None:
+                clock.step_no += not ran  # the empty plan used a loop step
+                return self._update(previous)
+            if ran:
+                continue  # the queue fills before any update (schedule 0, schedule 1)
+            if self.arrivals:
+                self.jump_to_next_arrival(force=True)
+                continue
+            self.reject_stuck(queue.rejected)
+            return self._update(self._launch(output, start_s, *queue.take_joined()))
+
+    def _launch(self, output: SchedulerOutput, start_s: float, arrivals: tuple[str, ...],
+                rejected: tuple[tuple[str, str], ...]) -> Flight:
+        """The step `output` plans, priced, starting at `start_s`; under async scheduling it
+        keeps the events its schedule raised (the sync step drains them with its update's)."""
+        scheduler = self.scheduler
+        events, freed = ([], []) if self.batch_queue is None else self.kv.pool.drain()
+        flight = Flight(output, self.clock.step_no, start_s, self.price(output), arrivals,
+                        rejected, tuple(scheduler.running.ids), scheduler.waiting.ids, events,
+                        freed)
+        if self.batch_queue is not None:
+            self.clock.step_no += 1
+        return flight
+
+    def _update(self, flight: Flight) -> StepRecord:
+        """Apply a step's output and record it; the sync loop's clock ticks after."""
+        finished = self._apply(flight.output, flight.end_s)
+        waste = self.kv.waste(self.scheduler.running)
+        self.add_waste(waste)
+        rec = record(flight, self.clock.iter, finished, self.scheduler, self.config, waste)
+        if self.batch_queue is None:
+            self.clock.tick(flight.step_time_ms)
+        else:
+            self.clock.time_s = max(self.clock.time_s, flight.end_s)
+            self.clock.iter += 1
+        return rec
 
     def _step_unrecorded(self) -> bool:
         """step() without its record (run_to_end); False at the end."""
         planned = self._schedule()
         if planned is None:
             return False
-        step_time_ms = self._price(planned[0], recorded=False)
-        self._apply(planned[0], step_time_ms)
+        step_time_ms = self.price(planned[0], recorded=False)
+        self._apply(planned[0], self.clock.time_s + step_time_ms / 1000.0)
         self.kv.pool.drain()
-        self._add_waste(self.kv.waste(self.scheduler.running))
-        self._tick(step_time_ms)
+        self.add_waste(self.kv.waste(self.scheduler.running))
+        self.clock.tick(step_time_ms)
         return True
 
     def _schedule(self) -> tuple[SchedulerOutput, list[str], list[tuple[str, str]]] | None:
@@ -158,68 +216,56 @@ class Engine:
         rejected: list[tuple[str, str]] = []
         while True:
             if not self.scheduler.has_unfinished:
-                self._jump_to_next_arrival()
-            self._add_arrivals(arrivals, rejected)
-            self.scheduler.more_arrivals = bool(self._pending)
-            self.scheduler.now_s = self.time_s
+                self.jump_to_next_arrival()
+            self.add_arrivals(arrivals, rejected)
+            self.scheduler.more_arrivals = bool(self.arrivals)
+            self.scheduler.now_s = self.clock.time_s
             output = self.scheduler.schedule()
             if output.entries or output.preempted or not self.scheduler.has_unfinished:
                 return output, arrivals, rejected
-            if not self._pending:
-                self._reject_stuck(rejected)
+            if not self.arrivals:
+                self.reject_stuck(rejected)
                 return output, arrivals, rejected
-            self._jump_to_next_arrival(force=True)
+            self.jump_to_next_arrival(force=True)
 
-    def _tick(self, step_time_ms: float) -> None:
-        self.step_no += 1
-        self.iter += 1
-        self.time_s += step_time_ms / 1000.0
-
-    def _add_waste(self, waste: dict[str, int]) -> None:
+    def add_waste(self, waste: dict[str, int]) -> None:
         totals = self.waste_totals
         for key, value in waste.items():
             totals[key] = totals.get(key, 0) + value
 
     def summary(self) -> dict[str, Any]:
-        return metrics.summarize(self.done_requests, self.time_s, self.rejected,
+        return metrics.summarize(self.done_requests, self.clock.time_s, self.rejected,
                                  self.waste_totals, self.config.frontend_overhead_ms or 0.0)
 
     def request_metrics(self) -> list[dict[str, Any]]:
         frontend = self.config.frontend_overhead_ms or 0.0
         return [metrics.request_metrics(r, frontend) for r in self.done_requests]
 
-    def _jump_to_next_arrival(self, force: bool = False) -> None:
+    def jump_to_next_arrival(self, force: bool = False) -> None:
         """Move the workload's clock to the next arrival (when forced, at least one step on, or
         on the time clock to the policy's own wake-up if that comes first)."""
-        spec = self._pending[0]
-        if force and self.step_clock:
-            self.step_no = max(self.step_no + 1, spec.arrival_step or 0)
-            return
-        if self.step_clock:
-            self.step_no = max(self.step_no, spec.arrival_step or 0)
-            return
-        target = spec.arrival_s or 0.0
-        wake = self.scheduler.wake_s() if force else None
-        if wake is not None and self.time_s < wake < target:
-            target = wake
-        self.time_s = max(self.time_s, target)
+        spec = self.arrivals.next()
+        assert spec is not None
+        wake = self.scheduler.wake_s() if force and not self.clock.step_clock else None
+        self.clock.jump_to(spec.arrival_step or 0, spec.arrival_s or 0.0, force, wake)
 
-    def _add_arrivals(self, arrivals: list[str], rejected: list[tuple[str, str]]) -> None:
-        now = self.step_no if self.step_clock else self.time_s
-        while self._pending and self._arrival_key(self._pending[0]) <= now:
-            spec = self._pending.popleft()
+    def add_arrivals(self, arrivals: list[str], rejected: list[tuple[str, str]]) -> None:
+        """Admit the requests due now to the scheduler, or refuse them (both listed)."""
+        clock = self.clock
+        for spec in self.arrivals.take_due(clock.now()):
             arrivals.append(spec.id)
-            reason = self._rejection(spec)
+            reason = admission.rejection(spec, self.config, self.kv,
+                                         spec.id in self.scheduler.requests)
             if reason:
                 rejected.append((spec.id, reason))
                 self.rejected.append((spec.id, reason))
                 continue
-            arrival_time = self.time_s if self.step_clock else (spec.arrival_s or 0.0)
-            self.scheduler.add_request(Request(spec, self._num_arrived, arrival_time,
-                                               self.step_end_s))
-            self._num_arrived += 1
+            arrival_time = clock.time_s if clock.step_clock else (spec.arrival_s or 0.0)
+            self.scheduler.add_request(Request(spec, self.num_arrived, arrival_time,
+                                               clock.step_end_s))
+            self.num_arrived += 1
 
-    def _reject_stuck(self, rejected: list[tuple[str, str]]) -> None:
+    def reject_stuck(self, rejected: list[tuple[str, str]]) -> None:
         """Waiting requests that no future step can admit: refuse them instead of looping."""
         for request in list(self.scheduler.waiting):
             reason = "can never be scheduled under this policy and cache size"
@@ -229,31 +275,11 @@ class Engine:
             rejected.append((request.id, reason))
             self.rejected.append((request.id, reason))
 
-    def _rejection(self, spec: RequestSpec) -> str | None:
-        if spec.prompt_len < 1 or spec.output_len < 1:
-            return "prompt_len and output_len must be at least 1"
-        unfit = self.unfit(spec)
-        if unfit is not None and unfit[0] == "max_model_len":
-            return unfit[1]
-        if spec.id in self.scheduler.requests:
-            return "duplicate request id"
-        return None if unfit is None else unfit[1]
-
     def unfit(self, spec: RequestSpec) -> tuple[str, str] | None:
         """Why this config can never run `spec`: ("max_model_len" | "kv", why), else None."""
-        total = spec.prompt_len + spec.output_len
-        if self.config.max_model_len is not None and total > self.config.max_model_len:
-            limit = self.config.max_model_len
-            return "max_model_len", (f"prompt + output = {total} tokens exceeds max_model_len "
-                                     f"{limit}")
-        reservation = self.kv.reservation_tokens(spec.prompt_len, spec.output_len)
-        blocks = cdiv(reservation, self.config.block_size)
-        usable = self.kv.pool.num_usable_blocks
-        if blocks > usable:
-            return "kv", f"needs {blocks} KV blocks but the cache has only {usable}"
-        return None
+        return admission.unfit(spec, self.config, self.kv)
 
-    def _price(self, output: SchedulerOutput, recorded: bool = True) -> float:
+    def price(self, output: SchedulerOutput, recorded: bool = True) -> float:
         """The step's time from its scheduled columns (which a record reuses), or unrecorded
         from the two it is priced from."""
         if not output.entries:
@@ -263,32 +289,11 @@ class Engine:
         columns = output.columns()
         return float(self.step_time(columns.n, columns.start))
 
-    def _apply(self, output: SchedulerOutput, step_time_ms: float) -> tuple[str, ...]:
-        end_s = self.time_s + step_time_ms / 1000.0
-        self.step_end_s.append(end_s)
-        finished = self.scheduler.update_from_output(output, self.iter)
+    def _apply(self, output: SchedulerOutput, end_s: float) -> tuple[str, ...]:
+        """The step's update (its tokens), ending at `end_s`: the requests it finished."""
+        self.clock.step_end_s.append(end_s)
+        finished = self.scheduler.update_from_output(output, self.clock.iter)
         for request in finished:
             request.finish_time = end_s
         self.done_requests.extend(map(FinishedRequest, finished))
         return tuple(r.id for r in finished)
-
-    def _record(self, output: SchedulerOutput, arrivals: tuple[str, ...],
-                rejected: tuple[tuple[str, str], ...], finished: tuple[str, ...],
-                running: tuple[str, ...], waiting: tuple[str, ...],
-                step_time_ms: float) -> StepRecord:
-        events, freed = self.kv.pool.drain()
-        waste = self.kv.waste(self.scheduler.running)
-        self._add_waste(waste)
-        return StepRecord(
-            step=self.step_no, iter=self.iter, time_s=self.time_s, step_time_ms=step_time_ms,
-            arrivals=arrivals, columns=output.columns(), new=tuple(output.new),
-            resumed=tuple(output.resumed), preempted=tuple(output.preempted), finished=finished,
-            released=tuple(self.scheduler.released),
-            rejected=rejected, new_blocks=output.new_blocks, freed_blocks=tuple(freed),
-            block_events=tuple(events), num_cached_tokens=output.num_cached_tokens,
-            running=running, waiting=waiting, num_free_blocks=self.kv.num_free_blocks,
-            num_usable_blocks=self.kv.pool.num_usable_blocks,
-            token_budget=self.scheduler.step_token_budget(output),
-            max_num_seqs=self.config.max_num_seqs,
-            kv_waste=waste,
-        )

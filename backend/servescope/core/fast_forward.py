@@ -4,43 +4,59 @@ as a bare count of steps when nobody reads the records (Engine.run_to_end)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
+from servescope.core.arrivals import Arrivals
+from servescope.core.clock import Clock
+from servescope.core.config import EngineConfig
 from servescope.core.decode_run import DecodeRun
-from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
 from servescope.core.request import FinishedRequest
-from servescope.core.step_time import decode_steps_ms
-
-if TYPE_CHECKING:
-    from servescope.core.engine import Engine
+from servescope.core.scheduler.base import Scheduler
+from servescope.core.step_time import StepTimeFn, decode_steps_ms
 
 MIN_RUN_STEPS = 2  # a one-step run costs more than the step
 Plan = tuple[np.ndarray, np.ndarray, np.ndarray]  # start, step times (ms), clock (num_steps + 1)
 
 
+class Engine(Protocol):
+    """What fast-forward reads and advances of the engine (core/engine.py's Engine)."""
+
+    config: EngineConfig
+    scheduler: Scheduler
+    clock: Clock
+    arrivals: Arrivals
+    step_time: StepTimeFn
+    done_requests: list[FinishedRequest]
+
+    @property
+    def kv(self) -> KVCacheManager: ...
+
+    def add_waste(self, waste: dict[str, int]) -> None: ...
+
+
 def plan_run(engine: Engine) -> Plan | None:
     """The quiet steps from here: cut before the next arrival, ending at the first finish or
     where the free blocks run out (the scheduler bounds those); None when under two steps."""
-    pending = engine._pending[0] if engine._pending else None
-    now = engine.step_no if engine.step_clock else engine.time_s
-    if pending is not None and engine._arrival_key(pending) <= now:
+    clock, pending = engine.clock, engine.arrivals.next()
+    if engine.arrivals.is_due(clock.now()):
         return None
     num_steps = engine.scheduler.quiet_decode_steps()
-    if pending is not None and engine.step_clock:
-        num_steps = min(num_steps, (pending.arrival_step or 0) - engine.step_no)
+    if pending is not None and clock.step_clock:
+        num_steps = min(num_steps, (pending.arrival_step or 0) - clock.step_no)
     if num_steps < MIN_RUN_STEPS:
         return None
     running = engine.scheduler.running
     start = running.num_computed[:len(running)].copy()
     step_ms = decode_steps_ms(engine.step_time, start, num_steps)
-    clock = np.add.accumulate(np.concatenate(([engine.time_s], step_ms / 1000.0)))
-    if pending is not None and not engine.step_clock:  # it arrives at the first step it is due
-        num_steps = 1 + int(clock[1:num_steps].searchsorted(pending.arrival_s or 0.0))
+    ends = np.add.accumulate(np.concatenate(([clock.time_s], step_ms / 1000.0)))
+    if pending is not None and not clock.step_clock:  # it arrives at the first step it is due
+        num_steps = 1 + int(ends[1:num_steps].searchsorted(pending.arrival_s or 0.0))
         if num_steps < MIN_RUN_STEPS:
             return None
-    return start, step_ms[:num_steps], clock[:num_steps + 1]
+    return start, step_ms[:num_steps], ends[:num_steps + 1]
 
 
 def apply_run(engine: Engine, plan: Plan, record: bool = True) -> DecodeRun | int:
@@ -50,9 +66,9 @@ def apply_run(engine: Engine, plan: Plan, record: bool = True) -> DecodeRun | in
     assert isinstance(kv, PagedKVCacheManager)
     num_rows, ids = len(start), tuple(scheduler.running.ids) if record else ()
     num_free, num_table = kv.num_free_blocks, kv.num_table_blocks
-    blocks, finished = scheduler.advance_decodes(num_steps, engine.iter, record)
+    blocks, finished = scheduler.advance_decodes(num_steps, engine.clock.iter, record)
     end_s = float(clock[-1])
-    engine.step_end_s.frombytes(clock[1:].tobytes())
+    engine.clock.step_end_s.frombytes(clock[1:].tobytes())
     for request in finished:
         request.finish_time = end_s
     engine.done_requests.extend(map(FinishedRequest, finished))
@@ -60,34 +76,27 @@ def apply_run(engine: Engine, plan: Plan, record: bool = True) -> DecodeRun | in
     assert not events, "a decode run raises its events in its records"
     last = kv.waste(scheduler.running)  # the last step's, after finishing
     if not record:
-        _add_waste(engine, kv, num_free, num_table, start, num_steps, last)
-        _tick(engine, num_steps, end_s)
+        engine.add_waste(_waste_sums(kv, num_free, num_table, start, num_steps, last))
+        engine.clock.tick_many(num_steps, end_s)
         return num_steps
     taken = np.cumsum(np.bincount(blocks.steps, minlength=num_steps))
     free = num_free - taken
     free[-1] = kv.num_free_blocks
     computed = int(start.sum()) + num_rows * np.arange(1, num_steps + 1)
     waste = kv.waste_of(num_table + taken, computed, free)
-    totals = engine.waste_totals
     for key, value in last.items():
         waste[key][-1] = value
-        totals[key] = totals.get(key, 0) + int(waste[key].sum())
+    engine.add_waste({key: int(waste[key].sum()) for key in last})
     config = engine.config
-    run = DecodeRun(engine.step_no, engine.iter, clock, step_ms, ids, start, blocks, free, waste,
-                    tuple(r.id for r in finished), tuple(freed), kv.pool.num_usable_blocks,
-                    config.max_num_batched_tokens, config.max_num_seqs)
-    _tick(engine, num_steps, end_s)
+    run = DecodeRun(engine.clock.step_no, engine.clock.iter, clock, step_ms, ids, start, blocks,
+                    free, waste, tuple(r.id for r in finished), tuple(freed),
+                    kv.pool.num_usable_blocks, config.max_num_batched_tokens, config.max_num_seqs)
+    engine.clock.tick_many(num_steps, end_s)
     return run
 
 
-def _tick(engine: Engine, num_steps: int, end_s: float) -> None:
-    engine.step_no += num_steps
-    engine.iter += num_steps
-    engine.time_s = end_s
-
-
-def _add_waste(engine: Engine, kv: PagedKVCacheManager, num_free: int, num_table: int,
-               start: np.ndarray, num_steps: int, last: dict[str, int]) -> None:
+def _waste_sums(kv: PagedKVCacheManager, num_free: int, num_table: int, start: np.ndarray,
+                num_steps: int, last: dict[str, int]) -> dict[str, int]:
     """waste_of summed over the run's steps but the last (whose own value is `last`), in
     closed form: step j has taken the blocks of steps 0..j and computed start + j + 1. A row
     at p takes a block at steps s0 + m * block_size (s0 = -p mod block_size); one taken at
@@ -104,6 +113,4 @@ def _add_waste(engine: Engine, kv: PagedKVCacheManager, num_free: int, num_table
     used = head * (kv.pool.num_usable_blocks - num_free) + taken
     sums = {"token_states": used * bs - internal, "reserved": 0,
             "internal_fragmentation": internal, "external_fragmentation": 0}
-    totals = engine.waste_totals
-    for key, value in last.items():
-        totals[key] = totals.get(key, 0) + sums[key] + value
+    return {key: sums[key] + value for key, value in last.items()}

@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.tracks import run_to_end
 
-from servescope.api.checkpoint import advance_to, arrivals, resume, take
 from servescope.api.leaps.leap import leaps, start_leap, write_next
 from servescope.api.records.run_store import Row, RunStore
 from servescope.api.records.track_source import engine_source
 from servescope.api.sessions.track import Track
 from servescope.api.wire.serialize import request_info
+from servescope.core.checkpoint import advance_to, arrivals, resume, take
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec

@@ -21,11 +21,10 @@ from servescope.api.wire.keyframes import keyframe
 from servescope.api.wire.serialize import dumps, normalize, pack, request_info
 from servescope.api.wire.stream_state import StreamState
 from servescope.api.wire.text import dump
-from servescope.core.config import EngineConfig
+from servescope.core.config import POLICIES, EngineConfig
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from servescope.core.scheduler import policy_classes
 from servescope.observability.meter import HISTOGRAMS
 
 
@@ -108,7 +107,6 @@ def both_paths(config: EngineConfig, specs: list[RequestSpec], interval: int = 4
         return new, runs, [kf for kf, _ in keyframes]
 
 
-POLICIES = tuple(policy_classes())
 rows_st = st.lists(st.tuples(st.integers(1, 90), st.integers(1, 120), st.integers(0, 60),
                              st.sampled_from([(), (("sys", 32),), (("sys", 20),)]),
                              st.integers(0, 2)),

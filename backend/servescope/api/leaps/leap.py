@@ -1,4 +1,4 @@
-"""A leap: a track's records simulated from an engine checkpoint (api/checkpoint.py) instead
+"""A leap: a track's records simulated from an engine checkpoint (core/checkpoint.py) instead
 of from its first step, so that a seek past what the track has stored is answered as soon as
 the scout (api/leaps/scout.py) has run the engine past it. The records and keyframes are the ones
 the track's own simulation stores at the same indices (tests/api/leaps/test_leap.py): the stream
@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from servescope.api.checkpoint import advance_to
 from servescope.api.records.run_store import Row, RunStore
 from servescope.api.records.writer import Writer
 from servescope.api.wire.keyframes import keyframe_cost
@@ -23,6 +22,7 @@ from servescope.api.wire.stream_state import (
     WAITING,
     StreamState,
 )
+from servescope.core.checkpoint import advance_to
 from servescope.core.decode_run import DecodeRun
 from servescope.core.engine import Engine
 from servescope.core.kv_cache_manager import PagedKVCacheManager

@@ -23,13 +23,13 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from servescope.api.checkpoint import arrivals, resume, take
 from servescope.api.jobs.workers import CTX, PIECE, end_process, process_rss
 from servescope.api.leaps.leap import start_leap, write_next
 from servescope.api.records.run_store import Row, RunStore
 from servescope.api.records.writer import Writer
 from servescope.api.wire.position import Clock, Position
 from servescope.api.wire.serialize import request_info
+from servescope.core.checkpoint import arrivals, resume, take
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec

@@ -70,7 +70,6 @@ class Scheduler:
     """Shared state of a policy: queues, the KV cache manager and the sampling update."""
 
     policy_name: ClassVar[str] = ""  # set by each policy: its EngineConfig.policy value
-    policy_rank: ClassVar[int] = 99  # its place in lists of policies
 
     def __init__(self, config: EngineConfig, kv: KVCacheManager) -> None:
         self.config = config

@@ -9,10 +9,20 @@ from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
 from servescope.core.kv_contiguous import ContiguousKVCacheManager
 from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.request import RequestSpec
-from servescope.core.scheduler import policy_classes
 from servescope.core.scheduler.base import Scheduler
+from servescope.core.scheduler.naive import NaiveScheduler
+from servescope.core.scheduler.static import StaticScheduler
+from servescope.core.scheduler.vllm_v0 import VllmV0Scheduler
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
+
+# config.POLICIES' names -> their schedulers (async scheduling is vllm-v1's: VllmV1AsyncScheduler)
+SCHEDULERS: dict[str, type[Scheduler]] = {
+    "vllm-v1": VllmV1Scheduler,
+    "vllm-v0": VllmV0Scheduler,
+    "static": StaticScheduler,
+    "naive": NaiveScheduler,
+}
 
 
 def make_scheduler(config: EngineConfig, requests: Sequence[RequestSpec],
@@ -35,4 +45,4 @@ def make_scheduler(config: EngineConfig, requests: Sequence[RequestSpec],
         kv.unique_ids = unique  # looks up that one's own blocks: then they are kept as they come)
     if config.async_scheduling:
         return VllmV1AsyncScheduler(config, kv)
-    return policy_classes()[config.policy](config, kv)
+    return SCHEDULERS[config.policy](config, kv)

@@ -9,7 +9,6 @@ from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 class NaiveScheduler(Scheduler):
 
     policy_name = "naive"
-    policy_rank = 3
     def schedule(self) -> SchedulerOutput:
         output = SchedulerOutput()
         if self.running:

@@ -16,7 +16,6 @@ from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 class StaticScheduler(Scheduler):
 
     policy_name = "static"
-    policy_rank = 2
     def schedule(self) -> SchedulerOutput:
         output = SchedulerOutput()
         if self.running:

@@ -12,7 +12,6 @@ from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 
 class VllmV0Scheduler(Scheduler):
     policy_name = "vllm-v0"
-    policy_rank = 1
     def schedule(self) -> SchedulerOutput:
         output = SchedulerOutput()
         self._prefill_step(output)

@@ -22,7 +22,6 @@ from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 class VllmV1Scheduler(Scheduler):
 
     policy_name = "vllm-v1"
-    policy_rank = 0
     def add_request(self, request: Request) -> None:
         self.requests[request.id] = request
         self._enqueue(request, front=False)

@@ -1,10 +1,10 @@
-"""An engine resumed from a checkpoint (api/checkpoint.py) takes the very steps the original
+"""An engine resumed from a checkpoint (core/checkpoint.py) takes the very steps the original
 takes from there, on the cost model's clock (its step-time function is rebuilt), and with the
 finished requests, clock and arrivals the checkpoint left out handed back, the same summary."""
 
 from __future__ import annotations
 
-from servescope.api.checkpoint import advance_to, arrivals, resume, take
+from servescope.core.checkpoint import advance_to, arrivals, resume, take
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.invariants import check_invariants
@@ -24,7 +24,7 @@ def test_a_resumed_checkpoint_goes_on_as_the_engine_does() -> None:
     advance_to(engine, 150)
     assert engine.iter == 150  # a quiet stretch is cut where asked
     checkpoint = take(engine)
-    assert engine.done_requests and engine._pending  # left out, counted
+    assert engine.done_requests and engine.arrivals  # left out, counted
     assert len(checkpoint.blob) < 100_000
     theirs = [r.to_dict() for r in engine.run()]  # the original runs on to its end
     resumed = resume(checkpoint, engine, order)

@@ -13,10 +13,10 @@ from __future__ import annotations
 import io
 import pickle
 from array import array
-from collections import deque
 from typing import Any, NamedTuple
 
 from servescope.core import cost_model
+from servescope.core.arrivals import Arrivals
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
 from servescope.core.step_time import placeholder_step_time_ms
@@ -33,7 +33,7 @@ class Checkpoint(NamedTuple):
 
 
 class _Pickler(pickle.Pickler):
-    def __init__(self, file: io.BytesIO, clock: array) -> None:
+    def __init__(self, file: io.BytesIO, clock: array[float]) -> None:
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self.clock = clock
 
@@ -42,7 +42,7 @@ class _Pickler(pickle.Pickler):
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, file: io.BytesIO, clock: array) -> None:
+    def __init__(self, file: io.BytesIO, clock: array[float]) -> None:
         super().__init__(file)
         self.clock = clock
 
@@ -52,25 +52,26 @@ class _Unpickler(pickle.Unpickler):
 
 
 def take(engine: Engine) -> Checkpoint:
-    kept = engine.step_time, engine.done_requests, engine._pending
-    engine.step_time, engine.done_requests, engine._pending = placeholder_step_time_ms, [], deque()
+    kept = engine.step_time, engine.done_requests, engine.arrivals
+    engine.step_time, engine.done_requests = placeholder_step_time_ms, []
+    engine.arrivals = Arrivals((), engine.arrivals.step_clock)
     try:
         out = io.BytesIO()
-        _Pickler(out, engine.step_end_s).dump(engine)
+        _Pickler(out, engine.clock.step_end_s).dump(engine)
     finally:
-        engine.step_time, engine.done_requests, engine._pending = kept
-    return Checkpoint(engine.iter, len(engine.done_requests), len(engine.step_end_s),
-                      len(engine._pending), out.getvalue())
+        engine.step_time, engine.done_requests, engine.arrivals = kept
+    return Checkpoint(engine.clock.iter, len(engine.done_requests), len(engine.clock.step_end_s),
+                      len(engine.arrivals), out.getvalue())
 
 
 def resume(checkpoint: Checkpoint, source: Engine, arrivals: list[RequestSpec]) -> Engine:
     """An engine at `checkpoint`, taken of `source` (built with the default step time; it may
     have run on since), whose requests in arrival order were `arrivals` at its start."""
     blob = io.BytesIO(checkpoint.blob)
-    engine = _Unpickler(blob, source.step_end_s[:checkpoint.num_steps]).load()  # our own bytes
+    engine = _Unpickler(blob, source.clock.step_end_s[:checkpoint.num_steps]).load()  # ours
     assert isinstance(engine, Engine)
     engine.done_requests = source.done_requests[:checkpoint.num_done]
-    engine._pending = deque(arrivals[len(arrivals) - checkpoint.num_pending:])
+    engine.arrivals.keep_last(arrivals, checkpoint.num_pending)
     if engine.priced:
         engine.step_time = cost_model.make_step_time(engine.config)
     return engine
@@ -78,7 +79,7 @@ def resume(checkpoint: Checkpoint, source: Engine, arrivals: list[RequestSpec]) 
 
 def arrivals(engine: Engine) -> list[RequestSpec]:
     """An engine's requests in arrival order (before its first step: the ones yet to arrive)."""
-    return list(engine._pending)
+    return engine.arrivals.specs()
 
 
 def advance_to(engine: Engine, iter_: int) -> None:
