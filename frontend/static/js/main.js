@@ -2,8 +2,9 @@
 // rendering and input together. Everything else is a module that does one of those.
 
 import { openLink } from "./transport/index.js";
-import { fetchFormats } from "./transport/upload.js";
+import { fetchFormats, uploadTrace } from "./transport/upload.js";
 import { fetchCatalog } from "./transport/catalog.js";
+import { getJson } from "./transport/reports.js";
 import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
 import { changesEngines, configureMessage, joinPlan, paneLabels } from "./ui/compare_mode.js";
@@ -200,15 +201,15 @@ function bindControls() {
     if (scenario.projection) setProjection(true); // projected charts are sized to the window
     markDirty(store, "all");
   });
-  const { onApply, upload } = bindApply({ doc, boot, scenario, store, applyConfig });
+  const { onApply, upload } = bindApply({ doc, boot, scenario, store, applyConfig, uploadTrace });
   bindPanels(doc, { ...boot, config: { ...(boot.config ?? {}), ...scenario.config } }, scenario.preset,
     { onApply, onUpload: upload });
   bindShare(doc);
   bindUploadOptions(doc, upload, fetchFormats(`${boot.upload_url ?? "/api/traces"}/formats`));
-  overview = bindOverview(doc, { sessionId: () => store.sessionId ?? boot.session_id, send,
+  overview = bindOverview(doc, { sessionId: () => store.sessionId ?? boot.session_id, send, getJson,
     cursorS: () => lead()?.run.record?.time_s ?? null,
     onWindow: (w) => explore?.timelineView.setWindow(w) });
-  bindTools(doc, { sessionId: () => store.sessionId ?? boot.session_id,
+  bindTools(doc, { sessionId: () => store.sessionId ?? boot.session_id, getJson,
     charts: () => explore?.charts?.charts ?? [] });
   fetchCatalog().then((c) => fillCatalog(doc, c), (err) => showError(`No model and GPU lists: ${err.message}`));
 }
@@ -250,8 +251,8 @@ async function start() {
   } catch (err) {
     showError(`Charts unavailable: ${err.message}`);
   }
-  explore = new ExploreView(doc, uPlot, onSelect, [eventMarksPlugin(() => lesson.events)],
-    () => store.sessionId ?? boot.session_id);
+  explore = new ExploreView(doc, uPlot, onSelect, { plugins: [eventMarksPlugin(() => lesson.events)],
+    sessionId: () => store.sessionId ?? boot.session_id, getJson });
   bindLessonBar(doc, lesson, (act) => store.role !== "follower" && act());
   compare = new CompareView($("compare"), uPlot);
   onFrame(store, draw);
