@@ -1,10 +1,12 @@
-// Entry module of the Sweep view: reads the form, starts a sweep on the server, polls its
-// progress into the plot and the table, and opens picked points in the explorer.
+// Entry module of the Sweep view: wires the form (ui/sweep_form.js) to the sweep on the server
+// (transport/sweep.js), polls its progress into the view (ui/sweep_view.js, the plot and the
+// table), and opens picked points in the explorer.
 
 import { cancelSweep, readSweep, startSweep } from "./transport/sweep.js";
-import { explorerUrl, openable, parsePairs, progressText } from "./state/sweep.js";
+import { explorerUrl, openable } from "./state/sweep.js";
 import { createSweepPlot } from "./render/sweep_plot.js";
-import { drawTable } from "./ui/sweep_table.js";
+import { fillWorkloads, readForm } from "./ui/sweep_form.js";
+import { bindSweepTable, drawSweep, showSweep } from "./ui/sweep_view.js";
 
 const doc = document;
 const $ = (id) => doc.getElementById(id);
@@ -18,31 +20,13 @@ function showError(message) {
   $("sweep-error").textContent = message ?? "";
 }
 
-function fillWorkloads() {
-  const select = $("sweep-workload");
-  const options = [...boot.presets.map((p) => [`preset:${p.name}`, `preset: ${p.title ?? p.name}`]),
-    ...boot.traces.map((t) => [`trace:${t.trace_id}`, `uploaded: ${t.filename}`])];
-  for (const [value, text] of options) select.appendChild(Object.assign(doc.createElement("option"), { value, textContent: text }));
-  const wanted = query.get("trace") ? `trace:${query.get("trace")}` : `preset:${query.get("preset") ?? "demo"}`;
-  if (options.some(([v]) => v === wanted)) select.value = wanted;
-  $("sweep-keys").textContent = `grid keys: ${boot.grid_keys.join(", ")}; SLO metrics: ${boot.slo_metrics.join(", ")}`;
-}
-
-function readForm() {
-  const [kind, name] = $("sweep-workload").value.split(/:(.*)/s);
-  const json = (id, what) => {
-    try { return JSON.parse($(id).value); } catch (err) { throw new Error(`${what}: not JSON (${err.message})`); }
-  };
-  return { workload: { [kind]: name }, config: json("sweep-config", "base config"),
-    grid: json("sweep-grid", "grid"), slos: parsePairs($("sweep-slos").value, "SLOs"),
-    gpu_prices: parsePairs($("sweep-prices").value, "GPU prices") };
-}
+const show = (view) => showSweep(doc, state, view, showError);
 
 async function start(ev) {
   ev.preventDefault();
   showError(null);
   try {
-    const view = await startSweep(readForm());
+    const view = await startSweep(readForm(doc));
     state.selected.clear();
     history.replaceState(null, "", `/sweep?sweep=${view.sweep_id}`);
     show(view);
@@ -62,60 +46,24 @@ async function poll(id) {
   }
 }
 
-function show(view) {
-  state.view = view;
-  const running = view.status === "running";
-  $("sweep-start").disabled = running;
-  $("sweep-cancel").disabled = !running;
-  $("sweep-progress").textContent = progressText(view);
-  Object.assign($("sweep-bar"), { max: Math.max(1, view.total), value: view.done ?? 0 });
-  $("sweep-answer").hidden = !view.answer;
-  $("sweep-answer").textContent = view.answer ?? "";
-  if (view.status === "failed") showError(view.error);
-  draw();
-}
-
-function draw() {
-  const view = state.view;
-  if (!view) return;
-  state.plot?.update(view, $("sweep-y").value);
-  drawTable(doc, $("sweep-table"), view, state.sort, state.selected);
-  $("sweep-compare").disabled = state.selected.size < 2 || state.selected.size > 4;
-  doc.body.dataset.sweepStatus = view.status;
-}
-
-function pointsAt(indexes) {
-  return state.view.points.filter((p) => indexes.has(p.index));
-}
-
-function bind() {
-  $("sweep-form").addEventListener("submit", start);
-  $("sweep-cancel").addEventListener("click", () => state.view && cancelSweep(state.view.sweep_id).catch((e) => showError(e.message)));
-  $("sweep-y").addEventListener("change", draw);
-  $("sweep-compare").addEventListener("click", () => {
-    location.href = explorerUrl(state.view, pointsAt(state.selected));
-  });
-  $("sweep-table").addEventListener("click", (ev) => {
-    const sort = ev.target.closest("[data-sort]")?.dataset.sort;
-    if (sort) {
-      state.sort = { key: sort, dir: state.sort.key === sort ? -state.sort.dir : 1 };
-      return draw();
-    }
-    const pick = ev.target.closest("[data-pick]");
-    if (pick) {
-      const i = Number(pick.dataset.pick);
-      if (pick.checked) state.selected.add(i); else state.selected.delete(i);
-      draw();
-    }
-  });
-}
+const pointsAt = (indexes) => state.view.points.filter((p) => indexes.has(p.index));
 
 function openPoint(point) {
   if (openable(point)) location.href = explorerUrl(state.view, [point]);
 }
 
+function bind() {
+  $("sweep-form").addEventListener("submit", start);
+  $("sweep-cancel").addEventListener("click", () => state.view && cancelSweep(state.view.sweep_id).catch((e) => showError(e.message)));
+  $("sweep-y").addEventListener("change", () => drawSweep(doc, state));
+  $("sweep-compare").addEventListener("click", () => {
+    location.href = explorerUrl(state.view, pointsAt(state.selected));
+  });
+  bindSweepTable(doc, state);
+}
+
 async function main() {
-  fillWorkloads();
+  fillWorkloads(doc, boot, query);
   bind();
   try {
     const uPlot = (await import("uplot")).default;

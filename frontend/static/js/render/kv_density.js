@@ -1,6 +1,7 @@
 // The pool of a big engine (above DENSITY_ABOVE blocks) on the pool canvas: a density map, one
 // cell per group of blocks split into used (dark), cached (green) and free (pale) shares; a click
-// drills into a region drawn cell by cell in request colours; "whole pool" goes back.
+// drills into a region drawn cell by cell in request colours; "whole pool" (bound by
+// ui/explore.js) goes back.
 
 import { gridLayout } from "./layout.js";
 import { cssFor } from "../state/palette.js";
@@ -15,7 +16,6 @@ export class PoolDensity {
     this.back = back; // the "whole pool" button, shown while drilled in
     this.region = null; // [start, end) while drilled in
     this.numBlocks = 0;
-    back?.addEventListener("click", () => this.zoomOut());
   }
 
   get active() {

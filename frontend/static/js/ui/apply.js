@@ -1,14 +1,14 @@
 // Applying the forms and uploads: the chosen workload (a preset, synthetic, or an uploaded trace)
 // with the form's config as overrides over that workload's own (state/config_state.js).
 
-import { uploadTrace } from "../transport/upload.js";
 import { baseConfig, configOverrides } from "../state/config_state.js";
 import { uploadStatus } from "../state/provenance.js";
 import { formConfig, UPLOADED } from "./panels.js";
 import { readUploadOptions, showUploadError } from "./upload_form.js";
 
-/** {onApply, upload} for the panels; `applyConfig(config)` configures the session with it. */
-export function bindApply({ doc, boot, scenario, store, applyConfig }) {
+/** {onApply, upload} for the panels; `applyConfig(config)` configures the session with it;
+ * `uploadTrace(url, file, options)` sends a trace (transport/upload.js). */
+export function bindApply({ doc, boot, scenario, store, applyConfig, uploadTrace }) {
   const setText = (id, text) => { doc.getElementById(id).textContent = text; };
 
   // Apply: the chosen workload (a preset, synthetic, or the uploaded trace) with the form's config.

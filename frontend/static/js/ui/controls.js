@@ -1,15 +1,13 @@
-// The playback controls (buttons, speed, scrubber; the config and workload forms' buttons) and
-// which key actions drive the session: a follower watches someone else's session read-only, so
-// its controls are disabled and its keys change only what its own page shows.
+// The playback controls (buttons, speed, scrubber; the config and workload forms' buttons): a
+// follower watches someone else's session read-only, so its controls are disabled (and its keys
+// change only what its own page shows: drivesSession, ui/keys.js).
 
 import { progressText, scrubMax, simulatedShare } from "../state/progress.js";
 import { speedToSlider } from "./keys.js";
 
-export const DRIVING_CONTROLS = ["btn-play", "btn-back", "btn-fwd", "speed", "scrub", "apply", "upload"];
-const DRIVING_ACTIONS = new Set(["toggle", "step", "seek", "seek_end", "speed", "lesson", "pacing", "next_event", "tour"]);
+export { drivesSession } from "./keys.js";
 
-/** Whether a key action (ui/keys.js) would send the session a control message. */
-export const drivesSession = (action) => DRIVING_ACTIONS.has(action.type);
+export const DRIVING_CONTROLS = ["btn-play", "btn-back", "btn-fwd", "speed", "scrub", "apply", "upload"];
 
 /** Disable (or enable) every control that drives the session; titles say why. */
 export function lockControls(doc, locked) {

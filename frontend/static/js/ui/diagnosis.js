@@ -117,17 +117,10 @@ export function chartSvgFile(doc, chart) {
   downloadBlob(doc, blob, `servescope-${chart.spec.key}.svg`);
 }
 
-async function fetchDiagnosis(url) {
-  const res = await fetch(url);
-  const data = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(data.detail?.message ?? `HTTP ${res.status}`);
-  return data;
-}
-
-async function diagnose(el, status, sessionId, opts) {
+async function diagnose(el, status, load, opts) {
   status.textContent = "diagnosing…";
   try {
-    renderDiagnosis(el, await fetchDiagnosis(diagnosisUrl(sessionId(), opts)));
+    renderDiagnosis(el, await load(opts));
     status.textContent = "";
   } catch (err) {
     status.textContent = `Diagnosis failed: ${err.message}`;
@@ -146,10 +139,10 @@ export function verdictRow(data) {
 }
 
 /** Diagnose each of a compare session's `n` engines; one table row per engine. */
-async function diagnoseEach(table, status, sessionId, n) {
+async function diagnoseEach(table, status, load, n) {
   status.textContent = "diagnosing…";
   const rows = await Promise.all(Array.from({ length: n }, (_, engine) =>
-    fetchDiagnosis(diagnosisUrl(sessionId(), { engine })).then(verdictRow,
+    load({ engine }).then(verdictRow,
       (err) => ({ label: `engine ${engine}`, verdict: `failed: ${err.message}`, knob: "-", scope: "" }))));
   const doc = table.ownerDocument;
   table.tBodies[0].replaceChildren(...rows.map((row, engine) => {
@@ -166,13 +159,15 @@ async function diagnoseEach(table, status, sessionId, n) {
   status.textContent = "";
 }
 
-/** Wire the tools. `sessionId()` names the session; `charts()` the explorer's uPlot charts. */
-export function bindTools(doc, { sessionId, charts }) {
+/** Wire the tools. `sessionId()` names the session; `charts()` the explorer's uPlot charts;
+ * `getJson(url)` asks the server (transport/reports.js). */
+export function bindTools(doc, { sessionId, charts, getJson }) {
   const $ = (id) => doc.getElementById(id);
+  const load = (opts) => getJson(diagnosisUrl(sessionId(), opts));
   const result = $("diagnosis");
   const status = $("diagnosis-status");
   $("btn-diagnose").addEventListener("click", () =>
-    diagnose(result, status, sessionId, { check: $("diagnosis-check").checked }));
+    diagnose(result, status, load, { check: $("diagnosis-check").checked }));
   const exportsEl = $("exports");
   for (const x of EXPORTS) {
     const b = doc.createElement("button");
@@ -198,6 +193,6 @@ export function bindTools(doc, { sessionId, charts }) {
     }
   }
   $("btn-compare-diagnose").addEventListener("click", () =>
-    diagnoseEach($("compare-diagnosis"), $("compare-diagnosis-status"), sessionId,
+    diagnoseEach($("compare-diagnosis"), $("compare-diagnosis-status"), load,
       doc.querySelectorAll("#compare-panes > [data-pane]").length));
 }

@@ -30,8 +30,8 @@ export function themeColours(dark) {
 
 export class ExploreView {
   /** `plugins`: uPlot plugins every chart gets (the event markers); `sessionId()`: the
-   * session whose timeline the server aggregates. */
-  constructor(doc, uPlot, onSelect, plugins = [], sessionId = () => null) {
+   * session whose timeline the server aggregates, `getJson(url)` asks it for that. */
+  constructor(doc, uPlot, onSelect, { plugins = [], sessionId = () => null, getJson } = {}) {
     this.doc = doc;
     this.el = {
       grid: $(doc, "kv-grid"), overlay: $(doc, "kv-overlay"), poolInfo: $(doc, "pool-info"),
@@ -49,7 +49,7 @@ export class ExploreView {
     this.grid = new KvGrid(this.el.grid);
     this.density = new PoolDensity(this.el.grid, doc.getElementById("pool-whole"));
     this.timeline = new Timeline(this.el.timeline, this.el.timelineCursor);
-    this.timelineView = new TimelineView(this.el.timeline, { sessionId, changed: () => onSelect({}) });
+    this.timelineView = new TimelineView(this.el.timeline, { sessionId, getJson, changed: () => onSelect({}) });
     this.stateDensity = new DensityView(this.el.timeline, this.el.timelineCursor);
     this.timelineLayout = null; // the layout last drawn: rows or density
     this.dark = false;
@@ -77,6 +77,7 @@ export class ExploreView {
       else this.onSelect({ fromBlock: this.hoverBlock });
     });
     this.density.onChange = () => this.onSelect({ block: -1 });
+    this.doc.getElementById("pool-whole")?.addEventListener("click", () => this.density.zoomOut());
     timeline.addEventListener("click",
       (ev) => this.onSelect({ request: rowAt(this.timelineLayout, ev.offsetY) }));
     for (const lane of [l.waiting, l.running, l.preempted]) {

@@ -9,13 +9,6 @@ import { renderDiagnosis } from "./diagnosis.js";
 const REFRESH_MS = 1000;
 const RETRY_MS = 3000;
 
-async function getJson(url) {
-  const res = await fetch(url);
-  const data = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(data.detail?.message ?? `HTTP ${res.status}`);
-  return data;
-}
-
 function fillPercentiles(doc, table, p) {
   const rows = percentileRows(p);
   table.replaceChildren();
@@ -38,9 +31,10 @@ function fillPercentiles(doc, table, p) {
 }
 
 /** Bind the panel; `sessionId()` is the current session, `send` the socket's, `cursorS()` the
- * lead's simulated time, `onWindow({start_s, end_s} or null)` hears the brushed window.
+ * lead's simulated time, `onWindow({start_s, end_s} or null)` hears the brushed window,
+ * `getJson(url)` asks the server (transport/reports.js).
  * Returns {refresh, draw} for the page's session and frame hooks. */
-export function bindOverview(doc, { sessionId, send, cursorS, onWindow = () => {} }) {
+export function bindOverview(doc, { sessionId, send, cursorS, getJson, onWindow = () => {} }) {
   const $ = (id) => doc.getElementById(id);
   const canvas = $("overview-strip");
   const base = () => `/api/sessions/${encodeURIComponent(sessionId())}`;

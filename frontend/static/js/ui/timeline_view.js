@@ -9,10 +9,12 @@ const REFRESH_MS = 1000;
 const LABEL_W = 64;
 
 export class TimelineView {
-  /** `sessionId()`: the page's session; `changed()`: redraw the timeline. */
-  constructor(canvas, { sessionId, changed }) {
+  /** `sessionId()`: the page's session; `changed()`: redraw the timeline; `getJson(url)`:
+   * asks the server (transport/reports.js). */
+  constructor(canvas, { sessionId, changed, getJson }) {
     this.canvas = canvas;
     this.sessionId = sessionId;
+    this.getJson = getJson;
     this.changed = changed;
     this.window = null;
     this.answer = null; // the server's last timeline
@@ -62,9 +64,7 @@ export class TimelineView {
     const [sid, query] = key.split("?");
     let answer = null;
     try {
-      const res = await fetch(`/api/sessions/${encodeURIComponent(sid)}/timeline?${query}`);
-      answer = await res.json();
-      if (!res.ok) throw new Error(answer.detail?.message ?? `HTTP ${res.status}`);
+      answer = await this.getJson(`/api/sessions/${encodeURIComponent(sid)}/timeline?${query}`);
       this.error = null;
     } catch (err) {
       answer = null;

@@ -1,0 +1,132 @@
+"""The request timeline's spans built twice agree: the page's own (state/history.js, from the
+records it receives) and the server's rows for a window (api/timeline.py, for a page with too
+many requests to keep them all), on the same records of small workloads that preempt, chunk
+prefills, hit the prefix cache and stall, span for span: kind, start and end."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# api/ is being reorganised: this module moves to servescope.api.reports.timeline.
+from servescope.api import timeline
+from servescope.api.timeline import StoredRun, rows
+from servescope.core.config import EngineConfig
+from servescope.core.engine import Engine
+from servescope.core.request import RequestSpec
+
+SPANS = Path(__file__).with_name("history_spans.mjs")
+
+PREEMPTING = [RequestSpec(f"r{i}", 20 + 3 * i, 30, arrival_step=i) for i in range(6)]
+# name: (config, requests, what the records must show)
+WORKLOADS: dict[str, tuple[dict[str, Any], list[RequestSpec], str]] = {
+    # 23 usable blocks of 4 tokens for six requests of some 55 tokens each
+    "preemption": ({"num_gpu_blocks": 24, "block_size": 4, "max_num_batched_tokens": 64},
+                   PREEMPTING, "preempted"),
+    # prompts of 60-90 tokens under a budget of 24 and chunks of at most 16
+    "chunked_prefill": ({"num_gpu_blocks": 128, "block_size": 4, "max_num_batched_tokens": 24,
+                         "long_prefill_token_threshold": 16},
+                        [RequestSpec(f"r{i}", 60 + 10 * i, 5, arrival_step=2 * i)
+                         for i in range(4)], "chunks"),
+    # a 24-token system prompt shared by requests that arrive after it is cached
+    "prefix_caching": ({"num_gpu_blocks": 64, "block_size": 4, "max_num_batched_tokens": 32},
+                       [RequestSpec(f"r{i}", 40, 4, arrival_step=3 * i, prefix=(("sys", 24),))
+                        for i in range(5)], "cached"),
+    # vLLM V0's scheduler leaves running requests out of a step that prefills: stalled spans
+    "stalled": ({"num_gpu_blocks": 24, "block_size": 4, "max_num_batched_tokens": 64,
+                 "policy": "vllm-v0"}, PREEMPTING, "stalled"),
+    # arrivals seconds apart: idle time between the steps
+    "idle_gaps": ({"num_gpu_blocks": 64, "block_size": 4},
+                  [RequestSpec(f"r{i}", 12, 3, arrival_s=0.5 * i) for i in range(4)], "gaps"),
+}
+
+
+def shows(records: list[dict[str, Any]], what: str) -> bool:
+    """Whether the records exercise what the workload is for."""
+    if what == "preempted":
+        return sum(len(r["preempted"]) for r in records) > 0
+    if what == "chunks":
+        return any(sum(e["kind"] == "prefill" for e in r["scheduled"]) > 1 for r in records)
+    if what == "cached":
+        return any(sum(r["num_cached_tokens"].values()) > 0 for r in records)
+    if what == "stalled":
+        return any(len(r["running"]) > len(r["scheduled"]) for r in records)
+    ends = [r["time_s"] + r["step_time_ms"] / 1000 for r in records]
+    return any(b["time_s"] > e + 0.1 for b, e in zip(records[1:], ends, strict=False))
+
+
+def page_spans(records: list[dict[str, Any]]) -> dict[str, list[list[Any]]]:
+    """The spans state/history.js builds, folded in node: id -> [[kind, t0_s, t1_s], ...] in
+    the order of the timeline's rows."""
+    stream = "\n".join(json.dumps(r) for r in records)
+    out = subprocess.run(["node", str(SPANS)], input=stream, capture_output=True, text=True,
+                         check=True, timeout=60)
+    return json.loads(out.stdout)
+
+
+def end_s(record: dict[str, Any]) -> float:
+    return record["time_s"] + record["step_time_ms"] / 1000.0
+
+
+def server_spans(records: list[dict[str, Any]], specs: list[RequestSpec],
+                 monkeypatch: pytest.MonkeyPatch, window: tuple[float, float] | None = None,
+                 ) -> dict[str, list[list[Any]]]:
+    """The rows api/timeline.py builds for a window (the whole run when None). Its records
+    come from the run's store (that round trip is tests/api/test_timeline_route.py's); here
+    they are handed over as they are, so both builders read the very same records."""
+    monkeypatch.setattr(timeline, "stored_records",
+                        lambda _path, _requests, upto, first: iter(records[first:upto + 1]))
+    run = StoredRun(path=Path("unused"), requests=[{"id": s.id} for s in specs], engine=0,
+                    head=len(records) - 1, done=True)
+    t0, t1 = window or (records[0]["time_s"], end_s(records[-1]))
+    got = rows(run, 0, len(records) - 1, t0, t1, max_rows=len(specs))
+    assert got is not None
+    return {row["id"]: [list(s) for s in row["spans"]] for row in got}
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_page_and_server_build_the_same_spans(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    config, specs, what = WORKLOADS[name]
+    records = [r.to_dict() for r in Engine(EngineConfig.from_dict(config), specs).run()]
+    assert shows(records, what), f"{name}: the workload no longer shows {what}"
+    page = page_spans(records)
+    server = server_spans(records, specs, monkeypatch)
+    assert list(page) == list(server), "the rows' order"
+    kinds = {k for spans in page.values() for k, _, _ in spans}
+    assert kinds >= {"prefill", "decode"} | ({what} & {"preempted", "stalled"}), kinds
+    for rid in page:
+        # exact: both take a span's end as time_s + step_time_ms / 1000 of the same floats
+        assert page[rid] == server[rid], f"{name}: {rid}'s spans differ"
+
+
+def clipped(spans: dict[str, list[list[Any]]], t0: float, t1: float) -> dict[str, list[list[Any]]]:
+    """The page's spans seen through a window: cut at its edges, those outside it dropped."""
+    out = {}
+    for rid, own in spans.items():
+        inside = [[k, max(a, t0), min(b, t1)] for k, a, b in own if min(b, t1) > max(a, t0)]
+        if inside:
+            out[rid] = inside
+    return out
+
+
+@pytest.mark.parametrize("name", ["preemption", "stalled"])
+def test_a_window_of_the_server_is_the_page_s_spans_cut_at_its_edges(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    config, specs, _ = WORKLOADS[name]
+    records = [r.to_dict() for r in Engine(EngineConfig.from_dict(config), specs).run()]
+    a, b = records[len(records) // 3], records[2 * len(records) // 3]
+    window = ((a["time_s"] + end_s(a)) / 2, (b["time_s"] + end_s(b)) / 2)  # mid-step edges
+    page = clipped(page_spans(records), *window)
+    server = server_spans(records, specs, monkeypatch, window)
+    assert server and sorted(page) == sorted(server)  # rows: in the order seen in the window
+    for rid in page:
+        assert page[rid] == server[rid], f"{name}: {rid}'s spans differ"
