@@ -13,9 +13,7 @@ from typing import Any
 
 import pytest
 
-# api/ is being reorganised: this module moves to servescope.api.reports.timeline.
-from servescope.api import timeline
-from servescope.api.timeline import StoredRun, rows
+from servescope.api.reports.timeline import spans_of
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
@@ -73,31 +71,26 @@ def end_s(record: dict[str, Any]) -> float:
     return record["time_s"] + record["step_time_ms"] / 1000.0
 
 
-def server_spans(records: list[dict[str, Any]], specs: list[RequestSpec],
-                 monkeypatch: pytest.MonkeyPatch, window: tuple[float, float] | None = None,
+def server_spans(records: list[dict[str, Any]], window: tuple[float, float] | None = None,
                  ) -> dict[str, list[list[Any]]]:
-    """The rows api/timeline.py builds for a window (the whole run when None). Its records
-    come from the run's store (that round trip is tests/api/test_timeline_route.py's); here
-    they are handed over as they are, so both builders read the very same records."""
-    monkeypatch.setattr(timeline, "stored_records",
-                        lambda _path, _requests, upto, first: iter(records[first:upto + 1]))
-    run = StoredRun(path=Path("unused"), requests=[{"id": s.id} for s in specs], engine=0,
-                    head=len(records) - 1, done=True)
+    """The spans api/reports/timeline.py builds for a window (the whole run when None), from
+    the records as they are (the store's round trip is tests/api/reports/test_timeline_route.py's),
+    so that both builders read the very same records."""
     t0, t1 = window or (records[0]["time_s"], end_s(records[-1]))
-    got = rows(run, 0, len(records) - 1, t0, t1, max_rows=len(specs))
+    got = spans_of(records, t0, t1, max_rows=len(records) + 1000)
     assert got is not None
-    return {row["id"]: [list(s) for s in row["spans"]] for row in got}
+    return {rid: [list(s[:3]) for s in ss] for rid, ss in got.items()}
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))
-def test_page_and_server_build_the_same_spans(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_page_and_server_build_the_same_spans(name: str) -> None:
     if shutil.which("node") is None:
         pytest.skip("node is not installed")
     config, specs, what = WORKLOADS[name]
     records = [r.to_dict() for r in Engine(EngineConfig.from_dict(config), specs).run()]
     assert shows(records, what), f"{name}: the workload no longer shows {what}"
     page = page_spans(records)
-    server = server_spans(records, specs, monkeypatch)
+    server = server_spans(records)
     assert list(page) == list(server), "the rows' order"
     kinds = {k for spans in page.values() for k, _, _ in spans}
     assert kinds >= {"prefill", "decode"} | ({what} & {"preempted", "stalled"}), kinds
@@ -118,7 +111,7 @@ def clipped(spans: dict[str, list[list[Any]]], t0: float, t1: float) -> dict[str
 
 @pytest.mark.parametrize("name", ["preemption", "stalled"])
 def test_a_window_of_the_server_is_the_page_s_spans_cut_at_its_edges(
-        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        name: str) -> None:
     if shutil.which("node") is None:
         pytest.skip("node is not installed")
     config, specs, _ = WORKLOADS[name]
@@ -126,7 +119,7 @@ def test_a_window_of_the_server_is_the_page_s_spans_cut_at_its_edges(
     a, b = records[len(records) // 3], records[2 * len(records) // 3]
     window = ((a["time_s"] + end_s(a)) / 2, (b["time_s"] + end_s(b)) / 2)  # mid-step edges
     page = clipped(page_spans(records), *window)
-    server = server_spans(records, specs, monkeypatch, window)
+    server = server_spans(records, window)
     assert server and sorted(page) == sorted(server)  # rows: in the order seen in the window
     for rid in page:
         assert page[rid] == server[rid], f"{name}: {rid}'s spans differ"

@@ -4,6 +4,7 @@ count columns), and, when the window holds few enough requests, each one's spans
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -123,9 +124,21 @@ def rows(run: StoredRun, first: int, last: int, t0: float, t1: float,
     """Each request's spans in [t0, t1], in the order it first appears (the same kinds and
     merging as the page's own timeline, frontend/static/js/state/history.js); None when more
     than `max_rows` requests appear."""
+    spans = spans_of(stored_records(run.path, run.requests, last, first), t0, t1, max_rows)
+    if spans is None:
+        return None
+    index = request_table(run.requests).positions
+    return [{"id": rid, "index": index.get(rid), "spans": [s[:3] for s in ss]}
+            for rid, ss in spans.items()]
+
+
+def spans_of(records: Iterable[dict[str, Any]], t0: float, t1: float,
+             max_rows: int) -> dict[str, list[list[Any]]] | None:
+    """Each request's spans in [t0, t1] over `records`, [kind, t0_s, t1_s, last iter] each,
+    in the order it first appears; None when more than `max_rows` requests appear."""
     spans: dict[str, list[list[Any]]] = {}
     preempted: set[str] = set()
-    for rec in stored_records(run.path, run.requests, last, first):
+    for rec in records:
         preempted.update(rec["preempted"])
         preempted.difference_update(rec["resumed"], (e["id"] for e in rec["scheduled"]))
         a = max(t0, rec["time_s"])
@@ -139,9 +152,7 @@ def rows(run: StoredRun, first: int, last: int, t0: float, t1: float,
             _push(spans, rid, "preempted" if rid in preempted else "waiting", a, b, rec["iter"])
         if len(spans) > max_rows:
             return None
-    index = request_table(run.requests).positions
-    return [{"id": rid, "index": index.get(rid), "spans": [s[:3] for s in ss]}
-            for rid, ss in spans.items()]
+    return spans
 
 
 def _push(spans: dict[str, list[list[Any]]], rid: str, kind: str, a: float, b: float,
