@@ -99,7 +99,7 @@ def _recording_mixin() -> type:
 def _hook_block_pool(pool: Any, recorder: StepRecorder) -> None:
     """Per-instance wrappers on this scheduler's own block pool: frees, stores, evictions."""
     free_blocks, cache_full_blocks = pool.free_blocks, pool.cache_full_blocks
-    evict = pool._maybe_evict_cached_block
+    evict = pool._maybe_evict_cached_block  # vLLM's own BlockPool method, patched to record
 
     def free_hook(ordered_blocks: Any) -> None:
         blocks = list(ordered_blocks)

@@ -41,8 +41,8 @@ class RequestStatus(enum.Enum):
 class Request:
     """A request inside the engine: `num_computed_tokens` chases `num_tokens`.
 
-    While running, its counters live in the scheduler's RunningBatch columns (`_batch`,
-    `_slot`); the properties below read and write through to them.
+    While running, its counters live in the scheduler's RunningBatch columns (`batch`,
+    `slot`: set by the batch); the properties below read and write through to them.
     """
 
     __slots__ = (
@@ -50,7 +50,7 @@ class Request:
         "_num_output", "_num_placeholders", "num_cached_tokens", "last_cached_tokens",
         "num_preemptions",
         "arrival_index", "block_hashes", "arrival_time", "first_scheduled_time", "token_runs",
-        "step_end_s", "finish_time", "_batch", "_slot",
+        "step_end_s", "finish_time", "batch", "slot",
     )
 
     def __init__(self, spec: RequestSpec, arrival_index: int, arrival_time: float,
@@ -65,8 +65,8 @@ class Request:
         self._num_computed = 0
         self._num_output = 0
         self._num_placeholders = 0
-        self._batch: Any = None
-        self._slot = -1
+        self.batch: Any = None  # the RunningBatch holding its counters, while it runs
+        self.slot = -1  # its row there
         self.num_cached_tokens = -1  # prefix-cache hit found at first admission; -1 until then
         self.last_cached_tokens = -1  # and at its latest (a resume after a preemption)
         self.num_preemptions = 0
@@ -79,34 +79,34 @@ class Request:
 
     @property
     def num_computed_tokens(self) -> int:
-        batch = self._batch
-        return self._num_computed if batch is None else int(batch.num_computed[self._slot])
+        batch = self.batch
+        return self._num_computed if batch is None else int(batch.num_computed[self.slot])
 
     @num_computed_tokens.setter
     def num_computed_tokens(self, value: int) -> None:
-        if self._batch is None:
+        if self.batch is None:
             self._num_computed = value
         else:
-            self._batch.num_computed[self._slot] = value
+            self.batch.num_computed[self.slot] = value
 
     @property
     def num_output_placeholders(self) -> int:
         """(Async scheduling) tokens of steps in flight, counted in num_computed_tokens before
         they are sampled (vLLM's num_output_placeholders); always 0 when scheduling is sync."""
-        batch = self._batch
-        return self._num_placeholders if batch is None else int(batch.num_placeholders[self._slot])
+        batch = self.batch
+        return self._num_placeholders if batch is None else int(batch.num_placeholders[self.slot])
 
     @num_output_placeholders.setter
     def num_output_placeholders(self, value: int) -> None:
-        if self._batch is None:
+        if self.batch is None:
             self._num_placeholders = value
         else:
-            self._batch.num_placeholders[self._slot] = value
+            self.batch.num_placeholders[self.slot] = value
 
     @property
     def num_output_tokens(self) -> int:
-        batch = self._batch
-        return self._num_output if batch is None else int(batch.num_output[self._slot])
+        batch = self.batch
+        return self._num_output if batch is None else int(batch.num_output[self.slot])
 
     @property
     def num_tokens(self) -> int:
@@ -119,10 +119,10 @@ class Request:
     @property
     def all_token_runs(self) -> list[tuple[int, int]]:
         """Every (first engine iteration, count) run of sampled tokens, the open one included."""
-        batch = self._batch
-        if batch is not None and batch.run_len[self._slot]:
+        batch = self.batch
+        if batch is not None and batch.run_len[self.slot]:
             return [*self.token_runs,
-                    (int(batch.run_start[self._slot]), int(batch.run_len[self._slot]))]
+                    (int(batch.run_start[self.slot]), int(batch.run_len[self.slot]))]
         return self.token_runs
 
     @property
@@ -130,10 +130,18 @@ class Request:
         """When each output token was sampled (end of its step), from the token runs."""
         return _token_times(self.step_end_s, self.all_token_runs)
 
+    def leave_batch(self, num_computed: int, num_output: int, num_placeholders: int) -> None:
+        """Its counters as its batch last held them, kept here now that it has left."""
+        self._num_computed = num_computed
+        self._num_output = num_output
+        self._num_placeholders = num_placeholders
+        self.batch = None
+        self.slot = -1
+
     def add_token(self, iteration: int) -> None:
         """One sampled token at engine iteration `iteration` (for requests outside a batch)."""
-        if self._batch is not None:
-            self._batch.sample(self._slot, iteration)
+        if self.batch is not None:
+            self.batch.sample(self.slot, iteration)
             return
         if self.token_runs and sum(self.token_runs[-1]) == iteration:
             first, count = self.token_runs[-1]

@@ -52,17 +52,17 @@ class RunningBatch:
         slot = len(self.requests)
         if slot == len(self.num_computed):
             self._alloc(2 * slot)
-        self.num_computed[slot] = request._num_computed
-        self.num_output[slot] = request._num_output
+        self.num_computed[slot] = request.num_computed_tokens  # kept by the request while out
+        self.num_output[slot] = request.num_output_tokens
         self.prompt_len[slot] = request.prompt_len
         self.output_len[slot] = request.output_len
         self.run_start[slot] = -1
         self.run_len[slot] = 0
-        self.num_placeholders[slot] = request._num_placeholders
+        self.num_placeholders[slot] = request.num_output_placeholders
         self.requests.append(request)
         self.ids.append(request.id)
-        request._batch = self
-        request._slot = slot
+        request.batch = self
+        request.slot = slot
 
     def pop(self) -> Request:
         request = self.requests[-1]
@@ -77,7 +77,7 @@ class RunningBatch:
             self._remove_one(leaving[0])
             return
         keep = np.ones(len(self.requests), bool)
-        keep[[r._slot for r in leaving]] = False
+        keep[[r.slot for r in leaving]] = False
         for request in leaving:
             self._detach(request)
         count = int(keep.sum())
@@ -88,14 +88,14 @@ class RunningBatch:
         self.requests = [r for r, k in zip(self.requests, keep, strict=True) if k]
         self.ids = [r.id for r in self.requests]
         for slot, request in enumerate(self.requests):
-            request._slot = slot
+            request.slot = slot
 
     def remove(self, request: Request) -> None:
         self.remove_many([request])
 
     def _remove_one(self, request: Request) -> None:
         """remove_many of one request: the columns after its slot move up by one."""
-        slot, end = request._slot, len(self.requests)
+        slot, end = request.slot, len(self.requests)
         self._detach(request)
         for column in (self.num_computed, self.num_output, self.prompt_len, self.output_len,
                        self.run_start, self.run_len, self.num_placeholders):
@@ -103,32 +103,29 @@ class RunningBatch:
         del self.requests[slot]
         del self.ids[slot]
         for moved in self.requests[slot:]:
-            moved._slot -= 1
+            moved.slot -= 1
 
     def sample(self, slot: int, iteration: int) -> None:
         """One token for the request in `slot` at engine iteration `iteration`."""
         if self.run_start[slot] + self.run_len[slot] == iteration:
             self.run_len[slot] += 1
         else:
-            self._close_run(slot)
+            self.close_run(slot)
             self.run_start[slot] = iteration
             self.run_len[slot] = 1
         self.num_output[slot] += 1
 
-    def _close_run(self, slot: int) -> None:
+    def close_run(self, slot: int) -> None:
         if self.run_len[slot]:
             request = self.requests[slot]
             request.token_runs.append((int(self.run_start[slot]), int(self.run_len[slot])))
             self.run_len[slot] = 0
 
     def _detach(self, request: Request) -> None:
-        slot = request._slot
-        self._close_run(slot)
-        request._num_computed = int(self.num_computed[slot])
-        request._num_output = int(self.num_output[slot])
-        request._num_placeholders = int(self.num_placeholders[slot])
-        request._batch = None
-        request._slot = -1
+        slot = request.slot
+        self.close_run(slot)
+        request.leave_batch(int(self.num_computed[slot]), int(self.num_output[slot]),
+                            int(self.num_placeholders[slot]))
 
     def sample_chunk(self, lo: int, hi: int, iteration: int, count: int = 1) -> list[Request]:
         """One token for every slot in lo..hi-1 at each of `count` consecutive iterations from
@@ -136,7 +133,7 @@ class RunningBatch:
         run_start, run_len = self.run_start[lo:hi], self.run_len[lo:hi]
         broken = (run_start + run_len != iteration).nonzero()[0]
         for slot in (broken + lo).tolist():
-            self._close_run(slot)
+            self.close_run(slot)
             self.run_start[slot] = iteration
         run_len += count
         num_output = self.num_output[lo:hi]

@@ -23,6 +23,8 @@ def _header(k: int) -> tuple[str, str, tuple[str, ...], str]:
     name = metric.name + "_total" if metric.type == "counter" else metric.name
     doc = metric.documentation.replace("\\", r"\\").replace("\n", r"\n")
     head = f"# HELP {name} {doc}\n# TYPE {name} {metric.type}\n"
+    # prometheus_client keeps a metric's label names only in its private _labelnames
+    # (exempt in tests/test_private_members.py)
     return name, head, tuple(metric._labelnames), metric.type  # noqa: SLF001
 
 

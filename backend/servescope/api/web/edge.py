@@ -88,7 +88,9 @@ async def _read_json(request: Request, limit: int) -> Response | None:
         if len(body) > limit:
             return error(413, f"body larger than the limit of {limit} bytes", None, "limit",
                          Connection="close")
-    request._body = bytes(body)  # the route reads it again (BaseHTTPMiddleware replays it)
+    # Starlette's Request caches a body it has read in _body, which BaseHTTPMiddleware replays
+    # to the route (exempt in tests/test_private_members.py)
+    request._body = bytes(body)
     try:
         loads(request._body or b"null")
     except NotFinite as err:

@@ -65,10 +65,10 @@ def schedule_chunk(kv: KVCacheManager, output: SchedulerOutput, running: Running
 def update_chunk(kv: KVCacheManager, running: RunningBatch, requests: list[Request],
                  start: np.ndarray, iteration: int) -> list[Request]:
     """The tokens of a chunk whose requests all still run; the finished, in row order."""
-    slots = np.fromiter((r._slot for r in requests), np.int64, len(requests))
+    slots = np.fromiter((r.slot for r in requests), np.int64, len(requests))
     broken = slots[running.run_start[slots] + running.run_len[slots] != iteration]
     for slot in broken.tolist():
-        running._close_run(slot)
+        running.close_run(slot)
         running.run_start[slot] = iteration
     running.run_len[slots] += 1
     running.num_output[slots] += 1

@@ -124,7 +124,7 @@ class VllmV1Scheduler(Scheduler):
         """The request to preempt and its position in the running list."""
         if self.config.scheduling_policy == "priority":
             victim = max(self.running, key=lambda r: (r.priority, r.arrival_index))
-            position = victim._slot
+            position = victim.slot
             self.running.remove(victim)
             return position, victim
         return len(self.running) - 1, self.running.pop()
