@@ -144,13 +144,13 @@ def meter_bytes(meter: Meter) -> tuple[int, int]:
 
 
 def sum_size(objs: list[Any]) -> int:
-    """Shallow sizes of the objects, their slot values' containers and their token runs."""
+    """Shallow sizes of the objects, their slot values' containers and their token stretches."""
     total = 0
     for o in objs:
         hashes = getattr(o, "block_hashes", ())  # a live Request's (before FinishedRequest)
-        total += sys.getsizeof(o) + sys.getsizeof(hashes) + sys.getsizeof(o.token_runs)
+        total += sys.getsizeof(o) + sys.getsizeof(hashes) + sys.getsizeof(o.token_stretches)
         total += sum(sys.getsizeof(h) for h in hashes)
-        total += sum(sys.getsizeof(r) for r in o.token_runs)
+        total += sum(sys.getsizeof(r) for r in o.token_stretches)
     return total
 
 

@@ -1,9 +1,9 @@
 """Simulating ahead into a session's store: the Azure conversation trace through a Track (the
 server's session config, bench/scale_server.py SESSION_CONFIG) by the per-record path (each
-decode run expanded, every record to_dict, packed, dumped, metered one by one) and by the run
-path (api/records/run_pack.py), in this run. Prints CPU seconds, CPU us per stored record (in all,
-and less the engine's own advance() to the end, measured here too), the ratio old/new, and whether
-the two stores hold the same rows and keyframes (they must).
+decode stretch expanded, every record to_dict, packed, dumped, metered one by one) and by the run
+path (api/records/stretch_pack.py), in this run. Prints CPU seconds, CPU us per stored record (in
+all, and less the engine's own advance() to the end, measured here too), the ratio old/new, and
+whether the two stores hold the same rows and keyframes (they must).
 With --rows N the trace is an Azure-format file of N rows generated from it (bench/trace_scale.py)
 and --new-only skips the per-record path (hours at a million rows).
 Usage: python bench/track_store.py [--trace FILE] [--limit N] [--rows N] [--new-only]
@@ -28,7 +28,7 @@ from servescope.api.sessions.track import Track
 from servescope.api.settings import Settings
 from servescope.api.wire.serialize import request_info
 from servescope.core.config import EngineConfig
-from servescope.core.decode_run import DecodeRun
+from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
 from servescope.traces.load import read_requests
@@ -48,20 +48,20 @@ def engine_alone(config: EngineConfig, specs: list[RequestSpec]) -> tuple[float,
     engine = Engine(config, specs)
     cpu, steps, runs = time.process_time(), 0, 0
     while (item := engine.advance()) is not None:
-        runs += isinstance(item, DecodeRun)
-        steps += not isinstance(item, DecodeRun)
+        runs += isinstance(item, DecodeStretch)
+        steps += not isinstance(item, DecodeStretch)
     return time.process_time() - cpu, steps, runs
 
 
 class Timings:
     """The CPU a track's thread spends building keyframes (the same in both paths: where they
-    fall depends only on the records) and storing decode runs' records, keyframes apart."""
+    fall depends only on the records) and storing decode stretches' records, keyframes apart."""
 
     def __init__(self, track: Track) -> None:
         self.keyframe_cpu = self.run_cpu = 0.0
         self.num_keyframes = self.run_records = 0
         writer = track.writer
-        take, store_run = writer.take_keyframe, writer.store_run
+        take, store_stretch = writer.take_keyframe, writer.store_stretch
 
         def timed_keyframe(n: int) -> None:
             cpu = time.thread_time()
@@ -69,13 +69,13 @@ class Timings:
             self.keyframe_cpu += time.thread_time() - cpu
             self.num_keyframes += 1
 
-        def timed_run(run: DecodeRun, n: int, num_steps: int) -> None:
+        def timed_run(run: DecodeStretch, n: int, num_steps: int) -> None:
             cpu, kf_cpu = time.thread_time(), self.keyframe_cpu
-            store_run(run, n, num_steps)
+            store_stretch(run, n, num_steps)
             self.run_cpu += time.thread_time() - cpu - (self.keyframe_cpu - kf_cpu)
             self.run_records += num_steps
         writer.take_keyframe = timed_keyframe  # type: ignore[method-assign]
-        writer.store_run = timed_run  # type: ignore[method-assign]
+        writer.store_stretch = timed_run  # type: ignore[method-assign]
 
 
 def through_track(config: EngineConfig, specs: list[RequestSpec], runs: bool,
@@ -126,7 +126,7 @@ def main() -> None:
                                                         Path(tmp) / "old.sqlite3")
     records = new[2]
     print(f"track store bench: {args.trace.name}, {len(specs):,} requests, {records:,} records "
-          f"({steps:,} step records, {runs:,} decode runs holding the rest)")
+          f"({steps:,} step records, {runs:,} decode stretches holding the rest)")
     print(f"  engine alone (advance() to the end)  {alone:8.1f} s CPU")
     print(f"  keyframes ({new[5]:,}, both paths)          {new[4]:8.1f} s CPU "
           f"{new[4] / records * 1e6:6.1f} us/record")

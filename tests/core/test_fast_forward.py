@@ -1,4 +1,4 @@
-"""Fast-forward (quiet decode stretches as one DecodeRun) changes no decision and no record."""
+"""Fast-forward (quiet decode stretches as one DecodeStretch) changes no decision and no record."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from support.factories import checked_fast_forward, serialized
 
 from servescope.core import cost_model
 from servescope.core.config import POLICIES, EngineConfig
-from servescope.core.decode_run import DecodeRun, periodic
+from servescope.core.decode_stretch import DecodeStretch, periodic
 from servescope.core.engine import Engine
 from servescope.core.invariants import check_invariants
 from servescope.core.request import RequestSpec
@@ -83,9 +83,9 @@ def test_priced_runs_take_most_steps_and_match_records_and_summary() -> None:
     runs, steps = 0, 0
     lines = []
     while (item := engine.advance()) is not None:
-        records = list(item.records()) if isinstance(item, DecodeRun) else [item]
-        runs += isinstance(item, DecodeRun)
-        steps += len(records) if isinstance(item, DecodeRun) else 0
+        records = list(item.records()) if isinstance(item, DecodeStretch) else [item]
+        runs += isinstance(item, DecodeStretch)
+        steps += len(records) if isinstance(item, DecodeStretch) else 0
         lines += [serialized(r) for r in records]
     assert lines == step_lines
     assert json.dumps(engine.summary(), sort_keys=True) == step_summary
@@ -119,10 +119,10 @@ def test_a_run_stops_before_the_free_blocks_run_out() -> None:
     specs = [RequestSpec(f"r{i}", 4, 12, arrival_step=0) for i in range(4)]
     engine = Engine(config, specs)
     first = engine.advance()  # the prefill step: 4 blocks, 4 x 1 + 2 left after it (22 usable)
-    assert not isinstance(first, DecodeRun) and first is not None
+    assert not isinstance(first, DecodeStretch) and first is not None
     assert engine.kv.num_free_blocks == 18
     run = engine.advance()
-    assert isinstance(run, DecodeRun)
+    assert isinstance(run, DecodeStretch)
     taken = [len(r.new_blocks) for r in run.records()]
     assert sum(taken) <= 18 and taken[0] == 4  # every row crosses at its first decode
 
@@ -140,8 +140,8 @@ def test_only_vllm_v1_fast_forwards() -> None:
         items = []
         while (item := engine.advance()) is not None:
             items.append(item)
-        assert any(isinstance(i, DecodeRun) for i in items) == (policy == "vllm-v1")
+        assert any(isinstance(i, DecodeStretch) for i in items) == (policy == "vllm-v1")
     engine = Engine(EngineConfig.from_dict({"num_gpu_blocks": 64, "async_scheduling": True}),
                     specs)
     while (item := engine.advance()) is not None:
-        assert not isinstance(item, DecodeRun)  # its batch queue overlaps the steps
+        assert not isinstance(item, DecodeStretch)  # its batch queue overlaps the steps

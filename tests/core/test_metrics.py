@@ -31,12 +31,12 @@ def _reference(done: list[Request], frontend_ms: float) -> dict[str, Any]:
 
 
 def _done(preempting: bool) -> list[Request]:
-    """A tight cache preempts (several token runs a request); a roomy one does not."""
+    """A tight cache preempts (several token stretches a request); a roomy one does not."""
     config = make_config(num_gpu_blocks=12 if preempting else 64)
     engine = Engine(config, make_requests((9, 14), (5, 20), (13, 3), (6, 1), (7, 9)),
                     fast_forward=False)
     engine.run_to_end()
-    assert not preempting or any(len(r.token_runs) > 1 for r in engine.done_requests)
+    assert not preempting or any(len(r.token_stretches) > 1 for r in engine.done_requests)
     return engine.done_requests
 
 
@@ -78,7 +78,7 @@ def test_a_request_without_tokens_adds_no_interval() -> None:
 
 def test_a_finished_request_keeps_what_its_metrics_read() -> None:
     """The slim record a finished request leaves gives the live request's metrics exactly:
-    two token runs (a preemption's gap), the prefix hit and the queueing included."""
+    two token stretches (a preemption's gap), the prefix hit and the queueing included."""
     ends = [0.5, 0.75, 1.0, 1.5, 2.25, 3.0]
     live = Request(RequestSpec("r", 40, 4, arrival_s=0.25), 0, 0.25, ends)
     live.first_scheduled_time, live.num_cached_tokens, live.num_preemptions = 0.5, 16, 1
@@ -86,7 +86,7 @@ def test_a_finished_request_keeps_what_its_metrics_read() -> None:
         live.add_token(iteration)
     live.finish_time = 3.0
     done = FinishedRequest(live)
-    assert done.token_runs == [(0, 2), (4, 2)] and done.token_times == [0.5, 0.75, 2.25, 3.0]
+    assert done.token_stretches == [(0, 2), (4, 2)] and done.token_times == [0.5, 0.75, 2.25, 3.0]
     assert metrics.request_metrics(done) == metrics.request_metrics(live)  # type: ignore[arg-type]
     assert metrics.request_metrics(done, 5.0)["ttft_ms"] == (0.5 - 0.25) * 1000 + 5.0
     assert not hasattr(done, "spec") and not hasattr(done, "block_hashes")

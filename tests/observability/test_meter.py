@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from servescope.api.wire.serialize import normalize, request_info
-from servescope.core.decode_run import DecodeRun
+from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.observability import columns as meter_columns
 from servescope.observability.columns import PerRecord
@@ -132,7 +132,7 @@ def columns(meter: Meter) -> list[bytes]:
 
 
 def test_decode_steps_folded_in_bulk_keep_what_one_by_one_keeps(tmp_path):
-    """A decode run's steps through observe_decodes give the meter observe() gives their
+    """A decode stretch's steps through observe_decodes give the meter observe() gives their
     records: every column, byte for byte (the kv-starvation run's runs, fast-forwarded); so
     does a meter that spills its columns to a file in chunks of 5 values (a server's)."""
     config, specs, _ = load_preset("kv-starvation")
@@ -143,7 +143,7 @@ def test_decode_steps_folded_in_bulk_keep_what_one_by_one_keeps(tmp_path):
                           for s in (None, None, spill))
     num_runs = 0
     while (item := engine.advance()) is not None:
-        if isinstance(item, DecodeRun):
+        if isinstance(item, DecodeStretch):
             recs = [normalize(r.to_dict()) for r in item.records()]
             for rec in recs:
                 one.observe(rec)

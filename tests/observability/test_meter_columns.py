@@ -82,9 +82,9 @@ def test_a_second_count_in_one_record_or_a_fraction_is_refused():
 
 @given(st.lists(st.tuples(st.integers(0, 2), st.lists(VALUES, max_size=6), st.integers(0, 3))))
 def test_steps_added_in_bulk_keep_what_adding_them_one_by_one_keeps(batches):
-    """Repeats.add_steps and PerRecord.add_steps (a decode run's steps, api/records/run_pack.py)
-    give the columns add() gives, byte for byte, also where a batch starts in the record last added
-    to."""
+    """Repeats.add_steps and PerRecord.add_steps (a decode stretch's steps,
+    api/records/stretch_pack.py) give the columns add() gives, byte for byte, also where a batch
+    starts in the record last added to."""
     bulk, one, kept_bulk, kept_one = Repeats(), Repeats(), PerRecord(), PerRecord()
     after = 0  # the record after the last batch's
     for gap, values, count in batches:

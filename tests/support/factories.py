@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 
 from servescope.core.config import EngineConfig
-from servescope.core.decode_run import DecodeRun
+from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.core.invariants import check_invariants
 from servescope.core.records import BlockTables, StepRecord
@@ -52,14 +52,14 @@ def checked_fast_forward(config: EngineConfig, specs: Sequence[RequestSpec],
                          step_time: StepTimeFn | None = None,
                          ) -> tuple[list[StepRecord], Engine]:
     """Run with fast-forward through advance(): every expanded record folds into the block
-    tables and passes the record checks; the engine's state, which a decode run leaves at its
+    tables and passes the record checks; the engine's state, which a decode stretch leaves at its
     last step, passes every invariant against that last record."""
     engine = Engine(config, specs, step_time)
     records: list[StepRecord] = []
     tables = BlockTables()
     while (item := engine.advance()) is not None:
-        expanded = list(item.records()) if isinstance(item, DecodeRun) else [item]
-        if isinstance(item, DecodeRun):
+        expanded = list(item.records()) if isinstance(item, DecodeStretch) else [item]
+        if isinstance(item, DecodeStretch):
             assert len(expanded) == item.num_steps >= 2
         for record in expanded:
             tables.apply(record)

@@ -13,7 +13,7 @@ from servescope.cli import CliError
 from servescope.cli._scenario import load_engine_args, load_workload
 from servescope.core import cost_model
 from servescope.core.config import ConfigError
-from servescope.core.decode_run import DecodeRun
+from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
 from servescope.core.replicas import Replicas
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     engine = (Replicas(config, specs, step_time, records) if config.data_parallel_size > 1
               else Engine(config, specs, step_time, records=records))
     with _progress_bar(len(specs)) as bar:
-        if args.out:  # decode runs expanded into their steps' records
+        if args.out:  # decode stretches expanded into their steps' records
             write_recording(args.out, header(config, specs, "simulated"),
                             _records(_advance(engine, bar)))
         else:  # a summary needs no records: none are built
@@ -137,8 +137,8 @@ def _progress_bar(total: int) -> tqdm | _NoBar:
     return tqdm(total=total, unit="req", desc="simulating", file=sys.stderr, mininterval=0.2)
 
 
-def _advance(engine: Engine | Replicas, bar: tqdm | _NoBar) -> Iterator[StepRecord | DecodeRun]:
-    """The engine's steps and decode runs to the end (data-parallel replicas: their records),
+def _advance(engine: Engine | Replicas, bar: tqdm | _NoBar) -> Iterator[StepRecord | DecodeStretch]:
+    """The engine's steps and decode stretches to the end (data-parallel replicas: their records),
     moving the bar as requests finish."""
     items = engine.run() if isinstance(engine, Replicas) else iter(engine.advance, None)
     for item in items:
@@ -159,9 +159,9 @@ def _run_to_end(engine: Engine | Replicas, bar: tqdm | _NoBar) -> None:
         done += len(one.done_requests)
 
 
-def _records(items: Iterator[StepRecord | DecodeRun]) -> Iterator[StepRecord]:
+def _records(items: Iterator[StepRecord | DecodeStretch]) -> Iterator[StepRecord]:
     for item in items:
-        if isinstance(item, DecodeRun):
+        if isinstance(item, DecodeStretch):
             yield from item.records()
         else:
             yield item

@@ -130,7 +130,7 @@ class BlockPool:
     def cache_blocks(self, blocks: list[int], hashes: list[BlockHash], request_id: str,
                      emit: bool = True) -> None:
         """Give full blocks their hashes; `emit=False` leaves the 'stored' event to the caller
-        (a decode run, whose records say which step stored what)."""
+        (a decode stretch, whose records say which step stored what)."""
         block_hash = self.block_hash
         for block, key in zip(blocks, hashes, strict=True):
             block_hash[block] = key

@@ -4,7 +4,7 @@ The clocks (core/clock.py) and the requests yet to arrive (core/arrivals.py) are
 own. When nothing is runnable the clock the workload uses jumps to the next arrival. Under
 `async_scheduling` the loop is `step_with_batch_queue` (schedule N + 1, then update N) beside
 the synchronous `step`, as in vLLM's EngineCore; both apply and record a step the same way
-(core/batch_queue.py). advance() takes a quiet stretch of decode steps as one DecodeRun
+(core/batch_queue.py). advance() takes a quiet stretch of decode steps as one DecodeStretch
 (fast-forward), records the steps' own.
 """
 
@@ -20,7 +20,7 @@ from servescope.core.arrivals import Arrivals
 from servescope.core.batch_queue import BatchQueue, Flight, record
 from servescope.core.clock import Clock
 from servescope.core.config import ConfigError, EngineConfig
-from servescope.core.decode_run import DecodeRun
+from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.records import StepRecord
@@ -56,7 +56,7 @@ class Engine:
         self.num_arrived = 0
         self.waste_totals: dict[str, int] = {}
         self.batch_queue = BatchQueue() if config.async_scheduling else None
-        # quiet decode stretches as one DecodeRun (advance(), run()); async scheduling (its
+        # quiet decode stretches as one DecodeStretch (advance(), run()); async scheduling (its
         # batch queue overlaps steps) and every policy but vLLM V1's go one step at a time
         self.fast_forward = (fast_forward and self.batch_queue is None
                              and type(self.scheduler) is VllmV1Scheduler)
@@ -80,9 +80,9 @@ class Engine:
         return not self.arrivals and not self.scheduler.has_unfinished
 
     def run(self) -> Iterator[StepRecord]:
-        """Every step's record, decode runs expanded: the same stream as step() gives."""
+        """Every step's record, decode stretches expanded: the same stream as step() gives."""
         while (item := self.advance()) is not None:
-            if isinstance(item, DecodeRun):
+            if isinstance(item, DecodeStretch):
                 yield from item.records()
             else:
                 yield item
@@ -102,25 +102,25 @@ class Engine:
         pool = self.kv.pool
         pool.record_events = False
         try:
-            plan = fast_forward.plan_run(self) if self._quiet() else None
+            plan = fast_forward.plan_stretch(self) if self._quiet() else None
             if plan is not None and max_steps is not None and len(plan[1]) > max_steps:
                 start, step_ms, clock = plan
                 plan = (start, step_ms[:max_steps], clock[:max_steps + 1])
             if plan is not None:
-                steps = fast_forward.apply_run(self, plan, record=False)
+                steps = fast_forward.apply_stretch(self, plan, record=False)
                 assert isinstance(steps, int)
                 return steps
             return 1 if self._step_unrecorded() else 0
         finally:
             pool.record_events = True
 
-    def advance(self) -> StepRecord | DecodeRun | None:
+    def advance(self) -> StepRecord | DecodeStretch | None:
         """The next step, or the quiet stretch of decode steps that starts here, as one run."""
         assert self.records, "an Engine(records=False) makes no records"
-        plan = fast_forward.plan_run(self) if self._quiet() else None
+        plan = fast_forward.plan_stretch(self) if self._quiet() else None
         if plan is not None:
-            run = fast_forward.apply_run(self, plan)
-            assert isinstance(run, DecodeRun)
+            run = fast_forward.apply_stretch(self, plan)
+            assert isinstance(run, DecodeStretch)
             return run
         return self.step()
 

@@ -1,5 +1,5 @@
 """Fast-forward: a quiet stretch of decode steps (nobody due to arrive, nothing waiting, every
-running request decoding one token a step) planned and applied at once, as one DecodeRun, or
+running request decoding one token a step) planned and applied at once, as one DecodeStretch, or
 as a bare count of steps when nobody reads the records (Engine.run_to_end)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 from servescope.core.arrivals import Arrivals
 from servescope.core.clock import Clock
 from servescope.core.config import EngineConfig
-from servescope.core.decode_run import DecodeRun
+from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
 from servescope.core.request import FinishedRequest
 from servescope.core.scheduler.base import Scheduler
@@ -37,7 +37,7 @@ class Engine(Protocol):
     def add_waste(self, waste: dict[str, int]) -> None: ...
 
 
-def plan_run(engine: Engine) -> Plan | None:
+def plan_stretch(engine: Engine) -> Plan | None:
     """The quiet steps from here: cut before the next arrival, ending at the first finish or
     where the free blocks run out (the scheduler bounds those); None when under two steps."""
     clock, pending = engine.clock, engine.arrivals.next()
@@ -59,7 +59,7 @@ def plan_run(engine: Engine) -> Plan | None:
     return start, step_ms[:num_steps], ends[:num_steps + 1]
 
 
-def apply_run(engine: Engine, plan: Plan, record: bool = True) -> DecodeRun | int:
+def apply_stretch(engine: Engine, plan: Plan, record: bool = True) -> DecodeStretch | int:
     """Advance the engine over the planned steps: their run (or, unrecorded, their count)."""
     start, step_ms, clock = plan
     kv, scheduler, num_steps = engine.kv, engine.scheduler, len(step_ms)
@@ -73,7 +73,7 @@ def apply_run(engine: Engine, plan: Plan, record: bool = True) -> DecodeRun | in
         request.finish_time = end_s
     engine.done_requests.extend(map(FinishedRequest, finished))
     events, freed = kv.pool.drain()
-    assert not events, "a decode run raises its events in its records"
+    assert not events, "a decode stretch raises its events in its records"
     last = kv.waste(scheduler.running)  # the last step's, after finishing
     if not record:
         engine.add_waste(_waste_sums(kv, num_free, num_table, start, num_steps, last))
@@ -88,7 +88,7 @@ def apply_run(engine: Engine, plan: Plan, record: bool = True) -> DecodeRun | in
         waste[key][-1] = value
     engine.add_waste({key: int(waste[key].sum()) for key in last})
     config = engine.config
-    run = DecodeRun(engine.clock.step_no, engine.clock.iter, clock, step_ms, ids, start, blocks,
+    run = DecodeStretch(engine.clock.step_no, engine.clock.iter, clock, step_ms, ids, start, blocks,
                     free, waste, tuple(r.id for r in finished), tuple(freed),
                     kv.pool.num_usable_blocks, config.max_num_batched_tokens, config.max_num_seqs)
     engine.clock.tick_many(num_steps, end_s)

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from servescope.core.block_pool import BlockHash, BlockPool
-from servescope.core.decode_run import DecodeBlocks, periodic
+from servescope.core.decode_stretch import DecodeBlocks, periodic
 from servescope.core.prefix import BlockHasher
 from servescope.core.request import Request, RequestStatus
 from servescope.core.running_batch import RunningBatch

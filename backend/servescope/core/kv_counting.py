@@ -21,7 +21,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from servescope.core.block_pool import NULL_BLOCK
-from servescope.core.decode_run import DecodeBlocks
+from servescope.core.decode_stretch import DecodeBlocks
 from servescope.core.kv_cache_manager import PagedKVCacheManager, cdiv
 from servescope.core.request import Request, RequestStatus
 from servescope.core.running_batch import RunningBatch

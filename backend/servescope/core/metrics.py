@@ -62,7 +62,7 @@ Clock = tuple[Sequence[float], np.ndarray, np.ndarray]  # step end times, runs' 
 class Intervals(NamedTuple):
     """Inter-token intervals (ms) as distinct places and how many intervals each holds: the
     gaps between two runs of a request (one each), and for each clock its steps, each
-    holding one interval for every token run that spans it (a run starting at step s with c
+    holding one interval for every token stretch that spans it (a run starting at step s with c
     tokens spans steps s .. s + c - 2). Memory grows with the runs, not the steps nor the
     tokens: a clock's step times and span counts are made a chunk at a time as they are read
     (at a million requests a clock has 21M steps: whole-array copies, a sort and its gathers
@@ -109,14 +109,14 @@ CHUNK = 1 << 20  # places read at a time
 
 def token_intervals(done: Sequence[FinishedRequest]) -> tuple[np.ndarray, np.ndarray, Intervals]:
     """Each request's token count, its first token's time (nan: none) and every inter-token
-    interval in ms: request_metrics' values, built from the token runs and each clock's
+    interval in ms: request_metrics' values, built from the token stretches and each clock's
     step times."""
     clocks: dict[int, tuple[Sequence[float], array[int], array[int]]] = {}  # one an engine
     counts = np.zeros(len(done), np.int64)
     first = np.full(len(done), np.nan)
     gaps: list[float] = []
     for k, request in enumerate(done):
-        runs = request.all_token_runs
+        runs = request.all_token_stretches
         if not runs:
             continue
         clock = clocks.setdefault(id(request.step_end_s),

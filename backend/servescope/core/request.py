@@ -49,7 +49,7 @@ class Request:
         "spec", "id", "prompt_len", "output_len", "priority", "status", "_num_computed",
         "_num_output", "_num_placeholders", "num_cached_tokens", "last_cached_tokens",
         "num_preemptions",
-        "arrival_index", "block_hashes", "arrival_time", "first_scheduled_time", "token_runs",
+        "arrival_index", "block_hashes", "arrival_time", "first_scheduled_time", "token_stretches",
         "step_end_s", "finish_time", "batch", "slot",
     )
 
@@ -73,7 +73,7 @@ class Request:
         self.block_hashes: list[BlockHash] = []
         self.arrival_time = arrival_time
         self.first_scheduled_time: float | None = None
-        self.token_runs: list[tuple[int, int]] = []  # (first engine iteration, count)
+        self.token_stretches: list[tuple[int, int]] = []  # (first engine iteration, count)
         self.step_end_s = step_end_s if step_end_s is not None else []  # engine's, by iteration
         self.finish_time: float | None = None
 
@@ -117,18 +117,18 @@ class Request:
         return self.num_output_tokens >= self.output_len
 
     @property
-    def all_token_runs(self) -> list[tuple[int, int]]:
+    def all_token_stretches(self) -> list[tuple[int, int]]:
         """Every (first engine iteration, count) run of sampled tokens, the open one included."""
         batch = self.batch
-        if batch is not None and batch.run_len[self.slot]:
-            return [*self.token_runs,
-                    (int(batch.run_start[self.slot]), int(batch.run_len[self.slot]))]
-        return self.token_runs
+        if batch is not None and batch.stretch_len[self.slot]:
+            return [*self.token_stretches,
+                    (int(batch.stretch_start[self.slot]), int(batch.stretch_len[self.slot]))]
+        return self.token_stretches
 
     @property
     def token_times(self) -> list[float]:
-        """When each output token was sampled (end of its step), from the token runs."""
-        return _token_times(self.step_end_s, self.all_token_runs)
+        """When each output token was sampled (end of its step), from the token stretches."""
+        return _token_times(self.step_end_s, self.all_token_stretches)
 
     def leave_batch(self, num_computed: int, num_output: int, num_placeholders: int) -> None:
         """Its counters as its batch last held them, kept here now that it has left."""
@@ -143,11 +143,11 @@ class Request:
         if self.batch is not None:
             self.batch.sample(self.slot, iteration)
             return
-        if self.token_runs and sum(self.token_runs[-1]) == iteration:
-            first, count = self.token_runs[-1]
-            self.token_runs[-1] = (first, count + 1)
+        if self.token_stretches and sum(self.token_stretches[-1]) == iteration:
+            first, count = self.token_stretches[-1]
+            self.token_stretches[-1] = (first, count + 1)
         else:
-            self.token_runs.append((iteration, 1))
+            self.token_stretches.append((iteration, 1))
         self._num_output += 1
 
     def __repr__(self) -> str:
@@ -173,21 +173,21 @@ class FinishedRequest:
         self.last_cached_tokens = request.last_cached_tokens
         self.num_preemptions = request.num_preemptions
         self.step_end_s = request.step_end_s
-        self._runs = tuple(x for run in request.all_token_runs for x in run)  # flat pairs
+        self._runs = tuple(x for run in request.all_token_stretches for x in run)  # flat pairs
 
     @property
-    def token_runs(self) -> list[tuple[int, int]]:
+    def token_stretches(self) -> list[tuple[int, int]]:
         """(first engine iteration, count) of each run of sampled tokens."""
         runs = self._runs
         return list(zip(runs[::2], runs[1::2], strict=True))
 
     @property
-    def all_token_runs(self) -> list[tuple[int, int]]:
-        return self.token_runs
+    def all_token_stretches(self) -> list[tuple[int, int]]:
+        return self.token_stretches
 
     @property
     def token_times(self) -> list[float]:
-        return _token_times(self.step_end_s, self.token_runs)
+        return _token_times(self.step_end_s, self.token_stretches)
 
 
 def _token_times(ends: Sequence[float], runs: Sequence[tuple[int, int]]) -> list[float]:

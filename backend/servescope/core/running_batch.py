@@ -32,8 +32,8 @@ class RunningBatch:
         self.num_output = grow(getattr(self, "num_output", None))
         self.prompt_len = grow(getattr(self, "prompt_len", None))
         self.output_len = grow(getattr(self, "output_len", None))
-        self.run_start = grow(getattr(self, "run_start", None))
-        self.run_len = grow(getattr(self, "run_len", None))
+        self.stretch_start = grow(getattr(self, "stretch_start", None))
+        self.stretch_len = grow(getattr(self, "stretch_len", None))
         self.num_placeholders = grow(getattr(self, "num_placeholders", None))  # (async) in flight
 
     def __len__(self) -> int:
@@ -56,8 +56,8 @@ class RunningBatch:
         self.num_output[slot] = request.num_output_tokens
         self.prompt_len[slot] = request.prompt_len
         self.output_len[slot] = request.output_len
-        self.run_start[slot] = -1
-        self.run_len[slot] = 0
+        self.stretch_start[slot] = -1
+        self.stretch_len[slot] = 0
         self.num_placeholders[slot] = request.num_output_placeholders
         self.requests.append(request)
         self.ids.append(request.id)
@@ -81,8 +81,8 @@ class RunningBatch:
         for request in leaving:
             self._detach(request)
         count = int(keep.sum())
-        for name in ("num_computed", "num_output", "prompt_len", "output_len", "run_start",
-                     "run_len", "num_placeholders"):
+        for name in ("num_computed", "num_output", "prompt_len", "output_len", "stretch_start",
+                     "stretch_len", "num_placeholders"):
             column = getattr(self, name)
             column[:count] = column[: len(keep)][keep]
         self.requests = [r for r, k in zip(self.requests, keep, strict=True) if k]
@@ -98,7 +98,7 @@ class RunningBatch:
         slot, end = request.slot, len(self.requests)
         self._detach(request)
         for column in (self.num_computed, self.num_output, self.prompt_len, self.output_len,
-                       self.run_start, self.run_len, self.num_placeholders):
+                       self.stretch_start, self.stretch_len, self.num_placeholders):
             column[slot:end - 1] = column[slot + 1:end]
         del self.requests[slot]
         del self.ids[slot]
@@ -107,35 +107,36 @@ class RunningBatch:
 
     def sample(self, slot: int, iteration: int) -> None:
         """One token for the request in `slot` at engine iteration `iteration`."""
-        if self.run_start[slot] + self.run_len[slot] == iteration:
-            self.run_len[slot] += 1
+        if self.stretch_start[slot] + self.stretch_len[slot] == iteration:
+            self.stretch_len[slot] += 1
         else:
-            self.close_run(slot)
-            self.run_start[slot] = iteration
-            self.run_len[slot] = 1
+            self.close_stretch(slot)
+            self.stretch_start[slot] = iteration
+            self.stretch_len[slot] = 1
         self.num_output[slot] += 1
 
-    def close_run(self, slot: int) -> None:
-        if self.run_len[slot]:
+    def close_stretch(self, slot: int) -> None:
+        if self.stretch_len[slot]:
             request = self.requests[slot]
-            request.token_runs.append((int(self.run_start[slot]), int(self.run_len[slot])))
-            self.run_len[slot] = 0
+            request.token_stretches.append((int(self.stretch_start[slot]),
+                                            int(self.stretch_len[slot])))
+            self.stretch_len[slot] = 0
 
     def _detach(self, request: Request) -> None:
         slot = request.slot
-        self.close_run(slot)
+        self.close_stretch(slot)
         request.leave_batch(int(self.num_computed[slot]), int(self.num_output[slot]),
                             int(self.num_placeholders[slot]))
 
     def sample_chunk(self, lo: int, hi: int, iteration: int, count: int = 1) -> list[Request]:
         """One token for every slot in lo..hi-1 at each of `count` consecutive iterations from
         `iteration`; the requests that reached their output length."""
-        run_start, run_len = self.run_start[lo:hi], self.run_len[lo:hi]
-        broken = (run_start + run_len != iteration).nonzero()[0]
+        stretch_start, stretch_len = self.stretch_start[lo:hi], self.stretch_len[lo:hi]
+        broken = (stretch_start + stretch_len != iteration).nonzero()[0]
         for slot in (broken + lo).tolist():
-            self.close_run(slot)
-            self.run_start[slot] = iteration
-        run_len += count
+            self.close_stretch(slot)
+            self.stretch_start[slot] = iteration
+        stretch_len += count
         num_output = self.num_output[lo:hi]
         num_output += count
         done = (num_output >= self.output_len[lo:hi]).nonzero()[0]

@@ -110,8 +110,8 @@ class Meter:
                         step_time_ms: Sequence[float], kv_usage: Sequence[float],
                         finished: Sequence[str]) -> None:
         """observe() over steps in which each of `ids` decodes one token and nothing else
-        happens but `finished` in the last (a decode run: api/records/run_pack.py), in bulk: each
-        step's inter-token latencies after the first are one run."""
+        happens but `finished` in the last (a decode stretch: api/records/stretch_pack.py), in
+        bulk: each step's inter-token latencies after the first are one run."""
         live = [req for req in map(self._live.get, ids) if req is not None]
         num_steps = len(start_s)
         if num_steps and (not ids or any(req.first_token_s is None for req in live)):

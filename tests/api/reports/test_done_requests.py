@@ -1,5 +1,5 @@
 """A track's finished requests travel to a job's worker as columns: pickled and rebuilt there,
-their metrics are the engine's own, request by request (preempted ones, token runs broken by a
+their metrics are the engine's own, request by request (preempted ones, token stretches broken by a
 preemption, the front end's overhead), and a snapshot taken mid-run holds the requests done so
 far."""
 

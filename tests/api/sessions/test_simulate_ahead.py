@@ -9,7 +9,7 @@ import json
 from support.server import receive, request_list, validate
 
 from servescope.api.sessions import build
-from servescope.core.decode_run import DecodeRun
+from servescope.core.decode_stretch import DecodeStretch
 
 BURST = 256  # requests arriving together: 200,000 requests in few steps keeps the test short
 
@@ -74,7 +74,7 @@ def test_a_failing_background_simulation_says_why_over_rest_and_the_socket(
         client, monkeypatch):
     real = build.engine_source
 
-    records = [0]  # what the source gave before it failed (a decode run gives many)
+    records = [0]  # what the source gave before it failed (a decode stretch gives many)
 
     def failing(engine):
         step = real(engine)
@@ -85,7 +85,8 @@ def test_a_failing_background_simulation_says_why_over_rest_and_the_socket(
             if count[0] > 20:
                 raise RuntimeError("the cost model has no entry for this batch")
             item = step()
-            records[0] += item.num_steps if isinstance(item, DecodeRun) else int(item is not None)
+            records[0] += (item.num_steps if isinstance(item, DecodeStretch)
+                           else int(item is not None))
             return item
         return source
 

@@ -103,7 +103,7 @@ def test_a_fast_forward_track_stores_the_step_by_step_engines_packed_records_and
     (slow, slow_steps), (fast, fast_steps) = tracks
     records, keyframes = stored(slow)
     assert len(records) == slow_steps - 1 > 200 and len(keyframes) > 10  # the last call: None
-    assert fast_steps < len(records) // 4  # the fast track took decode runs, not single steps
+    assert fast_steps < len(records) // 4  # the fast track took decode stretches, not single steps
     assert stored(fast) == (records, keyframes)  # every column and byte of packed JSON
     assert fast.summary == slow.summary
 

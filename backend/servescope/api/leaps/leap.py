@@ -23,7 +23,7 @@ from servescope.api.wire.stream_state import (
     StreamState,
 )
 from servescope.core.checkpoint import advance_to
-from servescope.core.decode_run import DecodeRun
+from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.request import RequestStatus
@@ -91,14 +91,14 @@ def start_leap(engine: Engine, first: int, requests: Sequence[Mapping[str, Any]]
 
 
 def write_next(engine: Engine, writer: Writer) -> bool:
-    """The engine's next step or decode run through `writer`; False at the end."""
+    """The engine's next step or decode stretch through `writer`; False at the end."""
     n = engine.iter
     item = engine.advance()
     if item is None:
         writer.flush()
         return False
-    if isinstance(item, DecodeRun):
-        writer.store_run(item, n, item.num_steps)
+    if isinstance(item, DecodeStretch):
+        writer.store_stretch(item, n, item.num_steps)
     else:
         writer.store_record(item, n)
     return True

@@ -9,14 +9,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from servescope.api.records.run_pack import RunPack
 from servescope.api.records.run_store import Row, RunStore
 from servescope.api.records.step_pack import pack_step
+from servescope.api.records.stretch_pack import StretchPack
 from servescope.api.wire.keyframes import keyframe
 from servescope.api.wire.serialize import dumps, normalize, pack
 from servescope.api.wire.stream_state import StreamState
 from servescope.api.wire.text import dump
-from servescope.core.decode_run import DecodeRun
+from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.records import StepRecord
 from servescope.observability.meter import Meter
 
@@ -60,10 +60,10 @@ class Writer:
             self.take_keyframe(n)
         self.flush_due()
 
-    def store_run(self, run: DecodeRun, n: int, num_steps: int) -> None:
-        """The first `num_steps` records of a decode run, stored in bulk (api/records/run_pack.py)
-        as store_record stores each of them, from index n."""
-        packed = RunPack(self.state, run, n)
+    def store_stretch(self, run: DecodeStretch, n: int, num_steps: int) -> None:
+        """The first `num_steps` records of a decode stretch, stored in bulk
+        (api/records/stretch_pack.py) as store_record stores each of them, from index n."""
+        packed = StretchPack(self.state, run, n)
         if self.meter is not None:
             packed.observe(self.meter, num_steps)
         a = 0

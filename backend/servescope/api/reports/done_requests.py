@@ -21,7 +21,8 @@ class DoneRequests:
     ints: np.ndarray  # int64, a row a request: prompt_len, output_len, num_preemptions,
     # num_cached_tokens
     times: np.ndarray  # float64, a row a request: arrival, first scheduled, finish (nan: None)
-    run_offsets: np.ndarray  # request k's token runs are runs[run_offsets[k]:run_offsets[k+1]]
+    # request k's token stretches are runs[stretch_offsets[k]:stretch_offsets[k+1]]
+    stretch_offsets: np.ndarray
     runs: np.ndarray  # int64, a row a run of sampled tokens: first engine iteration, count
     step_end_s: np.ndarray  # the engine's clock: when each iteration ended
     frontend_ms: float
@@ -33,7 +34,7 @@ class DoneRequests:
         # after `done`, so that it covers their tokens; copied under the GIL (a buffer held while
         # the simulating thread appends would fail its append)
         clock = np.frombuffer(engine.step_end_s.tobytes(), np.float64)
-        runs = [r.all_token_runs for r in done]
+        runs = [r.all_token_stretches for r in done]
         flat = [x for rs in runs for run in rs for x in run]
         return cls(
             [r.id for r in done],
@@ -51,7 +52,7 @@ class DoneRequests:
     def metrics(self) -> list[dict[str, Any]]:
         """request_metrics of each request, in the engine's finishing order."""
         ends = self.step_end_s.tolist()
-        offsets = self.run_offsets.tolist()
+        offsets = self.stretch_offsets.tolist()
         runs = self.runs.tolist()
         ints, times = self.ints.tolist(), self.times.tolist()
         out = []

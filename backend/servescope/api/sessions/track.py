@@ -21,7 +21,7 @@ from servescope.api.wire.keyframes import keyframe, keyframe_cost
 from servescope.api.wire.position import Clock, Position
 from servescope.api.wire.stream_state import StreamState
 from servescope.api.wire.text import Template, dump
-from servescope.core.decode_run import DecodeRun
+from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.core.request_table import request_table
 from servescope.observability.meter import Meter
@@ -111,8 +111,8 @@ class Track:
                 raise
             if item is None:
                 break
-            if isinstance(item, DecodeRun):
-                n = self._store_run(item, n)
+            if isinstance(item, DecodeStretch):
+                n = self._store_stretch(item, n)
             else:
                 self.writer.store_record(item, n)
                 n += 1
@@ -124,10 +124,10 @@ class Track:
             f"({self.max_records:,} records) before its end; simulate a window or a sample "
             f"of the trace")
 
-    def _store_run(self, run: DecodeRun, n: int) -> int:
-        """A decode run's records, as many as max_records leaves room for; the index after."""
+    def _store_stretch(self, run: DecodeStretch, n: int) -> int:
+        """A decode stretch's records, as many as max_records leaves room for; the index after."""
         num_steps = min(run.num_steps, self.max_records - n)
-        self.writer.store_run(run, n, num_steps)
+        self.writer.store_stretch(run, n, num_steps)
         if num_steps < run.num_steps:
             self.writer.flush()
             raise self._limit_error()

@@ -66,11 +66,11 @@ def update_chunk(kv: KVCacheManager, running: RunningBatch, requests: list[Reque
                  start: np.ndarray, iteration: int) -> list[Request]:
     """The tokens of a chunk whose requests all still run; the finished, in row order."""
     slots = np.fromiter((r.slot for r in requests), np.int64, len(requests))
-    broken = slots[running.run_start[slots] + running.run_len[slots] != iteration]
+    broken = slots[running.stretch_start[slots] + running.stretch_len[slots] != iteration]
     for slot in broken.tolist():
-        running.close_run(slot)
-        running.run_start[slot] = iteration
-    running.run_len[slots] += 1
+        running.close_stretch(slot)
+        running.stretch_start[slot] = iteration
+    running.stretch_len[slots] += 1
     running.num_output[slots] += 1
     running.num_placeholders[slots] -= 1
     if kv.enable_caching:

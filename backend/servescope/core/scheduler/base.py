@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from servescope.core.config import EngineConfig
-from servescope.core.decode_run import DecodeBlocks
+from servescope.core.decode_stretch import DecodeBlocks
 from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
 from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.records import ScheduledColumns, ScheduledEntry

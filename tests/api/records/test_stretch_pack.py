@@ -1,6 +1,6 @@
-"""A track stores a decode run in bulk (api/records/run_pack.py) exactly as it stores the run's
-records one by one: the same packed rows and columns, keyframes, stream state and meter, on random
-workloads over every policy and on runs made to finish, cross blocks and hold keyframes."""
+"""A track stores a decode stretch in bulk (api/records/stretch_pack.py) exactly as it stores the
+run's records one by one: the same packed rows and columns, keyframes, stream state and meter, on
+random workloads over every policy and on runs made to finish, cross blocks and hold keyframes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.tracks import run_to_end
 
-from servescope.api.records.run_pack import RunPack
+from servescope.api.records.stretch_pack import StretchPack
 from servescope.api.records.track_source import engine_source
 from servescope.api.sessions.track import Track
 from servescope.api.wire.keyframes import keyframe
@@ -22,7 +22,7 @@ from servescope.api.wire.serialize import dumps, normalize, pack, request_info
 from servescope.api.wire.stream_state import StreamState
 from servescope.api.wire.text import dump
 from servescope.core.config import POLICIES, EngineConfig
-from servescope.core.decode_run import DecodeRun
+from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
 from servescope.observability.meter import HISTOGRAMS
@@ -52,14 +52,14 @@ def check_keyframes(track: Track, mismatched: list[int]) -> None:
 
 
 def simulate(config: EngineConfig, specs: list[RequestSpec], path: Path, runs: bool,
-             interval: int, max_records: int) -> tuple[Track, list[DecodeRun]]:
-    """A track to its end through one path; the decode runs it was given."""
+             interval: int, max_records: int) -> tuple[Track, list[DecodeStretch]]:
+    """A track to its end through one path; the decode stretches it was given."""
     engine = Engine(config, specs)
     source, seen = engine_source(engine, runs=runs), []
 
     def logged() -> Any:
         item = source()
-        if isinstance(item, DecodeRun):
+        if isinstance(item, DecodeStretch):
             seen.append(item)
         return item
     track = Track(0, logged, request_info(specs), config.num_gpu_blocks or 0, interval,
@@ -86,8 +86,8 @@ def metered(track: Track) -> tuple[list[dict[str, float]], list[float], list[tup
 
 
 def both_paths(config: EngineConfig, specs: list[RequestSpec], interval: int = 4,
-               max_records: int = 1_000_000) -> tuple[Track, list[DecodeRun], list[int]]:
-    """Simulate through the per-record path and the run path; everything kept must agree. The
+               max_records: int = 1_000_000) -> tuple[Track, list[DecodeStretch], list[int]]:
+    """Simulate through the per-record path and the stretch path; everything kept must agree. The
     run path's track (closed), the runs it got and the records its keyframes follow."""
     with tempfile.TemporaryDirectory() as tmp:
         old, none = simulate(config, specs, Path(tmp) / "old.sqlite3", False, interval,
@@ -137,13 +137,13 @@ def test_the_run_path_stores_what_the_per_record_path_stores(
 
 
 def long_decodes(n: int, prefix: tuple = ()) -> list[RequestSpec]:
-    """Few arrivals, long outputs: most steps are decode runs, each ending where one finishes
+    """Few arrivals, long outputs: most steps are decode stretches, each ending where one finishes
     or someone arrives."""
     return [RequestSpec(f"d{k}", 9 + 5 * k, 60 + 17 * k, arrival_s=k * 0.3, prefix=prefix)
             for k in range(n)]
 
 
-def inside(kf_iter: int, run: DecodeRun) -> bool:
+def inside(kf_iter: int, run: DecodeStretch) -> bool:
     return run.iter0 <= kf_iter < run.iter0 + run.num_steps - 1
 
 
@@ -179,7 +179,7 @@ def test_a_record_limit_inside_a_run_stores_the_same_records_and_says_so() -> No
 
 
 
-def _tweak(state: StreamState, how: str, run: DecodeRun) -> None:
+def _tweak(state: StreamState, how: str, run: DecodeStretch) -> None:
     first = state.running[0]
     if how == "step":
         state.step += 5
@@ -210,7 +210,7 @@ def test_a_runs_records_pack_as_pack_packs_them_against_any_state_before_it(how:
     specs = long_decodes(6)
     engine = Engine(EngineConfig(num_gpu_blocks=129, block_size=4), specs)
     state, n = StreamState(request_info(specs)), 0
-    while not isinstance(item := engine.advance(), DecodeRun):
+    while not isinstance(item := engine.advance(), DecodeStretch):
         assert item is not None
         pack(state, {**normalize(item.to_dict()), "iter": n})
         n += 1
@@ -218,7 +218,7 @@ def test_a_runs_records_pack_as_pack_packs_them_against_any_state_before_it(how:
     expected_state = copy.deepcopy(state)
     expected = [dumps(pack(expected_state, {**normalize(r.to_dict()), "iter": n + j}))
                 for j, r in enumerate(item.records())]
-    packed = RunPack(state, item, n)
+    packed = StretchPack(state, item, n)
     assert packed.texts == expected
     assert any('"ku":' in text for text in expected) and len(set(expected)) == len(expected)
     packed.apply(state, 0, 3)

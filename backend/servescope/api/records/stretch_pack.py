@@ -1,6 +1,6 @@
-"""A decode run (core/decode_run.py) stored in bulk by a track (api/sessions/track.py): the packed
-text, row columns, stream-state updates and meter observations that packing each of its expanded
-records would give (api/wire/serialize.py, `pack`), built from the run's arrays.
+"""A decode stretch (core/decode_stretch.py) stored in bulk by a track (api/sessions/track.py): the
+packed text, row columns, stream-state updates and meter observations that packing each of its
+expanded records would give (api/wire/serialize.py, `pack`), built from the run's arrays.
 
 Within a run nothing is admitted, preempted or rejected and every row decodes one token a step,
 so after its first step each record packs to the same few fields: the clock, the free blocks,
@@ -25,17 +25,17 @@ from servescope.api.wire.serialize import (
     waste_delta,
 )
 from servescope.api.wire.stream_state import FINISHED, StreamState
-from servescope.core.decode_run import DecodeRun
+from servescope.core.decode_stretch import DecodeStretch
 from servescope.observability.meter import Meter
 
 Event = tuple[int, int, tuple[int, ...]]  # (row, 1 stored | 0 removed, block ids)
 
 
-class RunPack:
+class StretchPack:
     """One run's records as record `n0` onwards of a track, packed against the stream state
     before its first step; `apply` then folds its steps into that state, a stretch at a time."""
 
-    def __init__(self, state: StreamState, run: DecodeRun, n0: int) -> None:
+    def __init__(self, state: StreamState, run: DecodeStretch, n0: int) -> None:
         self.run, self.n0 = run, n0
         self.refs = [ref_json(state, rid) for rid in run.ids]
         self.time_s = [round(t, 9) for t in run.time_s[:-1].tolist()]
@@ -50,7 +50,7 @@ class RunPack:
         self.texts = self._texts(state)
 
     def _events(self) -> dict[int, list[Event]]:
-        """Each step's cache events, ordered as DecodeRun._events orders them."""
+        """Each step's cache events, ordered as DecodeStretch._events orders them."""
         kv, events = self.run.kv, {}
         for step, row, block in zip(kv.steps.tolist(), kv.rows.tolist(), kv.blocks, strict=True):
             if block in kv.evicted:
@@ -160,7 +160,7 @@ def _delta_field(delta: list[int | None]) -> str:
     return ',"kd":[' + ",".join("null" if v is None else str(v) for v in delta) + "]"
 
 
-def _first_fields(state: StreamState, run: DecodeRun, refs: list[str]) -> tuple[str, str]:
+def _first_fields(state: StreamState, run: DecodeStretch, refs: list[str]) -> tuple[str, str]:
     """What `pack` compares with the state before the run, for its first step: (the step
     clock and queues, the carried values but the waste)."""
     lead = f',"s":{run.step0}' if run.step0 != state.step + 1 else ""
@@ -175,7 +175,7 @@ def _first_fields(state: StreamState, run: DecodeRun, refs: list[str]) -> tuple[
     return lead, carried
 
 
-def _flags(state: StreamState, run: DecodeRun) -> tuple[str, str]:
+def _flags(state: StreamState, run: DecodeStretch) -> tuple[str, str]:
     """The scheduled fields ("sn", "ss", "sm", "sk") of the first step and of every later one,
     where the state's prediction of a decode token misses (in an engine's run it never does)."""
     first: dict[str, list[int]] = {"sn": [], "ss": [], "sm": [], "sk": []}

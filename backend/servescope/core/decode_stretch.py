@@ -1,7 +1,7 @@
 """A quiet stretch of decode-only steps kept as one compact record (the engine's fast-forward).
 
 Every running request decodes one token a step, nobody arrives, is admitted or preempted, and
-only the last step may finish requests. `DecodeRun.records()` expands the run into the exact
+only the last step may finish requests. `DecodeStretch.records()` expands the run into the exact
 StepRecords the step-by-step path yields; summaries never need to expand it.
 
     step j of k:  start = start0 + j   new block where (start0 + j) % block_size == 0
@@ -46,7 +46,7 @@ class DecodeBlocks:
 
 
 @dataclass
-class DecodeRun:
+class DecodeStretch:
     """Steps step0 .. step0 + num_steps - 1 of a run; arrays are per step."""
 
     step0: int
