@@ -7,6 +7,7 @@ deps and errors loose beside them."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "backend" / "servescope"
@@ -57,15 +58,22 @@ def _wing(name: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[1] in BELOW else None
 
 
-def test_nothing_imports_upward() -> None:
+def _upward(root: Path, below: dict[str, set[str]], part: Callable[[str], str | None],
+            also: set[str] = frozenset()) -> list[str]:
+    """Imports from each wing under `root` of a wing not below it (`part` names the wing an
+    import is of, None for none; `also`: what every wing may import besides)."""
     offences = []
-    for wing, allowed in BELOW.items():
-        for path in sorted((PACKAGE / wing).rglob("*.py")):
+    for wing, allowed in below.items():
+        for path in sorted((root / wing).rglob("*.py")):
             for name in _servescope_imports(path):
-                target = _wing(name)
-                if target is not None and target != wing and target not in allowed:
+                target = part(name)
+                if target not in (None, wing) and target not in allowed | also:
                     offences.append(f"{path.relative_to(PACKAGE)} imports {name}")
-    assert offences == []
+    return offences
+
+
+def test_nothing_imports_upward() -> None:
+    assert _upward(PACKAGE, BELOW, _wing) == []
 
 
 def test_no_loose_modules_at_the_package_root() -> None:
@@ -90,13 +98,7 @@ def _api_part(name: str) -> str | None:
 
 
 def test_api_wings_import_only_downward() -> None:
-    offences = []
-    for wing, allowed in API_BELOW.items():
-        for path in sorted((API / wing).rglob("*.py")):
-            for name in _servescope_imports(path):
-                target = _api_part(name)
-                if target not in (None, wing) and target not in allowed | API_BASE:
-                    offences.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    offences = _upward(API, API_BELOW, _api_part, API_BASE)
     for base in API_BASE:
         offences += [f"api/{base}.py imports {n}" for n in _servescope_imports(API / f"{base}.py")
                      if _api_part(n) is not None]
