@@ -31,9 +31,6 @@ class Arrivals:
         """The next request to arrive, None when all have."""
         return self.pending[0] if self.pending else None
 
-    def is_due(self, now: float) -> bool:
-        return bool(self.pending) and self.key(self.pending[0]) <= now
-
     def take_due(self, now: float) -> Iterator[RequestSpec]:
         """The requests due by `now`, taken in arrival order."""
         pending, key = self.pending, self.key

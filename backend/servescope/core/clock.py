@@ -18,10 +18,6 @@ class Clock:
         self.iter = 0
         self.step_end_s = array("d")
 
-    def now(self) -> float:
-        """The time on the clock the arrivals use."""
-        return float(self.step_no) if self.step_clock else self.time_s
-
     def tick(self, step_time_ms: float) -> None:
         """One synchronous step of `step_time_ms` has ended."""
         self.step_no += 1

@@ -252,7 +252,11 @@ class Engine:
     def add_arrivals(self, arrivals: list[str], rejected: list[tuple[str, str]]) -> None:
         """Admit the requests due now to the scheduler, or refuse them (both listed)."""
         clock = self.clock
-        for spec in self.arrivals.take_due(clock.now()):
+        now = clock.step_no if clock.step_clock else clock.time_s
+        pending = self.arrivals.pending
+        if not pending or self.arrivals.key(pending[0]) > now:  # most steps: nobody is due
+            return
+        for spec in self.arrivals.take_due(now):
             arrivals.append(spec.id)
             reason = admission.rejection(spec, self.config, self.kv,
                                          spec.id in self.scheduler.requests)

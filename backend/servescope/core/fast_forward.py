@@ -40,8 +40,10 @@ class Engine(Protocol):
 def plan_stretch(engine: Engine) -> Plan | None:
     """The quiet steps from here: cut before the next arrival, ending at the first finish or
     where the free blocks run out (the scheduler bounds those); None when under two steps."""
-    clock, pending = engine.clock, engine.arrivals.next()
-    if engine.arrivals.is_due(clock.now()):
+    clock, arrivals = engine.clock, engine.arrivals
+    pending = arrivals.pending[0] if arrivals.pending else None
+    if pending is not None and arrivals.key(pending) <= (
+            clock.step_no if clock.step_clock else clock.time_s):
         return None
     num_steps = engine.scheduler.quiet_decode_steps()
     if pending is not None and clock.step_clock:
