@@ -20,6 +20,7 @@ import { createMessageHandler } from "./ui/messages.js";
 import { createPlayback } from "./ui/playback.js";
 import { drawProvenance } from "./ui/provenance.js";
 import { bindShare } from "./ui/share.js";
+import { ConnectionLine } from "./ui/connection.js";
 import { applyProjection, drawModeLabel } from "./ui/projection.js";
 import { Lesson } from "./ui/lesson.js";
 import { bindLessonBar, drawLessonBar, drawTimelineMarks, eventMarksPlugin } from "./ui/lesson_bar.js";
@@ -110,9 +111,10 @@ function sendConfigure() {
 
 function connect() {
   store.panes = [createPane({ num_gpu_blocks: 1, block_size: 16, requests: [] })];
+  const line = new ConnectionLine(doc, { origin: location.origin, follow: boot.follow });
   link = openLink(boot, {
     onOpen: () => {
-      setText("conn", boot.follow ? "following (read-only)" : "connected");
+      line.opened();
       // a page of its own: the session is created on connect and runs what the page asks for
       // (again on a reconnect before its init came: that connection made another session)
       if (boot.ws_path === "/ws/sessions/new") {
@@ -121,7 +123,7 @@ function connect() {
       }
     },
     onMessage: handle,
-    onClose: () => setText("conn", "disconnected"),
+    onClose: () => line.closed(),
   });
 }
 
