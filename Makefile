@@ -1,5 +1,6 @@
 # ServeScope: `make run` installs everything and starts the explorer on the demo;
-# `make test` installs everything the tests need and runs every test.
+# `make classroom` does the same for a room on one network (PUBLIC_ADDRESS=... to name the
+# address students open); `make test` installs everything the tests need and runs every test.
 # Works on a fresh Debian machine with Python 3.11+, Node 20 and apt as root.
 
 PYTHON ?= python3
@@ -10,10 +11,15 @@ NODE_STAMP := node_modules/.package-lock.json
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-vllm screenshots install lint typecheck pytest node-test chromium prometheus venv-support clean
+.PHONY: run classroom test test-vllm screenshots install lint typecheck pytest node-test chromium prometheus venv-support clean
 
 run: install
 	$(BIN)/servescope serve --host $(HOST) --port $(PORT)
+
+# all interfaces, this machine's addresses accepted, the URL students open printed
+classroom: install
+	$(BIN)/servescope serve --classroom --port $(PORT) \
+	  $(if $(PUBLIC_ADDRESS),--public-address $(PUBLIC_ADDRESS))
 
 install: $(PY_STAMP) $(NODE_STAMP)
 

@@ -19,3 +19,10 @@ test("a follower has no drive link, and an unjoined page no links", () => {
 test("the driver's rejoin path names the session and its token", () => {
   assert.equal(drivePath("a b", "x&y"), "/ws/sessions/a%20b?token=x%26y");
 });
+
+test("the follow link names the server's public address; the drive link this page's", () => {
+  const l = shareLinks("http://localhost:8000", "abc", "t", "http://192.168.1.20:8000");
+  assert.equal(l.follow, "http://192.168.1.20:8000/?session=abc&follow=1");
+  assert.equal(l.drive, "http://localhost:8000/?session=abc&token=t");
+  assert.equal(shareLinks("http://h:1", "abc", null, undefined).follow, "http://h:1/?session=abc&follow=1");
+});

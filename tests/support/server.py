@@ -88,20 +88,22 @@ def free_port() -> int:
 
 
 class Server:
-    """A real `servescope serve` process on a free loopback port."""
+    """A real `servescope serve` process on a free port, given `args` (`--classroom`, say) and
+    reached at `address` (loopback: 127.0.0.1, or another 127.0.0.0/8 address)."""
 
-    def __init__(self, data_dir: Path, **env: str) -> None:
+    def __init__(self, data_dir: Path, *args: str, address: str = "127.0.0.1",
+                 **env: str) -> None:
         self.data_dir = data_dir
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.ws_url = f"ws://127.0.0.1:{self.port}"
+        self.url = f"http://{address}:{self.port}"
+        self.ws_url = f"ws://{address}:{self.port}"
         environ = {**os.environ, "SERVESCOPE_DATA_DIR": str(data_dir), **env}
         # its output to a file: a pipe nobody reads would block a chatty server when full
         self.log = data_dir.with_name(f"{data_dir.name}-server.log")
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "servescope.cli", "serve", "--port", str(self.port),
-                 "--log-level", "warning"], cwd=ROOT, env=environ,
+                 "--log-level", "warning", *args], cwd=ROOT, env=environ,
                 stdout=subprocess.DEVNULL, stderr=log)
         self._wait()
 

@@ -30,13 +30,14 @@ from servescope.api.sessions.registry import Registry
 from servescope.api.settings import Settings
 from servescope.api.uploads.store import Store
 from servescope.api.web import edge
+from servescope.api.web.classroom import classroom_settings
 from servescope.api.web.origin import origin_allowed
 from servescope.api.web.outflow import CaptureTransport, Outflow
 
 
 def create_app(settings: Settings | None = None,
                clock: Callable[[], float] = time.monotonic) -> FastAPI:
-    settings = settings or Settings.from_env()
+    settings = classroom_settings(settings or Settings.from_env())
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -50,6 +50,12 @@ class Settings:
     sweep_num_cpus: int = 0  # CPUs of the in-process Ray; 0: this machine's
     allowed_origins: tuple[str, ...] = ()  # full origins allowed besides the served names
     server_names: tuple[str, ...] = ()  # host names served besides loopback and `host`
+    # a room's server (api/web/classroom.py): all interfaces, this machine's own addresses
+    # served, and `public_address` (detected when empty) advertised in follow links
+    classroom: bool = False
+    # the name or address (or a base URL, behind a proxy) followers' links and QR codes carry,
+    # on `port`; "": they name the address the page was opened by
+    public_address: str = ""
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -67,6 +73,8 @@ class Settings:
 
 
 def _parse(kind: str, raw: str) -> object:
+    if kind.startswith("bool"):
+        return raw.strip().lower() in ("1", "true", "yes", "on")
     if kind.startswith("int"):
         return int(raw)
     if kind.startswith("float"):

@@ -23,6 +23,8 @@ import { createPage, setText, showError } from "./ui/page.js";
 import { createPlayback } from "./ui/playback.js";
 import { createSession } from "./ui/session.js";
 import { bindShare } from "./ui/share.js";
+import { ConnectionLine } from "./ui/connection.js";
+import { checkOrigin } from "./transport/origin.js";
 import { Lesson } from "./ui/lesson.js";
 import { bindLessonBar, eventMarksPlugin } from "./ui/lesson_bar.js";
 import { bindUploadOptions } from "./ui/upload_form.js";
@@ -47,7 +49,8 @@ const { play, pause, toggle, stepBy, seekIndex, setSpeed, updateUrl } =
   createPlayback({ store, scenario, send: (m) => session.send(m) });
 const { setView, setProjection, onResize } = createViews({ doc, scenario, store, views, updateUrl,
   onEngines: () => session.configureAgain() });
-const session = createSession({ doc, boot, scenario, store, lesson, presetAsked, page: {
+const connection = new ConnectionLine(doc, { origin: location.origin, follow: boot.follow, check: checkOrigin });
+const session = createSession({ doc, boot, scenario, store, lesson, presetAsked, connection, page: {
   setText: (id, text) => setText(doc, id, text), showError: error, setView, updateUrl,
   onJoined: () => {
     built.overview?.refresh();

@@ -16,7 +16,10 @@ from fastapi.templating import Jinja2Templates
 from servescope.api.deps import RegistryDep, SettingsDep, StoreDep
 from servescope.api.routes._lookup import found
 from servescope.api.sessions import access
+from servescope.api.settings import Settings
 from servescope.api.uploads.store import valid_id
+from servescope.api.web.classroom import public_url
+from servescope.api.web.origin import refusal
 from servescope.core.config import EngineConfig, field_schema
 from servescope.scenarios.workloads import SYNTHETIC_FIELDS, list_presets, preset_workload
 from servescope.sweep.grid import GRID_KEYS
@@ -25,6 +28,7 @@ from servescope.traces import registry as trace_formats
 
 router = APIRouter(tags=["pages"])
 Id = Annotated[str | None, Query(max_length=64)]
+Origin = Annotated[str, Query(max_length=200)]
 
 
 @router.get("/api/config/fields")
@@ -47,6 +51,14 @@ def healthz(registry: RegistryDep) -> dict[str, Any]:
     return {"ok": True, "sessions": len(registry.sessions)}
 
 
+@router.get("/api/origin")
+def origin_check(request: Request, settings: SettingsDep, origin: Origin) -> dict[str, Any]:
+    """Whether a page at `origin` (the page's own, as it reached this server) may open a
+    session's socket, and if not why: a refused WebSocket handshake tells the page nothing."""
+    reason = refusal(origin, request.headers.get("host"), settings)
+    return {"allowed": reason is None, "reason": reason}
+
+
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request, registry: RegistryDep, settings: SettingsDep, session: Id = None,
           follow: bool = False, token: Id = None) -> HTMLResponse:
@@ -59,7 +71,7 @@ def index(request: Request, registry: RegistryDep, settings: SettingsDep, sessio
             "boot": {"static_url": "/static"}, "csp_nonce": nonce}, status_code=404)
     drives = joined is None or (not follow and access.holds_token(joined, token))
     boot = boot_data(session if joined else None, follow or not drives,
-                     token if joined and drives else None, nonce, settings.demo_preset)
+                     token if joined and drives else None, nonce, settings)
     return templates.TemplateResponse(request, "index.html", {"boot": boot, "csp_nonce": nonce})
 
 
@@ -71,11 +83,15 @@ def explain(request: Request, settings: SettingsDep) -> HTMLResponse:
 
 
 @router.get("/api/sessions/{session_id}/follow-qr.svg", tags=["sessions"])
-def follow_qr(request: Request, registry: RegistryDep, session_id: str) -> Response:
-    """A QR code of the session's follow link (read-only, no token) for a room to scan."""
+def follow_qr(request: Request, registry: RegistryDep, settings: SettingsDep,
+              session_id: str) -> Response:
+    """A QR code of the session's follow link (read-only, no token) for a room to scan, on
+    the server's public address when it has one (a classroom's: the teacher's page may be on
+    localhost), else on the address this page was opened by."""
     session = found(registry.get(session_id), {"message": "no such session",
                                                "field": "session_id", "code": "not_found"})
-    url = f"{str(request.base_url).rstrip('/')}/?session={session.id}&follow=1"
+    base = public_url(settings) or str(request.base_url).rstrip("/")
+    url = f"{base}/?session={session.id}&follow=1"
     out = io.BytesIO()
     segno.make(url, error="m").save(out, kind="svg", scale=6, border=2, xmldecl=False,
                                     dark="#000", light="#fff")
@@ -89,9 +105,12 @@ def preset_config(name: str) -> dict[str, Any]:
 
 
 def boot_data(session_id: str | None, follow: bool, token: str | None, nonce: str,
-              preset: str) -> dict[str, Any]:
-    """`session_id` None: the page creates its own private session (`/ws/sessions/new`)."""
+              settings: Settings) -> dict[str, Any]:
+    """`session_id` None: the page creates its own private session (`/ws/sessions/new`).
+    `public_url`: the base of followers' links (the room's address, not this page's host;
+    null: this page's)."""
     sid = session_id or "new"
+    preset = settings.demo_preset
     query = "?follow=1" if follow else (f"?token={token}" if token else "")
     return {
         "session_id": sid, "follow": follow, "ws_path": f"/ws/sessions/{sid}{query}",
@@ -99,7 +118,7 @@ def boot_data(session_id: str | None, follow: bool, token: str | None, nonce: st
         "config": preset_config(preset), "fields": config_fields(),
         "upload_url": "/api/traces", "static_url": "/static",
         "uplot_js": "/vendor/uplot/uPlot.esm.js", "uplot_css": "/vendor/uplot/uPlot.min.css",
-        "csp_nonce": nonce,
+        "csp_nonce": nonce, "public_url": public_url(settings),
     }
 
 

@@ -13,7 +13,8 @@ import { showShare } from "./share.js";
 export function showJoined(doc, msg, { boot, scenario, store, choices, onCompare }) {
   const follower = store.role === "follower";
   lockControls(doc, follower);
-  showShare(doc, { origin: doc.defaultView.location.origin, sessionId: store.sessionId, token: msg.token });
+  showShare(doc, { origin: doc.defaultView.location.origin, publicUrl: boot.public_url,
+    sessionId: store.sessionId, token: msg.token });
   store.formReadOnly = showWorkload(doc, msg, { presets: boot.presets ?? [], preset: scenario.preset,
     pageConfig: { ...(boot.config ?? {}), ...scenario.config }, readOnly: store.formReadOnly });
   showEngineConfig(doc, msg);

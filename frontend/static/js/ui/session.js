@@ -16,9 +16,9 @@ function workloadSpec(scenario) {
   return { preset: scenario.preset };
 }
 
-/** `presetAsked`: the URL named a preset; `page`: {setText, showError, setView, updateUrl,
+/** `presetAsked`: the URL named a preset; `connection`: ui/connection.js's ConnectionLine; `page`: {setText, showError, setView, updateUrl,
  * onJoined()} (the views' part of an init: forget the old run's overview and timeline). */
-export function createSession({ doc, boot, scenario, store, lesson, presetAsked, page }) {
+export function createSession({ doc, boot, scenario, store, lesson, presetAsked, connection, page }) {
   let link = null;
   let configured = false; // whether this page has sent its scenario's configure yet
 
@@ -76,7 +76,7 @@ export function createSession({ doc, boot, scenario, store, lesson, presetAsked,
   }
 
   function onOpen() {
-    page.setText("conn", boot.follow ? "following (read-only)" : "connected");
+    connection.opened();
     // a page of its own: the session is created on connect and runs what the page asks for
     // (again on a reconnect before its init came: that connection made another session)
     if (boot.ws_path === "/ws/sessions/new") {
@@ -89,7 +89,7 @@ export function createSession({ doc, boot, scenario, store, lesson, presetAsked,
    * takes every decoded message (ui/messages.js), inits included. */
   function connect(open, onMessage) {
     store.panes = [createPane({ num_gpu_blocks: 1, block_size: 16, requests: [] })];
-    link = open({ onOpen, onMessage, onClose: () => page.setText("conn", "disconnected") });
+    link = open({ onOpen, onMessage, onClose: () => connection.closed() });
   }
 
   return { send, sendConfigure, reconfigure, configureAgain, onInit, connect };

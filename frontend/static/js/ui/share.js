@@ -24,9 +24,10 @@ export function bindShare(doc) {
   }
 }
 
-/** Fill the dialog for the session this page joined; the drive link only for its driver. */
-export function showShare(doc, { origin, sessionId, token }) {
-  const links = shareLinks(origin, sessionId, token);
+/** Fill the dialog for the session this page joined; the drive link only for its driver.
+ * `publicUrl`: the server's public base URL, which the follow link and its QR code name. */
+export function showShare(doc, { origin, publicUrl, sessionId, token }) {
+  const links = shareLinks(origin, sessionId, token, publicUrl);
   doc.getElementById("btn-share").disabled = !links;
   if (!links) return;
   doc.getElementById("share-follow").value = links.follow;
