@@ -1,7 +1,6 @@
-// What a preemption gives back and what its resume will cost, and at the resume what it did
-// cost. vLLM frees the victim's blocks, but with prefix caching its full blocks keep their hashes
-// in the free queue until handed out again, so the resume (an admission like any other) finds
-// them and recomputes only the rest, as a prefill under the token budget.
+// What a preemption gives back and what its resume will cost (and at the resume, what it did):
+// the victim's full blocks keep their hashes in the free queue until handed out again, so its
+// resume finds them in the prefix cache and recomputes only the rest, under the token budget.
 
 import {
   countable, factsOf, listIds, num, plural, prefillHow, tokensOf,

@@ -1,8 +1,6 @@
-// Why the head of the waiting queue waits this step, in the terms of the policy that decided:
-// naive serving runs one request at a time; static batching admits whole batches only; vLLM
-// (V1, and V0 before it) stops admitting at the first request that the token budget,
-// max_num_seqs or the free KV blocks for its whole prompt do not cover (vLLM 0.33
-// Scheduler.schedule(), KVCacheManager.allocate_slots(full_sequence_must_fit=...)).
+// Why the head of the waiting queue waits, in the terms of the policy that decided: naive runs
+// one request at a time, static admits whole batches, vLLM stops at the first request the budget,
+// max_num_seqs or the free blocks for its whole prompt do not cover (Scheduler.schedule()).
 
 import { cdiv, countable, factsOf, listIds, num, plural, policyOf, reqOf, tokensOf } from "./caption_words.js";
 
