@@ -1,30 +1,40 @@
 // One line in plain words saying what the step just did, for the caption under the pool:
-// "r7's 496-token prefill chunk shares this step with 16 decodes".
+// "r7's 496-token prefill chunk shares this step with 16 decodes". Every cause it names is the
+// one the run's policy acted on; tests/frontend/test_caption_truth.py checks them against the
+// engine's records for every preset, policy and allocator.
 
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
+import { preemptClause, resumeClause } from "./caption_preempt.js";
+import { waitClause, wasteClause } from "./caption_wait.js";
+import { listIds, num, plural, policyOf, reqOf } from "./caption_words.js";
+
+/** Static batching's first step: every member prefills the longest prompt (padding). */
+function batchStart(rec) {
+  const n = rec.scheduled[0].n;
+  const k = rec.scheduled.length;
+  return k === 1 ? `a batch of 1 request starts: it prefills ${num(n)} tokens`
+    : `a batch of ${k} requests starts: each prefills ${num(n)} tokens, the longest prompt ` +
+      "(shorter ones padded)";
 }
 
-function listIds(ids, max = 3) {
-  if (ids.length <= max) return ids.join(", ");
-  return `${ids.slice(0, max).join(", ")} and ${ids.length - max} more`;
-}
-
-function spec(run, id) {
-  return run.reqs[run.index.get(id)]?.spec ?? null;
+function decodeClause(rec) {
+  const live = rec.scheduled.filter((e) => e.sampled).length;
+  const padding = rec.scheduled.length - live;
+  const decode = `${plural(live, "request")} ${live === 1 ? "decodes" : "decode"} one token each`;
+  // static batching: members that finished go on decoding padding until the batch ends
+  return padding ? `${decode} and ${padding} finished ${padding === 1 ? "one decodes" : "ones decode"} padding`
+    : decode;
 }
 
 function batchClause(run, rec) {
   const prefills = rec.scheduled.filter((e) => e.kind === "prefill");
   const decodes = rec.scheduled.length - prefills.length;
-  if (rec.scheduled.length === 0) return "Nothing is scheduled this step";
-  if (prefills.length === 0) {
-    return `${plural(decodes, "request")} ${decodes === 1 ? "decodes" : "decode"} one token each`;
-  }
+  if (rec.scheduled.length === 0) return "nothing is scheduled this step";
+  if (prefills.length === 0) return decodeClause(rec);
+  if (policyOf(run) === "static" && rec.new.length > 0) return batchStart(rec);
   const chunks = prefills.slice(0, 2).map((e) => {
-    const prompt = spec(run, e.id)?.prompt_len;
+    const prompt = reqOf(run, e.id)?.spec?.prompt_len;
     const last = prompt !== undefined && e.start + e.n >= prompt && e.start > 0 ? "last " : "";
-    return `${e.id}'s ${last}${e.n}-token prefill chunk`;
+    return `${e.id}'s ${last}${num(e.n)}-token prefill chunk`;
   });
   const more = prefills.length > 2 ? ` and ${prefills.length - 2} more chunks` : "";
   const subject = chunks.join(" and ") + more;
@@ -33,56 +43,37 @@ function batchClause(run, rec) {
   return `${subject} ${verb} this step with ${plural(decodes, "decode")}`;
 }
 
-function preemptClause(run, rec) {
-  const id = rec.preempted[0];
-  const r = run.reqs[run.index.get(id)];
-  const tokens = (r?.spec?.prompt_len ?? 0) + (r?.num_output_tokens ?? 0);
-  const who = rec.preempted.length > 1 ? listIds(rec.preempted) + " are" : id + " is";
-  return `${who} preempted: no free KV block for the running batch, so ${
-    rec.preempted.length > 1 ? "they give" : "it gives"} back its blocks and will recompute ` +
-    (rec.preempted.length > 1 ? "from scratch" : `${tokens} tokens`);
-}
-
 function cacheClause(rec, blockSize) {
-  const hits = Object.entries(rec.num_cached_tokens ?? {}).filter(([, n]) => n > 0);
+  const resumed = new Set(rec.resumed ?? []);
+  const hits = Object.entries(rec.num_cached_tokens ?? {}).filter(([id, n]) => n > 0 && !resumed.has(id));
   if (hits.length === 0) return null;
   const [id, n] = hits[0];
   const others = hits.length > 1 ? ` (and ${plural(hits.length - 1, "other")})` : "";
-  return `${id}${others} reuses ${n} cached prompt tokens (${plural(n / blockSize, "block")}) ` +
+  return `${id}${others} reuses ${num(n)} cached prompt tokens (${plural(n / blockSize, "block")}) ` +
     "from the prefix cache";
 }
 
-function stallClause(run, rec) {
-  const scheduled = new Set(rec.scheduled.map((e) => e.id));
-  const stalled = run.running.filter((id) => !scheduled.has(id));
-  const used = rec.scheduled.reduce((a, e) => a + e.n, 0);
-  if (stalled.length > 0 && used >= rec.token_budget) {
-    return `the ${rec.token_budget}-token budget is spent, so ${plural(stalled.length,
-      "running request")} ${stalled.length === 1 ? "waits" : "wait"} for the next step`;
-  }
-  if (rec.waiting.length === 0 || rec.new.length > 0) return null;
-  const head = rec.waiting[0];
-  if (rec.running.length >= rec.max_num_seqs) {
-    return `${head} waits: max_num_seqs (${rec.max_num_seqs}) requests are already running`;
-  }
-  if (used >= rec.token_budget) return `${head} waits: the token budget is spent`;
-  return `${head} waits at the head of the queue: not enough free KV blocks for its prompt`;
-}
-
-function finishClause(rec) {
+function finishClause(run, rec) {
   if (rec.finished.length === 0) return null;
   const who = listIds(rec.finished);
-  return `${who} ${rec.finished.length === 1 ? "finishes" : "finish"}, freeing ${
-    plural(rec.freed_blocks.length, "block")}`;
+  const one = rec.finished.length === 1;
+  const released = new Set(rec.released ?? rec.finished);
+  if (policyOf(run) === "static" && !rec.finished.some((id) => released.has(id))) {
+    const held = rec.finished.reduce((a, id) => a + (run.tables.get(id)?.length ?? 0), 0);
+    return `${who} ${one ? "finishes but keeps its" : "finish but keep their"} ${plural(held, "block")} ` +
+      "until the batch ends";
+  }
+  return `${who} ${one ? "finishes" : "finish"}, freeing ${plural(rec.freed_blocks.length, "block")}`;
 }
 
-/** The caption for a record; `run` supplies prompt lengths and counters. */
+/** The caption for a record; `run` (folded up to it) supplies prompt lengths and counters. */
 export function caption(run, rec) {
   if (!rec) return "Press play to start the run.";
   const clauses = [];
   if (rec.preempted.length > 0) clauses.push(preemptClause(run, rec));
   clauses.push(batchClause(run, rec));
-  const extra = cacheClause(rec, run.blockSize) ?? stallClause(run, rec) ?? finishClause(rec);
+  const extra = resumeClause(run, rec) ?? cacheClause(rec, run.blockSize) ?? wasteClause(run, rec) ??
+    waitClause(run, rec) ?? finishClause(run, rec);
   if (extra) clauses.push(extra);
   const line = clauses.slice(0, 2).join("; ");
   return `Step ${rec.step}: ${line}.`;

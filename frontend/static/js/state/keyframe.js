@@ -52,5 +52,6 @@ export function applyKeyframe(run, kf) {
   run.running = (kf.running ?? []).slice();
   run.waiting = (kf.waiting ?? []).slice();
   run.record = kf.record ?? null;
+  run.facts = null; // a record's own changes are not in a keyframe: captions leave their numbers out
   run.cursor = kf.step;
 }

@@ -30,6 +30,7 @@ export function createRun(init) {
     waiting: [],
     record: null,
     cursor: -1,
+    facts: null, // what the record at the cursor changed that its post-state no longer shows
   };
   addRequests(run, init.requests ?? []);
   return run;
@@ -175,13 +176,39 @@ function applyStatuses(run, rec) {
     run.reqs[requestIndex(run, id)].num_cached_tokens = n;
   }
   for (const { id } of rec.rejected ?? []) run.reqs[requestIndex(run, id)].status = "rejected";
-  for (const id of rec.finished) run.reqs[requestIndex(run, id)].status = "finished";
+  for (const id of rec.finished) {
+    const r = run.reqs[requestIndex(run, id)];
+    r.status = "finished";
+    r.finished_step = rec.step;
+  }
+}
+
+/** Facts of one record the captions need and the state after it no longer holds: each given
+ * back table's length, a victim's num_computed_tokens before its preemption, and the free
+ * blocks before the step (the previous record's, when it is the one just before). */
+function stepFacts(run, rec) {
+  const prev = run.record;
+  return {
+    iter: rec.iter,
+    num_blocks_given_back: new Map(),
+    num_computed_at_preemption: new Map(),
+    num_free_before: prev && prev.iter === rec.iter - 1 ? prev.num_free_blocks : null,
+  };
+}
+
+function giveBack(run, facts, id, reassign) {
+  facts.num_blocks_given_back.set(id, run.tables.get(id)?.length ?? 0);
+  release(run, id, reassign);
 }
 
 /** Apply one record to the live state; the cursor moves to its step. */
 export function applyRecord(run, rec) {
   const reassign = new Set();
-  for (const id of rec.preempted) release(run, id, reassign);
+  const facts = stepFacts(run, rec);
+  for (const id of rec.preempted) {
+    facts.num_computed_at_preemption.set(id, run.reqs[requestIndex(run, id)].num_computed_tokens);
+    giveBack(run, facts, id, reassign);
+  }
   const firstNew = new Map();
   for (const [id, blocks] of Object.entries(rec.new_blocks)) {
     firstNew.set(id, allocate(run, id, blocks));
@@ -189,7 +216,7 @@ export function applyRecord(run, rec) {
   applyCacheEvents(run, rec.kv_events);
   applySchedule(run, rec, firstNew);
   applyStatuses(run, rec);
-  for (const id of rec.released ?? rec.finished) release(run, id, reassign);
+  for (const id of rec.released ?? rec.finished) giveBack(run, facts, id, reassign);
   // The tables decide who holds a block: a freed block still in a live table was freed and
   // allocated again within the step (the static policy's trial admissions do that), so it stays.
   for (const b of rec.freed_blocks) {
@@ -205,5 +232,6 @@ export function applyRecord(run, rec) {
   run.running = rec.running.filter(live);
   run.waiting = rec.waiting.filter(live);
   run.record = rec;
+  run.facts = facts;
   run.cursor = rec.step;
 }
