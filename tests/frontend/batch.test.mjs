@@ -29,3 +29,18 @@ test("the strip slides by the steps a frame added, or repaints", async () => {
   assert.equal(stripShift([5, 6, 7], [4, 5, 6]), 3); // a seek back: all repainted
   assert.equal(stripShift([], [1]), 1);
 });
+
+test("bar labels share a row when they fit, else the later one takes the next row", async () => {
+  const { labelRows } = await import("../../frontend/static/js/render/batch.js");
+  // budget at the right end, max_num_seqs near the left: room for both on one row
+  const wide = labelRows([{ x: 600, width: 100, align: "right" }, { x: 40, width: 150, align: "left" }], 600);
+  assert.equal(wide.rows, 1);
+  assert.deepEqual(wide.placed.map((p) => p.row), [0, 0]);
+  // a narrow bar: the second label would overlap the first, so it goes below
+  const narrow = labelRows([{ x: 240, width: 110, align: "right" }, { x: 15, width: 170, align: "left" }], 240);
+  assert.deepEqual(narrow.placed.map((p) => p.row), [0, 1]);
+  assert.equal(narrow.rows, 2);
+  // a label is kept inside the canvas
+  const edge = labelRows([{ x: 230, width: 100, align: "left" }], 240);
+  assert.equal(edge.placed[0].left, 140);
+});

@@ -6,13 +6,15 @@
 //
 //   |r7 prefill 496 ////////////|d|d|d|d|...|      |   <- budget (max_num_batched_tokens)
 //   0                                 ^max_num_seqs    (a batch of decodes alone stops there)
+// The labels under the bar are drawn at the theme's type size in device pixels, on a second
+// row where two would overlap; the canvas says the size it drew them at (data-font-px).
 
 import { packedFor, packHex } from "../state/palette.js";
 import { fitCanvas } from "./size.js";
 
 const STRIP_STEPS = 120;
-const LABEL_H = 22;
-
+const LABEL_FONT_PX = 12; // unless the theme says (projection)
+const LINE = 1.35; // a label row's height, in font sizes
 
 /** For each of `pixels` slots across `scale` tokens, the segment covering its centre (or -1). */
 export function sampleSegments(segments, scale, pixels) {
@@ -42,17 +44,72 @@ function imageFor(ctx, canvas, w, h) {
 
 const STRIPE = 0xb0ffffff;
 
-/** Draw the bar; `theme` gives {ink, muted, bg, track}. */
+/** Where each label goes: `labels` [{x, width, align}] (the mark's x, the text's width), in
+ * the order they matter; each sits `gap` / 2 beside its mark, inside [0, w], on the first row
+ * where it stays `gap` clear of the others. Returns {placed: [{left, row}], rows} (pure). */
+export function labelRows(labels, w, gap = 6) {
+  const placed = [];
+  const out = labels.map(({ x, width, align }) => {
+    let left = align === "right" ? x - gap / 2 - width : x + gap / 2;
+    left = Math.max(0, Math.min(w - width, left));
+    let row = 0;
+    while (placed.some((p) => p.row === row && left < p.right + gap && p.left < left + width + gap)) row++;
+    placed.push({ left, right: left + width, row });
+    return { left, row };
+  });
+  return { placed: out, rows: out.length ? Math.max(...out.map((p) => p.row)) + 1 : 0 };
+}
+
+/** Draw the bar; `theme` gives {ink, muted, bg, track} and, projected, fontPx. */
 export function drawBatchBar(canvas, view, theme) {
   const ctx = canvas.getContext("2d");
-  const [w, h] = fitCanvas(canvas);
-  const barH = h - LABEL_H;
+  const [w, h, ratio] = fitCanvas(canvas);
   const scale = Math.max(view.budget, view.used, 1);
   const budgetX = Math.round((view.budget / scale) * w);
+  const marks = [[budgetX - ratio, theme.ink, `budget ${view.budget}`, "right"]];
+  if (view.max_num_seqs < view.budget) {
+    const x = (view.max_num_seqs / scale) * w;
+    marks.push([x, theme.muted, `max_num_seqs ${view.max_num_seqs}`, x < w / 2 ? "left" : "right"]);
+  }
+  const fontPx = Math.ceil(theme.fontPx ?? LABEL_FONT_PX);
+  const key = JSON.stringify([marks, w, h, fontPx]);
+  let labels = labelKeys.get(canvas);
+  if (labels?.key !== key) {
+    ctx.font = `${fontPx * ratio}px sans-serif`;
+    const rowH = Math.ceil(fontPx * ratio * LINE);
+    let { placed, rows } = labelRows(marks.map(([x, , text, align]) =>
+      ({ x, width: ctx.measureText(text).width, align })), w, 6 * ratio);
+    if (h - rows * rowH < rowH / 2) rows = 1; // no room for a second row: the first label only
+    labels = { key, placed, rows, rowH, fresh: true };
+    labelKeys.set(canvas, labels);
+    canvas.dataset.fontPx = String(fontPx); // the label text's size in CSS pixels (tests read it)
+  }
+  const barH = Math.max(1, h - labels.rows * labels.rowH);
+  paintBar(ctx, canvas, view.segments, scale, budgetX, w, barH, theme);
+  if (labels.fresh) {
+    labels.fresh = false;
+    ctx.clearRect(0, barH, w, h - barH);
+    ctx.font = `${fontPx * ratio}px sans-serif`;
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "left";
+    marks.forEach(([, colour, text], i) => {
+      const { left, row } = labels.placed[i];
+      ctx.fillStyle = colour;
+      if (row < labels.rows) ctx.fillText(text, left, barH + (row + 0.5) * labels.rowH);
+    });
+  }
+  for (const [x, colour] of marks) {
+    ctx.fillStyle = colour;
+    ctx.fillRect(x - ratio, 0, 2 * ratio, barH + 4 * ratio);
+  }
+}
+
+/** The bar's pixels: each column the colour of the request whose tokens cover it, stripes over
+ * prefill chunks, the unused budget in the track colour. */
+function paintBar(ctx, canvas, segs, scale, budgetX, w, barH, theme) {
   const img = imageFor(ctx, canvas, w, barH);
   const px = img.px;
   const track = packHex(theme.track);
-  const segs = view.segments;
   const at = sampleSegments(segs, scale, w);
   const col = new Uint32Array(w); // each pixel column's colour; stripes go over prefill columns
   const striped = new Uint8Array(w);
@@ -69,29 +126,9 @@ export function drawBatchBar(canvas, view, theme) {
     for (let x = 0; x < w; x++) if (striped[x] && (x + y) % 6 < 2) px[row + x] = STRIPE;
   }
   ctx.putImageData(img, 0, 0); // replaces the bar's rows; the labels below stay
-  const marks = [[budgetX - 1, theme.ink, `budget ${view.budget}`, "right"]];
-  if (view.max_num_seqs < view.budget) {
-    const x = (view.max_num_seqs / scale) * w;
-    marks.push([x, theme.muted, `max_num_seqs ${view.max_num_seqs}`, x < w / 2 ? "left" : "right"]);
-  }
-  const key = JSON.stringify([marks, w, h, theme.fontPx]);
-  const labelled = labelKeys.get(canvas) === key;
-  if (!labelled) {
-    labelKeys.set(canvas, key);
-    ctx.clearRect(0, barH, w, h - barH);
-    ctx.font = `${theme.fontPx ?? 12}px sans-serif`;
-    ctx.textBaseline = "middle";
-  }
-  for (const [x, colour, label, align] of marks) {
-    ctx.fillStyle = colour;
-    ctx.fillRect(x - 1, 0, 2, barH + 4);
-    if (labelled) continue;
-    ctx.textAlign = align;
-    ctx.fillText(label, align === "right" ? x - 3 : x + 3, barH + LABEL_H / 2 + 2);
-  }
 }
 
-const labelKeys = new WeakMap(); // what a canvas's label row shows
+const labelKeys = new WeakMap(); // canvas -> its labels' layout and what they show
 
 /** One past step as a column of packed colours, bottom first, cached per step and height. */
 function stripColumn(cache, step, scheduled, budget, h, run) {

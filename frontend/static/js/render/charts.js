@@ -28,13 +28,24 @@ export const CHART_SPECS = [
 ];
 
 // Axis text in the theme's size (projection scales it with the viewport; uPlot draws axes on
-// its canvas, so CSS cannot reach them), with axis boxes grown to hold it.
+// its canvas, so CSS cannot reach them), with axis boxes grown to hold it and ticks spaced to
+// fit their labels. uPlot reads whole CSS pixels from a font string (and scales them to device
+// pixels itself). Projected, the time axis says its unit on each tick instead of a label row.
 function axisFont(theme) {
-  const px = theme.fontPx;
-  if (!px) return [{}, {}];
+  const px = theme.fontPx && Math.ceil(theme.fontPx);
+  if (!px) return [{ label: "time (s)" }, {}];
   const font = { font: `${px}px system-ui, sans-serif`, labelFont: `${px}px system-ui, sans-serif`,
     labelSize: Math.round(px * 1.4) };
-  return [{ ...font, size: Math.round(px * 2) }, { ...font, size: Math.round(px * 3.6) }];
+  const seconds = (u, splits) => splits.map((v) => (v == null ? "" : `${+v.toFixed(6)} s`));
+  return [{ ...font, size: Math.round(px * 1.8), space: px * 4.5, values: seconds },
+    { ...font, size: Math.round(px * 3.6), space: px * 1.6 }];
+}
+
+// Projected, the unit goes in the title (unless it says it already): a label along the y axis
+// is longer than a short plot.
+function projectedTitle(spec, theme) {
+  if (!theme.fontPx || !spec.unit || spec.title.includes(spec.unit)) return spec.title;
+  return `${spec.title}, ${spec.unit}`;
 }
 
 function options(spec, width, height, theme) {
@@ -42,11 +53,11 @@ function options(spec, width, height, theme) {
   const [xFont, yFont] = axisFont(theme);
   return {
     width, height,
-    title: spec.title,
+    title: projectedTitle(spec, theme),
     scales: { x: { time: false }, y: spec.range ? { range: spec.range } : {} },
     axes: [
-      { ...axis, label: "time (s)", ...xFont }, // simulated or recorded: the panel's heading says which
-      { ...axis, label: spec.unit, size: 56, ...yFont },
+      { ...axis, ...xFont }, // simulated or recorded time: the panel's heading says which
+      { ...axis, label: theme.fontPx ? undefined : spec.unit, size: 56, ...yFont },
     ],
     series: [
       { label: "t (s)", value: (u, v) => (v == null ? "-" : v.toFixed(3)) },
@@ -55,7 +66,8 @@ function options(spec, width, height, theme) {
         value: (u, v) => (v == null ? "-" : v.toFixed(1)),
       })),
     ],
-    legend: { show: true, live: !theme.fontPx }, // projected: one row of names, no live values
+    // projected: one row of names, no live values, and none for one line (the title names it)
+    legend: { show: !theme.fontPx || spec.series.length > 1, live: !theme.fontPx },
   };
 }
 
@@ -66,6 +78,7 @@ export function createCharts(uPlot, container, theme, specs = CHART_SPECS, width
     el.className = "chart";
     el.dataset.chart = spec.key;
     if (spec.metrics) el.title = metricsTooltip(spec);
+    if (theme.fontPx) el.dataset.fontPx = String(Math.ceil(theme.fontPx)); // its axes' text (tests read it)
     container.appendChild(el);
     const data = [[], ...spec.series.map(() => [])];
     const u = new uPlot({ ...options(spec, width, height, theme), plugins }, data, el);
@@ -80,6 +93,20 @@ export function createCharts(uPlot, container, theme, specs = CHART_SPECS, width
     resize: (w, h = height) => charts.forEach((c) => c.u.setSize({ width: w, height: h })),
     destroy: () => charts.forEach((c) => { c.u.destroy(); c.el.remove(); }),
   };
+}
+
+/** Size every chart to fill a `w` x `h` CSS-pixel box with its title and legend: the plot and
+ * axes get what those leave at that width, the same for every chart so their axes line up.
+ * Measures. */
+export function fitCharts(charts, w, h) {
+  const width = Math.max(80, Math.floor(w));
+  // batch: uPlot applies a size at once, not in a later microtask, so it can be measured
+  const size = (c, height) => c.u.batch(() => c.u.setSize({ width, height }));
+  for (const c of charts) size(c, c.u.height); // titles and legends wrap at this width
+  const tall = (el) => (el ? el.getBoundingClientRect().height : 0);
+  const around = Math.max(0, ...charts.map((c) => tall(c.u.root.querySelector(".u-title")) +
+    tall(c.u.root.querySelector(".u-legend"))));
+  for (const c of charts) size(c, Math.max(20, Math.floor(h - around)));
 }
 
 /** The tooltip naming the vLLM metrics a chart matches, as /metrics exports them. */

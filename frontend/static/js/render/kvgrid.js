@@ -229,28 +229,47 @@ export class KvGrid {
   }
 }
 
-/** Outline the blocks of one request's table on the overlay canvas, numbered by logical index. */
-export function drawHighlight(overlay, grid, table, ink = "#000") {
+/** The size block numbers are drawn at in a cell of `cell` pixels, or 0 for none: `fontPx`
+ * (projection's type size) only where the widest number fits a cell, else 55% of the cell from
+ * 14-pixel cells up (pure). */
+export function numberFontPx(cell, maxNumber, fontPx = null) {
+  if (!fontPx) return cell >= 14 ? Math.max(8, Math.floor(cell * 0.55)) : 0;
+  const width = String(maxNumber).length * 0.6 * fontPx; // digits are about 0.6 em wide
+  return fontPx <= cell - 2 && width <= cell - 2 ? Math.ceil(fontPx) : 0;
+}
+
+/** Outline the blocks of one request's table on the overlay canvas, numbered by logical index
+ * where the numbers are readable (numberFontPx); drawn at device pixels over the grid's CSS
+ * box. The overlay says the size it drew numbers at (data-font-px, empty for none). */
+export function drawHighlight(overlay, grid, table, ink = "#000", fontPx = null) {
   const ctx = overlay.getContext("2d");
-  const sized = overlay.width === grid.canvas.width && overlay.height === grid.canvas.height;
+  const ratio = overlay.ownerDocument?.defaultView?.devicePixelRatio || 1;
+  const [w, h] = [grid.canvas.width, grid.canvas.height]; // the grid: one CSS pixel a pixel
+  const sized = overlay.width === Math.round(w * ratio) && overlay.height === Math.round(h * ratio);
   if (!table && sized && !overlay.dataset.drawn) return; // nothing drawn, nothing to draw
   if (!sized) {
-    overlay.width = grid.canvas.width;
-    overlay.height = grid.canvas.height;
+    overlay.width = Math.round(w * ratio);
+    overlay.height = Math.round(h * ratio);
+    overlay.style.width = `${w}px`;
+    overlay.style.height = `${h}px`;
   }
-  ctx.clearRect(0, 0, overlay.width, overlay.height);
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.clearRect(0, 0, w, h);
   overlay.dataset.drawn = table ? "1" : "";
+  overlay.dataset.fontPx = "";
   if (!table) return;
   const { cell } = grid.layout;
+  const font = numberFontPx(cell, Math.max(0, ...table.map((t) => t.logical)), fontPx);
   ctx.lineWidth = Math.max(1, Math.min(3, cell / 5));
   ctx.strokeStyle = ink;
-  ctx.font = `${Math.max(8, Math.floor(cell * 0.55))}px sans-serif`;
+  ctx.font = `${font}px sans-serif`;
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
+  if (font) overlay.dataset.fontPx = String(font);
   for (const { logical, block } of table) {
     const [x, y] = grid.cellOrigin(block);
     ctx.strokeRect(x + 0.5, y + 0.5, cell - 1, cell - 1);
-    if (cell >= 14) {
+    if (font) {
       ctx.fillStyle = ink;
       ctx.fillText(String(logical), x + cell / 2, y + cell / 2);
     }

@@ -2,14 +2,15 @@
 // lesson's table (throughput, mean TTFT, P99 ITL, KV waste) updating live at each cursor.
 
 import { drawBatchBar } from "../render/batch.js";
-import { createCharts } from "../render/charts.js";
+import { createCharts, fitCharts } from "../render/charts.js";
 import { KvGrid } from "../render/kvgrid.js";
-import { widthOf } from "../render/size.js";
+import { boxOf, widthOf } from "../render/size.js";
 import { drainChanged } from "../state/reduce.js";
 import { batchView, lanes, lessonRow } from "../state/select.js";
 import { themeColours } from "./explore.js";
-import { basePx } from "./projection.js";
+import { textPx } from "./projection.js";
 
+const setText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
 const fmt = (v, digits = 1) => (v == null || Number.isNaN(v) ? "-" : v.toFixed(digits));
 
 /** At the end of a finished run, the table shows the server's summary of the whole run: the
@@ -61,7 +62,7 @@ export class CompareView {
   /** Projection's theme and type size; the panes are rebuilt at the next draw. */
   setDark(dark) {
     this.dark = dark;
-    this.theme = { ...themeColours(dark), fontPx: dark ? Math.round(basePx(this.doc)) : undefined };
+    this.theme = { ...themeColours(dark), fontPx: dark ? Math.ceil(textPx(this.doc)) : undefined };
     for (const p of this.panes) p.charts?.destroy();
     this.panes = [];
   }
@@ -70,26 +71,27 @@ export class CompareView {
     const box = this.root.querySelector("#compare-panes");
     for (const p of this.panes) p.charts?.destroy();
     box.replaceChildren();
+    const make = (tag, className = "") => Object.assign(this.doc.createElement(tag), { className });
     this.panes = panes.map((pane, i) => {
-      const el = this.doc.createElement("section");
-      el.className = "pane panel";
+      const el = make("section", "pane panel");
       el.dataset.pane = String(i);
-      const title = this.doc.createElement("h3");
-      const kv = this.doc.createElement("canvas");
-      kv.className = "kv";
-      const bar = this.doc.createElement("canvas");
-      bar.className = "batch-bar";
-      const info = this.doc.createElement("p");
-      info.className = "info";
-      const charts = this.doc.createElement("div");
-      el.append(title, kv, bar, info, charts);
+      const title = make("h3");
+      title.textContent = pane.label; // before the panes are measured
+      const [kvWrap, kv, bar, info] = [make("div", "kv-wrap"), make("canvas", "kv"), make("canvas", "batch-bar"), make("p", "info")];
+      const [clock, counts, chartBox] = [make("span", "pane-clock"), make("span"), make("div", "pane-charts")];
+      kvWrap.append(kv);
+      info.append(clock, counts);
+      el.append(title, kvWrap, bar, info, chartBox);
       box.appendChild(el);
       const spec = { ...THROUGHPUT_CHART[0], range: (u, min, max) => [0, Math.max(max, this.yMax) * 1.05 || 1] };
-      const c = this.uPlot ? createCharts(this.uPlot, charts, this.theme, [spec], 300) : null;
+      const charts = this.uPlot ? createCharts(this.uPlot, chartBox, this.theme, [spec], 300) : null;
       const grid = new KvGrid(kv);
       grid.setTheme(this.dark);
-      return { el, title, kv, bar, info, grid, charts: c, sized: null };
+      return { el, title, kvWrap, kv, bar, info, clock, counts, grid, chartBox, charts, sized: null };
     });
+    // projected, each pane's chart fills the box its column gives it (the pool: drawPane)
+    if (!this.dark) return;
+    for (const p of this.panes) p.charts && fitCharts(p.charts.charts, p.chartBox.clientWidth, p.chartBox.clientHeight);
   }
 
   draw(dirty, panes, now) {
@@ -102,12 +104,12 @@ export class CompareView {
 
   drawPane(view, pane, now) {
     const { run, history } = pane;
-    const width = Math.max(200, widthOf(view.el) - 24);
-    const key = `${run.numBlocks}:${width}`;
-    view.title.textContent = pane.label;
+    setText(view.title, pane.label);
+    const [width, height] = this.dark ? boxOf(view.kvWrap) : [Math.max(200, widthOf(view.el) - 24), 260];
+    const key = `${run.numBlocks}:${width}:${height}`;
     if (view.sized !== key) {
       view.sized = key;
-      view.grid.resize(run.numBlocks, width, 260);
+      view.grid.resize(run.numBlocks, width, height);
       drainChanged(run);
       view.grid.drawAll(run, now);
     } else {
@@ -117,11 +119,11 @@ export class CompareView {
     drawBatchBar(view.bar, batch, this.theme);
     const l = lanes(run);
     const rec = run.record;
-    view.info.textContent = rec
-      ? `step ${rec.step} · t = ${(rec.time_s + rec.step_time_ms / 1000).toFixed(3)} s · ` +
-        `running ${l.running.length} · waiting ${l.waiting.length} · preempted ${l.preempted.length}` +
+    setText(view.clock, rec ? `step ${rec.step} · t = ${(rec.time_s + rec.step_time_ms / 1000).toFixed(3)} s · ` : "");
+    setText(view.counts, rec
+      ? `running ${l.running.length} · waiting ${l.waiting.length} · preempted ${l.preempted.length}` +
         (pane.status === "done" ? " · done" : "")
-      : "waiting for the server…";
+      : "waiting for the server…");
     view.charts?.update(history, rec ? rec.time_s + rec.step_time_ms / 1000 : undefined);
   }
 

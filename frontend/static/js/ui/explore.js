@@ -2,7 +2,7 @@
 // lanes, timeline and charts, and draws only the parts a frame's dirty keys touched.
 
 import { drawBatchBar, drawStrip, STRIP_LENGTH } from "../render/batch.js";
-import { CHART_SPECS, createCharts } from "../render/charts.js";
+import { CHART_SPECS, createCharts, fitCharts } from "../render/charts.js";
 import { drawHighlight, KvGrid } from "../render/kvgrid.js";
 import { PoolDensity } from "../render/kv_density.js";
 import { drawQueues } from "../render/queues.js";
@@ -12,7 +12,7 @@ import { DensityView } from "../render/timeline_density.js";
 import { requestCount, timelineMode } from "../state/timeline_window.js";
 import { timelineInfo, TimelineView } from "./timeline_view.js";
 import { drainChanged, isPlaceholder } from "../state/reduce.js";
-import { basePx } from "./projection.js";
+import { textPx } from "./projection.js";
 import { batchView, blockInfo, blockTable, lanes, lessonRow, pastBatches, requestInfo } from "../state/select.js";
 
 const $ = (doc, id) => doc.getElementById(id);
@@ -21,7 +21,7 @@ const PROJECTED_CHARTS = ["throughput", "itl", "kv"];
 
 export function themeColours(dark) {
   return dark
-    ? { fontPx: 18, ink: "#fff", muted: "#ccc", bg: "#000", track: "#222", grid: "#333", waiting: "#666",
+    ? { ink: "#fff", muted: "#ccc", bg: "#000", track: "#222", grid: "#333", waiting: "#666",
       stalled: "#444", preempted: "#ff6b5e", selected: "#333", cursor: "#ffd000", chunkEdge: "#fff" }
     : { ink: "#1b1f24", muted: "#5b6470", bg: "#f7f8fa", track: "#e3e7eb", grid: "#e3e7eb",
       waiting: "#b8bec6", stalled: "#dde1e6", preempted: "#d55e00", selected: "#e8eef7",
@@ -91,7 +91,8 @@ export class ExploreView {
   setDark(dark) {
     forgetSizes();
     this.dark = dark;
-    this.theme = { ...themeColours(dark), fontPx: dark ? Math.round(basePx(this.doc)) : undefined };
+    // canvas text in whole CSS pixels, at least projection's type size
+    this.theme = { ...themeColours(dark), fontPx: dark ? Math.ceil(textPx(this.doc)) : undefined };
     this.grid.setTheme(dark);
     this.sized = null;
     if (this.charts) {
@@ -101,19 +102,18 @@ export class ExploreView {
         return;
       }
       const specs = CHART_SPECS.filter((s) => PROJECTED_CHARTS.includes(s.key));
-      const [w, h] = this.projectedChartSize(specs.length);
-      this.charts = createCharts(this.uPlot, this.el.charts, this.theme, specs, w, h, this.plugins);
+      this.charts = createCharts(this.uPlot, this.el.charts, this.theme, specs, 160, 60, this.plugins);
+      this.fitProjectedCharts();
     }
   }
 
-  /** Projected charts share the charts panel's row; their height leaves room for the title
-   * and the one-row legend that uPlot puts around the plot. */
-  projectedChartSize(n) {
+  /** Projected charts share the charts panel's row, each whole inside it with its title and
+   * legend. */
+  fitProjectedCharts() {
     const box = this.el.charts;
-    const gap = 8;
-    const w = Math.floor((box.clientWidth - gap * (n - 1)) / n);
-    const h = Math.floor(box.clientHeight - 3.6 * this.theme.fontPx);
-    return [Math.max(160, w), Math.max(60, h)];
+    const n = this.charts.charts.length;
+    const gap = parseFloat(this.doc.defaultView.getComputedStyle(box).columnGap) || 0;
+    fitCharts(this.charts.charts, (box.clientWidth - gap * (n - 1)) / n, box.clientHeight);
   }
 
   chartWidth() {
@@ -246,7 +246,7 @@ export class ExploreView {
     const text = info ? describeBlock(info) : "Hover a block, click a request.";
     if (this.el.blockInfo.textContent !== text) this.el.blockInfo.textContent = text;
     const table = this.selected ? blockTable(run, this.selected) : null;
-    drawHighlight(this.el.overlay, this.grid, this.density.active ? null : table, this.theme.ink);
+    drawHighlight(this.el.overlay, this.grid, this.density.active ? null : table, this.theme.ink, this.theme.fontPx);
     this.drawTable(run, table);
   }
 

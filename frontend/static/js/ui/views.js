@@ -5,7 +5,7 @@
 import { forgetSizes } from "../render/size.js";
 import { markDirty } from "../state/store.js";
 import { changesEngines } from "./compare_mode.js";
-import { applyProjection } from "./projection.js";
+import { applyProjection, watchProjectedBoxes } from "./projection.js";
 
 /** `views()`: the explore and compare views built so far ({explore, compare}, either null);
  * `updateUrl()`: ui/playback.js's; `onEngines()`: the view changed the number of engines. */
@@ -37,12 +37,13 @@ export function createViews({ doc, scenario, store, views, updateUrl, onEngines 
     markDirty(store, "all");
   }
 
-  // projected charts are sized to the window
+  // projected views are sized to their box: the window less the rows above and below
   function onResize() {
     forgetSizes();
     if (scenario.projection) setProjection(true);
     markDirty(store, "all");
   }
+  watchProjectedBoxes(doc, onResize);
 
   return { setProjection, setView, onResize };
 }
