@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from servescope.core.config import EngineConfig
@@ -43,17 +43,29 @@ def _summary(engine: Engine) -> str:
     return json.dumps(engine.summary(), sort_keys=True)
 
 
+# A request preempted and then refused as stuck: its preemption is in no finished request's
+# count (the summary's num_preemptions is 0), yet it handed the cache over (found by hypothesis)
+STUCK_AFTER_PREEMPTION = ({
+    "scheduling_policy": "fcfs", "block_size": 1, "num_gpu_blocks": 69, "max_num_seqs": 2,
+    "max_num_batched_tokens": 64, "enable_prefix_caching": True, "enable_chunked_prefill": False,
+    "long_prefill_token_threshold": 24, "scheduler_reserve_full_isl": True, "watermark": 0.0},
+    [(1, 66, 0, 0), (67, 1, 0, 0)])
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=config_st, rows=rows_st, time_clock=st.booleans(), fast_forward=st.booleans())
+@example(config=STUCK_AFTER_PREEMPTION[0], rows=STUCK_AFTER_PREEMPTION[1], time_clock=False,
+         fast_forward=True)
 def test_counts_give_the_block_by_block_summary(config: dict, rows: list, time_clock: bool,
                                                 fast_forward: bool) -> None:
     cfg = EngineConfig.from_dict(config)
     specs = _specs(rows, time_clock)
     counted = Engine(cfg, specs, fast_forward=fast_forward, records=False)
     assert isinstance(counted.kv, CountingKVCacheManager)
-    expected = _summary(Engine(cfg, specs, fast_forward=False))
+    reference = Engine(cfg, specs, fast_forward=False)
+    preempted = any([record.preempted for record in reference.run()])  # finished or not
+    expected = json.dumps(reference.summary(), sort_keys=True)
     assert _summary(counted) == expected
-    preempted = json.loads(expected)["num_preemptions"] > 0
     # the first preemption with caching on hands the rest of the run to the paged manager
     assert (type(counted.kv) is PagedKVCacheManager) == (preempted and cfg.enable_prefix_caching)
 
