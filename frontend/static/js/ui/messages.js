@@ -6,7 +6,7 @@ import { applyKeyframe } from "../state/keyframe.js";
 import { appendRecord } from "../state/history.js";
 import { applyProgress } from "../state/progress.js";
 import { applyRecords, applyRequests, markDirty } from "../state/store.js";
-import { clampSpeed } from "../state/url.js";
+import { sessionSpeed } from "../state/url.js";
 import { showServerError } from "./config_form.js";
 
 // A status echoes what some viewer asked for; right after this page asked for something, an
@@ -28,7 +28,7 @@ export function createMessageHandler({ doc, store, scenario, lesson, onInit, sho
     // the end of a run is no echo: a short run ends within ECHO_MS of its play
     if (!msg.done && performance.now() - (store.sentAt ?? -Infinity) < ECHO_MS) return;
     store.panes.forEach((p) => { p.playing = !!msg.playing; });
-    if (msg.speed) scenario.speed = clampSpeed(msg.speed);
+    scenario.speed = sessionSpeed(scenario, store.role, msg.speed);
     markDirty(store, "controls");
   }
 

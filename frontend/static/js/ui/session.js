@@ -5,7 +5,7 @@
 
 import { drivePath } from "../state/share.js";
 import { createPane, resetPane } from "../state/store.js";
-import { clampSpeed } from "../state/url.js";
+import { sessionSpeed } from "../state/url.js";
 import { configureMessage, joinPlan, paneLabels } from "./compare_mode.js";
 import { pickerEntries } from "./compare_picker.js";
 import { showJoined } from "./joined.js";
@@ -60,7 +60,7 @@ export function createSession({ doc, boot, scenario, store, lesson, presetAsked,
     const choices = pickerEntries(boot.presets ?? [], scenario.preset);
     resetPanes(msg, choices);
     page.onJoined();
-    if (msg.speed) scenario.speed = clampSpeed(msg.speed);
+    scenario.speed = sessionSpeed(scenario, store.role, msg.speed);
     page.showError(null);
     showJoined(doc, msg, { boot, scenario, store, choices, onCompare: (configs) => reconfigure({ compare: configs }) });
     const plan = joinPlan(msg, scenario, { first: !configured, bootPreset: boot.preset, presetAsked });
