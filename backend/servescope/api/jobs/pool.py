@@ -2,7 +2,9 @@
 waiting for a slot (beyond that refused, busy), each answered within `job_timeout_s`, waiting
 included, or refused. `call` and `stream` run a job in a worker process (api/jobs/workers.py: its
 own GIL, a memory budget, killed when late); `run` runs a light one (SQLite reads) on a thread.
-No job starts while the server's memory (its process and its workers) is over the cap."""
+No job starts while the server's memory (its process and its workers) is over the cap. Answers
+several requests share (a run's overview and percentiles) are kept in `shared`
+(api/jobs/shared.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ import asyncio
 import contextlib
 import functools
 import weakref
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 from servescope.api.errors import JobError, WorkerError
+from servescope.api.jobs.shared import SharedAnswers
 from servescope.api.jobs.workers import Worker, rss_bytes
 
 T = TypeVar("T")
@@ -31,7 +35,9 @@ class Jobs:
         # each worker may map this much beyond what it maps at start (0: unlimited)
         self.budget = self.memory_cap // (max_jobs + 1)
         self.running = 0
+        self.kinds: Counter[str] = Counter()  # what the running jobs are, for the busy message
         self.waiting = 0
+        self.shared = SharedAnswers()
         self.workers: set[Worker] = set()
         self.others: Callable[[], int] = lambda: 0  # other processes' bytes (the scouts')
         self._freed: asyncio.Event | None = None  # made on the loop that first waits
@@ -52,7 +58,7 @@ class Jobs:
         deadline = loop.time() + self.timeout_s
         await self._take_slot(what, deadline)
         future = loop.run_in_executor(None, functools.partial(fn, *args))
-        future.add_done_callback(self._ended)
+        future.add_done_callback(functools.partial(self._ended, what))
         try:
             return await asyncio.wait_for(asyncio.shield(future), deadline - loop.time())
         except TimeoutError as err:
@@ -117,7 +123,7 @@ class Jobs:
             if worker is not None:
                 self.workers.discard(worker)
                 await asyncio.to_thread(worker.stop)
-            self._release()
+            self._release(what)
 
     async def _recv(self, what: str, worker: Worker, timeout_s: float) -> tuple[str, Any]:
         try:
@@ -144,7 +150,8 @@ class Jobs:
         line is full or the slot does not come within the time budget."""
         if self.running >= self.max_jobs and self.waiting >= self.max_waiting:
             raise JobError(f"the server is already running {self.running} heavy jobs "
-                           f"(exports, diagnoses); try the {what} again shortly")
+                           f"({self.running_kinds()}) with {self.waiting} more waiting; try "
+                           f"the {what} again shortly")
         self.waiting += 1
         try:
             while self.running >= self.max_jobs:
@@ -153,19 +160,25 @@ class Jobs:
                 left = deadline - asyncio.get_running_loop().time()
                 await asyncio.wait_for(self._freed.wait(), max(left, 0.0))
         except TimeoutError as err:
-            raise JobError(f"the server stayed busy with {self.running} heavy jobs for "
-                           f"{self.timeout_s:g} s (job_timeout_s); try the {what} again "
-                           "shortly") from err
+            raise JobError(f"the server stayed busy with {self.running} heavy jobs "
+                           f"({self.running_kinds()}) for {self.timeout_s:g} s "
+                           f"(job_timeout_s); try the {what} again shortly") from err
         finally:
             self.waiting -= 1
         self.running += 1
+        self.kinds[what] += 1
 
-    def _release(self) -> None:
+    def running_kinds(self) -> str:
+        """The running jobs by kind, e.g. "2 overview, 1 csv export"."""
+        return ", ".join(f"{n} {what}" for what, n in sorted(self.kinds.items()) if n > 0)
+
+    def _release(self, what: str) -> None:
         self.running -= 1
+        self.kinds[what] -= 1
         if self._freed is not None:
             self._freed.set()
 
-    def _ended(self, future: asyncio.Future[Any]) -> None:
-        self._release()
+    def _ended(self, what: str, future: asyncio.Future[Any]) -> None:
+        self._release(what)
         if not future.cancelled():
             future.exception()  # retrieved: a job answered late is not an unhandled error
