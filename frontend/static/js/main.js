@@ -25,6 +25,7 @@ import { createSession } from "./ui/session.js";
 import { bindShare } from "./ui/share.js";
 import { Lesson } from "./ui/lesson.js";
 import { bindLessonBar, eventMarksPlugin } from "./ui/lesson_bar.js";
+import { createLessonRelay } from "./ui/lesson_relay.js";
 import { bindUploadOptions } from "./ui/upload_form.js";
 import { createViews } from "./ui/views.js";
 
@@ -41,8 +42,10 @@ const views = () => built;
 const sessionId = () => store.sessionId ?? boot.session_id;
 const error = (message) => showError(doc, message);
 
+const relayLesson = createLessonRelay((m) => session.send(m), () => store.role === "driver");
 const lesson = new Lesson({ send: (m) => session.send(m), lead: () => store.panes[0],
-  changed: () => markDirty(store, "controls"), ...(scenario.pace ? { stepMs: paceStepMs(scenario.pace) } : {}) });
+  changed: () => { markDirty(store, "controls"); relayLesson(lesson); },
+  ...(scenario.pace ? { stepMs: paceStepMs(scenario.pace) } : {}) });
 const { play, pause, toggle, stepBy, seekIndex, setSpeed, updateUrl } =
   createPlayback({ store, scenario, send: (m) => session.send(m) });
 const { setView, setProjection, onResize } = createViews({ doc, scenario, store, views, updateUrl,

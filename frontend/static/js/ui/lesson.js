@@ -64,8 +64,23 @@ export class Lesson {
     this.on = true;
     this.note = this.tour ? "Tour: playing to the next stop…"
       : `Lesson playback: ${+(1000 / this.stepMs).toFixed(1)} steps a second, pausing at ${[...this.pauseAt].map(labelOf).join(", ")}.`;
+    this.changed();
     this.send({ type: "pause" });
     this.tick();
+  }
+
+  /** What the room should read: the note, its explainer, and whether playback or the tour runs
+   * (a driver's page sends it to the session, which relays it to the followers). */
+  shared() {
+    return { note: this.note ?? null, anchor: this.anchor ?? null, on: this.on, tour: !!this.tour };
+  }
+
+  /** A follower's page shows the driver's note (a `lesson` message) instead of its own. */
+  follow(msg) {
+    this.note = msg.note ?? null;
+    this.anchor = msg.anchor ?? null;
+    this.following = { on: !!msg.on, tour: !!msg.tour };
+    this.changed();
   }
 
   tick() {

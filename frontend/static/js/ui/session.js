@@ -27,7 +27,8 @@ export function createSession({ doc, boot, scenario, store, lesson, presetAsked,
     link?.send(msg);
   }
 
-  const sendConfigure = () => send(configureMessage(scenario, workloadSpec(scenario)));
+  const sendConfigure = () => send(configureMessage(scenario, workloadSpec(scenario),
+    pickerEntries(boot.presets ?? [], scenario.preset)));
 
   /** The scenario with `changes` (a config, compare configs), from its first step, sent. */
   function reconfigure(changes) {
@@ -43,7 +44,7 @@ export function createSession({ doc, boot, scenario, store, lesson, presetAsked,
 
   function resetPanes(msg, choices) {
     const engines = msg.engines?.length ? msg.engines : [msg];
-    const labels = paneLabels(scenario, engines, choices);
+    const labels = paneLabels(scenario, engines, choices, msg.role);
     store.panes.length = engines.length;
     engines.forEach((e, i) => {
       const pane = resetPane(store, i, { ...msg, ...e, engines: undefined });
