@@ -22,6 +22,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from websockets.asyncio.client import connect
@@ -29,6 +30,9 @@ from websockets.asyncio.client import connect
 ROOT = Path(__file__).resolve().parents[1]
 TEACHER = {"workload": {"synthetic": {"num_requests": 600, "request_rate": 15.0, "seed": 1}}}
 STUDENT = {"workload": {"preset": "demo"}}
+BROWSERS = ThreadPoolExecutor(64)  # the pages' REST requests, each browser its own
+# the bench client may lag behind (no pings), and its sockets close without waiting long
+SOCKET = {"max_size": 2**26, "ping_interval": None, "close_timeout": 1}
 
 
 def free_port() -> int:
@@ -78,7 +82,8 @@ class Page:
     async def load(self, sid: str) -> None:
         base = f"{self.http}/api/sessions/{sid}"
         for path in ("/requests?offset=0&limit=10000", "/overview?bins=600", "/percentiles?"):
-            self.statuses.append(await asyncio.to_thread(get, base + path))
+            loop = asyncio.get_running_loop()  # as many at once as there are pages loading
+            self.statuses.append(await loop.run_in_executor(BROWSERS, get, base + path))
 
     async def read(self, until: float) -> None:
         loop = asyncio.get_running_loop()
@@ -104,7 +109,7 @@ async def session_id(ws) -> str:  # type: ignore[no-untyped-def]
 
 async def student(http: str, ws_url: str, origin: str, until: float) -> Page:
     page = Page(http)
-    page.ws = await connect(f"{ws_url}/ws/sessions/new", origin=origin, max_size=2**26)
+    page.ws = await connect(f"{ws_url}/ws/sessions/new", origin=origin, **SOCKET)
     await page.ws.send(json.dumps({"type": "configure", "v": 1, **STUDENT}))
     sid = await session_id(page.ws)
     await page.load(sid)
@@ -117,12 +122,12 @@ async def run(args: argparse.Namespace, port: int) -> dict[str, float]:
     http, ws_url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}"
     origin = http
     loop = asyncio.get_running_loop()
-    async with connect(f"{ws_url}/ws/sessions/new", origin=origin, max_size=2**26) as teacher:
+    async with connect(f"{ws_url}/ws/sessions/new", origin=origin, **SOCKET) as teacher:
         await teacher.send(json.dumps({"type": "configure", "v": 1, **TEACHER}))
         sid = await session_id(teacher)
         followers = [Page(http) for _ in range(args.followers)]
         for f in followers:
-            f.ws = await connect(f"{ws_url}/ws/sessions/{sid}?follow=1", max_size=2**26)
+            f.ws = await connect(f"{ws_url}/ws/sessions/{sid}?follow=1", **SOCKET)
         await teacher.send(json.dumps({"type": "play", "v": 1, "speed": args.speed}))
         start = loop.time()
         end = start + args.seconds
@@ -137,11 +142,11 @@ async def run(args: argparse.Namespace, port: int) -> dict[str, float]:
         await asyncio.gather(*loads)
         await asyncio.gather(*reading)
         pages = await asyncio.gather(*students, return_exceptions=True)
-        for f in followers:
-            await f.ws.close()
         opened = [p for p in pages if isinstance(p, Page)]
-        for p in opened:
-            await p.ws.close()
+        failed = [repr(p) for p in pages if not isinstance(p, Page)]
+        if failed:
+            print(f"{len(failed)} private sessions failed, e.g. {failed[0]}", file=sys.stderr)
+        await asyncio.gather(*(p.ws.close() for p in [*followers, *opened]))
     fps = [len([t for t in f.frames if start <= t <= end]) / args.seconds for f in followers]
     gaps = [f.worst_gap(start, end) for f in followers]
     statuses = [s for p in [*followers, *opened] for s in p.statuses]

@@ -82,3 +82,24 @@ def test_a_busy_refusal_names_the_jobs_that_hold_the_slots():
         assert jobs.running_kinds() == ""
 
     asyncio.run(main())
+
+
+def test_a_shared_job_waits_in_the_longer_line_where_another_is_refused():
+    """A room's private sessions each ask for their own overview at once: distinct questions,
+    each asked once, which wait in the shared line instead of a 503 past the short one."""
+    release = threading.Event()
+
+    async def main():
+        jobs = Jobs(max_jobs=1, timeout_s=30, max_waiting=0, max_waiting_shared=4)
+        holder = asyncio.create_task(jobs.run("export", release.wait, 30))
+        await asyncio.sleep(0)
+        with pytest.raises(JobError, match="already running 1 heavy jobs"):
+            await jobs.call("csv export", max, 1, 2)
+        waiting = asyncio.create_task(jobs.call("overview", max, 1, 2, shared=True))
+        while jobs.waiting == 0:
+            await asyncio.sleep(0.01)
+        release.set()
+        assert await waiting == 2
+        await holder
+
+    asyncio.run(main())

@@ -27,10 +27,13 @@ MIB = 1024 * 1024
 
 class Jobs:
     def __init__(self, max_jobs: int, timeout_s: float, max_waiting: int = 8,
-                 memory_cap_mb: int = 0) -> None:
+                 memory_cap_mb: int = 0, max_waiting_shared: int = 256) -> None:
         self.max_jobs = max_jobs
         self.timeout_s = timeout_s
         self.max_waiting = max_waiting
+        # the line of jobs whose answers requests share (the page's overview and percentiles):
+        # one at a time per run and question, so the sessions bound it, not the page loads
+        self.max_waiting_shared = max_waiting_shared
         self.memory_cap = memory_cap_mb * MIB  # 0: no cap
         # each worker may map this much beyond what it maps at start (0: unlimited)
         self.budget = self.memory_cap // (max_jobs + 1)
@@ -64,11 +67,13 @@ class Jobs:
         except TimeoutError as err:
             raise self._late(what) from err
 
-    async def call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
-        """`fn(*args)` in a worker process; its value."""
+    async def call(self, what: str, fn: Callable[..., T], *args: Any, shared: bool = False) -> T:
+        """`fn(*args)` in a worker process; its value. A `shared` job (its answer kept in
+        `shared` for every request that asks the same) waits in the longer line."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
-        async with self._worker(what, deadline, fn, args, False) as worker:
+        line = self.max_waiting_shared if shared else self.max_waiting
+        async with self._worker(what, deadline, fn, args, False, line) as worker:
             _, value = await self._recv(what, worker, deadline - loop.time())
             return value  # type: ignore[no-any-return]
 
@@ -79,7 +84,7 @@ class Jobs:
         chunk must come within job_timeout_s of the one before."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
-        cm = self._worker(what, deadline, fn, args, True)
+        cm = self._worker(what, deadline, fn, args, True, self.max_waiting)
         worker = await cm.__aenter__()
         try:
             first = await self._recv(what, worker, deadline - loop.time())
@@ -111,9 +116,9 @@ class Jobs:
 
     @contextlib.asynccontextmanager
     async def _worker(self, what: str, deadline: float, fn: Callable[..., Any],
-                      args: tuple[Any, ...], stream: bool) -> AsyncIterator[Worker]:
+                      args: tuple[Any, ...], stream: bool, line: int) -> AsyncIterator[Worker]:
         self.check_memory(what)
-        await self._take_slot(what, deadline)
+        await self._take_slot(what, deadline, line)
         worker: Worker | None = None
         try:
             worker = await Worker.start(fn, args, self.budget, stream)
@@ -145,10 +150,11 @@ class Jobs:
         return JobError(f"the {what} took longer than {self.timeout_s:g} s (job_timeout_s); "
                         "try a smaller window")
 
-    async def _take_slot(self, what: str, deadline: float) -> None:
-        """A slot now, or after waiting in line (a page's burst of requests); refused when the
-        line is full or the slot does not come within the time budget."""
-        if self.running >= self.max_jobs and self.waiting >= self.max_waiting:
+    async def _take_slot(self, what: str, deadline: float, line: int | None = None) -> None:
+        """A slot now, or after waiting in a line of `line` (a page's burst of requests);
+        refused when the line is full or the slot does not come within the time budget."""
+        line = self.max_waiting if line is None else line
+        if self.running >= self.max_jobs and self.waiting >= line:
             raise JobError(f"the server is already running {self.running} heavy jobs "
                            f"({self.running_kinds()}) with {self.waiting} more waiting; try "
                            f"the {what} again shortly")

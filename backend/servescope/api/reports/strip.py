@@ -22,7 +22,7 @@ async def run_overview(session: Session, engine: int, bins: int) -> dict[str, An
         with runs.reading(track) as path:
             finished = await runs.done_requests(track)
             answer: dict[str, Any] = await session.jobs.call(
-                "overview", overview, path, head, bins, track.number, done, finished)
+                "overview", overview, path, head, bins, track.number, done, finished, shared=True)
             return answer
 
     key = ("overview", str(track.store.path), bins)
@@ -40,7 +40,7 @@ async def run_percentiles(session: Session, engine: int, start_s: float | None,
     async def compute() -> dict[str, Any]:
         finished = await runs.done_requests(track)
         answer: dict[str, Any] = await session.jobs.call(
-            "percentiles", percentiles, finished, track.number, done, start_s, end_s)
+            "percentiles", percentiles, finished, track.number, done, start_s, end_s, shared=True)
         return answer
 
     key = ("percentiles", str(track.store.path), start_s, end_s)
