@@ -61,11 +61,27 @@ test("a follower's keys change its own view but never drive the session", () => 
   for (const key of ["c", "p", "Escape"]) assert.equal(drivesSession(actionForKey({ key })), false, key);
 });
 
-test("locking disables every driving control and unlocking puts the titles back", () => {
+test("locking disables every driving control, the lesson bar's too, and unlocking puts the titles back", () => {
   const els = Object.fromEntries(DRIVING_CONTROLS.map((id) => [id, { disabled: false, title: `t-${id}`, dataset: {} }]));
-  const doc = { getElementById: (id) => els[id] };
+  const bar = ["btn-tour", "btn-lesson", "next-h"].map((id) => ({ disabled: false, title: `t-${id}`, dataset: {} }));
+  const doc = { getElementById: (id) => els[id], querySelectorAll: (sel) => (/#lesson-bar button/.test(sel) ? bar : []) };
   lockControls(doc, true);
-  assert.ok(Object.values(els).every((el) => el.disabled && /read-only/.test(el.title)));
+  const all = [...Object.values(els), ...bar];
+  assert.ok(all.every((el) => el.disabled && /following read-only/.test(el.title)));
   lockControls(doc, false);
   assert.ok(Object.values(els).every((el, i) => !el.disabled && el.title === `t-${DRIVING_CONTROLS[i]}`));
+  assert.deepEqual(bar.map((el) => [el.disabled, el.title]), [[false, "t-btn-tour"], [false, "t-btn-lesson"], [false, "t-next-h"]]);
+});
+
+test("a compare's configure names its panes, and a follower's panes take the session's names", () => {
+  const s = scenario({ view: "compare" });
+  assert.deepEqual(configureMessage(s, { preset: "demo" }).labels, ["naive", "static batching",
+    "continuous batching, no chunking", "continuous batching + chunked prefill"]);
+  const long = scenario({ view: "compare", compare: [{ model: "x".repeat(200) }, {}] });
+  assert.equal(configureMessage(long, { preset: "demo" }).labels[0].length, 120);
+  const engines = [{ label: "naive" }, { label: "static batching" }];
+  // a follow link's page is in explore with no compare list of its own
+  assert.deepEqual(paneLabels(scenario(), engines, undefined, "follower"), ["naive", "static batching"]);
+  assert.deepEqual(paneLabels(scenario({ view: "compare" }), [{ label: "policy=naive" }, { label: "b" }, {}, {}],
+    undefined, "follower"), ["policy=naive", "b", "", ""]);
 });

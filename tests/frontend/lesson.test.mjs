@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { HOLD_MS, Lesson } from "../../frontend/static/js/ui/lesson.js";
+import { paceStepMs, parseScenario } from "../../frontend/static/js/state/url.js";
 
 function setup() {
   const sent = [];
@@ -55,4 +56,28 @@ test("captions are held while lesson playback runs, unless a pause event replace
   lesson.onRecords([rec(7, { preempted: ["x"] })], pane.run);
   pane.run.record = rec(7);
   assert.equal(lesson.caption("three", HOLD_MS + 2), "three");
+});
+
+test("a next-event search that finds nothing goes back to where it started and says so", () => {
+  const { sent, pane, lesson } = setup();
+  lesson.onRecords([rec(0), rec(1), rec(2)], pane.run);
+  pane.run.record = rec(2);
+  lesson.next("prefix_cache_hit"); // H on a run without a cache hit
+  assert.deepEqual(sent.at(-1), { type: "step", n: 16 });
+  pane.run.record = rec(18);
+  lesson.onRecords([rec(18)], pane.run);
+  lesson.onDone(); // the run ended at record 18 without one
+  assert.deepEqual(sent.at(-1), { type: "seek", iter: 2 });
+  assert.match(lesson.note, /^No prefix-cache hit after this point in the run: staying at step 2\.$/);
+  assert.equal(lesson.searching, null);
+});
+
+test("lesson playback times its steps at the URL's pace", () => {
+  const delays = [];
+  const pane = { run: { record: null, reqs: [], index: new Map() } };
+  const lesson = new Lesson({ send: () => {}, lead: () => pane, changed: () => {},
+    setTimer: (fn, ms) => delays.push(ms), stepMs: paceStepMs(parseScenario("?pace=10").pace) });
+  lesson.toggle();
+  lesson.onRecords([rec(0)], pane.run);
+  assert.deepEqual(delays, [100]);
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { bridgeShortGaps, brushWindow, percentileRows, scaledSeries } from "../../frontend/static/js/state/overview.js";
+import { bridgeShortGaps, brushWindow, percentileRows, percentilesTitle, scaledSeries } from "../../frontend/static/js/state/overview.js";
 
 const DATA = { bin_s: 2, columns: {
   t_s: [0, 2, 4, 6, 8],
@@ -48,4 +48,14 @@ test("the strip bridges by its bin width: a one-bin pause of a long run is no ga
   const [throughput] = scaledSeries(columns, 0.02); // bins of 20 ms: each null bin is bridged
   assert.deepEqual(throughput.points, [0.25, 0.25, 1, 0.5, null]);
   assert.deepEqual(scaledSeries(DATA.columns, 2)[0].points, [0.25, null, 1, 0.5, null]); // 2 s: a gap
+});
+
+test("the percentile title says 'so far' only while the simulation is still running", () => {
+  const whole = percentilesTitle({ num_requests: 48, done: true }, null);
+  assert.equal(whole, "Percentiles of the whole run (48 requests finished)");
+  assert.doesNotMatch(whole, /so far/);
+  const running = percentilesTitle({ num_requests: 12, done: false }, null);
+  assert.match(running, /12 requests finished so far in the simulation/);
+  assert.equal(percentilesTitle({ num_requests: 1, done: true }, { start_s: 0.25, end_s: 1.5 }),
+    "Percentiles of 1 request finished in 0.3-1.5 s");
 });

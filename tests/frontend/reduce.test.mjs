@@ -138,3 +138,12 @@ test("async scheduling: a request finished in the last update is not running in 
   applyRecord(run, rec({ step: 3, scheduled: [entry("a", 1, 12)], running: ["a", "b"] }));
   assert.deepEqual(run.running, ["a"]);
 });
+
+test("a request admitted in its arrival step is running, one left in the queue is waiting", () => {
+  const run = createRun(init());
+  applyRecord(run, rec({ arrivals: ["a", "b"], scheduled: [entry("a", 10, 0)], new: ["a"],
+    new_blocks: { a: [1, 2, 3] }, running: ["a"], waiting: ["b"] }));
+  const status = (id) => run.reqs[run.index.get(id)].status;
+  assert.equal(status("a"), "running");
+  assert.equal(status("b"), "waiting");
+});

@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import test from "node:test";
 
 import {
-  clampSpeed, formatScenario, nextSpeed, parseScenario,
+  clampSpeed, formatScenario, nextSpeed, paceStepMs, parseScenario, sessionSpeed,
 } from "../../frontend/static/js/state/url.js";
 
 test("a scenario survives the round trip through the query string", () => {
   const s = {
     session: "a1b2c3d4e5f6a7b8c9", token: "tok-en_1", follow: true, preset: "chunked", trace: "t0123456789abcdef",
-    view: "compare", projection: true, pace: 4, speed: 2.5, step: 40,
+    view: "compare", projection: true, pace: 4, speed: 2.5, speedAsked: true, step: 40,
     config: { max_num_batched_tokens: 512, enable_prefix_caching: false, model: "llama-3.1-8b" },
     compare: [{ policy: "vllm-v1" }, { policy: "vllm-v0" }],
   };
@@ -62,4 +62,22 @@ test("speeds clamp to 0.1x-100x and step along the ladder", () => {
   assert.equal(nextSpeed(100, 1), 100);
   assert.equal(nextSpeed(0.1, -1), 0.1);
   assert.equal(nextSpeed(3, -1), 2);
+});
+
+test("the URL's speed is the driver's until it changes it; a follower plays at the session's", () => {
+  const asked = parseScenario("?speed=5");
+  assert.equal(asked.speed, 5);
+  // the session's init and statuses report its own speed (1x until someone plays)
+  assert.equal(sessionSpeed(asked, "driver", 1), 5);
+  assert.equal(sessionSpeed(asked, "follower", 2), 2);
+  const plain = parseScenario("");
+  assert.equal(plain.speedAsked, undefined);
+  assert.equal(sessionSpeed(plain, "driver", 2), 2); // a drive link joins the session's speed
+  assert.equal(sessionSpeed(plain, "driver", undefined), 1);
+  assert.equal(formatScenario({ ...asked, config: {}, compare: [] }), "?speed=5");
+});
+
+test("the URL's pace sets lesson playback's step time", () => {
+  assert.equal(paceStepMs(parseScenario("?pace=10").pace), 100);
+  assert.equal(paceStepMs(parseScenario("").pace), null);
 });

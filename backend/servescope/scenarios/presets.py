@@ -5,10 +5,13 @@ A workload is explicit `requests`, a `generator` or a list of `generators` (each
   {"seed", "num_requests", "arrival": {"every_steps": k} | {"rate_per_step": r} |
    {"rate_per_s": r} | {"at_step": s}, "prompt_len": L, "output_len": L}
 where a length L is an int, [low, high] (uniform, inclusive), {"choice": [...]} or
-{"mean", "sd", "min", "max"} (normal, rounded and clipped). An exercise preset also lists
-`variants`: [{name, set: {config overrides}}], the runs to compare side by side. A generator's
-`shared_prefix`: {"key", "num_tokens"} starts every prompt with the same tokens (a system
-prompt), added to its drawn length, so prefix caching can reuse their blocks.
+{"mean", "sd", "min", "max"} (normal, rounded and clipped); or a named generator of
+traces/synthetic.py, {"name": "lesson", "seed", ...its parameters}: the lesson's presets name
+the one generator `servescope compare` and `exercise` draw from, so all draw the same requests.
+An exercise preset also lists `variants`: [{name, set: {config overrides}}], the runs to
+compare side by side. A generator's `shared_prefix`: {"key", "num_tokens"} starts every prompt
+with the same tokens (a system prompt), added to its drawn length, so prefix caching can reuse
+their blocks.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 
 from servescope.core.config import EngineConfig
 from servescope.core.request import RequestSpec
-from servescope.traces import workload_json
+from servescope.traces import synthetic, workload_json
 from servescope.traces.errors import TraceFormatError
 
 PRESET_DIR = Path(__file__).resolve().parents[3] / "traces" / "presets"
@@ -76,6 +79,12 @@ def variants(name: str, directory: Path = PRESET_DIR) -> list[tuple[str, EngineC
 
 
 def generate(spec: dict[str, Any]) -> list[RequestSpec]:
+    if "name" in spec:
+        params = {k: v for k, v in spec.items() if k not in ("name", "seed")}
+        try:
+            return synthetic.generate(str(spec["name"]), int(spec.get("seed", 0)), **params)
+        except (TypeError, ValueError) as err:
+            raise PresetError(f"generator {spec['name']!r}: {err}") from err
     rng = np.random.default_rng(int(spec.get("seed", 0)))
     n = int(spec["num_requests"])
     prompts = _lengths(rng, spec["prompt_len"], n)

@@ -8,7 +8,7 @@ import { fetchFormats, uploadTrace } from "./transport/upload.js";
 import { fetchCatalog } from "./transport/catalog.js";
 import { getJson } from "./transport/reports.js";
 import { createStore, markDirty, onFrame } from "./state/store.js";
-import { parseScenario } from "./state/url.js";
+import { paceStepMs, parseScenario } from "./state/url.js";
 import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
 import { bindPlayback } from "./ui/controls.js";
@@ -27,6 +27,7 @@ import { ConnectionLine } from "./ui/connection.js";
 import { checkOrigin } from "./transport/origin.js";
 import { Lesson } from "./ui/lesson.js";
 import { bindLessonBar, eventMarksPlugin } from "./ui/lesson_bar.js";
+import { createLessonRelay } from "./ui/lesson_relay.js";
 import { bindUploadOptions } from "./ui/upload_form.js";
 import { createViews } from "./ui/views.js";
 
@@ -43,8 +44,10 @@ const views = () => built;
 const sessionId = () => store.sessionId ?? boot.session_id;
 const error = (message) => showError(doc, message);
 
+const relayLesson = createLessonRelay((m) => session.send(m), () => store.role === "driver");
 const lesson = new Lesson({ send: (m) => session.send(m), lead: () => store.panes[0],
-  changed: () => markDirty(store, "controls"), ...(scenario.pace ? { stepMs: 1000 / scenario.pace } : {}) });
+  changed: () => { markDirty(store, "controls"); relayLesson(lesson); },
+  ...(scenario.pace ? { stepMs: paceStepMs(scenario.pace) } : {}) });
 const { play, pause, toggle, stepBy, seekIndex, setSpeed, updateUrl } =
   createPlayback({ store, scenario, send: (m) => session.send(m) });
 const { setView, setProjection, onResize } = createViews({ doc, scenario, store, views, updateUrl,

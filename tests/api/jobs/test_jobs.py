@@ -66,7 +66,7 @@ def test_a_wait_for_a_slot_counts_against_the_time_budget():
         jobs = Jobs(max_jobs=1, timeout_s=0.2, max_waiting=1)
         slow = asyncio.create_task(jobs.run("export", release.wait, 30))
         await asyncio.sleep(0)
-        with pytest.raises(JobError, match=r"stayed busy with 1 heavy jobs for 0.2 s"):
+        with pytest.raises(JobError, match=r"stayed busy with 1 heavy jobs \(1 export\) for 0.2 s"):
             await jobs.run("diagnosis", lambda: 1)
         assert jobs.waiting == 0
         release.set()

@@ -1,5 +1,5 @@
 """Every message a session sends in a scripted run (init, keyframe, step, status, progress,
-done, error) has a model in api/wire/protocol.py, and its text is exactly what that model
+done, lesson, error) has a model in api/wire/protocol.py, and its text is exactly what that model
 serializes to: the server builds its messages through the models."""
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ def read(ws, until: str, seen: list[str], limit: int = 500) -> None:
 
 
 def scripted_run(client) -> list[str]:
-    """Configure, step, a bad message, seek past the end, and a join to an unknown session."""
+    """Configure, step, a lesson note, a bad message, seek past the end, and a join to an
+    unknown session."""
     seen: list[str] = []
     with client.websocket_connect("/ws/sessions/new") as ws:
         ws.send_text(json.dumps({"type": "configure", "v": 1, "config": {"max_num_seqs": 4},
@@ -34,6 +35,8 @@ def scripted_run(client) -> list[str]:
         read(ws, "status", seen)
         ws.send_text(json.dumps({"type": "step", "v": 1, "n": 3}))
         read(ws, "status", seen)
+        ws.send_text(json.dumps({"type": "lesson", "v": 1, "note": "Step 3.", "anchor": None}))
+        read(ws, "lesson", seen)
         ws.send_text("not json")
         read(ws, "error", seen)
         ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": 10**6}))

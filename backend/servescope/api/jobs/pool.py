@@ -2,7 +2,9 @@
 waiting for a slot (beyond that refused, busy), each answered within `job_timeout_s`, waiting
 included, or refused. `call` and `stream` run a job in a worker process (api/jobs/workers.py: its
 own GIL, a memory budget, killed when late); `run` runs a light one (SQLite reads) on a thread.
-No job starts while the server's memory (its process and its workers) is over the cap."""
+No job starts while the server's memory (its process and its workers) is over the cap. Answers
+several requests share (a run's overview and percentiles) are kept in `shared`
+(api/jobs/shared.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ import asyncio
 import contextlib
 import functools
 import weakref
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 from servescope.api.errors import JobError, WorkerError
+from servescope.api.jobs.shared import SharedAnswers
 from servescope.api.jobs.workers import Worker, rss_bytes
 
 T = TypeVar("T")
@@ -23,15 +27,20 @@ MIB = 1024 * 1024
 
 class Jobs:
     def __init__(self, max_jobs: int, timeout_s: float, max_waiting: int = 8,
-                 memory_cap_mb: int = 0) -> None:
+                 memory_cap_mb: int = 0, max_waiting_shared: int = 256) -> None:
         self.max_jobs = max_jobs
         self.timeout_s = timeout_s
         self.max_waiting = max_waiting
+        # the line of jobs whose answers requests share (the page's overview and percentiles):
+        # one at a time per run and question, so the sessions bound it, not the page loads
+        self.max_waiting_shared = max_waiting_shared
         self.memory_cap = memory_cap_mb * MIB  # 0: no cap
         # each worker may map this much beyond what it maps at start (0: unlimited)
         self.budget = self.memory_cap // (max_jobs + 1)
         self.running = 0
+        self.kinds: Counter[str] = Counter()  # what the running jobs are, for the busy message
         self.waiting = 0
+        self.shared = SharedAnswers()
         self.workers: set[Worker] = set()
         self.others: Callable[[], int] = lambda: 0  # other processes' bytes (the scouts')
         self._freed: asyncio.Event | None = None  # made on the loop that first waits
@@ -52,17 +61,19 @@ class Jobs:
         deadline = loop.time() + self.timeout_s
         await self._take_slot(what, deadline)
         future = loop.run_in_executor(None, functools.partial(fn, *args))
-        future.add_done_callback(self._ended)
+        future.add_done_callback(functools.partial(self._ended, what))
         try:
             return await asyncio.wait_for(asyncio.shield(future), deadline - loop.time())
         except TimeoutError as err:
             raise self._late(what) from err
 
-    async def call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
-        """`fn(*args)` in a worker process; its value."""
+    async def call(self, what: str, fn: Callable[..., T], *args: Any, shared: bool = False) -> T:
+        """`fn(*args)` in a worker process; its value. A `shared` job (its answer kept in
+        `shared` for every request that asks the same) waits in the longer line."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
-        async with self._worker(what, deadline, fn, args, False) as worker:
+        line = self.max_waiting_shared if shared else self.max_waiting
+        async with self._worker(what, deadline, fn, args, False, line) as worker:
             _, value = await self._recv(what, worker, deadline - loop.time())
             return value  # type: ignore[no-any-return]
 
@@ -73,7 +84,7 @@ class Jobs:
         chunk must come within job_timeout_s of the one before."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
-        cm = self._worker(what, deadline, fn, args, True)
+        cm = self._worker(what, deadline, fn, args, True, self.max_waiting)
         worker = await cm.__aenter__()
         try:
             first = await self._recv(what, worker, deadline - loop.time())
@@ -105,9 +116,9 @@ class Jobs:
 
     @contextlib.asynccontextmanager
     async def _worker(self, what: str, deadline: float, fn: Callable[..., Any],
-                      args: tuple[Any, ...], stream: bool) -> AsyncIterator[Worker]:
+                      args: tuple[Any, ...], stream: bool, line: int) -> AsyncIterator[Worker]:
         self.check_memory(what)
-        await self._take_slot(what, deadline)
+        await self._take_slot(what, deadline, line)
         worker: Worker | None = None
         try:
             worker = await Worker.start(fn, args, self.budget, stream)
@@ -117,7 +128,7 @@ class Jobs:
             if worker is not None:
                 self.workers.discard(worker)
                 await asyncio.to_thread(worker.stop)
-            self._release()
+            self._release(what)
 
     async def _recv(self, what: str, worker: Worker, timeout_s: float) -> tuple[str, Any]:
         try:
@@ -139,12 +150,14 @@ class Jobs:
         return JobError(f"the {what} took longer than {self.timeout_s:g} s (job_timeout_s); "
                         "try a smaller window")
 
-    async def _take_slot(self, what: str, deadline: float) -> None:
-        """A slot now, or after waiting in line (a page's burst of requests); refused when the
-        line is full or the slot does not come within the time budget."""
-        if self.running >= self.max_jobs and self.waiting >= self.max_waiting:
+    async def _take_slot(self, what: str, deadline: float, line: int | None = None) -> None:
+        """A slot now, or after waiting in a line of `line` (a page's burst of requests);
+        refused when the line is full or the slot does not come within the time budget."""
+        line = self.max_waiting if line is None else line
+        if self.running >= self.max_jobs and self.waiting >= line:
             raise JobError(f"the server is already running {self.running} heavy jobs "
-                           f"(exports, diagnoses); try the {what} again shortly")
+                           f"({self.running_kinds()}) with {self.waiting} more waiting; try "
+                           f"the {what} again shortly")
         self.waiting += 1
         try:
             while self.running >= self.max_jobs:
@@ -153,19 +166,25 @@ class Jobs:
                 left = deadline - asyncio.get_running_loop().time()
                 await asyncio.wait_for(self._freed.wait(), max(left, 0.0))
         except TimeoutError as err:
-            raise JobError(f"the server stayed busy with {self.running} heavy jobs for "
-                           f"{self.timeout_s:g} s (job_timeout_s); try the {what} again "
-                           "shortly") from err
+            raise JobError(f"the server stayed busy with {self.running} heavy jobs "
+                           f"({self.running_kinds()}) for {self.timeout_s:g} s "
+                           f"(job_timeout_s); try the {what} again shortly") from err
         finally:
             self.waiting -= 1
         self.running += 1
+        self.kinds[what] += 1
 
-    def _release(self) -> None:
+    def running_kinds(self) -> str:
+        """The running jobs by kind, e.g. "2 overview, 1 csv export"."""
+        return ", ".join(f"{n} {what}" for what, n in sorted(self.kinds.items()) if n > 0)
+
+    def _release(self, what: str) -> None:
         self.running -= 1
+        self.kinds[what] -= 1
         if self._freed is not None:
             self._freed.set()
 
-    def _ended(self, future: asyncio.Future[Any]) -> None:
-        self._release()
+    def _ended(self, what: str, future: asyncio.Future[Any]) -> None:
+        self._release(what)
         if not future.cancelled():
             future.exception()  # retrieved: a job answered late is not an unhandled error

@@ -137,8 +137,8 @@ class StoreReader:
 
     def overview_bins(self, head: int, bins: int) -> tuple[float, float, list[tuple[Any, ...]]]:
         """(first start, last end, rows per time bin that has records: [bin, first iter, last
-        iter, tokens, busy seconds, max running, max waiting, mean KV usage, max KV usage]) of
-        the records up to `head`."""
+        iter, tokens, busy seconds, max running, max waiting, mean KV usage, max KV usage, first
+        start, last end]) of the records up to `head`; a record is in the bin it starts in."""
         span = self.span(head)
         if span is None:
             return 0.0, 0.0, []
@@ -147,8 +147,9 @@ class StoreReader:
         rows = self._reader.execute(
             "SELECT min(CAST((start_s - ?) / ? AS INTEGER), ?) AS bin, min(iter), max(iter), "
             "sum(num_scheduled_tokens), sum(end_s - start_s), max(num_running), "
-            "max(num_waiting), avg(kv_usage), max(kv_usage) FROM records WHERE iter <= ? "
-            "GROUP BY bin ORDER BY bin", (t0, width, bins - 1, head)).fetchall()
+            "max(num_waiting), avg(kv_usage), max(kv_usage), min(start_s), max(end_s) "
+            "FROM records WHERE iter <= ? GROUP BY bin ORDER BY bin",
+            (t0, width, bins - 1, head)).fetchall()
         return t0, t1, rows
 
     def packed_records(self, upto: int, first: int = 0) -> Iterator[str]:

@@ -21,7 +21,11 @@ def overview(path: Path, head: int, bins: int, engine: int, done: bool,
              finished: DoneRequests | None) -> dict[str, Any]:
     """Columns with one entry per time bin of records 0..head of the track's file at `path`; a
     bin in which no step ran is null in every column but `t_s` (the strip draws a gap there, not
-    a line across the idle time). Its p99 columns come from the `finished` requests."""
+    a line across the idle time). Its p99 columns come from the `finished` requests.
+
+    A bin's rates are over the bin or over the steps it sums, whichever is longer: a step longer
+    than a bin counts its tokens over its own time, not the bin's (else one 40 ms prefill in a
+    5 ms bin reads as eight times its real rate), so no bin's rate exceeds its fastest step's."""
     with open_reader(path) as store:
         t0, t1, rows = store.overview_bins(head, bins)
     width = max(t1 - t0, 1e-9) / bins
@@ -29,8 +33,9 @@ def overview(path: Path, head: int, bins: int, engine: int, done: bool,
              "num_waiting", "kv_usage_pct", "kv_usage_max_pct", "p99_ttft_ms", "p99_e2el_ms")
     cols: dict[str, list[Any]] = {"t_s": [t0 + k * width for k in range(bins)]}
     cols.update({name: [None] * bins for name in names})
-    for b, first, last, tokens, busy, running, waiting, kv, kv_max in rows:
-        for name, value in zip(names[:8], (first, last, tokens / width, min(1.0, busy / width),
+    for b, first, last, tokens, busy, running, waiting, kv, kv_max, start, end in rows:
+        over = max(width, end - start)  # the time these tokens were made in
+        for name, value in zip(names[:8], (first, last, tokens / over, min(1.0, busy / over),
                                            running, waiting, kv * 100, kv_max * 100),
                                strict=True):
             cols[name][b] = value

@@ -142,11 +142,16 @@ def request_page(session: Session, engine: int, offset: int, limit: int) -> str:
 def reading(track: Track) -> Iterator[Path]:
     """The track's file for a job in a worker process (Track.reading), or a 409 when a
     reconfigure or reset replaced the track while the request waited."""
+    check_open(track)
+    with track.reading() as path:
+        yield path
+
+
+def check_open(track: Track) -> None:
+    """A 409 for a track a reconfigure or reset has replaced."""
     if track.closed:
         raise SessionError("the session was reconfigured or reset while this was asked; ask "
                            "again", "engine", "conflict")
-    with track.reading() as path:
-        yield path
 
 
 def track_of(session: Session, engine: int) -> Track:

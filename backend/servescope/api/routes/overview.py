@@ -8,8 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query
 
 from servescope.api.errors import SessionError
-from servescope.api.reports import runs
-from servescope.api.reports.overview import overview, percentiles
+from servescope.api.reports import runs, strip
 from servescope.api.reports.timeline import StoredRun, timeline
 from servescope.api.routes._lookup import BuiltSessionDep, http_error
 
@@ -22,14 +21,9 @@ Seconds = Annotated[float | None, Query(ge=0.0, allow_inf_nan=False)]
 async def run_overview(session: BuiltSessionDep, engine: Engine = 0,
                        bins: Annotated[int, Query(ge=1, le=4000)] = 600) -> dict[str, Any]:
     """Every stored record so far, in `bins` bins of simulated time (see
-    api/reports/overview.py)."""
+    api/reports/overview.py); one job for every request asking the same of the same run."""
     try:
-        track = runs.track_of(session, engine)
-        head, done = track.head, track.done  # what the finished requests cover, or more
-        with runs.reading(track) as path:
-            finished = await runs.done_requests(track)
-            return await session.jobs.call("overview", overview, path, head, bins,
-                                           track.number, done, finished)
+        return await strip.run_overview(session, engine, bins)
     except SessionError as err:
         raise http_error(err) from err
 
@@ -39,11 +33,7 @@ async def run_percentiles(session: BuiltSessionDep, engine: Engine = 0,
                           start_s: Seconds = None, end_s: Seconds = None) -> dict[str, Any]:
     """TTFT, TPOT, ITL, E2E at p50/p90/p95/p99 over requests finished in [start_s, end_s]."""
     try:
-        track = runs.track_of(session, engine)
-        done = track.done
-        return await session.jobs.call("percentiles", percentiles,
-                                       await runs.done_requests(track), track.number, done,
-                                       start_s, end_s)
+        return await strip.run_percentiles(session, engine, start_s, end_s)
     except SessionError as err:
         raise http_error(err) from err
 

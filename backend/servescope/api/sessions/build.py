@@ -46,8 +46,9 @@ class Built:
 
 
 async def build(configs: list[dict[str, Any]], workload: P.WorkloadSpec, settings: Settings,
-                store: Store, prefix: Path) -> Built:
-    """The session's tracks, their stores at `prefix`-<k>.sqlite3, simulating in the background."""
+                store: Store, prefix: Path, labels: list[str] | None = None) -> Built:
+    """The session's tracks, their stores at `prefix`-<k>.sqlite3, simulating in the background;
+    `labels` name the engines as the driver's page does (else their config overrides do)."""
     resolved, configs = await resolve(workload, configs, store)
     if len(resolved.specs) > settings.max_requests_per_session:
         raise BuildError(f"{len(resolved.specs)} requests; this server allows at most "
@@ -56,7 +57,8 @@ async def build(configs: list[dict[str, Any]], workload: P.WorkloadSpec, setting
         _check_replay_configs(resolved.base_config, configs)
     # Engines, request tables and fit notes are proportional to the workload: off the loop.
     try:
-        built = await asyncio.to_thread(_assemble, configs, workload, resolved, settings, prefix)
+        built = await asyncio.to_thread(_assemble, configs, workload, resolved, settings, prefix,
+                                        labels)
     except StorageError as err:
         raise BuildError(str(err), None, "storage_full" if err.full else "storage") from err
     for t in built.tracks:
@@ -65,7 +67,7 @@ async def build(configs: list[dict[str, Any]], workload: P.WorkloadSpec, setting
 
 
 def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved: Workload,
-              settings: Settings, prefix: Path) -> Built:
+              settings: Settings, prefix: Path, labels: list[str] | None) -> Built:
     info = request_info(resolved.specs)
     engines: list[dict[str, Any]] = []
     tracks: list[Track] = []
@@ -77,7 +79,8 @@ def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved:
                                    Path(f"{prefix}-{k}.sqlite3"))
             tracks.append(track)
             blocks = config.num_gpu_blocks or 0
-            engines.append({"label": _label(overrides, k), "config": config.to_dict(),
+            label = labels[k] if labels else _label(overrides, k)
+            engines.append({"label": label, "config": config.to_dict(),
                             "num_gpu_blocks": blocks, "block_size": config.block_size,
                             "num_usable_blocks": max(0, blocks - 1),
                             "memory_breakdown": _memory_breakdown(track, config),

@@ -66,6 +66,8 @@ class Session:
         self._progress_shown = 0.0  # wall time of the last status sent for progress alone
         self._builds = 0
         self.driver_left_s: float | None = clock()  # None while a driver is connected
+        self.lesson: P.LessonNote | None = None  # the driver's lesson note, for followers
+        self.lesson_version = 0
 
     @property
     def tracks(self) -> list[Any]:
@@ -109,6 +111,15 @@ class Session:
         return dump(P.Status(playing=self.playing, speed=self.speed, iters=self.position,
                              time_s=t, done=done))
 
+    def lesson_text(self) -> str | None:
+        return dump(self.lesson) if self.lesson is not None else None
+
+    def set_lesson(self, msg: P.Lesson) -> None:
+        """The driver's page shows another lesson note: every viewer gets it."""
+        self.lesson = P.LessonNote(note=msg.note, anchor=msg.anchor, on=msg.on, tour=msg.tour)
+        self.lesson_version += 1
+        self.notify()
+
     def progress_text(self) -> str:
         """How far each track's background simulation has got (the scrubber's reach)."""
         reach = [x.reach() for x in self.tracks]
@@ -133,12 +144,12 @@ class Session:
         configs = msg.configs or [msg.config or {}]
         workload = msg.workload or (self.built.workload if self.built else
                                     P.WorkloadSpec(preset=self.settings.demo_preset))
-        key = dumps([configs, workload.model_dump(exclude_none=True)])
+        key = dumps([configs, workload.model_dump(exclude_none=True), msg.labels])
         if self.built is not None and key == self.built.key:
             return False
         self._builds += 1
         prefix = self.settings.data_dir / "runs" / f"{self.id}-{self._builds}"
-        built = await build(configs, workload, self.settings, self.store, prefix)
+        built = await build(configs, workload, self.settings, self.store, prefix, msg.labels)
         built.key = key
         self._stop()
         self._close_tracks()
@@ -147,6 +158,7 @@ class Session:
         self.built = built
         self.position = [-1] * len(built.tracks)
         self.sim_time = float("-inf")
+        self.lesson = None  # a new run: the driver's page says what it shows of it
         self._changed(config=True)
         return True
 

@@ -26,6 +26,7 @@ class Viewer:
         self.seek_epoch = -1
         self.status_version = -1
         self.progress_version = -1
+        self.lesson_version = -1
         self.sent: list[int] = []
         self.done_sent: set[int] = set()
         self.outbox: deque[str] = deque(maxlen=16)  # replies to this viewer (errors)
@@ -55,7 +56,7 @@ class Viewer:
         if self.config_epoch != s.config_epoch:
             out.append(s.init_text(self.role))
             self.config_epoch, self.seek_epoch = s.config_epoch, -1
-            self.progress_version = -1
+            self.progress_version = self.lesson_version = -1
             self.sent = [-2] * len(s.tracks)
             self.done_sent = set()
         resync = self.seek_epoch != s.seek_epoch
@@ -82,6 +83,10 @@ class Viewer:
         if self.progress_version != s.progress_version:
             out.append(s.progress_text())
             self.progress_version = s.progress_version
+        if self.lesson_version != s.lesson_version:
+            lesson = s.lesson_text()
+            out += [lesson] if lesson is not None else []
+            self.lesson_version = s.lesson_version
         return out
 
     async def run(self) -> None:

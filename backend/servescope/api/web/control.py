@@ -68,3 +68,5 @@ async def apply(session: Session, viewer: Viewer, msg: object) -> None:
         await session.seek(msg)
     elif isinstance(msg, P.Reset):
         session.reset()
+    elif isinstance(msg, P.Lesson):
+        session.set_lesson(msg)

@@ -216,6 +216,17 @@ class Done(Message):
     error: str | None = None  # the background simulation stopped early, and why
 
 
+class LessonNote(Message):
+    """The driver's lesson and tour note as its page shows it (a `lesson` from the driver),
+    relayed to every viewer so that followers read what the room is told: sent after `init`
+    when there is one, and whenever the driver's changes."""
+    type: Literal["lesson"] = "lesson"
+    note: str | None  # null: no note shown
+    anchor: str | None  # the explainer (/explain#anchor) the note links, or null
+    on: bool  # lesson playback (or the tour) is stepping the run
+    tour: bool  # the guided tour is under way
+
+
 ErrorCode = Literal["bad_message", "config", "workload", "read_only", "limit", "not_found", "idle",
                     "storage", "storage_full", "too_large", "busy",
                     "memory"]
@@ -228,7 +239,7 @@ class Error(Message):
     code: ErrorCode = "bad_message"
 
 
-ServerMessage = Annotated[Init | Keyframe | Step | Status | Progress | Done | Error,
+ServerMessage = Annotated[Init | Keyframe | Step | Status | Progress | Done | LessonNote | Error,
                           Field(discriminator="type")]
 SERVER = TypeAdapter(ServerMessage)
 
@@ -258,16 +269,23 @@ class WorkloadSpec(BaseModel):
         return self
 
 
+Label = Annotated[str, Field(min_length=1, max_length=120)]
+NOTE_CHARS = 2000
+
+
 class Configure(Message):
     type: Literal["configure"]
     config: dict[str, Any] | None = None
     configs: list[dict[str, Any]] | None = Field(default=None, min_length=2, max_length=4)
     workload: WorkloadSpec | None = None
+    labels: list[Label] | None = Field(default=None, min_length=1, max_length=4)  # engines' names
 
     @model_validator(mode="after")
     def _not_both(self) -> Configure:
         if self.config is not None and self.configs is not None:
             raise ValueError("give config or configs, not both")
+        if self.labels is not None and len(self.labels) != len(self.configs or [self.config]):
+            raise ValueError("give one label per config")
         return self
 
 
@@ -310,6 +328,15 @@ class Reset(Message):
     type: Literal["reset"]
 
 
-ClientMessage = Annotated[Configure | Play | Pause | StepCmd | Seek | Reset,
+class Lesson(Message):
+    """The driver's page's lesson note, for the session to relay to its followers."""
+    type: Literal["lesson"]
+    note: str | None = Field(default=None, max_length=NOTE_CHARS)
+    anchor: str | None = Field(default=None, pattern=r"^[a-z0-9-]{1,64}$")
+    on: bool = False
+    tour: bool = False
+
+
+ClientMessage = Annotated[Configure | Play | Pause | StepCmd | Seek | Reset | Lesson,
                           Field(discriminator="type")]
 CLIENT = TypeAdapter(ClientMessage)

@@ -11,6 +11,7 @@ export const COLUMNS = [
   "ttft_p50_ms", "ttft_p99_ms", "itl_p50_ms", "itl_p99_ms", "kv_usage_pct",
   "num_running", "num_waiting", "num_preempted", "num_preemptions_total",
   "throughput_tok_per_s", "mean_ttft_ms", "p99_itl_ms", "kv_waste_pct", "start_s", "iter",
+  "num_finished_total", "num_first_tokens_total",
 ];
 
 const RATE_WINDOW = 32; // records in the rolling output-rate window
@@ -35,7 +36,7 @@ export function createHistory() {
     lastToken: new Map(), // id -> time of the request's last sampled token, s
     preempted: new Set(),
     scratch: new Map(),
-    totals: { tokens: 0, ttft_sum_ms: 0, ttft_count: 0, preemptions: 0, waste: 0, slots: 0 },
+    totals: { tokens: 0, ttft_sum_ms: 0, ttft_count: 0, preemptions: 0, waste: 0, slots: 0, finished: 0 },
     t0_s: null,
   };
 }
@@ -131,6 +132,7 @@ export function appendRecord(h, rec, run = null) {
   const { slots, waste } = wasteOf(rec);
   const tot = h.totals;
   tot.preemptions += rec.preempted.length;
+  tot.finished += rec.finished.length;
   tot.slots += slots * rec.step_time_ms;
   tot.waste += waste * rec.step_time_ms;
   h.batches.set(rec.step, rec.scheduled); // records are not mutated once applied
@@ -152,6 +154,8 @@ export function appendRecord(h, rec, run = null) {
     mean_ttft_ms: tot.ttft_count ? tot.ttft_sum_ms / tot.ttft_count : null,
     p99_itl_ms: orNull(h.itlAll.percentile(99)),
     kv_waste_pct: tot.slots > 0 ? (100 * tot.waste) / tot.slots : 0,
+    num_finished_total: tot.finished,
+    num_first_tokens_total: tot.ttft_count,
   };
   for (const c of COLUMNS) h.cols[c].push(row[c]);
   h.stepToIter.set(rec.step, i);

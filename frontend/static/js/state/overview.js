@@ -59,6 +59,17 @@ export function brushWindow(data, a, b) {
   return { start_s: cols.t_s[first], end_s: cols.t_s[last] + data.bin_s, from_iter: fromIter, to_iter: toIter };
 }
 
+/** The percentile panel's title for answer `p` (GET .../percentiles) over window `w` (null: the
+ * whole stored run). The figures cover the requests the simulation has finished, which runs
+ * ahead of playback: "so far" is said only while it is still running, and of the simulation. */
+export function percentilesTitle(p, w) {
+  const n = p.num_requests;
+  const requests = n === 1 ? "1 request" : `${n} requests`;
+  if (w) return `Percentiles of ${requests} finished in ${w.start_s.toFixed(1)}-${w.end_s.toFixed(1)} s`;
+  if (p.done) return `Percentiles of the whole run (${requests} finished)`;
+  return `Percentiles of the ${requests} finished so far in the simulation, which runs ahead of playback`;
+}
+
 /** The percentile panel: one row per latency, its p50/p90/p95/p99 in ms ("-" where none). */
 export function percentileRows(p) {
   const names = { ttft_ms: "TTFT", tpot_ms: "TPOT", itl_ms: "ITL", e2el_ms: "E2E" };

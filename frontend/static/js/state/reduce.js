@@ -163,7 +163,6 @@ function applySchedule(run, rec, firstNew) {
 }
 
 function applyStatuses(run, rec) {
-  for (const id of rec.arrivals) run.reqs[requestIndex(run, id)].status = "waiting";
   for (const id of rec.preempted) {
     const r = run.reqs[requestIndex(run, id)];
     // (async scheduling) preempted while its last token was in flight: that token arrived in
@@ -214,6 +213,8 @@ export function applyRecord(run, rec) {
     firstNew.set(id, allocate(run, id, blocks));
   }
   applyCacheEvents(run, rec.kv_events);
+  // A request arrives before it is scheduled: one admitted in its arrival step is running.
+  for (const id of rec.arrivals) run.reqs[requestIndex(run, id)].status = "waiting";
   applySchedule(run, rec, firstNew);
   applyStatuses(run, rec);
   for (const id of rec.released ?? rec.finished) giveBack(run, facts, id, reassign);

@@ -101,12 +101,17 @@ export function historyIndexAt(history, step) {
 export function lessonRow(run, history) {
   const i = historyIndexAt(history, run.cursor);
   const c = history.cols;
-  if (i < 0) return { output_throughput: NaN, mean_ttft_ms: NaN, p99_itl_ms: NaN, kv_waste_pct: NaN };
+  if (i < 0) {
+    return { output_throughput: NaN, mean_ttft_ms: NaN, p99_itl_ms: NaN, kv_waste_pct: NaN,
+      num_finished: 0, num_first_tokens: 0 };
+  }
   return {
     output_throughput: c.throughput_tok_per_s[i],
     mean_ttft_ms: c.mean_ttft_ms[i],
     p99_itl_ms: c.p99_itl_ms[i],
     kv_waste_pct: c.kv_waste_pct[i],
+    num_finished: c.num_finished_total[i], // the requests the row's figures have seen finish
+    num_first_tokens: c.num_first_tokens_total[i], // ... and get a first token (mean TTFT's)
   };
 }
 

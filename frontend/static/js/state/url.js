@@ -15,7 +15,7 @@ function parseValue(raw) {
 }
 
 /** {session, token, follow, preset, trace, view, projection, pace (lesson steps a second), speed, step, config: {...}, compare: [{...}, ...]}
- * from a query string. */
+ * from a query string; `speedAsked` is set when the query gives a speed. */
 export function parseScenario(search) {
   const params = new URLSearchParams(search);
   const scenario = { session: null, token: null, follow: false, preset: null, trace: null, view: "explore", projection: false, pace: null,
@@ -30,7 +30,7 @@ export function parseScenario(search) {
     else if (key === "view") scenario.view = VIEWS.includes(raw) ? raw : "explore";
     else if (key === "projection") scenario.projection = raw === "1" || raw === "true";
     else if (key === "pace") scenario.pace = clampPace(Number(raw));
-    else if (key === "speed") scenario.speed = clampSpeed(Number(raw));
+    else if (key === "speed") Object.assign(scenario, { speed: clampSpeed(Number(raw)), speedAsked: true });
     else if (key === "step") scenario.step = Number.isInteger(Number(raw)) ? Number(raw) : null;
     else if (key === "compare") scenario.compare = parseCompare(raw);
     else scenario.config[key] = parseValue(raw);
@@ -79,6 +79,17 @@ export function clampSpeed(x) {
   if (!Number.isFinite(x)) return 1;
   return Math.min(MAX_SPEED, Math.max(MIN_SPEED, x));
 }
+
+/** The speed the page shows and plays at when the session reports `speed` (an init or a
+ * status): a follower's is the session's (its driver's); a driver keeps the one its URL asked
+ * for, which it sends with play, else takes the session's. */
+export function sessionSpeed(scenario, role, speed) {
+  if (!speed || (role !== "follower" && scenario.speedAsked)) return scenario.speed;
+  return clampSpeed(speed);
+}
+
+/** Lesson playback's milliseconds a step for the URL's `pace` (null: the default). */
+export const paceStepMs = (pace) => (pace ? 1000 / pace : null);
 
 /** The next speed up (dir > 0) or down from `speed` on the SPEEDS ladder. */
 export function nextSpeed(speed, dir) {

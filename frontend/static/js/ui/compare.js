@@ -1,27 +1,19 @@
 // Compare mode: 2-4 configs on one workload side by side, each with its pool and batch, and the
-// lesson's table (throughput, mean TTFT, P99 ITL, KV waste) updating live at each cursor.
+// lesson's table (throughput, mean TTFT, P99 ITL, KV waste) updating live at each cursor, with
+// what its rows stand on said under it (state/lesson_table.js).
 
 import { drawBatchBar } from "../render/batch.js";
 import { createCharts, fitCharts } from "../render/charts.js";
 import { KvGrid } from "../render/kvgrid.js";
 import { boxOf, widthOf } from "../render/size.js";
 import { drainChanged } from "../state/reduce.js";
-import { batchView, lanes, lessonRow } from "../state/select.js";
+import { finishedCell, tableNote, tableRow } from "../state/lesson_table.js";
+import { batchView, lanes } from "../state/select.js";
 import { themeColours } from "./explore.js";
 import { textPx } from "./projection.js";
 
 const setText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
 const fmt = (v, digits = 1) => (v == null || Number.isNaN(v) ? "-" : v.toFixed(digits));
-
-/** At the end of a finished run, the table shows the server's summary of the whole run: the
- * records a viewer folded may have skipped some (a keyframe after falling behind). */
-function endRow(pane) {
-  const s = pane.summary;
-  const last = (pane.init.num_records ?? 0) - 1;
-  if (pane.status !== "done" || !s || pane.run.record?.iter !== last) return null;
-  return { output_throughput: s.output_throughput, mean_ttft_ms: s.mean_ttft_ms, p99_itl_ms: s.p99_itl_ms,
-    kv_waste_pct: lessonRow(pane.run, pane.history).kv_waste_pct };
-}
 
 const THROUGHPUT_CHART = [{ key: "throughput", title: "Output tokens/s", unit: "tokens/s",
   series: [["output_tokens_per_s", "output tokens/s", "#0072b2"]] }];
@@ -129,17 +121,19 @@ export class CompareView {
 
   drawTable(panes) {
     const body = this.root.querySelector("#lesson tbody");
-    const rows = panes.map((pane) => {
-      const row = endRow(pane) ?? lessonRow(pane.run, pane.history);
+    const rows = panes.map(tableRow);
+    body.replaceChildren(...rows.map((row, i) => {
       const tr = this.doc.createElement("tr");
-      for (const text of [pane.label, fmt(row.output_throughput, 0), fmt(row.mean_ttft_ms),
-        fmt(row.p99_itl_ms), fmt(row.kv_waste_pct)]) {
+      for (const text of [panes[i].label, fmt(row.output_throughput, 0), fmt(row.mean_ttft_ms),
+        fmt(row.p99_itl_ms), fmt(row.kv_waste_pct), finishedCell(row)]) {
         const td = this.doc.createElement("td");
         td.textContent = text;
         tr.appendChild(td);
       }
       return tr;
-    });
-    body.replaceChildren(...rows);
+    }));
+    const note = this.root.querySelector("#lesson-basis");
+    const text = tableNote(rows);
+    if (note && note.textContent !== text) note.textContent = text;
   }
 }

@@ -30,18 +30,25 @@ export function labelFor(config, named = LESSON_FOUR) {
   return parts.length ? parts.join(", ") : "defaults";
 }
 
-/** One label per engine: the page's own entries when they are what the session runs. */
-export function paneLabels(scenario, engines, named = LESSON_FOUR) {
+/** One label per engine: the page's own entries when they are what the session runs; a
+ * follower's are the session's, which its driver's page named (`labels` of configure). */
+export function paneLabels(scenario, engines, named = LESSON_FOUR, role = "driver") {
   const list = scenario.view === "compare" ? compareList(scenario) : [scenario.config];
-  return engines.map((e, i) => (list.length === engines.length ? labelFor(list[i], named) : e.label ?? ""));
+  const own = role !== "follower" && list.length === engines.length;
+  return engines.map((e, i) => (own ? labelFor(list[i], named) : e.label ?? ""));
 }
 
-/** The configure message for the page's scenario and workload. */
-export function configureMessage(scenario, workload) {
+/** The configure message for the page's scenario and workload; a compare's carries its panes'
+ * names (`named`: the picker's entries), for the followers' panes. */
+export function configureMessage(scenario, workload, named = LESSON_FOUR) {
   const configs = paneConfigs(scenario);
-  return configs.length > 1 ? { type: "configure", configs, workload }
-    : { type: "configure", config: configs[0], workload };
+  if (configs.length === 1) return { type: "configure", config: configs[0], workload };
+  const labels = compareList(scenario).map((c) => clip(labelFor(c, named), LABEL_CHARS));
+  return { type: "configure", configs, workload, labels };
 }
+
+const LABEL_CHARS = 120; // the protocol's longest label
+const clip = (text, n) => (text.length > n ? `${text.slice(0, n - 1)}\u2026` : text);
 
 /** What an init asks of the page: {view: the view to switch to or null, configure: whether to
  * send the page's own scenario}. `first`: the page has not configured the session yet;

@@ -8,16 +8,19 @@ import { speedToSlider } from "./keys.js";
 export { drivesSession } from "./keys.js";
 
 export const DRIVING_CONTROLS = ["btn-play", "btn-back", "btn-fwd", "speed", "scrub", "apply", "upload"];
+// ... and the lesson bar's (lesson playback, tour, next event) and the compare picker's
+const DRIVING_GROUPS = "#lesson-bar button, #compare-picker input, #compare-picker button";
+export const FOLLOWING = "following read-only: the session's driver controls playback and the lesson";
 
 /** Disable (or enable) every control that drives the session; titles say why. */
 export function lockControls(doc, locked) {
-  for (const id of DRIVING_CONTROLS) {
-    const el = doc.getElementById(id);
+  const controls = [...DRIVING_CONTROLS.map((id) => doc.getElementById(id)), ...doc.querySelectorAll(DRIVING_GROUPS)];
+  for (const el of controls) {
     if (!el || el.disabled === locked) continue;
     el.disabled = locked;
     if (locked) {
       el.dataset.title = el.title ?? "";
-      el.title = "following read-only: the session's driver controls playback";
+      el.title = FOLLOWING;
     } else if (el.dataset.title !== undefined) {
       el.title = el.dataset.title;
     }

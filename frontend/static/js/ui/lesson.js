@@ -1,6 +1,7 @@
 // Pacing for people: lesson playback steps the run a few records a second, holds each caption
 // long enough to read and pauses by itself at the chosen events; "next event" jumps to the
-// next record of one kind (found among the records seen, else by stepping the server ahead).
+// next record of one kind (found among the records seen, else by stepping the server ahead; when
+// the run ends without one, it goes back to where it was and says so).
 
 import { eventKinds, labelOf, nextEvent } from "../state/events.js";
 import { TOUR_START, TOUR_STOPS } from "./tour.js";
@@ -21,6 +22,7 @@ export class Lesson {
     this.anchor = null; // the explainer (/explain#anchor) the note is about
     this.tour = null; // the tour's stops not reached yet (a Set of kinds), or null
     this.searching = null;
+    this.searchFrom = null; // {iter, step} where a "next" search started
     this.shown = { text: "", at: -Infinity };
   }
 
@@ -53,7 +55,7 @@ export class Lesson {
 
   /** The run reached its end (a status with done): nothing more will arrive to step or find. */
   onDone() {
-    if (this.searching) this.stop(`No ${labelOf(this.searching)} after this point in the run.`);
+    if (this.searching) this.notFound();
     else if (this.on) this.stop(this.tour ? "The run has ended; the tour is over." : "The run has ended.");
   }
 
@@ -62,8 +64,23 @@ export class Lesson {
     this.on = true;
     this.note = this.tour ? "Tour: playing to the next stop…"
       : `Lesson playback: ${+(1000 / this.stepMs).toFixed(1)} steps a second, pausing at ${[...this.pauseAt].map(labelOf).join(", ")}.`;
+    this.changed();
     this.send({ type: "pause" });
     this.tick();
+  }
+
+  /** What the room should read: the note, its explainer, and whether playback or the tour runs
+   * (a driver's page sends it to the session, which relays it to the followers). */
+  shared() {
+    return { note: this.note ?? null, anchor: this.anchor ?? null, on: this.on, tour: !!this.tour };
+  }
+
+  /** A follower's page shows the driver's note (a `lesson` message) instead of its own. */
+  follow(msg) {
+    this.note = msg.note ?? null;
+    this.anchor = msg.anchor ?? null;
+    this.following = { on: !!msg.on, tour: !!msg.tour };
+    this.changed();
   }
 
   tick() {
@@ -108,6 +125,7 @@ export class Lesson {
     const e = nextEvent(this.events, kind, at);
     if (e) return this.land(e);
     this.searching = kind;
+    this.searchFrom = { iter: at, step: p.run.record?.step ?? null };
     this.note = `Looking for the next ${labelOf(kind)}…`;
     this.changed();
     this.send({ type: "step", n: SEARCH_STEP });
@@ -117,6 +135,15 @@ export class Lesson {
     const e = found.find((x) => x.kind === this.searching);
     if (e) return this.land(e);
     this.send({ type: "step", n: SEARCH_STEP });
+  }
+
+  /** The search reached the end of the run: back to where it started, the teacher's place. */
+  notFound() {
+    const { iter, step } = this.searchFrom ?? { iter: -1, step: null };
+    const kind = this.searching;
+    this.send({ type: "seek", iter });
+    const where = step == null ? "the start" : `step ${step}`;
+    this.stop(`No ${labelOf(kind)} after this point in the run: staying at ${where}.`);
   }
 
   land(e) {

@@ -6,7 +6,7 @@ import { applyKeyframe } from "../state/keyframe.js";
 import { appendRecord } from "../state/history.js";
 import { applyProgress } from "../state/progress.js";
 import { applyRecords, applyRequests, markDirty } from "../state/store.js";
-import { clampSpeed } from "../state/url.js";
+import { sessionSpeed } from "../state/url.js";
 import { showServerError } from "./config_form.js";
 
 // A status echoes what some viewer asked for; right after this page asked for something, an
@@ -28,7 +28,7 @@ export function createMessageHandler({ doc, store, scenario, lesson, onInit, sho
     // the end of a run is no echo: a short run ends within ECHO_MS of its play
     if (!msg.done && performance.now() - (store.sentAt ?? -Infinity) < ECHO_MS) return;
     store.panes.forEach((p) => { p.playing = !!msg.playing; });
-    if (msg.speed) scenario.speed = clampSpeed(msg.speed);
+    scenario.speed = sessionSpeed(scenario, store.role, msg.speed);
     markDirty(store, "controls");
   }
 
@@ -47,6 +47,9 @@ export function createMessageHandler({ doc, store, scenario, lesson, onInit, sho
       if (i === 0 && store.panes[0]) lesson.onRecords(msg.records ?? [], store.panes[0].run);
     } else if (msg.type === "keyframe") onKeyframe(i, msg);
     else if (msg.type === "requests") applyRequests(store, msg);
+    else if (msg.type === "lesson") {
+      if (store.role === "follower") lesson.follow(msg); // the driver's note, for the room
+    }
     else if (msg.type === "status") onStatus(msg);
     else if (msg.type === "progress") {
       applyProgress(store.panes, msg);

@@ -5,7 +5,7 @@
 
 import { drivePath } from "../state/share.js";
 import { createPane, resetPane } from "../state/store.js";
-import { clampSpeed } from "../state/url.js";
+import { sessionSpeed } from "../state/url.js";
 import { configureMessage, joinPlan, paneLabels } from "./compare_mode.js";
 import { pickerEntries } from "./compare_picker.js";
 import { showJoined } from "./joined.js";
@@ -27,7 +27,8 @@ export function createSession({ doc, boot, scenario, store, lesson, presetAsked,
     link?.send(msg);
   }
 
-  const sendConfigure = () => send(configureMessage(scenario, workloadSpec(scenario)));
+  const sendConfigure = () => send(configureMessage(scenario, workloadSpec(scenario),
+    pickerEntries(boot.presets ?? [], scenario.preset)));
 
   /** The scenario with `changes` (a config, compare configs), from its first step, sent. */
   function reconfigure(changes) {
@@ -43,7 +44,7 @@ export function createSession({ doc, boot, scenario, store, lesson, presetAsked,
 
   function resetPanes(msg, choices) {
     const engines = msg.engines?.length ? msg.engines : [msg];
-    const labels = paneLabels(scenario, engines, choices);
+    const labels = paneLabels(scenario, engines, choices, msg.role);
     store.panes.length = engines.length;
     engines.forEach((e, i) => {
       const pane = resetPane(store, i, { ...msg, ...e, engines: undefined });
@@ -60,7 +61,7 @@ export function createSession({ doc, boot, scenario, store, lesson, presetAsked,
     const choices = pickerEntries(boot.presets ?? [], scenario.preset);
     resetPanes(msg, choices);
     page.onJoined();
-    if (msg.speed) scenario.speed = clampSpeed(msg.speed);
+    scenario.speed = sessionSpeed(scenario, store.role, msg.speed);
     page.showError(null);
     showJoined(doc, msg, { boot, scenario, store, choices, onCompare: (configs) => reconfigure({ compare: configs }) });
     const plan = joinPlan(msg, scenario, { first: !configured, bootPreset: boot.preset, presetAsked });
