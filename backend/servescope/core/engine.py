@@ -77,7 +77,7 @@ class Engine:
 
     @property
     def done(self) -> bool:
-        return not self.arrivals and not self.scheduler.has_unfinished
+        return not self.arrivals.pending and not self.scheduler.has_unfinished
 
     def run(self) -> Iterator[StepRecord]:
         """Every step's record, decode stretches expanded: the same stream as step() gives."""
@@ -152,7 +152,7 @@ class Engine:
             if not scheduler.has_unfinished and queue.in_flight is None:
                 self.jump_to_next_arrival()
             self.add_arrivals(queue.arrivals, queue.rejected)
-            scheduler.more_arrivals = bool(self.arrivals)
+            scheduler.more_arrivals = bool(self.arrivals.pending)
             start_s = queue.in_flight.end_s if queue.in_flight else clock.time_s
             scheduler.now_s = start_s
             output = scheduler.schedule()
@@ -164,7 +164,7 @@ class Engine:
                 return self._update(previous)
             if ran:
                 continue  # the queue fills before any update (schedule 0, schedule 1)
-            if self.arrivals:
+            if self.arrivals.pending:
                 self.jump_to_next_arrival(force=True)
                 continue
             self.reject_stuck(queue.rejected)
@@ -218,12 +218,12 @@ class Engine:
             if not self.scheduler.has_unfinished:
                 self.jump_to_next_arrival()
             self.add_arrivals(arrivals, rejected)
-            self.scheduler.more_arrivals = bool(self.arrivals)
+            self.scheduler.more_arrivals = bool(self.arrivals.pending)
             self.scheduler.now_s = self.clock.time_s
             output = self.scheduler.schedule()
             if output.entries or output.preempted or not self.scheduler.has_unfinished:
                 return output, arrivals, rejected
-            if not self.arrivals:
+            if not self.arrivals.pending:
                 self.reject_stuck(rejected)
                 return output, arrivals, rejected
             self.jump_to_next_arrival(force=True)
