@@ -137,8 +137,9 @@ async def run(args: argparse.Namespace, port: int) -> dict[str, float]:
         reading.append(asyncio.create_task(own.read(end)))
         loads = [asyncio.create_task(f.load(sid)) for f in followers]  # the room's page loads
         await asyncio.sleep(args.students_after_s)
-        students = [asyncio.create_task(student(http, ws_url, origin, end))
-                    for _ in range(args.sessions)]
+        students = [asyncio.create_task(asyncio.wait_for(  # a page that never gets its
+            student(http, ws_url, origin, end), end - loop.time() + 30))  # init gives up
+            for _ in range(args.sessions)]
         await asyncio.gather(*loads)
         await asyncio.gather(*reading)
         pages = await asyncio.gather(*students, return_exceptions=True)
@@ -173,7 +174,11 @@ def main() -> None:
             result = asyncio.run(run(args, port))
         finally:
             proc.terminate()
-            proc.wait(timeout=30)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:  # a server that does not stop is not waited for
+                print("the server did not stop within 15 s of SIGTERM: killed", file=sys.stderr)
+                proc.kill()
     print(f"classroom bench: {args.tree.resolve()}, {args.followers} followers of one session "
           f"at {args.speed}x, {args.sessions} new private sessions {args.students_after_s:g} s "
           f"in, {args.seconds:g} s, {os.cpu_count()} CPUs")

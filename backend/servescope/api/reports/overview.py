@@ -1,7 +1,9 @@
 """The whole run at a glance, for the page's overview strip and percentile panel, in a job's
 worker process (api/jobs/pool.py): the stored records binned by simulated time (SQL over the track's
 file) and latency percentiles of the requests that finished in a window (the engine's finished
-requests, api/reports/done_requests.py; no record is decoded)."""
+requests, api/reports/done_requests.py; no record is decoded). The `*_json` forms answer the
+JSON text, made in the worker: every page that asks is sent the same bytes
+(api/reports/strip.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import numpy as np
 
 from servescope.api.records.run_store import open_reader
 from servescope.api.reports.done_requests import DoneRequests
+from servescope.api.wire.serialize import dumps
 
 PERCENTILES = (50, 90, 95, 99)
 LATENCIES = ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")
@@ -79,3 +82,13 @@ def percentiles(finished: DoneRequests | None, engine: int, done: bool, start_s:
         out[key] = {f"p{p}": (float(np.percentile(arr, p)) if arr.size else None)
                     for p in PERCENTILES}
     return out
+
+
+def overview_json(*args: Any) -> bytes:
+    """overview(*args) as JSON."""
+    return dumps(overview(*args)).encode()
+
+
+def percentiles_json(*args: Any) -> bytes:
+    """percentiles(*args) as JSON."""
+    return dumps(percentiles(*args)).encode()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query, Response
 
 from servescope.api.errors import SessionError
 from servescope.api.reports import runs, strip
@@ -17,23 +17,26 @@ Engine = Annotated[int, Query(ge=0, le=3)]
 Seconds = Annotated[float | None, Query(ge=0.0, allow_inf_nan=False)]
 
 
-@router.get("/sessions/{session_id}/overview")
+@router.get("/sessions/{session_id}/overview", response_model=dict[str, Any])
 async def run_overview(session: BuiltSessionDep, engine: Engine = 0,
-                       bins: Annotated[int, Query(ge=1, le=4000)] = 600) -> dict[str, Any]:
+                       bins: Annotated[int, Query(ge=1, le=4000)] = 600) -> Response:
     """Every stored record so far, in `bins` bins of simulated time (see
-    api/reports/overview.py); one job for every request asking the same of the same run."""
+    api/reports/overview.py); one job, and one JSON text, for every request asking the same of
+    the same run."""
     try:
-        return await strip.run_overview(session, engine, bins)
+        return Response(await strip.run_overview(session, engine, bins),
+                        media_type="application/json")
     except SessionError as err:
         raise http_error(err) from err
 
 
-@router.get("/sessions/{session_id}/percentiles")
+@router.get("/sessions/{session_id}/percentiles", response_model=dict[str, Any])
 async def run_percentiles(session: BuiltSessionDep, engine: Engine = 0,
-                          start_s: Seconds = None, end_s: Seconds = None) -> dict[str, Any]:
+                          start_s: Seconds = None, end_s: Seconds = None) -> Response:
     """TTFT, TPOT, ITL, E2E at p50/p90/p95/p99 over requests finished in [start_s, end_s]."""
     try:
-        return await strip.run_percentiles(session, engine, start_s, end_s)
+        return Response(await strip.run_percentiles(session, engine, start_s, end_s),
+                        media_type="application/json")
     except SessionError as err:
         raise http_error(err) from err
 

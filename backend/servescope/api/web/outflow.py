@@ -77,7 +77,11 @@ class Outlet:
         if self.dropped:
             raise Stalled
         try:
-            await asyncio.wait_for(self.socket.send_text(text), self.outflow.send_timeout_s)
+            # not wait_for: Python 3.11's swallows a cancel that lands as the send completes,
+            # and the viewer's sender, cancelled as its socket closed, then waits forever
+            # (uvicorn's shutdown with it)
+            async with asyncio.timeout(self.outflow.send_timeout_s):
+                await self.socket.send_text(text)
         except TimeoutError:
             self.drop()
         if self.dropped:

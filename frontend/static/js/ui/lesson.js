@@ -23,6 +23,7 @@ export class Lesson {
     this.tour = null; // the tour's stops not reached yet (a Set of kinds), or null
     this.searching = null;
     this.searchFrom = null; // {iter, step} where a "next" search started
+    this.following = null; // a follower's: {on, tour} of the driver's lesson
     this.shown = { text: "", at: -Infinity };
   }
 

@@ -62,7 +62,8 @@ export function drawLessonBar(doc, lesson, pane) {
     }
   }
   note.hidden = !text;
-  doc.getElementById("btn-lesson")?.setAttribute("aria-pressed", String(lesson.on));
+  // a follower's button shows whether the driver's lesson playback runs
+  doc.getElementById("btn-lesson")?.setAttribute("aria-pressed", String(lesson.on || !!lesson.following?.on));
   const marks = doc.getElementById("event-marks");
   const total = Math.max(1, pane?.history.length ?? 1, pane?.init.num_records ?? 0);
   const key = `${lesson.events.length}:${total}`;

@@ -47,9 +47,7 @@ export function createMessageHandler({ doc, store, scenario, lesson, onInit, sho
       if (i === 0 && store.panes[0]) lesson.onRecords(msg.records ?? [], store.panes[0].run);
     } else if (msg.type === "keyframe") onKeyframe(i, msg);
     else if (msg.type === "requests") applyRequests(store, msg);
-    else if (msg.type === "lesson") {
-      if (store.role === "follower") lesson.follow(msg); // the driver's note, for the room
-    }
+    else if (msg.type === "lesson" && store.role === "follower") lesson.follow(msg); // the driver's note
     else if (msg.type === "status") onStatus(msg);
     else if (msg.type === "progress") {
       applyProgress(store.panes, msg);
