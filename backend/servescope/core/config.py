@@ -88,7 +88,7 @@ class EngineConfig:
         None, "a Hugging Face config.json's values, for a model outside the catalog", hidden=True)
     frontend_overhead_ms: float | None = _field(
         None, "the API server's time per request, added to TTFT and E2E; empty = the cost "
-        "model's figure (0 when unpriced)", min=0.0, hidden=True)
+        "model's figure (0 when unpriced)", min=0.0)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EngineConfig:

@@ -38,8 +38,6 @@ export function tableNote(rows) {
     return "Whole runs: each row is its engine's summary over every request it finished.";
   }
   const least = Math.min(...rows.map((r) => r.num_finished ?? 0));
-  return "Live, so far: each row covers only what its run has done up to the cursor " +
-    `(as few as ${least} finished; mean TTFT over the requests with a first token, P99 ITL ` +
-    "over the tokens so far), so a slow mode can look fast early on. No ranking until every " +
-    "run has ended: then each row is the whole run's.";
+  return `So far (as few as ${least} finished): a slow mode can look fast early. ` +
+    "No ranking until every run has ended.";
 }
