@@ -22,8 +22,8 @@ from servescope.api.wire.serialize import request_info
 from servescope.core import cost_model
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
+from servescope.core.resolve import resolve_config
 from servescope.scenarios.workloads import (
-    DEMO,
     Workload,
     WorkloadError,
     preset_workload,
@@ -113,7 +113,7 @@ async def resolve(workload: P.WorkloadSpec, configs: list[dict[str, Any]],
             return await asyncio.to_thread(synthetic_workload, workload.synthetic), configs
         if workload.requests is not None:
             specs = workload_json.read_rows(workload.requests)
-            return Workload(dict(DEMO["config"]), specs), configs
+            return Workload({}, specs), configs
         if workload.trace is not None:
             return await asyncio.to_thread(stored_trace, store, workload.trace), configs
         scenario = store.scenario(workload.scenario or "")
@@ -133,8 +133,10 @@ async def resolve(workload: P.WorkloadSpec, configs: list[dict[str, Any]],
 
 
 def _config(base: dict[str, Any], overrides: dict[str, Any], k: int, n: int) -> EngineConfig:
+    """The configure's settings over the workload's, resolved as every door resolves them
+    (core/resolve.py); a null in the configure asks for vLLM's default."""
     try:
-        return EngineConfig.from_dict({**base, **overrides})
+        return resolve_config({**base, **overrides}).config
     except ConfigError as err:
         where = f"configs[{k}]." if n > 1 else ""
         raise BuildError(str(err), f"{where}{err.field}", "config") from err
