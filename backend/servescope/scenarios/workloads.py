@@ -27,6 +27,21 @@ DEMO: dict[str, Any] = {
 }
 
 
+# A run with no model and GPU has no memory to size its KV pool from (vLLM profiles the GPU):
+# the page's workloads get the demo's pool, 512 usable 16-token blocks (8,192 tokens), unless
+# the settings give num_gpu_blocks. Nothing else of the demo's is taken.
+UNPRICED_NUM_GPU_BLOCKS = DEMO["config"]["num_gpu_blocks"]
+
+
+def with_pool(given: dict[str, Any]) -> dict[str, Any]:
+    """`given` with a KV pool to run on: its own, the one model and GPU size, else the
+    unpriced run's (UNPRICED_NUM_GPU_BLOCKS)."""
+    sized = (given.get("model") or given.get("model_config")) and given.get("gpu")
+    if sized or given.get("num_gpu_blocks") is not None:
+        return given
+    return {**given, "num_gpu_blocks": UNPRICED_NUM_GPU_BLOCKS}
+
+
 class WorkloadError(ValueError):
     """A workload the server cannot use; `code` is the protocol's error code."""
 

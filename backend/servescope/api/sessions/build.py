@@ -28,6 +28,7 @@ from servescope.scenarios.workloads import (
     WorkloadError,
     preset_workload,
     synthetic_workload,
+    with_pool,
 )
 from servescope.traces import workload_json
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
@@ -136,7 +137,7 @@ def _config(base: dict[str, Any], overrides: dict[str, Any], k: int, n: int) -> 
     """The configure's settings over the workload's, resolved as every door resolves them
     (core/resolve.py); a null in the configure asks for vLLM's default."""
     try:
-        return resolve_config({**base, **overrides}).config
+        return resolve_config(with_pool({**base, **overrides})).config
     except ConfigError as err:
         where = f"configs[{k}]." if n > 1 else ""
         raise BuildError(str(err), f"{where}{err.field}", "config") from err
