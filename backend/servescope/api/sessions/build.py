@@ -23,6 +23,7 @@ from servescope.core import cost_model
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.resolve import resolve_config
+from servescope.scenarios.diagnosis_check import prepare
 from servescope.scenarios.workloads import (
     Workload,
     WorkloadError,
@@ -190,8 +191,9 @@ def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str
         return Track(k, replay_source(resolved.records), info, config.num_gpu_blocks or 0,
                      settings.keyframe_interval, settings.max_records_per_session, path,
                      enable_prefix_caching=config.enable_prefix_caching), config
-    try:
-        engine = Engine(config, resolved.specs)
+    try:  # priced as `servescope sim` and a sweep point price it (the API server's time too)
+        config, step_time = prepare(config)
+        engine = Engine(config, resolved.specs, step_time)
     except (ConfigError, KeyError, ValueError) as err:
         field = err.field if isinstance(err, ConfigError) else "config"
         raise BuildError(str(err), field, "config") from err
