@@ -26,11 +26,13 @@ def test_vllm_batch_defaults_fill_what_a_priced_run_leaves_out() -> None:
     (vllm/engine/arg_utils.py, default_max_num_batched_tokens / default_max_num_seqs)."""
     h100 = load_engine_config({"model": "Qwen/Qwen3-8B", "gpu": "H100"})
     assert (h100.config.max_num_batched_tokens, h100.config.max_num_seqs) == (8192, 1024)
-    assert set(h100.defaults) == {"max_num_batched_tokens", "max_num_seqs"}
+    assert set(h100.defaults) == {"max_num_batched_tokens", "max_num_seqs", "async_scheduling"}
+    assert h100.config.async_scheduling  # as vllm serve resolves it on a GPU
     a100 = load_engine_config({"model": "Qwen/Qwen3-8B", "gpu": "A100-80GB"})
     assert (a100.config.max_num_batched_tokens, a100.config.max_num_seqs) == (2048, 256)
     bare = load_engine_config({"block_size": 8})
-    assert bare.defaults == {} and bare.config.max_num_seqs == 256
+    assert bare.config.max_num_seqs == 256 and not bare.config.async_scheduling
+    assert bare.given == {"block_size": 8}
 
 
 def test_an_unknown_key_is_named() -> None:

@@ -13,9 +13,16 @@ test("a preset's own config sends no overrides; an edit sends just that key", ()
   assert.deepEqual(configOverrides(base, { ...base, num_gpu_blocks: 99 }), { num_gpu_blocks: 99 });
 });
 
-test("synthetic and uploads run over the demo's config", () => {
-  assert.equal(baseConfig(PRESETS, "synthetic"), DEMO);
-  assert.equal(baseConfig(PRESETS, "uploaded"), DEMO);
+test("synthetic and uploads bring no config: vLLM's defaults are left to the server unless typed", () => {
+  assert.deepEqual(baseConfig(PRESETS, "synthetic"), {});
+  assert.deepEqual(baseConfig(PRESETS, "uploaded"), {});
+  const form = { ...DEMO, model: "m", gpu: "H100", max_num_batched_tokens: 512, async_scheduling: false };
+  const sent = configOverrides({}, form);
+  assert.deepEqual([sent.max_num_seqs, sent.max_num_batched_tokens, sent.async_scheduling], [null, null, null]);
+  assert.equal(sent.model, "m");
+  const typed = configOverrides({}, form, { typed: ["max_num_batched_tokens"] });
+  assert.equal(typed.max_num_batched_tokens, 512);
+  assert.equal(typed.max_num_seqs, null);
 });
 
 test("model and GPU size the pool unless blocks were typed", () => {

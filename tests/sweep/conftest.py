@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-from servescope.core.config import EngineConfig
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 
@@ -35,5 +34,6 @@ def trace_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def base() -> EngineConfig:
-    return EngineConfig(model=MODEL, gpu="H100")
+def base() -> dict[str, Any]:
+    """The base config's settings, as a sweep takes them (each point resolves them)."""
+    return {"model": MODEL, "gpu": "H100"}

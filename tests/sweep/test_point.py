@@ -4,11 +4,12 @@ configs that cannot fit are reported, not run."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from support.factories import run_checked
 
-from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
+from servescope.core.resolve import resolve_config
 from servescope.scenarios.diagnosis_check import prepare
 from servescope.sweep.cost import prices
 from servescope.sweep.grid import expand
@@ -18,7 +19,7 @@ from servescope.traces.upload_options import UploadOptions
 
 
 def test_a_point_reports_the_single_run_of_its_config(trace_file: Path,
-                                                      base: EngineConfig) -> None:
+                                                      base: dict[str, Any]) -> None:
     specs = read_requests(trace_file, UploadOptions())[1]
     point = expand(base, {"max_num_seqs": [4], "max_num_batched_tokens": [512]})[0]
     report = run_point(point, specs, {"p99_ttft_ms": 50.0}, prices(["H100=2.0"]))
@@ -37,14 +38,15 @@ def test_a_point_reports_the_single_run_of_its_config(trace_file: Path,
                                                "token_budget", "decode_floor", "memory_fit")
 
 
-def test_the_simulated_steps_keep_every_invariant(trace_file: Path, base: EngineConfig) -> None:
+def test_the_simulated_steps_keep_every_invariant(trace_file: Path, base: dict[str, Any]) -> None:
     specs = read_requests(trace_file, UploadOptions(limit=12))[1]
-    config, _ = prepare(base.replace(max_num_seqs=4, max_num_batched_tokens=512))
+    config, _ = prepare(resolve_config({**base, "max_num_seqs": 4,
+                                              "max_num_batched_tokens": 512}).config)
     run_checked(config, specs)
 
 
 def test_replicas_deal_arrivals_in_turn_and_add_up(trace_file: Path,
-                                                    base: EngineConfig) -> None:
+                                                    base: dict[str, Any]) -> None:
     specs = read_requests(trace_file, UploadOptions())[1]
     shares = split_round_robin(specs, 3)
     assert [s.id for s in shares[1]] == [s.id for s in specs[1::3]]
@@ -56,7 +58,7 @@ def test_replicas_deal_arrivals_in_turn_and_add_up(trace_file: Path,
 
 
 def test_a_config_that_cannot_fit_is_reported_not_run(trace_file: Path) -> None:
-    big = EngineConfig(model="meta-llama/Llama-3.1-405B-Instruct", gpu="L40S")
+    big = {"model": "meta-llama/Llama-3.1-405B-Instruct", "gpu": "L40S"}
     point = expand(big, {"max_num_seqs": [8]})[0]
     report = run_point(point, read_requests(trace_file, UploadOptions())[1], {}, prices())
     assert report["status"] == "does_not_fit"

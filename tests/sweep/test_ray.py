@@ -16,7 +16,6 @@ import pytest
 import ray
 from ray.cluster_utils import Cluster
 
-from servescope.core.config import EngineConfig
 from servescope.sweep import plan as sweep_plan
 from servescope.sweep import ray_runner
 from servescope.sweep.point import run_point
@@ -48,7 +47,7 @@ def cluster() -> Iterator[Cluster]:
 
 
 def test_points_run_on_both_nodes_and_equal_single_runs(
-        cluster: Cluster, tmp_path: Path, base: EngineConfig,
+        cluster: Cluster, tmp_path: Path, base: dict[str, Any],
         make_trace: Callable[..., Path]) -> None:
     # points of a few hundred requests: the first two are running together, one a node
     specs = read_requests(make_trace(tmp_path / "t.csv", 240), UploadOptions())[1]
@@ -77,7 +76,7 @@ def flaky_task(point: Any, specs: Any, slos: Any, prices: Any) -> dict[str, Any]
 
 
 def test_a_failed_point_is_retried_then_reported(cluster: Cluster, trace_file: Path,
-                                                 base: EngineConfig, tmp_path: Path) -> None:
+                                                 base: dict[str, Any], tmp_path: Path) -> None:
     specs = read_requests(trace_file, UploadOptions(limit=8))[1]
     plan = sweep_plan.make_plan(base, {"max_num_seqs": [2, 4, 8]}, {})
     ray_runner.connect(cluster.address)
@@ -95,7 +94,7 @@ def test_a_failed_point_is_retried_then_reported(cluster: Cluster, trace_file: P
 
 
 def test_a_cancelled_sweep_stops_and_says_so(cluster: Cluster, trace_file: Path,
-                                             base: EngineConfig) -> None:
+                                             base: dict[str, Any]) -> None:
     specs = read_requests(trace_file, UploadOptions())[1]
     plan = sweep_plan.make_plan(base, {"max_num_seqs": [2, 3, 4, 5, 6, 7]}, {})
     cancel, seen = threading.Event(), []

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from servescope.core.resolve import batch_defaults
 from servescope.vllm_import import feature_matrix
-from servescope.vllm_import.args import batch_defaults, import_text, to_vllm_serve
+from servescope.vllm_import.args import import_text, to_vllm_serve
 from servescope.vllm_import.cmdline import VllmArgsError, parse_command_line
 
 PASTED = """CUDA_VISIBLE_DEVICES=0,1 vllm serve meta-llama/Llama-3.3-70B-Instruct \\

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from servescope.cli import CliError
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.request import RequestSpec
+from servescope.core.resolve import resolve_config
 from servescope.scenarios.presets import PresetError, load_preset
 from servescope.traces import workload_json
 from servescope.traces.errors import TraceFormatError
@@ -28,25 +30,31 @@ def add_scenario_options(parser: argparse.ArgumentParser) -> None:
 
 
 def load_scenario(args: argparse.Namespace) -> tuple[EngineConfig, list[RequestSpec]]:
+    """The scenario's settings (a preset's file, or --config) with --set over them, resolved
+    as vLLM 0.33 resolves what they leave out (core/resolve.py)."""
     if args.preset:
         try:
-            config, specs, _ = load_preset(args.preset)
+            _, specs, data = load_preset(args.preset)
         except PresetError as err:
             raise CliError(str(err)) from err
+        given = dict(data["config"])
     elif args.workload and args.config:
-        config, specs = load_config(args.config), load_workload(args.workload)
+        given, specs = load_engine_args(args.config).given, load_workload(args.workload)
     else:
         raise CliError("give --preset NAME, or --workload FILE and --config FILE")
-    if args.set:
-        try:
-            config = config.replace(**dict(_override(item) for item in args.set))
-        except (ConfigError, TypeError) as err:
-            raise CliError(f"--set: {err}") from err
+    given.update(_override(item) for item in args.set)
+    try:
+        config = resolve_config(given).config
+    except (ConfigError, TypeError) as err:
+        raise CliError(f"--set: {err}" if args.set else str(err)) from err
+    print_effective(config)
     return config, specs
 
 
-def load_config(path: Path) -> EngineConfig:
-    return load_engine_args(path).config
+def print_effective(config: EngineConfig, label: str = "") -> None:
+    """The config a run ran, on stderr (stdout keeps the answer a script reads)."""
+    shown = {k: v for k, v in config.to_dict().items() if v is not None and k != "model_config"}
+    print(f"effective config{label}: {json.dumps(shown)}", file=sys.stderr)
 
 
 def load_engine_args(path: Path, model_config: Path | None = None) -> LoadedConfig:

@@ -40,8 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --model: weight quantization")
     parser.add_argument("--kv-cache-dtype", default="auto", help="auto or fp8")
     parser.add_argument("--tensor-parallel-size", type=int, default=1)
-    parser.add_argument("--max-num-batched-tokens", type=int, default=8192,
-                        help="the token budget (vLLM's default on this class of GPU: 8192)")
+    parser.add_argument("--max-num-batched-tokens", type=int,
+                        help="the token budget (default: the lesson's 8192, vLLM's on a "
+                             ">= 70 GiB GPU)")
     parser.add_argument("--num-requests", type=int, default=60)
     parser.add_argument("--request-rate", type=float, default=40.0, help="requests per second")
     parser.add_argument("--seed", type=int, default=0)
@@ -85,7 +86,8 @@ def compare(base: EngineConfig, specs: list[RequestSpec]) -> dict[str, Any]:
         row["completed"] = summary["completed"]
         rows.append(row)
     memory = cost_model.memory_breakdown(config)
-    return {"model": config.model, "gpu": config.gpu, "quantization": config.quantization,
+    return {"config": config.to_dict(), "model": config.model, "gpu": config.gpu,
+            "quantization": config.quantization,
             "tensor_parallel_size": config.tensor_parallel_size,
             "num_gpu_blocks": config.num_gpu_blocks,
             "kv_capacity_tokens": memory["kv_capacity_tokens"],

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servescope.cli import CliError
-from servescope.cli._scenario import load_engine_args, load_workload
+from servescope.cli._scenario import load_engine_args, load_workload, print_effective
 from servescope.core import cost_model
 from servescope.core.config import ConfigError
 from servescope.core.decode_stretch import DecodeStretch
@@ -47,7 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, type=Path,
                         help="engine config JSON: model (Hugging Face id), gpu, "
                              "tensor_parallel_size, quantization and other vLLM engine-argument "
-                             "names; vLLM's batch defaults fill what a priced run leaves out")
+                             "names; what it leaves out takes vLLM 0.33's default for the GPU "
+                             "and model (the effective config is printed on stderr)")
     parser.add_argument("--model-config", type=Path,
                         help="a Hugging Face config.json (read offline) for a model not in the "
                              "catalog")
@@ -66,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
                                         if priced(config) else [])
     for sentence in unmodelled:
         print(f"note: {sentence}", file=sys.stderr)
+    for name, why in loaded.defaults.items():
+        print(f"note: {name} = {getattr(config, name)}: {why}", file=sys.stderr)
+    print_effective(config)
     records = args.out is not None
     engine = (Replicas(config, specs, step_time, records) if config.data_parallel_size > 1
               else Engine(config, specs, step_time, records=records))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from servescope.cli import CliError
-from servescope.cli._scenario import load_config
+from servescope.cli._scenario import load_engine_args
 from servescope.cli.sim import add_trace_options, load_trace
 from servescope.sweep import plan as sweep_plan
 from servescope.sweep.cost import PriceError
@@ -85,7 +85,7 @@ def _prepare(args: argparse.Namespace) -> tuple[sweep_plan.Plan, list[Any]]:
         raise CliError("--max-parallel: must be at least 1")
     try:
         slos = parse_slos(args.slo)
-        plan = sweep_plan.make_plan(load_config(args.config), read_grid(args.grid), slos,
+        plan = sweep_plan.make_plan(load_engine_args(args.config).given, read_grid(args.grid), slos,
                                     args.gpu_price)
     except (SloError, PriceError, GridError) as err:
         raise CliError(str(err)) from err

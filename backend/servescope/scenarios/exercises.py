@@ -15,6 +15,7 @@ import numpy as np
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
+from servescope.core.resolve import resolve_config
 from servescope.core.step_time import StepTimeFn
 from servescope.scenarios.diagnosis_check import prepare
 from servescope.traces.synthetic import lesson_workload
@@ -34,16 +35,19 @@ MODES = (  # (mode, EngineConfig overrides): the lesson preset's variants are th
 
 def lesson_config(model: str | None = None, gpu: str | None = None,
                   **overrides: Any) -> EngineConfig:
-    """vLLM 0.33 defaults for a >= 70 GiB GPU (API server), prefix caching off (no sharing).
-    TTFT and E2E are the engine's, without the API server's time per request (the same in every
-    mode), as the explorer's sessions on the lesson presets give them."""
+    """vLLM 0.33 defaults for a >= 70 GiB GPU (API server), prefix caching off (no sharing),
+    scheduled synchronously (the lesson's contrast policies have no async scheduler), resolved
+    as every door resolves a config (core/resolve.py). TTFT and E2E are the engine's, without
+    the API server's time per request (the same in every mode), as the explorer's sessions on
+    the lesson presets give them."""
     base: dict[str, Any] = dict(max_num_batched_tokens=8192, max_num_seqs=1024,
                                 enable_prefix_caching=False, max_model_len=8192 + 512,
-                                model=model, gpu=gpu, frontend_overhead_ms=0.0)
+                                model=model, gpu=gpu, async_scheduling=False,
+                                frontend_overhead_ms=0.0)
     if not (model and gpu):
         base["num_gpu_blocks"] = FALLBACK_BLOCKS + 1
-    base.update(overrides)
-    return EngineConfig.from_dict(base)
+    base.update({k: v for k, v in overrides.items() if v is not None})
+    return resolve_config(base).config
 
 
 def _run(config: EngineConfig, specs: Sequence[RequestSpec],

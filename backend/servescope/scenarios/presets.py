@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from servescope.core.config import EngineConfig
+from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.request import RequestSpec
+from servescope.core.resolve import resolve_config
 from servescope.traces import synthetic, workload_json
 from servescope.traces.errors import TraceFormatError
 
@@ -59,7 +60,7 @@ def load_preset(name: str, directory: Path = PRESET_DIR) -> tuple[EngineConfig,
         known = ", ".join(p["name"] for p in list_presets(directory))
         raise PresetError(f"no preset {name!r}; known: {known}")
     data = json.loads(path.read_text())
-    config = EngineConfig.from_dict(data["config"])
+    config = resolved(data["config"], path)
     workload = data["workload"]
     if "requests" in workload:
         try:
@@ -73,9 +74,19 @@ def load_preset(name: str, directory: Path = PRESET_DIR) -> tuple[EngineConfig,
 
 
 def variants(name: str, directory: Path = PRESET_DIR) -> list[tuple[str, EngineConfig]]:
-    """The (name, config) runs an exercise preset compares; [] for a plain preset."""
-    config, _, data = load_preset(name, directory)
-    return [(v["name"], config.replace(**v.get("set", {}))) for v in data.get("variants", [])]
+    """The (name, config) runs an exercise preset compares; [] for a plain preset. Each
+    variant's settings go over the preset's before they are resolved."""
+    _, _, data = load_preset(name, directory)
+    return [(v["name"], resolved({**data["config"], **v.get("set", {})}, directory / name))
+            for v in data.get("variants", [])]
+
+
+def resolved(given: dict[str, Any], where: Path) -> EngineConfig:
+    """A preset's settings resolved as every door resolves a config (core/resolve.py)."""
+    try:
+        return resolve_config(given).config
+    except ConfigError as err:
+        raise PresetError(f"{where}: {err}") from err
 
 
 def generate(spec: dict[str, Any]) -> list[RequestSpec]:

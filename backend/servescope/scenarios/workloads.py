@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from servescope.core.config import ConfigError, EngineConfig, check_rules
+from servescope.core.config import ConfigError, check_rules
 from servescope.core.request import RequestSpec
+from servescope.core.resolve import resolve_config
 from servescope.scenarios import presets
 
 DEMO: dict[str, Any] = {
@@ -26,6 +27,21 @@ DEMO: dict[str, Any] = {
 }
 
 
+# A run with no model and GPU has no memory to size its KV pool from (vLLM profiles the GPU):
+# the page's workloads get the demo's pool, 512 usable 16-token blocks (8,192 tokens), unless
+# the settings give num_gpu_blocks. Nothing else of the demo's is taken.
+UNPRICED_NUM_GPU_BLOCKS = DEMO["config"]["num_gpu_blocks"]
+
+
+def with_pool(given: dict[str, Any]) -> dict[str, Any]:
+    """`given` with a KV pool to run on: its own, the one model and GPU size, else the
+    unpriced run's (UNPRICED_NUM_GPU_BLOCKS)."""
+    sized = (given.get("model") or given.get("model_config")) and given.get("gpu")
+    if sized or given.get("num_gpu_blocks") is not None:
+        return given
+    return {**given, "num_gpu_blocks": UNPRICED_NUM_GPU_BLOCKS}
+
+
 class WorkloadError(ValueError):
     """A workload the server cannot use; `code` is the protocol's error code."""
 
@@ -37,7 +53,7 @@ class WorkloadError(ValueError):
 
 @dataclass
 class Workload:
-    base_config: dict[str, Any]
+    base_config: dict[str, Any]  # the settings it comes with (a preset's), resolved per engine
     specs: list[RequestSpec]
     preset: str | None = None
     records: list[dict[str, Any]] | None = None  # a recorded run to replay
@@ -45,13 +61,14 @@ class Workload:
 
 
 def list_presets() -> list[dict[str, Any]]:
-    """The preset menu; each entry's `config` is the full EngineConfig the preset runs on (the
-    form shows it when the preset is chosen)."""
+    """The preset menu; each entry's `config` is the full EngineConfig the preset runs on, its
+    settings resolved as a configure resolves them (the form shows it when the preset is
+    chosen)."""
     built_in = {"name": "demo", "title": DEMO["title"], "description": DEMO["description"],
                 "verdict": None, "variants": [], "variant_sets": [],
                 "config": DEMO["config"]}
     listed = [built_in, *(p for p in presets.list_presets() if p["name"] != "demo")]
-    return [{**p, "config": EngineConfig.from_dict(p["config"]).to_dict()} for p in listed]
+    return [{**p, "config": resolve_config(p["config"]).config.to_dict()} for p in listed]
 
 
 def preset_workload(name: str) -> Workload:
@@ -61,15 +78,10 @@ def preset_workload(name: str) -> Workload:
     if not name.replace("-", "").replace("_", "").isalnum():
         raise WorkloadError(f"no preset {name!r}", "preset")
     try:
-        config, specs, _ = presets.load_preset(name)
+        _, specs, data = presets.load_preset(name)
     except presets.PresetError as err:
         raise WorkloadError(str(err), "preset") from err
-    return Workload(explicit_config(config), specs, preset=name)
-
-
-def explicit_config(config: EngineConfig) -> dict[str, Any]:
-    defaults = EngineConfig().to_dict()
-    return {k: v for k, v in config.to_dict().items() if v != defaults[k]}
+    return Workload(dict(data["config"]), specs, preset=name)
 
 
 # The page's synthetic form, defined once: names, defaults, bounds and help (served to the page).
@@ -108,7 +120,7 @@ def synthetic_workload(params: dict[str, Any]) -> Workload:
         "prompt_len": [values["prompt_len_min"], values["prompt_len_max"]],
         "output_len": [values["output_len_min"], values["output_len_max"]],
     }
-    return Workload(dict(DEMO["config"]), presets.generate(generator))
+    return Workload({}, presets.generate(generator))
 
 
 def _synthetic_value(field: dict[str, Any], value: Any) -> Any:

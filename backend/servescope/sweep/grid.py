@@ -1,18 +1,22 @@
 """A sweep's grid: engine-config keys (and `replicas`) mapped to the values to try, checked
 before anything runs (an unknown key or a value out of range names the key), expanded into
-points in row-major order (the last key varies fastest)."""
+points in row-major order (the last key varies fastest). Each point is the base config's
+settings with its grid values over them, resolved as vLLM 0.33 resolves them
+(core/resolve.py): an H100 point gets the H100's defaults whatever GPU the base named."""
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from servescope.core import cost_model
 from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.resolve import resolve_config
 
 ENGINE_KEYS = ("gpu", "tensor_parallel_size", "quantization", "max_num_seqs",
                "max_num_batched_tokens", "gpu_memory_utilization", "block_size", "policy",
@@ -33,7 +37,8 @@ class GridError(ValueError):
 @dataclass(frozen=True)
 class Point:
     """One config of the grid: `values` are the grid's own keys; `config` the engine config
-    one replica runs (the base with the values applied, KV blocks not yet derived)."""
+    one replica runs (the base's settings with the values over them, resolved; KV blocks not
+    yet derived)."""
 
     index: int
     values: dict[str, Any]
@@ -64,7 +69,7 @@ def read_grid(path: Path) -> dict[str, list[Any]]:
     return data
 
 
-def expand(base: EngineConfig, grid: dict[str, Any]) -> list[Point]:
+def expand(base: Mapping[str, Any], grid: dict[str, Any]) -> list[Point]:
     """Every point of the grid over `base`; GridError names the first bad key or value."""
     check_grid(base, grid)
     keys = list(grid)
@@ -73,7 +78,7 @@ def expand(base: EngineConfig, grid: dict[str, Any]) -> list[Point]:
         values = dict(zip(keys, combo, strict=True))
         engine = {k: v for k, v in values.items() if k != "replicas"}
         try:
-            config = base.replace(**engine)
+            config = resolve_config({**base, **engine}).config
             cost_model.resolve(config)  # model, GPU and TP that the cost model knows
         except ConfigError as err:
             raise GridError(err.field, f"point {index} {values}: {err}") from err
@@ -81,8 +86,13 @@ def expand(base: EngineConfig, grid: dict[str, Any]) -> list[Point]:
     return points
 
 
-def check_grid(base: EngineConfig, grid: dict[str, Any]) -> None:
-    if not base.model:
+def check_grid(base: Mapping[str, Any], grid: dict[str, Any]) -> None:
+    """`base` the settings the base config gives (EngineConfig names)."""
+    try:
+        resolve_config(base)
+    except ConfigError as err:
+        raise GridError(err.field, f"base config: {err}") from err
+    if not base.get("model"):
         raise GridError("model", "the base config must name a model: the sweep prices every "
                                  "point with the cost model")
     if not grid:
@@ -97,7 +107,7 @@ def check_grid(base: EngineConfig, grid: dict[str, Any]) -> None:
         size *= len(values)
     if size > MAX_POINTS:
         raise GridError("grid", f"{size:,} points, more than the {MAX_POINTS:,} a sweep runs")
-    if not base.gpu and "gpu" not in grid:
+    if not base.get("gpu") and "gpu" not in grid:
         raise GridError("gpu", "name a GPU in the base config or the grid: the sweep prices "
                                "every point with the cost model")
 
@@ -111,14 +121,14 @@ def _check_key(key: str) -> None:
                              "does not model it yet), so it cannot be swept")
 
 
-def _check_value(base: EngineConfig, key: str, value: Any) -> None:
+def _check_value(base: Mapping[str, Any], key: str, value: Any) -> None:
     if key == "replicas":
         if not isinstance(value, int) or isinstance(value, bool) or \
                 not 1 <= value <= MAX_REPLICAS:
             raise GridError(key, f"must be an integer in [1, {MAX_REPLICAS}], got {value!r}")
         return
     try:
-        config = base.replace(**{key: value})
+        config = resolve_config({**base, key: value}).config
         if key == "gpu":
             cost_model.resolve(config)
     except ConfigError as err:

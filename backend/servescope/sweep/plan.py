@@ -8,30 +8,30 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from servescope.core.config import EngineConfig
 from servescope.core.request import RequestSpec
 from servescope.sweep import cost, ray_runner, results
 from servescope.sweep.grid import Point, expand
-from servescope.sweep.point import explicit
 
 REPLICA_ROUTING = "round-robin"
 
 
 @dataclass(frozen=True)
 class Plan:
-    """A checked sweep: its points over the base config, SLOs and GPU prices."""
+    """A checked sweep: its points over the base config's settings (EngineConfig names, what
+    each point resolves with its grid values), SLOs and GPU prices."""
 
-    base: EngineConfig
+    base: dict[str, Any]
     grid: dict[str, list[Any]]
     points: list[Point]
     slos: dict[str, float] = field(default_factory=dict)
     prices: dict[str, float] = field(default_factory=dict)
 
 
-def make_plan(base: EngineConfig, grid: dict[str, Any], slos: Mapping[str, float],
+def make_plan(base: Mapping[str, Any], grid: dict[str, Any], slos: Mapping[str, float],
               price_overrides: Sequence[str] = ()) -> Plan:
     """GridError or PriceError (each naming its key) before anything runs."""
-    return Plan(base, dict(grid), expand(base, grid), dict(slos), cost.prices(price_overrides))
+    return Plan(dict(base), dict(grid), expand(base, grid), dict(slos),
+                cost.prices(price_overrides))
 
 
 def execute(plan: Plan, specs: Sequence[RequestSpec], ray_address: str | None = None,
@@ -65,7 +65,7 @@ def summarize(plan: Plan, reports: list[dict[str, Any]], ray_info: dict[str, Any
         if gpu not in table["prices"] or table["prices"][gpu]["usd_per_hour"] != usd:
             sources[gpu] = "--gpu-price"
     return {
-        "base_config": explicit(plan.base), "grid": plan.grid, "slos": plan.slos,
+        "base_config": dict(plan.base), "grid": plan.grid, "slos": plan.slos,
         "num_requests": num_requests, "replica_routing": REPLICA_ROUTING,
         "gpu_prices": {"usd_per_gpu_hour": plan.prices, "date": table["date"],
                        "sources": sources},

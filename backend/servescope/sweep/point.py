@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from servescope.core import catalog, metrics
-from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.config import ConfigError
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
 from servescope.scenarios.diagnosis_check import diagnose_records, prepare
@@ -73,9 +73,3 @@ def _summary(engines: list[Engine]) -> dict[str, Any]:
 def _title(diagnosis: Mapping[str, Any], dominant: str | None) -> str | None:
     return next((v["title"] for v in diagnosis["verdicts"] if v["kind"] == dominant), None)
 
-
-def explicit(config: EngineConfig) -> dict[str, Any]:
-    """The config's settings that differ from the defaults (what a link to the explorer
-    carries)."""
-    default = EngineConfig().to_dict()
-    return {k: v for k, v in config.to_dict().items() if v != default[k]}

@@ -11,18 +11,11 @@ from typing import Any
 
 from servescope.core import catalog, cost_model
 from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.resolve import resolve_config
 from servescope.vllm_import import feature_matrix
 from servescope.vllm_import.cmdline import VllmArgsError, parse_command_line, parse_engine_args_json
 from servescope.vllm_import.flags import NO_EFFECT, NOT_MODELLED, SCHEDULING
 
-BIG_GPU_GIB = 70  # vLLM's threshold for the larger batch defaults (A100s excluded)
-# (max_num_batched_tokens for the API server, for the LLM class, max_num_seqs)
-BIG_DEFAULTS = (8192, 16384, 1024)
-SMALL_DEFAULTS = (2048, 8192, 256)
-# Memory the device reports (GiB), by name fragment; the most specific fragment first.
-GPU_MEMORY_GIB = (("a100-40", 39.4), ("a100", 79.2), ("h100", 79.2), ("h200", 139.8),
-                  ("b200", 178.4), ("l40s", 44.4), ("l40", 44.4), ("l4", 22.0), ("a10", 22.0),
-                  ("mi300x", 191.5), ("mi325x", 255.5), ("t4", 14.6))
 
 @dataclass
 class ImportResult:
@@ -39,44 +32,6 @@ class ImportResult:
                 "ignored": self.ignored, "features": self.features,
                 "compatibility": self.compatibility, "warnings": self.warnings,
                 "memory": self.memory}
-
-
-def gpu_memory_gib(gpu: str | None) -> float | None:
-    """What the device reports, from the GPU catalog, else by a name fragment."""
-    if not gpu:
-        return None
-    try:
-        return float(catalog.gpu(gpu).memory_gib_visible)
-    except ConfigError:
-        pass
-    name = gpu.lower().replace(" ", "-").replace("_", "-")
-    for fragment, gib in GPU_MEMORY_GIB:
-        if fragment in name:
-            return gib
-    return None
-
-
-def _is_a100(gpu: str | None) -> bool:
-    try:
-        return "a100" in catalog.gpu(gpu or "").name.lower()
-    except ConfigError:
-        return "a100" in (gpu or "").lower()
-
-
-def batch_defaults(gpu: str | None, usage_context: str = "api_server") -> tuple[int, int, str]:
-    """(max_num_batched_tokens, max_num_seqs, why), as vLLM's arg_utils picks them."""
-    memory = gpu_memory_gib(gpu)
-    big = memory is not None and memory >= BIG_GPU_GIB and not _is_a100(gpu)
-    api, llm, seqs = BIG_DEFAULTS if big else SMALL_DEFAULTS
-    tokens = llm if usage_context == "llm_class" else api
-    if memory is None:
-        why = f"GPU {'unknown' if gpu else 'not given'}: assumed the < {BIG_GPU_GIB} GiB class"
-    elif big:
-        why = f"{gpu}: {memory:g} GiB >= {BIG_GPU_GIB} GiB and not an A100"
-    else:
-        why = f"{gpu}: {memory:g} GiB" + (" (A100s keep the smaller defaults)"
-                                          if memory >= BIG_GPU_GIB else f" < {BIG_GPU_GIB} GiB")
-    return tokens, seqs, f"{why}; {usage_context} defaults"
 
 
 def import_text(text: str, gpu: str | None = None, usage_context: str | None = None,
@@ -112,7 +67,7 @@ def import_args(args: dict[str, Any], gpu: str | None = None,
             ignored.append(_ignored(name, raw, "no_effect", "does not affect scheduling"))
         else:
             ignored.append(_ignored(name, raw, "unknown", "not a vLLM 0.33 flag ServeScope knows"))
-    warnings = _resolve_defaults(values, resolved, args, gpu, usage_context)
+    warnings = _resolve_defaults(values, resolved, args, usage_context)
     config = EngineConfig.from_dict(values)
     features |= _config_features(config, args)
     return ImportResult(config, resolved, ignored, sorted(features),
@@ -138,9 +93,8 @@ def _memory(config: EngineConfig, warnings: list[str]) -> dict[str, Any] | None:
 
 
 def _resolve_defaults(values: dict[str, Any], resolved: dict[str, dict[str, Any]],
-                      args: dict[str, Any], gpu: str | None, usage_context: str) -> list[str]:
+                      args: dict[str, Any], usage_context: str) -> list[str]:
     warnings: list[str] = []
-    tokens, seqs, why = batch_defaults(gpu, usage_context)
     chunked = values.get("enable_chunked_prefill", True)
     if values.get("max_model_len") is None and values.get("model"):
         try:
@@ -152,19 +106,18 @@ def _resolve_defaults(values: dict[str, Any], resolved: dict[str, dict[str, Any]
             resolved["max_model_len"] = {"value": known, "source": "default: the model's "
                                          "max_position_embeddings"}
     max_len = values.get("max_model_len")
-    if not chunked and max_len:
-        tokens = max(tokens, max_len)
-        why += "; chunked prefill off: at least max_model_len"
     defaults = {
         "block_size": (16, "vLLM default on CUDA"),
-        "max_num_batched_tokens": (tokens, why),
-        "max_num_seqs": (seqs, why),
         "enable_chunked_prefill": (True, "always on in the V1 scheduler"),
         "enable_prefix_caching": (True, "on by default in vLLM V1"),
         "long_prefill_token_threshold": _threshold_default(args, max_len),
         "gpu_memory_utilization": (0.9, "vLLM default"),
     }
     defaults["async_scheduling"] = _async_default(args)
+    batch = resolve_config(values, usage_context)  # the one resolution's budget
+    for name in ("max_num_batched_tokens", "max_num_seqs"):
+        if name in batch.defaults:
+            defaults[name] = (getattr(batch.config, name), batch.defaults[name])
     for name, (value, reason) in defaults.items():
         if name not in values:
             values[name] = value

@@ -1,6 +1,6 @@
 """An engine-config JSON as `sim --config` takes it: EngineConfig fields and vLLM engine-argument
-names together. vLLM's batch defaults apply where a priced run leaves them out, and every
-argument the simulator does not model is named, never silently dropped."""
+names together, resolved as vLLM 0.33 resolves them (core/resolve.py) where they are left out,
+and every argument the simulator does not model named, never silently dropped."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from servescope.core.config import ConfigError, EngineConfig
-from servescope.vllm_import.args import batch_defaults
+from servescope.core.resolve import resolve_config
 from servescope.vllm_import.feature_matrix import load_matrix
 from servescope.vllm_import.flags import NO_EFFECT, NOT_MODELLED
 
@@ -22,7 +22,8 @@ class LoadedConfig:
     config: EngineConfig
     not_modelled: list[str] = field(default_factory=list)  # sentences, one per argument
     ignored: list[str] = field(default_factory=list)  # arguments with no effect on scheduling
-    defaults: dict[str, Any] = field(default_factory=dict)  # vLLM defaults filled in
+    defaults: dict[str, str] = field(default_factory=dict)  # vLLM defaults filled in: why
+    given: dict[str, Any] = field(default_factory=dict)  # the EngineConfig settings the file set
 
 
 def load_engine_config(data: dict[str, Any]) -> LoadedConfig:
@@ -44,13 +45,8 @@ def load_engine_config(data: dict[str, Any]) -> LoadedConfig:
         else:
             raise ConfigError(key, "unknown config key: neither an engine config field nor a "
                               "vLLM engine argument ServeScope knows")
-    if values.get("model") and values.get("gpu"):
-        tokens, seqs, why = batch_defaults(values["gpu"], "api_server")
-        for name, default in (("max_num_batched_tokens", tokens), ("max_num_seqs", seqs)):
-            if name not in values:
-                values[name] = default
-                out.defaults[name] = f"{default} ({why})"
-    out.config = EngineConfig.from_dict(values)
+    resolved = resolve_config(values)
+    out.config, out.defaults, out.given = resolved.config, resolved.defaults, values
     return out
 
 

@@ -12,10 +12,8 @@ from typing import Any
 
 from servescope.api.errors import DriverDied, SweepBusy
 from servescope.api.jobs.sweep_driver import Driver
-from servescope.core.config import EngineConfig
 from servescope.core.request import RequestSpec
 from servescope.sweep import plan as sweep_plan
-from servescope.sweep.point import explicit
 
 MAX_KEPT = 16  # finished sweeps kept; the oldest is forgotten first
 
@@ -35,7 +33,7 @@ class Sweep:
     def view(self) -> dict[str, Any]:
         """The sweep as GET /api/sweeps/{id} reports it (the result's points, once done)."""
         out = {"sweep_id": self.sweep_id, "status": self.status, "workload": self.workload,
-               "base_config": explicit(self.plan.base), "total": len(self.plan.points),
+               "base_config": dict(self.plan.base), "total": len(self.plan.points),
                "done": len(self.reports), "error": self.error, "grid": self.plan.grid,
                "slos": self.plan.slos}
         if self.result is not None:
@@ -85,10 +83,11 @@ class Sweeps:
         self.worker.shutdown(wait=True)
 
 
-def base_config(workload_config: dict[str, Any], overrides: dict[str, Any]) -> EngineConfig:
-    """The workload's own config with the request's settings over it; KV blocks are left to
+def base_config(workload_config: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """The workload's own settings with the request's over them, as `servescope sweep` takes
+    a config file's (each point resolves them with its grid values); KV blocks are left to
     the cost model (each point derives its own from its GPU and memory settings)."""
     merged = {**workload_config, **overrides}
     if "num_gpu_blocks" not in overrides:
         merged.pop("num_gpu_blocks", None)
-    return EngineConfig.from_dict(merged)
+    return merged

@@ -22,12 +22,14 @@ from servescope.api.wire.serialize import request_info
 from servescope.core import cost_model
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
+from servescope.core.resolve import resolve_config
+from servescope.scenarios.diagnosis_check import prepare
 from servescope.scenarios.workloads import (
-    DEMO,
     Workload,
     WorkloadError,
     preset_workload,
     synthetic_workload,
+    with_pool,
 )
 from servescope.traces import workload_json
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
@@ -116,7 +118,7 @@ async def resolve(workload: P.WorkloadSpec, configs: list[dict[str, Any]],
             return await asyncio.to_thread(synthetic_workload, workload.synthetic), configs
         if workload.requests is not None:
             specs = workload_json.read_rows(workload.requests)
-            return Workload(dict(DEMO["config"]), specs), configs
+            return Workload({}, specs), configs
         if workload.trace is not None:
             return await asyncio.to_thread(stored_trace, store, workload.trace), configs
         scenario = store.scenario(workload.scenario or "")
@@ -136,8 +138,10 @@ async def resolve(workload: P.WorkloadSpec, configs: list[dict[str, Any]],
 
 
 def _config(base: dict[str, Any], overrides: dict[str, Any], k: int, n: int) -> EngineConfig:
+    """The configure's settings over the workload's, resolved as every door resolves them
+    (core/resolve.py); a null in the configure asks for vLLM's default."""
     try:
-        return EngineConfig.from_dict({**base, **overrides})
+        return resolve_config(with_pool({**base, **overrides})).config
     except ConfigError as err:
         where = f"configs[{k}]." if n > 1 else ""
         raise BuildError(str(err), f"{where}{err.field}", "config") from err
@@ -190,8 +194,9 @@ def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str
         return Track(k, replay_source(resolved.records), info, config.num_gpu_blocks or 0,
                      settings.keyframe_interval, settings.max_records_per_session, path,
                      enable_prefix_caching=config.enable_prefix_caching), config
-    try:
-        engine = Engine(config, resolved.specs)
+    try:  # priced as `servescope sim` and a sweep point price it (the API server's time too)
+        config, step_time = prepare(config)
+        engine = Engine(config, resolved.specs, step_time)
     except (ConfigError, KeyError, ValueError) as err:
         field = err.field if isinstance(err, ConfigError) else "config"
         raise BuildError(str(err), field, "config") from err

@@ -16,12 +16,7 @@ from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.metrics import latency_stats
 from servescope.core.request import RequestSpec
-from servescope.scenarios.workloads import (
-    DEMO,
-    Workload,
-    WorkloadError,
-    explicit_config,
-)
+from servescope.scenarios.workloads import Workload, WorkloadError
 from servescope.traces import registry, workload_json
 from servescope.traces.errors import TraceFormatError
 from servescope.traces.load import open_with_options, requests_from
@@ -42,7 +37,7 @@ def read_trace(path: Path, options: UploadOptions | None = None,
         specs = requests_from(stream, report, options, max_requests)
         whole = not options.trace_options().window_s and options.sample_n is None and \
             options.limit is None
-        return fmt, Workload(dict(DEMO["config"]), specs,
+        return fmt, Workload({}, specs,  # a request trace brings no settings of its own
                              trace=trace_info(report, specs, whole)), report
     records = [r.to_dict() for r in itertools.islice(stream, MAX_RECORDS + 1)]
     if len(records) > MAX_RECORDS:
@@ -138,7 +133,8 @@ def _replay_config(meta: dict[str, Any], records: list[dict[str, Any]]) -> dict[
     if meta.get("block_size"):
         config.setdefault("block_size", int(meta["block_size"]))
     try:
-        return explicit_config(EngineConfig.from_dict(config))
+        EngineConfig.from_dict(config)
+        return config
     except (ConfigError, TypeError) as err:
         raise TraceFormatError(1, "config", f"the recording's config is not valid: {err}") from err
 

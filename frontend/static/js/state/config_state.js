@@ -1,25 +1,33 @@
 // What a configure sends, so that the run is what the form shows: the form's config as
-// overrides over the chosen workload's own base config (a preset's file, else the demo's), and
-// how the KV pool is sized: from the model and GPU unless the user typed num_gpu_blocks. Pure.
+// overrides over the chosen workload's own base config (a preset's; synthetic workloads and
+// uploads bring none), the settings vLLM defaults by GPU and model left to the server's one
+// resolution (core/resolve.py) unless the user typed them, and how the KV pool is sized: from
+// the model and GPU unless the user typed num_gpu_blocks. Pure.
 
 const same = (a, b) => (a ?? null) === (b ?? null);
 
 /** Whether the pool is sized from model and GPU: both chosen and no typed block count. */
 export const sizedFromModel = (form, blocksTyped) => !!(form.model && form.gpu) && !blocksTyped;
 
-/** The base config a workload choice runs on: a preset's own, else the demo's (synthetic
- * workloads and uploaded request traces run over the demo's config on the server). */
+/** The settings vLLM 0.33 defaults by GPU, model and usage context: sent as null (the
+ * server resolves them) over a workload with no settings of its own, unless typed. */
+export const RESOLVED = ["max_num_seqs", "max_num_batched_tokens", "async_scheduling"];
+
+/** The base config a workload choice runs on: a preset's own; synthetic workloads and
+ * uploaded request traces bring none (the server resolves what the form leaves out). */
 export function baseConfig(presets, choice) {
-  const byName = (name) => presets.find((p) => p.name === name)?.config;
-  return byName(choice) ?? byName("demo") ?? {};
+  return presets.find((p) => p.name === choice)?.config ?? {};
 }
 
 /** The keys of `form` that differ from `base`; num_gpu_blocks null (re-sized by the server)
- * when the pool is sized from model and GPU. */
-export function configOverrides(base, form, { blocksTyped = false } = {}) {
+ * when the pool is sized from model and GPU; over an empty base, RESOLVED keys not in `typed`
+ * null (vLLM's default for the GPU and model). */
+export function configOverrides(base, form, { blocksTyped = false, typed = [] } = {}) {
   const out = {};
+  const own = Object.keys(base).length > 0;
   for (const [key, value] of Object.entries(form)) {
-    if (key !== "num_gpu_blocks" && !same(value, base[key])) out[key] = value;
+    if (!own && RESOLVED.includes(key) && !typed.includes(key)) out[key] = null;
+    else if (key !== "num_gpu_blocks" && !same(value, base[key])) out[key] = value;
   }
   if (sizedFromModel(form, blocksTyped)) {
     if (!same(base.num_gpu_blocks, null)) out.num_gpu_blocks = null;

@@ -13,19 +13,20 @@ export function bindApply({ doc, boot, scenario, store, applyConfig, uploadTrace
 
   // Apply: the chosen workload (a preset, synthetic, or the uploaded trace) with the form's config.
   // The form shows a replay's recorded config: leaving the replay keeps the page's own.
-  function onApply({ config, synthetic, choice, blocksTyped }) {
+  function onApply({ config, synthetic, choice, blocksTyped, typed }) {
     if (choice === UPLOADED && store.formReadOnly) return applyConfig({}); // a replay runs as recorded
     if (choice !== UPLOADED) Object.assign(scenario, { trace: null, preset: choice });
     scenario.synthetic = synthetic;
     applyConfig(store.formReadOnly ? scenario.config
-      : configOverrides(baseConfig(boot.presets ?? [], choice), config, { blocksTyped }));
+      : configOverrides(baseConfig(boot.presets ?? [], choice), config, { blocksTyped, typed }));
   }
 
-  // An uploaded request trace runs on the form's config (model and GPU included) over the demo's.
+  // An uploaded request trace runs on the form's config (model and GPU included), what the
+  // user did not set resolved by the server as vLLM would (nothing of the demo's).
   function uploadConfig() {
-    const { config, blocksTyped, errors } = formConfig(doc);
+    const { config, blocksTyped, typed, errors } = formConfig(doc);
     if (store.formReadOnly || Object.keys(errors).length) return scenario.config;
-    return configOverrides(baseConfig(boot.presets ?? [], UPLOADED), config, { blocksTyped });
+    return configOverrides(baseConfig(boot.presets ?? [], UPLOADED), config, { blocksTyped, typed });
   }
 
   async function upload(file) {

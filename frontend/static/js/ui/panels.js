@@ -3,7 +3,7 @@
 
 import { CONFIG_FIELDS, SYNTHETIC_FIELDS, setFieldSchema, validateForm } from "../state/fields.js";
 import { bindAsyncDefault, choose, selectFor } from "./config_form.js";
-import { baseConfig, blocksNote } from "../state/config_state.js";
+import { baseConfig, blocksNote, RESOLVED } from "../state/config_state.js";
 
 function input(doc, field, value) {
   let el;
@@ -133,6 +133,9 @@ export function showWorkload(doc, init, { presets, preset, pageConfig, readOnly 
 
 const blocksInput = (doc) => doc.querySelector('#config-form [name="num_gpu_blocks"]');
 const blocksTyped = (doc) => blocksInput(doc)?.dataset.typed === "1";
+/** The RESOLVED settings the user set in the form (the others follow vLLM's defaults). */
+const typedResolved = (doc) => RESOLVED.filter((name) =>
+  doc.querySelector(`#config-form [name="${name}"]`)?.dataset.typed === "1");
 
 /** Say where the pool size comes from (model and GPU, or the number given). */
 function showBlocksNote(doc) {
@@ -141,11 +144,16 @@ function showBlocksNote(doc) {
   doc.getElementById("blocks-note").textContent = blocksNote({ model: read("model"), gpu: read("gpu") }, blocksTyped(doc));
 }
 
-/** Show `config` in the config form; `typed`: whether its num_gpu_blocks was the user's. */
-function showConfig(doc, config, typed) {
+/** Show `config` in the config form; `typed`: whether its num_gpu_blocks was the user's
+ * (a preset chosen: nothing is). */
+function showConfig(doc, config, typed, resetTyped = false) {
   fillForm(doc.getElementById("config-form"), CONFIG_FIELDS, config);
   const el = blocksInput(doc);
   if (el) el.dataset.typed = typed ? "1" : "";
+  for (const name of resetTyped ? RESOLVED : []) {
+    const input = doc.querySelector(`#config-form [name="${name}"]`);
+    if (input) input.dataset.typed = "";
+  }
   showBlocksNote(doc);
 }
 
@@ -160,7 +168,7 @@ export function showRunningConfig(doc, init, { typedBlocks }) {
 /** The config form validated: {config (every field), blocksTyped, errors}. */
 export function formConfig(doc) {
   const { config, errors } = collect(doc.getElementById("config-form"), doc.getElementById("workload-form"));
-  return { config, blocksTyped: blocksTyped(doc), errors };
+  return { config, blocksTyped: blocksTyped(doc), typed: typedResolved(doc), errors };
 }
 
 /** Build the forms from `boot` (config, the fields' schema, presets) and bind them:
@@ -177,10 +185,11 @@ export function bindPanels(doc, boot, preset, { onApply, onUpload }) {
   $("preset").addEventListener("change", (ev) => {
     const p = (boot.presets ?? []).find((x) => x.name === ev.target.value);
     $("preset-about").textContent = p?.description ?? "";
-    showConfig(doc, baseConfig(boot.presets ?? [], ev.target.value), false);
+    showConfig(doc, baseConfig(boot.presets ?? [], ev.target.value), false, true);
   });
   $("config-form").addEventListener("input", (ev) => {
     if (ev.target.name === "num_gpu_blocks") ev.target.dataset.typed = ev.target.value.trim() ? "1" : "";
+    if (RESOLVED.includes(ev.target.name)) ev.target.dataset.typed = "1";
     showBlocksNote(doc);
   });
   $("apply").addEventListener("click", (ev) => {
@@ -189,7 +198,7 @@ export function bindPanels(doc, boot, preset, { onApply, onUpload }) {
     const messages = Object.values(errors);
     $("form-errors").hidden = messages.length === 0;
     $("form-errors").textContent = messages.join("\n");
-    if (!messages.length) onApply({ config, synthetic, choice: $("preset").value, blocksTyped: blocksTyped(doc) });
+    if (!messages.length) onApply({ config, synthetic, choice: $("preset").value, blocksTyped: blocksTyped(doc), typed: typedResolved(doc) });
   });
   $("upload").addEventListener("change", (ev) => onUpload(ev.target.files[0]));
 }
