@@ -160,12 +160,12 @@ def inference_perf(_: Path) -> Sample:  # two constant-rate stages: 2/s for 1 s,
 
 
 def vllm_request_stats(_: Path) -> Sample:  # arrivals from arrival_time, in arrival order
-    rows = [{"request_id": "a", "input_toks": 100, "output_toks": 5,
+    rows = [{"request_id": "a", "num_prompt_tokens": 100, "num_generation_tokens": 5,
              "arrival_time": 1700000000.5, "queued_ts": 50.0, "scheduled_ts": 50.1,
-             "first_token_ts": 50.3, "last_token_ts": 50.7},
-            {"request_id": "b", "input_toks": 30, "output_toks": 2,
+             "first_token_ts": 50.3, "last_token_ts": 50.7, "first_token_latency": 0.3},
+            {"request_id": "b", "num_prompt_tokens": 30, "num_generation_tokens": 2,
              "arrival_time": 1700000000.0, "queued_ts": 49.5, "scheduled_ts": 49.5,
-             "first_token_ts": 49.6, "last_token_ts": 49.7}]
+             "first_token_ts": 49.6, "last_token_ts": 49.7, "first_token_latency": 0.1}]
     body = "".join(json.dumps(r) + "\n" for r in rows)
     return Sample("vllm_requests.jsonl", body.encode(), 2, ["b", "a"], [0.0, 0.5], [30, 100])
 

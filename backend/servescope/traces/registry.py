@@ -103,7 +103,7 @@ def _sniff_json(text: str) -> str | None:
         return "servescope-steps"
     if {"timestamp", "input_length", "output_length"} <= keys:
         return "mooncake"
-    if vllm_request_stats.KEYS <= keys:
+    if vllm_request_stats.KEYS <= keys or vllm_request_stats.DUMP_KEYS <= keys:
         return "vllm-request-stats"
     if any(key in text for key in BENCH_KEYS):
         return "vllm-bench"
