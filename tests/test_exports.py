@@ -11,9 +11,9 @@ from support.bench_reader import read
 from support.factories import make_config
 from support.trace_events import validate
 
+from servescope import exports
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from servescope import exports
 from servescope.exports import bench_json, perfetto_trace, requests_csv, write_json
 
 
