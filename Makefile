@@ -11,7 +11,7 @@ NODE_STAMP := node_modules/.package-lock.json
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run classroom test test-vllm screenshots install lint typecheck pytest node-test chromium prometheus venv-support clean
+.PHONY: run classroom test test-vllm vllm-flags screenshots install lint typecheck pytest node-test chromium prometheus venv-support clean
 
 run: install
 	$(BIN)/servescope serve --host $(HOST) --port $(PORT)
@@ -40,7 +40,12 @@ screenshots: install chromium
 # Python that has vLLM and servescope installed: make test-vllm VLLM_PYTHON=/path/to/python
 VLLM_PYTHON ?= python3
 test-vllm:
-	$(VLLM_PYTHON) -m pytest -q -m vllm tests/capture
+	$(VLLM_PYTHON) -m pytest -q -m vllm tests/capture tests/vllm_import
+
+# the committed list of `vllm serve` flags (backend/servescope/data/vllm_serve_flags.json),
+# from the installed vLLM 0.33's own parser
+vllm-flags:
+	PYTHONPATH=backend $(VLLM_PYTHON) -m servescope.vllm_import.flag_list
 
 # Debian's python3 lacks venv (ensurepip) until python3-venv is installed.
 venv-support:

@@ -11,6 +11,7 @@ from support.bench_reader import read
 from support.factories import make_config
 from support.trace_events import validate
 
+from servescope import exports
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
 from servescope.exports import bench_json, perfetto_trace, requests_csv, write_json
@@ -99,3 +100,45 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path):
     with pytest.raises(TypeError):
         write_json(path, {"bad": object()})
     assert list(tmp_path.iterdir()) == []
+
+
+# vLLM 0.33 vllm/benchmarks/serve.py: main() writes the setup keys, benchmark() the results.
+VLLM_033_KEYS = {
+    "date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts",
+    "request_rate", "burstiness", "max_concurrency", "duration", "completed", "failed",
+    "total_input_tokens", "total_output_tokens", "request_throughput", "request_goodput",
+    "output_throughput", "total_token_throughput", "input_lens", "output_lens", "ttfts",
+    "itls", "latencies", "start_times", "queue_times", "generated_texts", "errors",
+    "max_output_tokens_per_s", "max_concurrent_requests", "rtfx"}
+
+
+def test_bench_json_has_every_key_vllm_033_writes(run):
+    config, _, summary, requests = run
+    assert VLLM_033_KEYS - set(bench_json(summary, requests, config)) == set()
+
+
+def test_queue_times_are_the_clients_wait_and_engine_queueing_is_kept_apart():
+    """vLLM's queue_times is client_queue_time (start - arrival around the --max-concurrency
+    semaphore, serve.py limited_request_func): an open-loop simulation has none."""
+    config = make_config(num_gpu_blocks=64, max_num_seqs=1)
+    specs = [RequestSpec("a", 8, 4, arrival_step=0), RequestSpec("b", 8, 4, arrival_step=0)]
+    engine = Engine(config, specs)
+    engine.run_to_end()
+    data = bench_json(engine.summary(), engine.request_metrics(), config)
+    assert data["queue_times"] == [0.0, 0.0]
+    engine_queue = data["servescope"]["engine_queue_times"]
+    assert engine_queue[0] == 0.0 and engine_queue[1] > 0  # b waited for a's slot
+
+
+def test_peaks_follow_vllms_buckets_and_half_open_intervals():
+    """serve.py calculate_metrics: tokens at start + ttft + cumulative ITLs, counted in
+    one-second buckets from the first start; concurrency over [start, start + latency) with a
+    departure before an arrival at the same instant."""
+    result = {"start_times": [0.0, 1.0, 2.5], "latencies": [1.0, 1.4, 0.2],
+              "ttfts": [0.2, 0.1, 0.1], "itls": [[0.3, 0.3], [0.1, 0.1, 0.1], [0.05]]}
+    # tokens at 0.2, 0.5, 0.8 | 1.1, 1.2, 1.3, 1.4 | 2.6, 2.65 -> buckets 3, 4, 2
+    assert exports.peak_output_tokens_per_s(result) == 4.0
+    # a ends at 1.0 exactly as b starts: never both; b (1.0-2.4) and c (2.5-2.7) never overlap
+    assert exports.peak_concurrency(result) == 1
+    result["start_times"][2] = 2.0
+    assert exports.peak_concurrency(result) == 2

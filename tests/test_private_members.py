@@ -16,6 +16,8 @@ EXEMPT = {
         "Starlette's Request caches a read body there; BaseHTTPMiddleware replays it",
     ("capture/scheduler.py", "_maybe_evict_cached_block"):
         "vLLM's own BlockPool method, which capture wraps to record evictions",
+    ("vllm_import/flag_list.py", "_actions"):
+        "argparse keeps a parser's arguments only there (vLLM's serve parser, listed)",
 }
 
 

@@ -19,20 +19,26 @@ from servescope.core.records import StepRecord
 from servescope.traces.recording import atomic_writer
 
 ENGINE_PID, REQUEST_PID = 1, 2
+BACKEND = "servescope-sim"  # what bench JSON names as its backend (vLLM: openai, vllm, ...)
 CSV_COLUMNS = ("id", "arrival_s", "prompt_len", "output_len", "ttft_ms", "tpot_ms", "e2el_ms",
                "queue_ms", "itl_mean_ms", "itl_max_ms", "num_preemptions", "num_cached_tokens")
 
 
 def bench_json(summary: dict[str, Any], requests: Sequence[dict[str, Any]],
                config: EngineConfig, date: datetime | None = None) -> dict[str, Any]:
-    """The keys and units `vllm bench serve --save-result --save-detailed` writes: summary
-    latencies in ms, per-request lists in seconds, in arrival order."""
+    """Every key `vllm bench serve --save-result --save-detailed` writes (vLLM 0.33,
+    vllm/benchmarks/serve.py main() and benchmark()): summary latencies in ms, per-request lists
+    in seconds, in arrival order. `queue_times` is vLLM's client-side wait for a
+    --max-concurrency slot, 0 for an open-loop simulation; the engine's own queueing (vLLM's
+    queued-to-scheduled interval) is under servescope.engine_queue_times."""
     rows = sorted(requests, key=lambda r: (r["arrival_s"], str(r["id"])))
     arrivals = [float(r["arrival_s"]) for r in rows]
     when = date or datetime.now(UTC)
     out: dict[str, Any] = {
         "date": when.strftime("%Y%m%d-%H%M%S"),
-        "backend": "servescope-sim",
+        "endpoint_type": BACKEND,  # vLLM writes the backend twice, for backward compatibility
+        "backend": BACKEND,
+        "label": None,  # --label unset
         "model_id": config.model or "unspecified",
         "tokenizer_id": config.model or "unspecified",
         "num_prompts": len(rows) + int(summary.get("failed", 0) or 0),
@@ -41,17 +47,51 @@ def bench_json(summary: dict[str, Any], requests: Sequence[dict[str, Any]],
         "max_concurrency": None,
     }
     out.update({k: v for k, v in summary.items() if not k.startswith("kv_")})
+    out["request_goodput"] = None  # vLLM writes None unless --goodput names SLOs
     out["input_lens"] = [int(r["prompt_len"]) for r in rows]
     out["output_lens"] = [int(r["output_len"]) for r in rows]
     out["ttfts"] = [_s(r["ttft_ms"]) for r in rows]
     out["itls"] = [[x / 1000.0 for x in r["itl_ms"]] for r in rows]
     out["latencies"] = [_s(r["e2el_ms"]) for r in rows]
     out["start_times"] = arrivals
-    out["queue_times"] = [_s(r.get("queue_ms")) for r in rows]
+    out["queue_times"] = [0.0] * len(rows)  # no client-side concurrency limit
     out["generated_texts"] = [""] * len(rows)
     out["errors"] = [""] * len(rows)
-    out["servescope"] = {"config": config.to_dict(), "note": "simulated, not measured"}
+    out["max_output_tokens_per_s"] = peak_output_tokens_per_s(out)
+    out["max_concurrent_requests"] = peak_concurrency(out)
+    out["rtfx"] = 0.0  # audio seconds per second: no audio input
+    out["servescope"] = {"config": config.to_dict(), "note": "simulated, not measured",
+                         "engine_queue_times": [_s(r.get("queue_ms")) for r in rows]}
     return out
+
+
+def peak_output_tokens_per_s(result: dict[str, Any]) -> float:
+    """vLLM's max_output_tokens_per_s: tokens (first at start + ttft, then each ITL later)
+    counted in one-second buckets from the first start; the fullest bucket."""
+    starts = result["start_times"]
+    if not starts:
+        return 0.0
+    origin = min(starts)
+    end = max(s + lat for s, lat in zip(starts, result["latencies"], strict=True))
+    buckets = np.zeros(int(np.ceil(end - origin)) + 1)
+    for start, ttft, itl in zip(starts, result["ttfts"], result["itls"], strict=True):
+        times = start + ttft + np.concatenate(([0.0], np.cumsum(itl)))
+        index = (times - origin).astype(np.int64)
+        np.add.at(buckets, index[(index >= 0) & (index < len(buckets))], 1)
+    return float(buckets.max())
+
+
+def peak_concurrency(result: dict[str, Any]) -> int:
+    """vLLM's max_concurrent_requests: the most requests in flight over half-open
+    [start, start + latency) intervals (a departure precedes an arrival at the same instant)."""
+    events = sorted([(s, 1) for s in result["start_times"]]
+                    + [(s + lat, -1) for s, lat in zip(result["start_times"],
+                                                       result["latencies"], strict=True)])
+    peak = current = 0
+    for _, delta in events:
+        current += delta
+        peak = max(peak, current)
+    return peak
 
 
 def _s(ms: float | None) -> float | None:

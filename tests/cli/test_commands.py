@@ -63,7 +63,7 @@ def test_exercise_budget_sweep_prints_the_saturation_point(capsys):
 
 def test_export_writes_files_the_readers_accept(tmp_path):
     bench, trace, csv_path = tmp_path / "b.json", tmp_path / "t.json", tmp_path / "r.csv"
-    assert main(["export", "--preset", "decode-floor", "--bench", str(bench), "--trace",
+    assert main(["export", "--preset", "decode-floor", "--bench", str(bench), "--perfetto",
                  str(trace), "--csv", str(csv_path)]) == 0
     assert read(bench)["completed"] == 12
     assert validate(json.loads(trace.read_text())) == []

@@ -144,9 +144,12 @@ def vllm_kv_events(_: Path) -> Sample:
 INFERENCE_PERF = """\
 load:
   type: constant
+  interval: 0
   stages:
-  - {rate: 2, duration: 1}
-  - {rate: 4, duration: 0.5}
+  - {rate: 1, duration: 1}
+  - {rate: 1, duration: 1}
+  - {rate: 1, duration: 1}
+  - {rate: 1, duration: 1}
 data:
   type: shared_prefix
   shared_prefix: {num_groups: 1, num_prompts_per_group: 2, system_prompt_len: 32,
@@ -154,20 +157,34 @@ data:
 """
 
 
-def inference_perf(_: Path) -> Sample:  # two constant-rate stages: 2/s for 1 s, then 4/s
+def inference_perf(_: Path) -> Sample:
+    """Four one-request stages: each request goes out at its stage's end (1 s); the next stage
+    starts interval (0) + the loadgen's 1 s lead after it."""
     return Sample("profile.yaml", INFERENCE_PERF.encode(), 4, ["ip0", "ip1", "ip2", "ip3"],
-                  [0.0, 0.5, 1.0, 1.25], [48, 48, 48, 48])
+                  [1.0, 3.0, 5.0, 7.0], [48, 48, 48, 48])
 
 
 def vllm_request_stats(_: Path) -> Sample:  # arrivals from arrival_time, in arrival order
-    rows = [{"request_id": "a", "input_toks": 100, "output_toks": 5,
+    rows = [{"request_id": "a", "num_prompt_tokens": 100, "num_generation_tokens": 5,
              "arrival_time": 1700000000.5, "queued_ts": 50.0, "scheduled_ts": 50.1,
-             "first_token_ts": 50.3, "last_token_ts": 50.7},
-            {"request_id": "b", "input_toks": 30, "output_toks": 2,
+             "first_token_ts": 50.3, "last_token_ts": 50.7, "first_token_latency": 0.3},
+            {"request_id": "b", "num_prompt_tokens": 30, "num_generation_tokens": 2,
              "arrival_time": 1700000000.0, "queued_ts": 49.5, "scheduled_ts": 49.5,
-             "first_token_ts": 49.6, "last_token_ts": 49.7}]
+             "first_token_ts": 49.6, "last_token_ts": 49.7, "first_token_latency": 0.1}]
     body = "".join(json.dumps(r) + "\n" for r in rows)
     return Sample("vllm_requests.jsonl", body.encode(), 2, ["b", "a"], [0.0, 0.5], [30, 100])
+
+
+def inference_perf_requests(_: Path) -> Sample:  # sends at 10.0 and 10.5 s; 8 -> 5 tokens
+    rows = [{"start_time": 10.0 + 0.5 * i, "end_time": 10.4 + 0.5 * i, "request": "{}",
+             "response": "", "error": None,
+             "info": {"request_metrics": {"text": {"input_tokens": 8}},
+                      "response_metrics": {"output_tokens": 5,
+                                           "output_token_times": [10.1 + 0.5 * i,
+                                                                  10.4 + 0.5 * i]}}}
+            for i in range(2)]
+    return Sample("per_request_lifecycle_metrics.json", json.dumps(rows).encode(), 2,
+                  ["ip0", "ip1"], [0.0, 0.5], [8, 8])
 
 
 SAMPLES = {
@@ -175,5 +192,5 @@ SAMPLES = {
     "sharegpt-stats": sharegpt_stats, "vllm-bench": vllm_bench, "workload-json": workload_json,
     "servescope-steps": servescope_steps, "vllm-iteration-log": vllm_iteration_log,
     "vllm-kv-events": vllm_kv_events, "inference-perf": inference_perf,
-    "vllm-request-stats": vllm_request_stats,
+    "vllm-request-stats": vllm_request_stats, "inference-perf-requests": inference_perf_requests,
 }

@@ -1,5 +1,5 @@
-"""Shared CLI inputs: a scenario is a preset, or a workload file plus an engine config file, each
-read here for every subcommand (errors name the file, line and field)."""
+"""Shared CLI inputs: a scenario is a preset, or a workload file or request trace plus an engine
+config file, each read here for every subcommand (errors name the file, line and field)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from servescope.cli import CliError
+from servescope.cli._trace import add_trace_options, load_trace
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.request import RequestSpec
 from servescope.core.resolve import resolve_config
@@ -21,12 +22,17 @@ from servescope.vllm_import.engine_config import LoadedConfig, load_engine_confi
 
 
 def add_scenario_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("scenario (a preset, or --workload with --config)")
+    group = parser.add_argument_group("scenario (a preset, or --workload or --trace with "
+                                      "--config)")
     group.add_argument("--preset", help="a preset name from traces/presets (e.g. kv-starvation)")
     group.add_argument("--workload", type=Path, help="workload JSON (as for `servescope sim`)")
+    group.add_argument("--trace", type=Path,
+                       help="a request trace in any format `servescope traces inspect` reads, "
+                            "shaped by the trace options below (as for `servescope sim`)")
     group.add_argument("--config", type=Path, help="engine config JSON (as for `servescope sim`)")
     group.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                        help="override one config field, e.g. --set max_num_seqs=64")
+    add_trace_options(parser)
 
 
 def load_scenario(args: argparse.Namespace) -> tuple[EngineConfig, list[RequestSpec]]:
@@ -38,10 +44,14 @@ def load_scenario(args: argparse.Namespace) -> tuple[EngineConfig, list[RequestS
         except PresetError as err:
             raise CliError(str(err)) from err
         given = dict(data["config"])
-    elif args.workload and args.config:
-        given, specs = load_engine_args(args.config).given, load_workload(args.workload)
+    elif args.workload and args.trace:
+        raise CliError("give --workload FILE or --trace FILE, not both")
+    elif (args.workload or args.trace) and args.config:
+        given = load_engine_args(args.config).given
+        specs = load_workload(args.workload) if args.workload else load_trace(args)[0]
     else:
-        raise CliError("give --preset NAME, or --workload FILE and --config FILE")
+        raise CliError("give --preset NAME, or --workload FILE (or --trace FILE) and "
+                       "--config FILE")
     given.update(_override(item) for item in args.set)
     try:
         config = resolve_config(given).config

@@ -16,7 +16,8 @@ from servescope.exports import write_json
 from servescope.scenarios.diagnosis_check import diagnose_run
 
 HELP = "name the dominant bottleneck of a run and the knobs to turn"
-DESCRIPTION = ("Simulate a scenario (or read a `vllm bench serve` result), say which limit "
+DESCRIPTION = ("Simulate a scenario (a preset, or --workload or --trace with --config; or read "
+               "a `vllm bench serve` result), say which limit "
                "dominates (KV starvation, batch slots, token budget, decode floor, memory "
                "fit), with evidence, knobs by vLLM flag name checked by re-simulation, and "
                "what to measure next.")

@@ -1,5 +1,6 @@
-"""`servescope export`: run a scenario and write bench JSON, per-request CSV, a trace and/or
-vLLM's Prometheus metrics over the run as OpenMetrics."""
+"""`servescope export`: run a scenario (a preset, or a workload or trace with a config) and write
+bench JSON, per-request CSV, a Perfetto trace and/or vLLM's Prometheus metrics over the run as
+OpenMetrics."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from servescope.observability.openmetrics import ExportError, default_epoch, ope
 from servescope.scenarios.diagnosis_check import prepare
 
 HELP = "export a run as vllm-bench JSON, per-request CSV, a Perfetto trace or OpenMetrics"
-DESCRIPTION = ("Simulate a scenario and export it: `vllm bench serve`-compatible JSON "
+DESCRIPTION = ("Simulate a scenario (a preset, or --workload or --trace with --config) and "
+               "export it: `vllm bench serve`-compatible JSON "
                "(same keys and units), one CSV row per request, a Chrome/Perfetto "
                "trace (open it at ui.perfetto.dev or chrome://tracing), and vLLM's Prometheus "
                "metrics over the whole run, stamped with simulated time from --epoch "
@@ -53,7 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_scenario_options(parser)
     parser.add_argument("--bench", type=Path, help="write vllm-bench-serve JSON here")
     parser.add_argument("--csv", type=Path, help="write per-request CSV here")
-    parser.add_argument("--trace", type=Path, help="write Trace Event Format JSON here")
+    parser.add_argument("--perfetto", type=Path,
+                        help="write a Chrome/Perfetto trace (Trace Event Format JSON) here")
     parser.add_argument("--openmetrics", type=Path,
                         help="write vLLM's metrics over the run as OpenMetrics here")
     parser.add_argument("--epoch", type=epoch, help="the wall-clock time of simulated time "
@@ -67,20 +70,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    outputs = (args.bench, args.csv, args.trace, args.openmetrics)
+    outputs = (args.bench, args.csv, args.perfetto, args.openmetrics)
     if not any(outputs):
-        raise CliError("name at least one of --bench, --csv, --trace, --openmetrics")
+        raise CliError("name at least one of --bench, --csv, --perfetto, --openmetrics")
     if not args.interval_s > 0:
         raise CliError("--interval-s: interval_s must be > 0")
     config, specs = load_scenario(args)
     config, step_time = prepare(config)
-    wants_records = bool(args.trace or args.openmetrics)  # --bench and --csv need none
+    wants_records = bool(args.perfetto or args.openmetrics)  # --bench and --csv need none
     engine = Engine(config, specs, step_time, records=wants_records)
     meter = Meter(request_info(specs), config.enable_prefix_caching)
     records = []
     if wants_records:
         for record in engine.run():
-            if args.trace:
+            if args.perfetto:
                 records.append(record)
             if args.openmetrics:
                 meter.observe(normalize(record.to_dict()))
@@ -91,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.bench, bench_json(engine.summary(), requests, config))
     if args.csv:
         write_text(args.csv, requests_csv(requests))
-    if args.trace:
-        write_json(args.trace, perfetto_trace(records, requests))
+    if args.perfetto:
+        write_json(args.perfetto, perfetto_trace(records, requests))
     if args.openmetrics:
         _write_openmetrics(args, engine.config, specs, meter)
     print(f"wrote {', '.join(str(p) for p in outputs if p)}")

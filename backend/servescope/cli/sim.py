@@ -11,24 +11,19 @@ from typing import TYPE_CHECKING
 
 from servescope.cli import CliError
 from servescope.cli._scenario import load_engine_args, load_workload, print_effective
+from servescope.cli._trace import add_trace_options, load_trace
 from servescope.core import cost_model
 from servescope.core.config import ConfigError
 from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
 from servescope.core.replicas import Replicas
-from servescope.core.request import RequestSpec
 from servescope.scenarios.diagnosis_check import prepare, priced
-from servescope.traces.errors import TraceFormatError
-from servescope.traces.load import read_requests
 from servescope.traces.recording import atomic_writer, header, write_recording
-from servescope.traces.report import TraceReport
-from servescope.traces.upload_options import FIELDS, OptionError, UploadOptions
 
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-MAX_TRACE_REQUESTS = 100_000_000  # the bound --limit and --sample-n are checked against
 HELP = "simulate a workload under an engine config"
 DESCRIPTION = ("Simulate a workload step by step with vLLM V1 semantics (or a contrast "
                "policy) and write per-step records and a vllm-bench-style summary.")
@@ -91,31 +86,6 @@ def run(args: argparse.Namespace) -> int:
         json.dump(summary, sys.stdout, indent=1)
         print()
     return 0
-
-
-def add_trace_options(parser: argparse.ArgumentParser) -> None:
-    """--format and the upload options (docs/trace-format.md), as flags."""
-    group = parser.add_argument_group("trace options (with --trace)")
-    for name, (kind, text) in FIELDS.items():
-        group.add_argument("--" + name.replace("_", "-"), dest=f"trace_{name}",
-                           metavar=name.upper() if kind is not str else "NAME", help=text)
-
-
-def load_trace(args: argparse.Namespace) -> tuple[list[RequestSpec], TraceReport]:
-    """The trace's requests with the options given as flags, and its report (errors name the
-    option, or the line and field of the file)."""
-    given = {name: getattr(args, f"trace_{name}") for name in FIELDS}
-    try:
-        options = UploadOptions.from_fields(
-            {k: str(v) for k, v in given.items() if v is not None}, MAX_TRACE_REQUESTS)
-        _, specs, report = read_requests(args.trace, options)
-        return specs, report
-    except OptionError as err:
-        raise CliError(f"--{err.field.replace('_', '-')}: {err}") from err
-    except (TraceFormatError, ValueError) as err:
-        raise CliError(f"{args.trace}: {err}") from err
-    except OSError as err:
-        raise CliError(f"{args.trace}: {err.strerror}") from err
 
 
 class _NoBar:

@@ -13,7 +13,7 @@ from typing import Any
 
 from servescope.cli import CliError
 from servescope.cli._scenario import load_engine_args
-from servescope.cli.sim import add_trace_options, load_trace
+from servescope.cli._trace import add_trace_options, load_trace
 from servescope.sweep import plan as sweep_plan
 from servescope.sweep.cost import PriceError
 from servescope.sweep.grid import GRID_KEYS, GridError, read_grid

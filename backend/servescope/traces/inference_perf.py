@@ -1,9 +1,9 @@
-"""kubernetes-sigs/inference-perf: its config YAML (`load` stages, `data` lengths) turned into the
-requests it would send, and its lifecycle-metrics reports read as measured results."""
+"""kubernetes-sigs/inference-perf: its config YAML turned into the requests it would send, as its
+load generator and datagens build them (the schema: inference_perf_config.py; the draws:
+inference_perf_draws.py), with its lifecycle report beside the config read as measured."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,51 +11,215 @@ from typing import Any
 import numpy as np
 
 from servescope.core.request import RequestSpec
+from servescope.traces import inference_perf_report
 from servescope.traces._io import open_text
 from servescope.traces._specs import build_spec
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
+from servescope.traces.inference_perf_config import (
+    DataConfig,
+    Distribution,
+    LoadConfig,
+    SharedPrefix,
+    Stage,
+    data_config,
+    load_config,
+)
+from servescope.traces.inference_perf_draws import (
+    constant_offsets,
+    generate_lengths,
+    poisson_offsets,
+    sample_lengths,
+)
 from servescope.traces.report import TraceReport
 
-LOAD_TYPES = ("constant", "poisson")
+STAGE_LEAD_S = 1.0  # loadgen run_stage: the first request's clock starts 1 s after the stage
+MAX_REQUESTS = 10_000_000  # requests (and shared-prefix prompts) one config may ask for: 10x
+#                            the largest public trace we read (Azure 2024 conv, ~1M requests)
 DATA_TYPES = ("shared_prefix", "random", "synthetic")
-SHARED_PREFIX = ("num_groups", "num_prompts_per_group", "system_prompt_len", "question_len",
-                 "output_len")
-REPORT_NAME = "summary_lifecycle_metrics.json"  # what inference-perf writes beside config.yaml
-# inference-perf report metric (seconds) -> vllm bench summary name (ms)
-REPORT_METRICS = (("request_latency", "e2el"), ("time_to_first_token", "ttft"),
-                  ("inter_token_latency", "itl"), ("time_per_output_token", "tpot"))
+MAX_ROUNDS = 256  # multi-turn rounds per session: each round resends the whole history, so a
+#                   prompt grows by a round's tokens each time (256 x even 100 tokens > 25k)
 
 
 def read(path: Path, report: TraceReport, seed: int | None = None,
-         measured_report: Path | None = None) -> Iterator[RequestSpec]:
-    """The requests of one inference-perf run. Arrivals follow `load.stages` back to back;
-    lengths follow `data`. `seed` defaults to `load.base_seed` (else 0). A lifecycle report
-    (`measured_report`, else summary_lifecycle_metrics.json beside the config) becomes
-    report.meta["measured_summary"]."""
+         measured_report: Path | None = None,
+         saturation_rate_per_s: float | None = None) -> Iterator[RequestSpec]:
+    """The requests of one inference-perf run. `seed` stands in for load.base_seed (whose own
+    default is the wall clock; 0 here). A lifecycle report (`measured_report`, else
+    summary_lifecycle_metrics.json beside the config) becomes report.meta["measured_summary"].
+    `saturation_rate_per_s` is the rate a `load.sweep` probe measured on the live server."""
     config = _load_yaml(Path(path))
-    specs = requests_from_config(config, report, seed)
-    _attach_measured(report, Path(path), measured_report)
+    specs = requests_from_config(config, report, seed, saturation_rate_per_s)
+    inference_perf_report.attach_measured(report, Path(path), measured_report)
     yield from specs
 
 
-def requests_from_config(config: dict[str, Any], report: TraceReport,
-                         seed: int | None = None) -> list[RequestSpec]:
-    """The requests an inference-perf config (as parsed from its YAML) sends."""
-    arrivals = _arrivals(config, _rng(config, seed))
-    rng = _rng(config, seed)
-    data = _section(config, "data")
-    kind = data.get("type")
-    if kind == "shared_prefix":
-        specs = _shared_prefix(report, _section(data, "shared_prefix", "data."), arrivals, rng)
-    elif kind in ("random", "synthetic"):
-        specs = _distributions(report, data, arrivals, rng)
+def requests_from_config(config: dict[str, Any], report: TraceReport, seed: int | None = None,
+                         saturation_rate_per_s: float | None = None) -> list[RequestSpec]:
+    load, data = load_config(config.get("load", {})), data_config(config.get("data", {}))
+    seed = seed if seed is not None else (load.base_seed or 0)
+    stages = _stages(load, saturation_rate_per_s)
+    counts = [int(s.rate * s.duration) for s in stages]
+    if sum(counts) > MAX_REQUESTS:
+        raise TraceFormatError(0, "load.stages", f"asks for more than {MAX_REQUESTS:,} requests")
+    arrivals = _arrivals(load.type, stages, load.interval, np.random.default_rng(seed))
+    if data.type == "shared_prefix":
+        sp = data.shared_prefix or SharedPrefix()
+        lengths = _shared_prompts(sp, np.random.default_rng(sp.seed if sp.seed is not None
+                                                             else seed))
+        specs = _shared_prefix_requests(report, sp, lengths, arrivals)
+    elif data.type in ("random", "synthetic"):
+        specs = _distribution_requests(report, data, arrivals, np.random.default_rng(seed))
     else:
-        raise TraceFormatError(0, "data.type", f"data type {kind!r} is not supported (its "
-                               f"lengths are not in the config); supported: "
+        raise TraceFormatError(0, "data.type", f"{data.type}: its prompts come from a dataset "
+                               f"or file the config does not carry; supported: "
                                f"{', '.join(DATA_TYPES)}")
+    _notes(report, config, load, data)
+    return specs
+
+
+def _stages(load: LoadConfig, saturation_rate_per_s: float | None) -> tuple[Stage, ...]:
+    if load.type not in ("constant", "poisson"):
+        raise TraceFormatError(0, "load.type", f"{load.type}: its arrivals depend on the server "
+                               "or a trace file; supported: constant, poisson")
+    if load.sweep is None:
+        if not load.stages:
+            raise TraceFormatError(0, "load.stages", "empty: nothing is sent")
+        return load.stages
+    if saturation_rate_per_s is None:
+        raise TraceFormatError(0, "load.sweep", "its stage rates run up to the saturation rate "
+                               "its probe measures on the live server: give that rate as "
+                               "rate_per_s (--rate-per-s)")
+    n, top = load.sweep.num_stages, saturation_rate_per_s  # LoadGenerator.preprocess
+    rates = (np.linspace(1, top, n) if load.sweep.type == "linear"
+             else 1 + top - np.geomspace(top, 1, num=n))
+    return tuple(Stage(round(float(r), 2), load.sweep.stage_duration) for r in rates
+                 if round(float(r), 2) > 0)
+
+
+def _arrivals(kind: str, stages: tuple[Stage, ...], interval: float,
+              rng: np.random.Generator) -> list[np.ndarray]:
+    """Each stage's send times. A stage starts `interval` + 1 s after the previous one's last
+    send (inference-perf also waits for its requests to finish, which depends on the server)."""
+    out, origin = [], 0.0
+    for stage in stages:
+        offsets = (constant_offsets(stage.rate, stage.duration, rng) if kind == "constant"
+                   else poisson_offsets(stage.rate, int(stage.rate * stage.duration), rng))
+        out.append(origin + offsets)
+        last = out[-1][-1] if len(offsets) else origin
+        origin = last + interval + STAGE_LEAD_S
+    return out
+
+
+def _shared_prompts(sp: SharedPrefix, rng: np.random.Generator) -> np.ndarray:
+    """SharedPrefixDataGenerator: per-group system prompt lengths, then group by group its
+    prompts' question and output lengths, built once and shuffled. Rows: (group, system,
+    question, output, index within the group)."""
+    num = sp.num_groups * sp.num_prompts_per_group
+    if num > MAX_REQUESTS:
+        raise TraceFormatError(0, "data.shared_prefix", f"asks for more than {MAX_REQUESTS:,} "
+                               "prompts")
+    where = "data.shared_prefix."
+    system = sample_lengths(_resolve(sp.system_prompt_len, None), sp.num_groups, rng,
+                            where + "system_prompt_len")
+    question = _resolve(sp.question_len, sp.question_distribution)
+    output = _resolve(sp.output_len, sp.output_distribution)
+    rows = []
+    for group in range(sp.num_groups):
+        q = sample_lengths(question, sp.num_prompts_per_group, rng, where + "question_len")
+        o = sample_lengths(output, sp.num_prompts_per_group, rng, where + "output_len")
+        rows.append(np.column_stack([np.full(len(q), group), np.full(len(q), system[group]),
+                                     q, o, np.arange(len(q))]))
+    table = np.concatenate(rows)
+    return table[rng.permutation(num)]
+
+
+def _resolve(value: int | Distribution, legacy: Distribution | None) -> Distribution:
+    """_resolve_distribution: an inline distribution, else the legacy one, else fixed."""
+    if isinstance(value, Distribution):
+        return value
+    if legacy is not None:
+        return legacy
+    return Distribution(min=value, max=value, mean=float(value), std_dev=0.0)
+
+
+def _shared_prefix_requests(report: TraceReport, sp: SharedPrefix, prompts: np.ndarray,
+                            arrivals: list[np.ndarray]) -> list[RequestSpec]:
+    """Request i of a stage (numbering restarts with each stage) sends prompt i mod P: the
+    group's system prompt then the prompt's question, tokens shared whole between repeats.
+    Multi-turn chat: user session i mod P, round i // P, prepends its session's context (the
+    system prompt at round 0, then the previous round's prompt and answer)."""
+    if sp.enable_multi_turn_chat and max((len(a) for a in arrivals), default=0) \
+            > MAX_ROUNDS * len(prompts):
+        raise TraceFormatError(0, "data.shared_prefix.enable_multi_turn_chat", f"a stage "
+                               f"would run more than {MAX_ROUNDS} rounds per user session")
+    specs: list[RequestSpec] = []
+    for stage in arrivals:
+        for i, at in enumerate(stage):
+            group, system, question, output, index = (int(x) for x in prompts[i % len(prompts)])
+            prompt: tuple[tuple[str, int], ...] = ((f"ip-system-{group}", system),
+                      (f"ip-question-{group}-{index}", question))
+            if sp.enable_multi_turn_chat:
+                prompt = _turn(prompt, (f"ip-system-{group}", system), output, i // len(prompts),
+                               f"{group}-{index}")
+            spec = build_spec(report, f"ip{len(specs)}", sum(n for _, n in prompt), output,
+                              arrival_s=float(at), prefix=prompt)
+            if spec is not None:
+                specs.append(spec)
+    return specs
+
+
+def _turn(prompt: tuple[tuple[str, int], ...], system: tuple[str, int], output: int,
+          round_: int, user: str) -> tuple[tuple[str, int], ...]:
+    """LocalUserSession: the context starts as the system prompt; each answered round makes it
+    that round's whole prompt plus its answer; a round sends context + the user's prompt."""
+    context: tuple[tuple[str, int], ...] = (system,)
+    for past in range(round_):
+        sent = context + tuple((f"{key}-r{past}", n) for key, n in prompt)
+        context = sent + ((f"ip-answer-{user}-r{past}", output),)
+    return context + tuple((f"{key}-r{round_}", n) for key, n in prompt)
+
+
+def _distribution_requests(report: TraceReport, data: DataConfig, arrivals: list[np.ndarray],
+                           rng: np.random.Generator) -> list[RequestSpec]:
+    """Random/SyntheticDataGenerator: total_count lengths drawn once; request i of a stage
+    (numbering restarts with each stage) takes lengths[i]."""
+    longest = max((len(a) for a in arrivals), default=0)
+    lengths = []
+    for key in ("input_distribution", "output_distribution"):
+        dist = getattr(data, key)
+        if dist is None:
+            raise TraceFormatError(0, f"data.{key}", "missing (required by the random and "
+                                   "synthetic data types)")
+        count = dist.total_count or longest
+        if count < longest:
+            raise TraceFormatError(0, f"data.{key}.total_count", f"a stage sends {longest} "
+                                   f"requests but only {count} lengths are drawn")
+        lengths.append(generate_lengths(dist, max(count, 1), rng, f"data.{key}"))
+    if data.input_distribution.total_count is None:  # type: ignore[union-attr]
+        report.note("no total_count (inference-perf requires one): as many lengths are drawn "
+                    "as the largest stage sends")
+    specs: list[RequestSpec] = []
+    for stage in arrivals:
+        for i, at in enumerate(stage):
+            spec = build_spec(report, f"ip{len(specs)}", int(lengths[0][i]), int(lengths[1][i]),
+                              arrival_s=float(at))
+            if spec is not None:
+                specs.append(spec)
+    return specs
+
+
+def _notes(report: TraceReport, config: dict[str, Any], load: LoadConfig,
+           data: DataConfig) -> None:
     if (config.get("api") or {}).get("streaming") is False:
         report.note("the run did not stream: its TTFT equals its E2E latency")
-    return specs
+    if len(load.stages) > 1 or load.sweep is not None:
+        report.note(f"stages follow each other {load.interval:g} s + 1 s after the last send "
+                    "(inference-perf also waits for every request of a stage to finish)")
+    if data.ignored:
+        report.note(f"not modelled: data.{', data.'.join(data.ignored)}")
+    if data.shared_prefix is not None and data.shared_prefix.enable_multi_turn_chat:
+        report.note("multi-turn chat: each round is sent at its scheduled time (inference-perf "
+                    "holds it until the session's previous round has answered)")
 
 
 def _load_yaml(path: Path) -> dict[str, Any]:
@@ -69,153 +233,9 @@ def _load_yaml(path: Path) -> dict[str, Any]:
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             line = mark.line + 1 if mark is not None else 0
-            raise TraceFormatError(line, "", f"not YAML: {getattr(err, 'problem', err)}") \
-                from None
+            raise TraceFormatError(line, "", "not YAML") from None
         except UnicodeDecodeError:
             raise TraceFormatError(0, "", "not UTF-8 text") from None
     if not isinstance(value, dict):
         raise TraceFormatError(0, "", "an inference-perf config is a YAML mapping")
     return value
-
-
-def _section(parent: dict[str, Any], key: str, where: str = "") -> dict[str, Any]:
-    value = parent.get(key)
-    if not isinstance(value, dict):
-        raise TraceFormatError(0, where + key, "missing (a mapping is required)")
-    return value
-
-
-def _number(parent: dict[str, Any], key: str, where: str, integer: bool = False) -> float:
-    value = parent.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0 \
-            or (integer and not float(value).is_integer()):
-        kind = "a positive integer" if integer else "a positive number"
-        raise TraceFormatError(0, where + key, f"must be {kind}, got {value!r}")
-    return float(value)
-
-
-def _rng(config: dict[str, Any], seed: int | None) -> np.random.Generator:
-    base = config.get("load", {}).get("base_seed") if seed is None else seed
-    return np.random.default_rng(int(base) if isinstance(base, int) else 0)
-
-
-def _arrivals(config: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
-    """Stage after stage: `rate` req/s for `duration` s, evenly spaced (constant) or with
-    exponential gaps (poisson)."""
-    load = _section(config, "load")
-    kind = load.get("type", "constant")
-    if kind not in LOAD_TYPES:
-        raise TraceFormatError(0, "load.type", f"load type {kind!r} is not supported; "
-                               f"supported: {', '.join(LOAD_TYPES)}")
-    stages = load.get("stages")
-    if not isinstance(stages, list) or not stages:
-        raise TraceFormatError(0, "load.stages", "missing (a list of {rate, duration})")
-    times: list[np.ndarray] = []
-    start = 0.0
-    for i, stage in enumerate(stages):
-        where = f"load.stages[{i}]."
-        if not isinstance(stage, dict):
-            raise TraceFormatError(0, where[:-1], "each stage is a mapping {rate, duration}")
-        rate, duration = _number(stage, "rate", where), _number(stage, "duration", where)
-        count = int(round(rate * duration))
-        if kind == "constant":
-            offsets = np.arange(count) / rate
-        else:
-            offsets = np.cumsum(rng.exponential(1.0 / rate, count))
-            offsets = offsets[offsets < duration]
-        times.append(start + offsets)
-        start += duration
-    return np.concatenate(times)
-
-
-def _shared_prefix(report: TraceReport, cfg: dict[str, Any], arrivals: np.ndarray,
-                   rng: np.random.Generator) -> list[RequestSpec]:
-    """Each request sends one of num_groups x num_prompts_per_group prompts, drawn uniformly:
-    the group's system prompt then that prompt's question, so a repeated prompt is shared
-    whole (the prefix cache sees the same tokens)."""
-    where = "data.shared_prefix."
-    groups, per_group, system, question, output = (
-        int(_number(cfg, key, where, integer=True)) for key in SHARED_PREFIX)
-    n = len(arrivals)
-    questions = _lengths(cfg.get("question_distribution"), question, n, rng,
-                         where + "question_distribution.")
-    outputs = _lengths(cfg.get("output_distribution"), output, n, rng,
-                       where + "output_distribution.")
-    picks = rng.integers(0, groups * per_group, n)
-    if cfg.get("enable_multi_turn_chat"):
-        report.note("enable_multi_turn_chat: each request is sent alone (conversation history "
-                    "is not modelled)")
-    specs = []
-    for i in range(n):
-        group, prompt = divmod(int(picks[i]), per_group)
-        prefix = ((f"ip-system-{group}", system), (f"ip-question-{group}-{prompt}",
-                                                   int(questions[i])))
-        spec = build_spec(report, f"ip{i}", system + int(questions[i]), int(outputs[i]),
-                          arrival_s=float(arrivals[i]), prefix=prefix)
-        if spec is not None:
-            specs.append(spec)
-    return specs
-
-
-def _distributions(report: TraceReport, data: dict[str, Any], arrivals: np.ndarray,
-                   rng: np.random.Generator) -> list[RequestSpec]:
-    n = len(arrivals)
-    prompts = _lengths(_section(data, "input_distribution", "data."), None, n, rng,
-                       "data.input_distribution.")
-    outputs = _lengths(_section(data, "output_distribution", "data."), None, n, rng,
-                       "data.output_distribution.")
-    specs = [build_spec(report, f"ip{i}", int(prompts[i]), int(outputs[i]),
-                        arrival_s=float(arrivals[i])) for i in range(n)]
-    return [s for s in specs if s is not None]
-
-
-def _lengths(dist: Any, fixed: int | None, n: int, rng: np.random.Generator,
-             where: str) -> np.ndarray:
-    """A normal draw (mean, std_dev) clipped to [min, max], rounded; `fixed` when no
-    distribution is given."""
-    if dist is None and fixed is not None:
-        return np.full(n, fixed, dtype=np.int64)
-    if not isinstance(dist, dict):
-        raise TraceFormatError(0, where[:-1], "must be a mapping {min, max, mean, std_dev}")
-    low, high = _number(dist, "min", where), _number(dist, "max", where)
-    mean = _number(dist, "mean", where)
-    std = float(dist.get("std_dev", 0) or 0)
-    if high < low:
-        raise TraceFormatError(0, where + "max", f"max {high:g} is below min {low:g}")
-    values = rng.normal(mean, std, n) if std > 0 else np.full(n, mean)
-    return np.rint(np.clip(values, low, high)).astype(np.int64)
-
-
-def _attach_measured(report: TraceReport, config_path: Path, given: Path | None) -> None:
-    path = given if given is not None else config_path.with_name(REPORT_NAME)
-    if given is None and not path.exists():
-        return
-    report.meta["measured_summary"] = read_report(path)
-    report.note(f"measured: inference-perf report {path.name}")
-
-
-def read_report(path: Path) -> dict[str, Any]:
-    """An inference-perf lifecycle-metrics report (seconds) as a vllm-bench-style summary (ms):
-    mean_/median_/p90_/p99_ of e2el, ttft, itl, tpot, and completed. inference-perf's ITL is
-    the gap between streamed chunks, which vLLM sends in pairs: about half the per-token time."""
-    with open_text(Path(path)) as handle:
-        try:
-            data = json.load(handle)
-        except json.JSONDecodeError as err:
-            raise TraceFormatError(err.lineno, "", f"not JSON: {err.msg}") from None
-        except UnicodeDecodeError:
-            raise TraceFormatError(0, "", "not UTF-8 text") from None
-    successes = data.get("successes") if isinstance(data, dict) else None
-    if not isinstance(successes, dict) or not isinstance(successes.get("latency"), dict):
-        raise TraceFormatError(0, "successes.latency", "missing: not an inference-perf "
-                               "lifecycle-metrics report")
-    out: dict[str, Any] = {"completed": successes.get("count"),
-                           "failed": (data.get("failures") or {}).get("count")}
-    for source, name in REPORT_METRICS:
-        stats = successes["latency"].get(source)
-        if not isinstance(stats, dict):
-            continue
-        for stat in ("mean", "median", "p90", "p99"):
-            if isinstance(stats.get(stat), int | float):
-                out[f"{stat}_{name}_ms"] = float(stats[stat]) * 1000.0
-    return out

@@ -13,6 +13,7 @@ from servescope.traces import (
     azure,
     burstgpt,
     inference_perf,
+    inference_perf_report,
     mooncake,
     sharegpt,
     splitwise,
@@ -50,6 +51,8 @@ FORMATS = {f.name: f for f in (
            "vLLM per-request lifecycle stats JSONL (queued, scheduled, first/last token)"),
     Format("inference-perf", "requests", inference_perf.read,
            "inference-perf config YAML (load stages, data lengths)"),
+    Format("inference-perf-requests", "requests", inference_perf_report.read,
+           "inference-perf per_request_lifecycle_metrics.json (measured per request)"),
     Format("workload-json", "requests", workload_json.read, "ServeScope workload JSON list"),
     Format("servescope-steps", "steps", steps_servescope.read, "ServeScope step recording"),
     Format("vllm-iteration-log", "steps", steps_iteration_log.read,
@@ -85,6 +88,8 @@ def detect(path: Path) -> str:
 def _sniff_json(text: str) -> str | None:
     stripped = text.lstrip()
     if stripped.startswith("["):
+        if all(f'"{key}"' in text for key in inference_perf_report.PER_REQUEST_KEYS):
+            return "inference-perf-requests"
         return "workload-json" if '"prompt_len"' in text or stripped[1:].strip() in ("", "]") \
             else None
     if not stripped.startswith("{"):
@@ -103,7 +108,7 @@ def _sniff_json(text: str) -> str | None:
         return "servescope-steps"
     if {"timestamp", "input_length", "output_length"} <= keys:
         return "mooncake"
-    if vllm_request_stats.KEYS <= keys:
+    if vllm_request_stats.KEYS <= keys or vllm_request_stats.DUMP_KEYS <= keys:
         return "vllm-request-stats"
     if any(key in text for key in BENCH_KEYS):
         return "vllm-bench"
@@ -159,9 +164,13 @@ def load(path: Path, report: TraceReport, options: TraceOptions | None = None,
 
 
 def draw_params(fmt: str, count: int | None, rate_per_s: float | None,
-                seed: int) -> dict[str, Any]:
+                seed: int | None) -> dict[str, Any]:
     """What a format without arrival times (sharegpt-stats) takes from the load options: it
-    draws `count` requests (sample or limit; else its default) at `rate_per_s`."""
+    draws `count` requests (sample or limit; else its default) at `rate_per_s`. An
+    inference-perf config takes the seed (for its wall-clock base_seed) and, for a load.sweep,
+    the saturation rate as `rate_per_s`."""
+    if fmt == "inference-perf":
+        return {"seed": seed, "saturation_rate_per_s": rate_per_s}
     if fmt != "sharegpt-stats":
         return {}
     params: dict[str, Any] = {"seed": seed, "rate_per_s": rate_per_s}

@@ -16,6 +16,7 @@ MAX_SCALE = 1000.0
 MAX_RATE_PER_S = 1e6
 MAX_SEED = 2**63 - 1
 SHAREGPT = "sharegpt-stats"  # no arrival times in the file: N and the rate are the upload's
+INFERENCE_PERF = "inference-perf"  # a load.sweep's stage rates run up to a measured rate
 
 # name -> (type, what it does): the route's OpenAPI schema and docs/protocol.md say the same.
 FIELDS: dict[str, tuple[type, str]] = {
@@ -27,12 +28,13 @@ FIELDS: dict[str, tuple[type, str]] = {
     "limit": (int, "keep the first N requests (after the window)"),
     "sample_n": (int, "keep a uniform random sample of N requests (after the window), in file "
                       "order; for sharegpt-stats, the number of requests drawn"),
-    "seed": (int, "the seed of sample_n and of sharegpt-stats draws (default 0)"),
+    "seed": (int, "the seed of sample_n and of sharegpt-stats and inference-perf draws "
+                  "(default 0; an inference-perf config's load.base_seed when not given)"),
     "arrival_scale": (float, "multiply arrival times: 2 halves the rate (default 1)"),
     "length_scale": (float, "multiply prompt and output lengths, rounded, at least 1 "
                             "(default 1)"),
-    "rate_per_s": (float, "sharegpt-stats only: Poisson arrivals at this rate (default: all "
-                          "at 0)"),
+    "rate_per_s": (float, "sharegpt-stats: Poisson arrivals at this rate (default: all "
+                          "at 0); inference-perf: the saturation rate a load.sweep runs up to"),
 }
 
 
@@ -94,9 +96,10 @@ class UploadOptions:
 
     def check_kind(self, fmt: str) -> None:
         """Refuse options that do not apply to a trace of format `fmt`."""
-        if self.rate_per_s is not None and fmt != SHAREGPT:
-            raise OptionError("rate_per_s", f"rate_per_s applies to {SHAREGPT} only (its file "
-                                            f"has no arrival times); this is a {fmt} trace")
+        if self.rate_per_s is not None and fmt not in (SHAREGPT, INFERENCE_PERF):
+            raise OptionError("rate_per_s", f"rate_per_s applies to {SHAREGPT} (its file has no "
+                                            f"arrival times) and {INFERENCE_PERF} (a load.sweep's "
+                                            f"saturation rate); this is a {fmt} trace")
         if registry.FORMATS[fmt].kind == "steps":
             shaping = [name for name in self.given() if name != "format"]
             if shaping:
@@ -114,8 +117,8 @@ class UploadOptions:
     def adapter_params(self, fmt: str) -> dict[str, Any]:
         """What the format's reader takes from the options: sharegpt-stats draws N requests
         (sample_n or limit, else the reader's default) at rate_per_s."""
-        return registry.draw_params(fmt, self.sample_n or self.limit, self.rate_per_s,
-                                    self.seed)
+        seed = None if fmt == INFERENCE_PERF and "seed" not in self.given() else self.seed
+        return registry.draw_params(fmt, self.sample_n or self.limit, self.rate_per_s, seed)
 
 
 def _parse(name: str, text: str, max_requests: int) -> Any:

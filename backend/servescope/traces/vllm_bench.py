@@ -17,7 +17,7 @@ from servescope.traces.errors import TraceFormatError
 from servescope.traces.report import TraceReport
 
 MEASURED = (("ttfts", "ttft_s"), ("itls", "itl_s"), ("latencies", "e2el_s"),
-            ("queue_times", "queue_s"))
+            ("queue_times", "client_queue_s"))  # vLLM: the wait for a --max-concurrency slot
 LISTS = ("input_lens", "output_lens", "start_times", "errors", *(k for k, _ in MEASURED))
 
 

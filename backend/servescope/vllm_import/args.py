@@ -12,7 +12,7 @@ from typing import Any
 from servescope.core import catalog, cost_model
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.resolve import resolve_config
-from servescope.vllm_import import feature_matrix
+from servescope.vllm_import import feature_matrix, flag_list
 from servescope.vllm_import.cmdline import VllmArgsError, parse_command_line, parse_engine_args_json
 from servescope.vllm_import.flags import NO_EFFECT, NOT_MODELLED, SCHEDULING
 
@@ -65,6 +65,9 @@ def import_args(args: dict[str, Any], gpu: str | None = None,
                                     "changes scheduling or memory; not simulated"))
         elif name in NO_EFFECT:
             ignored.append(_ignored(name, raw, "no_effect", "does not affect scheduling"))
+        elif name in flag_list.known_dests():
+            ignored.append(_ignored(name, raw, "unreviewed", "a vLLM 0.33 flag whose effect on "
+                                    "scheduling ServeScope has not reviewed; not simulated"))
         else:
             ignored.append(_ignored(name, raw, "unknown", "not a vLLM 0.33 flag ServeScope knows"))
     warnings = _resolve_defaults(values, resolved, args, usage_context)

@@ -34,7 +34,7 @@ NOT_MODELLED = {  # flags that change scheduling or memory in ways the simulator
     "runner": "pooling", "enable_prompt_embeds": "prompt_embeds", "scheduler_delay_factor": None,
     "disable_hybrid_kv_cache_manager": None, "max_num_encoder_input_tokens": None,
     "kv_offloading_size": "kv_offload", "kv_offloading_backend": "kv_offload",
-    "cpu_kv_offload": "kv_offload",
+    "cpu_kv_offload": "kv_offload", "lora_modules": "lora",
 }
 NO_EFFECT = {  # flags known to have no effect on scheduling decisions
     "host", "port", "api_key", "served_model_name", "trust_remote_code", "download_dir",
