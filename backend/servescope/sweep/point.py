@@ -1,6 +1,6 @@
 """Simulate one point of a sweep (its replicas over the trace) and report it: the summary
-`servescope sim` gives for its config, its SLO verdicts and goodput, its cost, and the
-dominant bottleneck from the diagnosis. No Ray here: the runner calls this in a task."""
+`servescope sim` gives for its config, its SLO verdicts and goodput, its cost, the
+dominant bottleneck from the diagnosis, and for each SLO missed the verdict that explains it. No Ray here: the runner calls this in a task."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from servescope.core.request import RequestSpec
 from servescope.scenarios.diagnosis_check import diagnose_records, prepare
 from servescope.sweep import slo
 from servescope.sweep.cost import point_cost
+from servescope.sweep.results import why_fails
 from servescope.sweep.grid import Point
 
 
@@ -53,7 +54,8 @@ def run_point(point: Point, specs: Sequence[RequestSpec], slos: Mapping[str, flo
                                config.tensor_parallel_size * point.replicas,
                                summary["duration"], summary["total_output_tokens"], prices),
             "diagnosis": {"dominant": diagnosis["dominant"],
-                          "title": _title(diagnosis, diagnosis["dominant"])}}
+                          "title": _title(diagnosis, diagnosis["dominant"])},
+            "why_fails": why_fails(verdicts, diagnosis["verdicts"])}
 
 
 def _summary(engines: list[Engine]) -> dict[str, Any]:
