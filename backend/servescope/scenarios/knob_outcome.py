@@ -4,7 +4,8 @@ change called better, worse or negligible, and one outcome for the knob:
   confirmed      its targets moved the right way by more than NEGLIGIBLE, nothing else worsened
   trade_off      its targets improved, but another figure worsened by more than NEGLIGIBLE
   negligible     nothing it targets moved by more than NEGLIGIBLE, nothing else worsened
-  not_confirmed  a target moved the wrong way, or only other figures moved, for the worse
+  not_confirmed  a target moved the wrong way, or only other figures moved, for the worse, or
+                 no target could be measured
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def outcome(before: Mapping[str, Any], after: Mapping[str, Any],
     improved = [m for m in wanted if metrics[m]["effect"] == "better"]
     harmed = [m for m in wanted if metrics[m]["effect"] == "worse"]
     worsened = [m for m in names if m not in wanted and metrics[m]["effect"] == "worse"]
-    if harmed or (worsened and not improved):
+    unmeasured = all(metrics[m]["effect"] == "unknown" for m in wanted)
+    if harmed or (worsened and not improved) or unmeasured:
         kind = "not_confirmed"
     elif improved and worsened:
         kind = "trade_off"
