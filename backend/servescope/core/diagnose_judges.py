@@ -141,7 +141,9 @@ def _budget_recs(config: EngineConfig, itl_first: bool) -> list[dict[str, Any]]:
     low = max(budget // BUDGET_DOWN, config.max_num_seqs)
     down = [knob("--max-num-batched-tokens", low, {"max_num_batched_tokens": low},
                  "smaller prefill chunks: each decode step carries fewer prompt tokens",
-                 [("p99_itl_ms", "down")])] if low < budget and config.enable_chunked_prefill else []
+                 [("p99_itl_ms", "down")])]
+    if low >= budget or not config.enable_chunked_prefill:
+        down = []
     return [*down, capped, up] if itl_first else [up, *down, capped]
 
 

@@ -1,6 +1,7 @@
 """Simulate one point of a sweep (its replicas over the trace) and report it: the summary
 `servescope sim` gives for its config, its SLO verdicts and goodput, its cost, the
-dominant bottleneck from the diagnosis, and for each SLO missed the verdict that explains it. No Ray here: the runner calls this in a task."""
+dominant bottleneck from the diagnosis, and for each SLO missed the verdict that explains it.
+No Ray here: the runner calls this in a task."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from servescope.core.request import RequestSpec
 from servescope.scenarios.diagnosis_check import diagnose_records, prepare
 from servescope.sweep import slo
 from servescope.sweep.cost import point_cost
-from servescope.sweep.results import why_fails
 from servescope.sweep.grid import Point
+from servescope.sweep.results import why_fails
 
 
 def split_round_robin(specs: Sequence[RequestSpec], replicas: int) -> list[list[RequestSpec]]:
