@@ -5,6 +5,7 @@ import {
   baseConfig, costOf, explorerUrl, openable, parsePairs, plotColumns, progressText, sortPoints,
 } from "../../frontend/static/js/state/sweep.js";
 import { parseScenario } from "../../frontend/static/js/state/url.js";
+import { bottleneck } from "../../frontend/static/js/ui/sweep_table.js";
 
 const point = (index, usd, goodput, ttft, extra = {}) => ({
   index, status: "ok", point: { max_num_seqs: 8 * (index + 1) }, replicas: 1, meets_slo: ttft < 1000,
@@ -72,4 +73,14 @@ test("progress counts points by outcome", () => {
     "4 of 6 points (1 do not fit, 0 failed)");
   assert.equal(progressText({ ...view, status: "done", done: 4, total: 4 }),
     "4 of 4 points (1 do not fit, 0 failed) - done");
+});
+
+test("a point that misses an SLO shows the verdict on that latency, not the dominant one", () => {
+  const missing = point(0, 3, 1, 2000, {
+    diagnosis: { dominant: "token_budget" },
+    why_fails: [{ metric: "p99_ttft_ms", kind: "arrival_burst", headline: "411 requests" }] });
+  assert.equal(bottleneck(missing), "p99_ttft_ms: arrival_burst");
+  assert.equal(bottleneck({ ...missing, why_fails: [{ metric: "p99_itl_ms", kind: null }] }),
+    "p99_itl_ms: unexplained");
+  assert.equal(bottleneck(point(1, 1, 2, 900, { diagnosis: { dominant: null }, why_fails: [] })), "none");
 });

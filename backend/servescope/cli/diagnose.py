@@ -17,10 +17,11 @@ from servescope.scenarios.diagnosis_check import diagnose_run
 
 HELP = "name the dominant bottleneck of a run and the knobs to turn"
 DESCRIPTION = ("Simulate a scenario (a preset, or --workload or --trace with --config; or read "
-               "a `vllm bench serve` result), say which limit "
-               "dominates (KV starvation, batch slots, token budget, decode floor, memory "
-               "fit), with evidence, knobs by vLLM flag name checked by re-simulation, and "
-               "what to measure next.")
+               "a `vllm bench serve` result), say which limit dominates (an arrival burst "
+               "beyond prefill capacity, KV starvation, batch slots, token budget, decode "
+               "floor, memory fit), with evidence, knobs by vLLM flag name checked by "
+               "re-simulation (the before and after of every p99 and the throughput: "
+               "confirmed, trade-off, negligible or not confirmed), and what to measure next.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="diagnose a `vllm bench serve --save-result` JSON (summary only)")
     parser.add_argument("--no-check", action="store_true", help="skip the re-simulations")
     parser.add_argument("--check-all", action="store_true",
-                        help="re-simulate the knobs of every verdict, not only the dominant one")
+                        help="re-simulate the knobs of every verdict, minor ones too")
     parser.add_argument("--json", type=Path, help="write the full diagnosis as JSON here")
 
 
@@ -61,6 +62,7 @@ def format_diagnosis(result: dict[str, Any]) -> str:
         if verdict["minor"] and verdict["kind"] != result["dominant"]:
             continue
         lines.append(f"\n{verdict['title']}  (score {verdict['score']:.2f})")
+        lines.append(f"  {verdict['headline']}")
         for ev in verdict["evidence"]:
             if ev["value"] is not None:
                 lines.append(f"  {ev['name']} = {_num(ev['value'])}: {ev['text']}")
@@ -83,9 +85,8 @@ def _expected(expected: dict[str, Any] | None) -> list[str]:
     if not expected["checked"]:
         return [f"not checked: {expected['reason']}"]
     parts = [f"{m} {_num(v['before'])} -> {_num(v['after'])}"
-             for m, v in expected["metrics"].items()]
-    verdict = "confirmed" if expected["confirmed"] else "NOT confirmed"
-    return [f"re-simulated: {', '.join(parts)} ({verdict})"]
+             for m, v in expected["metrics"].items() if v["before"] is not None]
+    return [f"re-simulated, {expected['text']}", f"  ({', '.join(parts)})"]
 
 
 def _num(value: Any) -> str:

@@ -15,10 +15,12 @@ import numpy as np
 
 from servescope.core.config import EngineConfig
 from servescope.core.diagnose import diagnose
+from servescope.core.diagnose_burst import prefill_tokens_per_s
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
-from servescope.core.step_time import StepTimeFn
+from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
+from servescope.scenarios.knob_outcome import outcome
 
 HARDWARE_FIELDS = {"tensor_parallel_size", "quantization", "gpu_memory_utilization",
                    "kv_cache_dtype", "dtype"}
@@ -68,12 +70,12 @@ def simulated_summary(config: EngineConfig, specs: Sequence[RequestSpec],
 def hardware_numbers(config: EngineConfig, specs: Sequence[RequestSpec],
                      step_time: StepTimeFn | None) -> dict[str, float]:
     """decode_floor_ms: the step time of one lone decode at the mean prompt length, i.e. the
-    floor no batching can beat (the roofline weight read under the cost model)."""
-    from servescope.core.step_time import placeholder_step_time_ms
-
+    floor no batching can beat (the roofline weight read under the cost model);
+    prefill_tokens_per_s: prompt tokens a second in full-budget prefill steps."""
     fn = step_time or placeholder_step_time_ms
     context = int(np.mean([s.prompt_len for s in specs])) if specs else 0
-    out = {"decode_floor_ms": float(fn(np.array([1]), np.array([context])))}
+    out = {"decode_floor_ms": float(fn(np.array([1]), np.array([context]))),
+           "prefill_tokens_per_s": prefill_tokens_per_s(fn, config.max_num_batched_tokens)}
     cost_model = _cost_model()
     if priced(config):
         memory = cost_model.memory_breakdown(config)
@@ -86,7 +88,8 @@ def hardware_numbers(config: EngineConfig, specs: Sequence[RequestSpec],
 def diagnose_run(config: EngineConfig, specs: Sequence[RequestSpec],
                  step_time: StepTimeFn | None = None, check: bool = True,
                  check_all: bool = False) -> dict[str, Any]:
-    """Simulate, diagnose, and (when `check`) re-simulate the dominant verdict's knobs."""
+    """Simulate, diagnose, and (when `check`) re-simulate the knobs of every verdict that is not
+    minor (`check_all`: of every verdict)."""
     derived = config.num_gpu_blocks is None
     config, step_time = prepare(config, step_time)
     records, summary = simulate(config, specs, step_time)
@@ -101,21 +104,25 @@ def diagnose_records(config: EngineConfig, specs: Sequence[RequestSpec],
     """Diagnose a run already made (a server session's records, read once as they come); knobs
     are checked by re-simulating `specs` under `config` with each change. `derived`:
     num_gpu_blocks came from the cost model, so a change re-derives it."""
-    diagnosis = diagnose(records, summary, config, hardware_numbers(config, specs, step_time))
+    diagnosis = diagnose(records, summary, config, hardware_numbers(config, specs, step_time),
+                         specs)
     diagnosis["summary"] = summary
-    if check:
-        for verdict in diagnosis["verdicts"]:
-            if check_all or verdict["kind"] == diagnosis["dominant"]:
-                for rec in verdict["recommendations"]:
-                    rec["expected"] = check_recommendation(rec, config, specs, summary,
-                                                           step_time, derived)
+    runs: dict[str, dict[str, Any]] = {}  # a knob two verdicts recommend is simulated once
+    for verdict in diagnosis["verdicts"] if check else ():
+        if check_all or not verdict["minor"]:
+            for rec in verdict["recommendations"]:
+                rec["expected"] = check_recommendation(rec, config, specs, summary,
+                                                       step_time, derived, runs)
     return diagnosis
 
 
 def check_recommendation(rec: dict[str, Any], config: EngineConfig,
                          specs: Sequence[RequestSpec], before: dict[str, Any],
-                         step_time: StepTimeFn | None, derived: bool) -> dict[str, Any]:
-    """{checked, reason?, metrics: {name: {before, after}}, confirmed}."""
+                         step_time: StepTimeFn | None, derived: bool,
+                         runs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """{checked, reason?} and, once checked, knob_outcome.outcome's {outcome, metrics,
+    improved, worsened, text} with the config_change it ran. `runs`: summaries already
+    simulated, by config change."""
     change = dict(rec["change"])
     if not change or not rec["targets"]:
         return {"checked": False, "reason": "this knob is not simulated"}
@@ -131,14 +138,10 @@ def check_recommendation(rec: dict[str, Any], config: EngineConfig,
         new, new_time = prepare(config.replace(**change))
     else:
         new, new_time = config.replace(**change), step_time
-    after = simulated_summary(new, specs, new_time)
-    metrics = {m: {"before": before.get(m), "after": after.get(m)} for m, _ in rec["targets"]}
-    confirmed = all(_moved(before.get(m), after.get(m), d) for m, d in rec["targets"])
-    return {"checked": True, "metrics": metrics, "confirmed": confirmed,
+    key = repr(sorted(change.items()))
+    runs = {} if runs is None else runs
+    if key not in runs:
+        runs[key] = simulated_summary(new, specs, new_time)
+    after = runs[key]
+    return {"checked": True, **outcome(before, after, rec["targets"]),
             "config_change": {k: v for k, v in change.items() if v is not None}}
-
-
-def _moved(before: Any, after: Any, direction: str) -> bool:
-    if before is None or after is None:
-        return False
-    return bool(after < before) if direction == "down" else bool(after > before)

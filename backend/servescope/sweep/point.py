@@ -1,6 +1,7 @@
 """Simulate one point of a sweep (its replicas over the trace) and report it: the summary
-`servescope sim` gives for its config, its SLO verdicts and goodput, its cost, and the
-dominant bottleneck from the diagnosis. No Ray here: the runner calls this in a task."""
+`servescope sim` gives for its config, its SLO verdicts and goodput, its cost, the
+dominant bottleneck from the diagnosis, and for each SLO missed the verdict that explains it.
+No Ray here: the runner calls this in a task."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from servescope.scenarios.diagnosis_check import diagnose_records, prepare
 from servescope.sweep import slo
 from servescope.sweep.cost import point_cost
 from servescope.sweep.grid import Point
+from servescope.sweep.results import why_fails
 
 
 def split_round_robin(specs: Sequence[RequestSpec], replicas: int) -> list[list[RequestSpec]]:
@@ -53,7 +55,8 @@ def run_point(point: Point, specs: Sequence[RequestSpec], slos: Mapping[str, flo
                                config.tensor_parallel_size * point.replicas,
                                summary["duration"], summary["total_output_tokens"], prices),
             "diagnosis": {"dominant": diagnosis["dominant"],
-                          "title": _title(diagnosis, diagnosis["dominant"])}}
+                          "title": _title(diagnosis, diagnosis["dominant"])},
+            "why_fails": why_fails(verdicts, diagnosis["verdicts"])}
 
 
 def _summary(engines: list[Engine]) -> dict[str, Any]:

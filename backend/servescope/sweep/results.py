@@ -1,5 +1,6 @@
 """What a sweep's points add up to: the cost / goodput Pareto frontier and the answer in
-words (the cheapest config that meets the SLOs, and why the next cheaper one does not)."""
+words (the cheapest config that meets the SLOs, and why the next cheaper one does not: each SLO
+it misses with the diagnosis's verdict on that latency and its evidence)."""
 
 from __future__ import annotations
 
@@ -59,8 +60,8 @@ def answer(points: Sequence[Report], slos: Mapping[str, float]) -> str:
     meeting = [p for p in ran if p["meets_slo"]]
     if not meeting:
         best = max(ran, key=lambda p: p["request_goodput"])
-        return (f"No config meets the SLOs. The highest goodput is {label(best)}: "
-                f"{_misses(best)}; its dominant bottleneck is {_bottleneck(best)}.")
+        return (f"No config meets the SLOs. The highest goodput is {label(best)}, which "
+                f"misses {_misses(best)}.")
     cheapest = meeting[0]
     text = (f"Cheapest config meeting the SLOs: {label(cheapest)} at {_money(cheapest, unit)}, "
             f"goodput {cheapest['request_goodput']:.2f} req/s.")
@@ -69,7 +70,7 @@ def answer(points: Sequence[Report], slos: Mapping[str, float]) -> str:
         return text + " It is also the cheapest config that ran."
     nxt = cheaper[-1]
     return (text + f" The next cheaper one, {label(nxt)} at {_money(nxt, unit)}, "
-            f"fails: {_misses(nxt)}; its dominant bottleneck is {_bottleneck(nxt)}.")
+            f"misses {_misses(nxt)}.")
 
 
 def _money(point: Report, unit: str) -> str:
@@ -78,14 +79,26 @@ def _money(point: Report, unit: str) -> str:
     return f"{point['cost']['gpu_hours']:.3f} GPU-hours (no price for its GPU)"
 
 
+def why_fails(slo_verdicts: Mapping[str, Any],
+              verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """For each SLO missed: {metric, value, target, kind, title, headline}, the highest-scoring
+    verdict (not minor) that explains that latency (kind None: none does)."""
+    out = []
+    for metric, judged in slo_verdicts.items():
+        if judged["ok"]:
+            continue
+        latency = metric.split("_")[1]
+        cause = next((v for v in verdicts if not v["minor"] and latency in v["explains"]), None)
+        out.append({"metric": metric, "value": judged["value"], "target": judged["target"],
+                    "kind": cause and cause["kind"], "title": cause and cause["title"],
+                    "headline": cause and cause["headline"]})
+    return out
+
+
 def _misses(point: Report) -> str:
-    missed = [f"{m} {v['value']:.1f} ms > {v['target']:.1f} ms"
-              for m, v in point["slo"].items() if not v["ok"]]
-    return ", ".join(missed) or "it meets them"
-
-
-def _bottleneck(point: Report) -> str:
-    diagnosis = point["diagnosis"]
-    if diagnosis["dominant"] is None:
-        return "none the diagnosis can name (no verdict scores high enough)"
-    return f"{diagnosis['dominant']} ({diagnosis['title']})"
+    """Each SLO missed and the evidence for why: '; '-joined."""
+    return "; ".join(
+        f"{w['metric']} {w['value']:.1f} ms > {w['target']:.1f} ms, because of "
+        f"{w['kind']} ({w['title']}): {w['headline']}" if w["kind"] else
+        f"{w['metric']} {w['value']:.1f} ms > {w['target']:.1f} ms, which no verdict of the "
+        "diagnosis explains" for w in point["why_fails"])

@@ -27,7 +27,16 @@ function num(value) {
   return Number.isInteger(value) ? String(value) : value.toPrecision(3);
 }
 
-/** The diagnosis as plain lines: {heading, provenance, evidence[], flags[], next[], missing[]}. */
+/** A recommended flag and, once re-simulated, its outcome with the figures that moved. */
+function flagLine(r) {
+  const flag = r.value === undefined || r.value === null ? r.flag : `${r.flag} ${r.value}`;
+  const exp = r.expected;
+  const checked = !exp ? "" : exp.checked ? ` · re-simulated, ${exp.text}` : ` · unchecked: ${exp.reason}`;
+  return `${flag}: ${r.why}${checked}`;
+}
+
+/** The diagnosis as plain lines: {heading, headline, provenance, evidence[], flags[],
+ * others[] (the other verdicts that are not minor), next[], missing[]}. */
 export function describeDiagnosis(data) {
   const top = data.verdicts?.find((v) => v.kind === data.dominant) ?? null;
   const scope = data.complete ? "the whole run" : `the first ${data.num_records} steps`;
@@ -36,14 +45,12 @@ export function describeDiagnosis(data) {
       : "No dominant bottleneck: every limit scored as minor",
     provenance: `Computed from the ${data.source ?? "simulated"} run, ${scope}` +
       (data.label ? ` · ${data.label}` : ""),
+    headline: top?.headline ?? "",
     evidence: (top?.evidence ?? []).map((e) => `${e.name} = ${num(e.value)}: ${e.text}`),
-    flags: (top?.recommendations ?? []).map((r) => {
-      const flag = r.value === undefined || r.value === null ? r.flag : `${r.flag} ${r.value}`;
-      const exp = r.expected;
-      const checked = !exp ? "" : exp.checked ? (exp.confirmed ? " · checked: confirmed"
-        : " · checked: not confirmed") : ` · unchecked: ${exp.reason}`;
-      return `${flag}: ${r.why}${checked}`;
-    }),
+    flags: (top?.recommendations ?? []).map(flagLine),
+    others: (data.verdicts ?? []).filter((v) => v !== top && !v.minor).flatMap((v) =>
+      [`${v.title} (${v.kind}, score ${num(v.score)}): ${v.headline}`,
+        ...v.recommendations.map((r) => `  ${flagLine(r)}`)]),
     next: top?.measure_next ?? [],
     missing: (data.missing ?? []).map((m) => `missing ${m.metric} (for ${m.needed_for}); ` +
       `still concluded: ${m.still_concluded}`),
@@ -75,10 +82,13 @@ export function renderDiagnosis(el, data) {
   };
   add("p", "diagnosis-provenance help", d.provenance);
   add("h3", "diagnosis-verdict", d.heading);
+  if (d.headline) add("p", "diagnosis-headline", d.headline);
   if (d.evidence.length) add("h4", "", "Evidence");
   el.appendChild(list(doc, "diagnosis-evidence", d.evidence));
   if (d.flags.length) add("h4", "", "Recommended flags, in order");
   el.appendChild(list(doc, "diagnosis-flags", d.flags));
+  if (d.others.length) add("h4", "", "Also limiting");
+  el.appendChild(list(doc, "diagnosis-others", d.others));
   if (d.next.length) add("h4", "", "Measure next");
   el.appendChild(list(doc, "diagnosis-next", d.next));
   el.appendChild(list(doc, "diagnosis-missing help", d.missing));

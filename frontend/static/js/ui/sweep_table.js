@@ -1,5 +1,6 @@
 // The Sweep view's table: one row per point (its grid values, status, goodput, p99s, cost,
-// dominant bottleneck, node), sortable by clicking a heading, with a box to pick 2-4 points
+// bottleneck: for a point that misses an SLO the verdict on the latency it misses, else the
+// dominant one; node), sortable by clicking a heading, with a box to pick 2-4 points
 // to compare and a link that opens one point in the explorer.
 
 import { costOf, explorerUrl, openable, sortPoints } from "../state/sweep.js";
@@ -10,6 +11,7 @@ const COLUMNS = [
   [null, "bottleneck"], [null, "node"], [null, "open"],
 ];
 
+const BOTTLENECK = COLUMNS.findIndex(([, text]) => text === "bottleneck");
 const num = (v, digits = 1) => (v == null ? "-" : Number(v).toFixed(digits));
 
 function cells(p, view, pareto) {
@@ -20,7 +22,14 @@ function cells(p, view, pareto) {
   return [String(p.index) + (pareto.has(p.index) ? " *" : ""), values, status,
     ran ? num(p.request_goodput, 2) : "-", ran ? num(p.summary.p99_ttft_ms) : "-",
     ran ? num(p.summary.p99_itl_ms) : "-", cost == null ? "-" : num(cost, 3),
-    ran ? (p.diagnosis.dominant ?? "none") : (p.reason ?? "").slice(0, 80), (p.node ?? "").slice(0, 8)];
+    ran ? bottleneck(p) : (p.reason ?? "").slice(0, 80), (p.node ?? "").slice(0, 8)];
+}
+
+/** The first missed SLO and the verdict that explains it, or the dominant verdict. */
+export function bottleneck(p) {
+  const why = (p.why_fails ?? [])[0];
+  if (why) return `${why.metric}: ${why.kind ?? "unexplained"}`;
+  return p.diagnosis.dominant ?? "none";
 }
 
 /** Fill `table` with the view's points, sorted by `sort` {key, dir}; returns nothing. */
@@ -42,7 +51,12 @@ export function drawTable(doc, table, view, sort, selected) {
     box.dataset.pick = String(p.index);
     pick.appendChild(box);
     tr.appendChild(pick);
-    for (const text of cells(p, view, pareto)) tr.appendChild(Object.assign(doc.createElement("td"), { textContent: text }));
+    const why = (p.why_fails ?? []).map((w) => `${w.metric}: ${w.headline ?? "no verdict explains it"}`);
+    cells(p, view, pareto).forEach((text, k) => {
+      const td = Object.assign(doc.createElement("td"), { textContent: text });
+      if (k === BOTTLENECK && why.length) td.title = why.join("\n");  // the evidence, on hover
+      tr.appendChild(td);
+    });
     const open = doc.createElement("td");
     if (openable(p)) {
       open.appendChild(Object.assign(doc.createElement("a"), { href: explorerUrl(view, [p]), textContent: "explore" }));
