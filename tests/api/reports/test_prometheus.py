@@ -12,8 +12,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from support.live import Client
 from support.prometheus import Prometheus, backfill
