@@ -84,15 +84,17 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def session_timings(server: Server, trace_id: str, last_arrival: float | None,
+def session_timings(server: Server, upload: dict[str, str], last_arrival: float | None,
                     t_upload: float) -> dict[str, float]:
     """Upload to init and to the first frame, the request list's pages, then (unless
-    `last_arrival` is None) session start to a seek at the last arrival."""
+    `last_arrival` is None) session start to a seek at the last arrival. `upload`: what
+    POST /api/traces answered (the trace's id and the upload token it needs)."""
     out: dict[str, float] = {}
     with connect(f"{server.ws_url}/ws/sessions/new", max_size=None,
                  origin=server.url) as ws:  # type: ignore[arg-type]
         ws.send(json.dumps({"type": "configure", "v": 1, "config": SESSION_CONFIG,
-                            "workload": {"trace": trace_id}}))
+                            "workload": {"trace": upload["trace_id"],
+                                         "upload_token": upload["upload_token"]}}))
         ws.send(json.dumps({"type": "step", "v": 1, "n": 1}))
         started = None
         while True:
@@ -215,7 +217,7 @@ def run(server: Server, path: Path, last: float, with_heavy: bool,
     upload_s = time.perf_counter() - t0
     print(f"uploaded {r.json()['num_requests']} requests in {upload_s:.1f} s; last arrival "
           f"{last:.0f} s", file=sys.stderr)
-    timings = session_timings(server, r.json()["trace_id"], None if watch_s else last, t0)
+    timings = session_timings(server, r.json(), None if watch_s else last, t0)
     print(f"session: {timings}", file=sys.stderr)
     sid = str(timings.pop("session_id"))
     if watch_s:  # a run too long to wait for: how far it got, at what cost

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from support.server import ORIGIN, FakeClock, Server, make_settings
+from support.server import ORIGIN, UPLOADS, FakeClock, Server, make_settings
 
 from servescope.api.app import create_app
 from servescope.api.settings import Settings
@@ -26,7 +26,7 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def client(settings: Settings, clock: FakeClock) -> Iterator[TestClient]:
-    with TestClient(create_app(settings, clock=clock), headers=ORIGIN) as c:
+    with TestClient(create_app(settings, clock=clock), headers={**ORIGIN, **UPLOADS}) as c:
         yield c
 
 

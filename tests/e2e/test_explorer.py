@@ -157,3 +157,26 @@ def test_hostile_request_ids_render_as_text(page, fresh_url, tmp_path):
     injected = "body script:not(#boot):not([type=module]):not([type=importmap])"
     assert page.locator(injected).count() == 0
     assert page.errors == [], page.errors
+
+
+def test_an_upload_is_this_browsers_own(page, fresh_url, tmp_path):
+    """The page keeps the upload token the server answers, names it in the session's configure
+    and the page's link; GET /api/traces lists the upload with it and nothing without."""
+    trace = tmp_path / "mine.json"
+    trace.write_text(json.dumps([{"id": "m0", "prompt_len": 40, "output_len": 8,
+                                  "arrival_s": 0}]))
+    page.goto(fresh_url)
+    wait_ready(page)
+    page.set_input_files("#upload", str(trace))
+    page.wait_for_function(
+        "() => window.__servescope.store.panes[0].init?.trace?.filename === 'mine.json'",
+        timeout=15000)
+    token = page.evaluate("() => localStorage.getItem('servescope.upload_token')")
+    assert token and page.evaluate("() => window.__servescope.api.scenario.upload_token") == token
+    page.wait_for_function("(t) => location.search.includes('upload_token=' + t)", arg=token)
+    listed = page.evaluate("""async (t) => {
+      const count = async (headers) => (await (await fetch('/api/traces', { headers })).json()).length;
+      return [await count({ 'X-Upload-Token': t }), await count({})];
+    }""", token)
+    assert listed[0] >= 1 and listed[1] == 0, listed
+    assert page.errors == [], page.errors

@@ -26,7 +26,8 @@ def azure_csv() -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def upload(server_url: str) -> str:
+def upload(server_url: str) -> tuple[str, str]:
+    """The uploaded trace's id and the upload token that owns it."""
     boundary = uuid.uuid4().hex
     body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
             f"filename=\"paged.csv\"\r\nContent-Type: text/csv\r\n\r\n").encode() + \
@@ -36,7 +37,7 @@ def upload(server_url: str) -> str:
     with urllib.request.urlopen(req, timeout=60) as res:
         data = json.loads(res.read())
     assert data["num_requests"] == ROWS
-    return str(data["trace_id"])
+    return str(data["trace_id"]), str(data["upload_token"])
 
 
 SHOWN = """() => {
@@ -50,8 +51,9 @@ SHOWN = """() => {
 
 
 def test_a_trace_over_one_request_page_shows_its_later_requests(page, server_url):
-    trace_id = upload(server_url)
-    page.goto(f"{server_url}/?trace={trace_id}&max_num_seqs=64&num_gpu_blocks=4096")
+    trace_id, token = upload(server_url)  # as another client: the link carries its token
+    page.goto(f"{server_url}/?trace={trace_id}&upload_token={token}&max_num_seqs=64"
+              "&num_gpu_blocks=4096")
     page.wait_for_function("() => window.__servescope?.store?.panes[0]?.init?.trace",
                            timeout=30000)
     init = page.evaluate("() => window.__servescope.store.panes[0].init")

@@ -53,6 +53,9 @@ test("2-4 points open a compare of their values over the base; a trace stays the
   assert.equal(scenario.view, "compare");
   assert.deepEqual(scenario.compare, [{ max_num_seqs: 8 }, { max_num_seqs: 16 }]);
   assert.deepEqual(scenario.config, { model: "m", gpu: "H100", num_gpu_blocks: null });
+  const withToken = parseScenario(explorerUrl(traced, view.points.slice(0, 1), "upload-token-0123456").slice(2));
+  assert.equal(withToken.upload_token, "upload-token-0123456"); // the trace's owner token rides along
+  assert.equal(parseScenario(explorerUrl(view, view.points.slice(0, 1), "tok-ignored-for-a-preset").slice(2)).upload_token, null);
 });
 
 test("replicated or unrun points cannot open: the explorer runs one engine", () => {

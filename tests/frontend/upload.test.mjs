@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { fetchFormats, UploadError, uploadBody, uploadTrace } from "../../frontend/static/js/transport/upload.js";
+import {
+  fetchFormats, keepUploadToken, listTraces, UPLOAD_TOKEN_KEY, UploadError, uploadBody, uploadToken, uploadTrace,
+} from "../../frontend/static/js/transport/upload.js";
+
+/** A localStorage stand-in. */
+function memoryStorage() {
+  const items = new Map();
+  return { getItem: (k) => (items.has(k) ? items.get(k) : null), setItem: (k, v) => items.set(k, String(v)) };
+}
 
 test("the body carries the options that are not blank, trimmed, before the file", async () => {
   const file = new Blob(["{}\n"]);
@@ -59,4 +67,30 @@ test("writes echo the page's CSRF cookie in X-CSRF-Token", async () => {
   assert.deepEqual(csrfHeaders("a=1; servescope_csrf=tok-en=; b=2"), { "X-CSRF-Token": "tok-en=" });
   assert.deepEqual(csrfHeaders("a=1"), {});
   assert.deepEqual(csrfHeaders(""), {});
+});
+
+test("the first upload keeps the token the server answers; later ones and listings present it", async () => {
+  const storage = memoryStorage();
+  const sent = [];
+  const server = async (url, init = {}) => {
+    sent.push({ url, token: init.headers?.["X-Upload-Token"] ?? null });
+    return { ok: true, status: 201, json: async () => ({ trace_id: "t1", upload_token: init.headers?.["X-Upload-Token"] ?? "minted-token-00000001" }) };
+  };
+  await uploadTrace("/api/traces", new Blob(["x"]), {}, server, storage);
+  assert.equal(sent[0].token, null); // none kept yet: the server makes one
+  assert.equal(uploadToken(storage), "minted-token-00000001");
+  await uploadTrace("/api/traces", new Blob(["y"]), {}, server, storage);
+  assert.equal(sent[1].token, "minted-token-00000001");
+  await listTraces("/api/traces", uploadToken(storage), server);
+  assert.deepEqual(sent[2], { url: "/api/traces", token: "minted-token-00000001" });
+});
+
+test("without a token there is nothing to list, and a storage that refuses keeps nothing", async () => {
+  assert.deepEqual(await listTraces("/api/traces", null, async () => assert.fail("no request")), []);
+  const refusing = { getItem: () => { throw new Error("denied"); }, setItem: () => { throw new Error("denied"); } };
+  keepUploadToken("some-token-0000000001", refusing);
+  assert.equal(uploadToken(refusing), null);
+  const storage = memoryStorage();
+  keepUploadToken("some-token-0000000001", storage);
+  assert.equal(storage.getItem(UPLOAD_TOKEN_KEY), "some-token-0000000001");
 });

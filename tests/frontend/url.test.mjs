@@ -8,7 +8,7 @@ import {
 test("a scenario survives the round trip through the query string", () => {
   const s = {
     session: "a1b2c3d4e5f6a7b8c9", token: "tok-en_1", follow: true, preset: "chunked", trace: "t0123456789abcdef",
-    view: "compare", projection: true, pace: 4, speed: 2.5, speedAsked: true, step: 40,
+    upload_token: "upload-token-0123456", view: "compare", projection: true, pace: 4, speed: 2.5, speedAsked: true, step: 40,
     config: { max_num_batched_tokens: 512, enable_prefix_caching: false, model: "llama-3.1-8b" },
     compare: [{ policy: "vllm-v1" }, { policy: "vllm-v0" }],
   };
@@ -22,6 +22,16 @@ test("session, token, follow and trace are not engine flags", () => {
   assert.equal(s.session, "abcdefabcdefabcdef");
   assert.equal(s.follow, true);
   assert.equal(s.trace, "xyz");
+});
+
+test("a shared link carries the upload token its trace needs, and only beside a trace", () => {
+  const base = parseScenario("");
+  const traced = formatScenario({ ...base, trace: "abcdefabcdefabcdef", upload_token: "upload-token-0123456" });
+  assert.equal(new URLSearchParams(traced).get("upload_token"), "upload-token-0123456");
+  assert.equal(parseScenario(traced).upload_token, "upload-token-0123456");
+  assert.equal(parseScenario(traced).config.upload_token, undefined); // not an engine flag
+  const preset = formatScenario({ ...base, preset: "demo", upload_token: "upload-token-0123456" });
+  assert.equal(new URLSearchParams(preset).get("upload_token"), null);
 });
 
 test("projection is a flag over the view; an older view=projection link still projects", () => {

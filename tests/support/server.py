@@ -18,6 +18,9 @@ from servescope.api.settings import Settings
 from servescope.api.wire import protocol as P
 
 ROOT = Path(__file__).resolve().parents[2]
+# the upload token the tests' client presents (api/uploads/owner.py): its uploads are its own
+UPLOAD_TOKEN = "servescope-test-client-1"
+UPLOADS = {"X-Upload-Token": UPLOAD_TOKEN}
 
 
 class FakeClock:
@@ -119,8 +122,11 @@ class Server:
                     raise RuntimeError("server did not start: " + self.stderr()) from None
                 time.sleep(0.1)
 
-    def get(self, path: str) -> Any:
-        with urllib.request.urlopen(self.url + path, timeout=10) as r:
+    def get(self, path: str, headers: dict[str, str] | None = None) -> Any:
+        """GET as the tests' client (its upload token), or with `headers`."""
+        request = urllib.request.Request(self.url + path, headers=UPLOADS if headers is None
+                                         else headers)
+        with urllib.request.urlopen(request, timeout=10) as r:
             return json.loads(r.read())
 
     def stderr(self) -> str:

@@ -44,7 +44,8 @@ def create_app(settings: Settings | None = None,
         store = Store(settings.data_dir)
         registry = Registry(settings, store, clock)
         app.state.store, app.state.registry = store, registry
-        app.state.sweeps = Sweeps(settings.sweep_ray_address, settings.sweep_num_cpus)
+        app.state.sweeps = Sweeps(settings.sweep_ray_address, settings.sweep_num_cpus,
+                                  settings.sweep_idle_s)
         app.state.sessions_metrics = SessionsCollector(registry)
         reaper = asyncio.create_task(registry.reap_loop())
         try:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, HTTPException, Request
 from starlette.requests import HTTPConnection
 
+from servescope.api.errors import UploadError
 from servescope.api.sessions.registry import Registry
 from servescope.api.settings import Settings
+from servescope.api.uploads import owner as owners
 from servescope.api.uploads.store import Store
 
 
@@ -27,7 +29,24 @@ def get_registry(conn: HTTPConnection) -> Registry:
     return registry
 
 
+def get_upload_token(conn: HTTPConnection) -> str | None:
+    """The `X-Upload-Token` the caller presents (None without one); a malformed one is a 400
+    naming the header."""
+    try:
+        return owners.checked_token(conn.headers.get(owners.HEADER))
+    except UploadError as err:
+        raise HTTPException(err.status, err.detail) from err
+
+
+def get_upload_owner(token: Annotated[str | None, Depends(get_upload_token)]) -> str:
+    """The caller's client key (api/uploads/owner.py): whose uploads it may list and use."""
+    return owners.client_key(token)
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+UploadTokenDep = Annotated[str | None, Depends(get_upload_token)]
+UploadOwnerDep = Annotated[str, Depends(get_upload_owner)]
 StoreDep = Annotated[Store, Depends(get_store)]
 RegistryDep = Annotated[Registry, Depends(get_registry)]
-__all__ = ["Request", "RegistryDep", "SettingsDep", "StoreDep"]
+__all__ = ["Request", "RegistryDep", "SettingsDep", "StoreDep", "UploadOwnerDep",
+           "UploadTokenDep"]

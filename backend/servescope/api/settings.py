@@ -48,6 +48,8 @@ class Settings:
     max_perfetto_records: int = 200_000  # a Perfetto trace is built whole: longer runs refused
     sweep_ray_address: str = ""  # sweeps join this Ray cluster; "": Ray in the server process
     sweep_num_cpus: int = 0  # CPUs of the in-process Ray; 0: this machine's
+    # Ray started for sweeps is shut down after this long without one (it holds ~1.5 GB)
+    sweep_idle_s: float = 300.0
     allowed_origins: tuple[str, ...] = ()  # full origins allowed besides the served names
     server_names: tuple[str, ...] = ()  # host names served besides loopback and `host`
     # a room's server (api/web/classroom.py): all interfaces, this machine's own addresses

@@ -100,6 +100,11 @@ def _waiting(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
     return [([*view.labels, "capacity"], (waiting,)), ([*view.labels, "deferred"], (0.0,))]
 
 
+def _sleep_state(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
+    return [([*view.labels, state], (1.0 if state == "awake" else 0.0,))
+            for state in V.SLEEP_STATES]
+
+
 def _cache_info(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
     return [([*(view.cache_info[k] for k in CACHE_INFO_KEYS), view.labels[1], view.labels[2]],
              (1.0,))]
@@ -122,6 +127,11 @@ def _table() -> list[tuple[Callable[[], Metric], Filler]]:
                                      "source.", labels=[*labels, "source"]), _by_source),
         (lambda: GaugeMetricFamily(V.WAITING_BY_REASON, "Number of requests waiting, by "
                                    "reason.", labels=[*labels, "reason"]), _waiting),
+        (lambda: GaugeMetricFamily(V.SLEEP_STATE, "Engine sleep state; awake = 0 means "
+                                   "engine is sleeping; awake = 1 means engine is awake; "
+                                   "weights_offloaded = 1 means sleep level 1; discard_all = "
+                                   "1 means sleep level 2.", labels=[*labels, "sleep_state"]),
+         _sleep_state),
         (lambda: GaugeMetricFamily(V.CACHE_CONFIG_INFO, "Information of the LLMEngine "
                                    "CacheConfig", labels=[*CACHE_INFO_KEYS, "engine",
                                                           "session"]), _cache_info),

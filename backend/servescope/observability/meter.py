@@ -17,6 +17,9 @@ from servescope.observability.columns import Changes, PerRecord, Repeats
 from servescope.observability.spill import Column, Spill
 
 # One row per record: the gauges after the step, then the counters up to and including it.
+# vLLM samples its gauges where update_from_output() ends (Scheduler.make_stats in
+# vllm/v1/core/sched/scheduler.py): the requests finished in the step have left the running
+# list and freed their blocks, and the ones preempted in its schedule are waiting again.
 GAUGES = ("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc")
 COUNTERS = ("num_preemptions", "prompt_tokens", "generation_tokens", "prefix_cache_queries",
             "prefix_cache_hits", "request_success", "prompt_tokens_local_compute",
@@ -25,11 +28,14 @@ ROW = GAUGES + COUNTERS
 DENSE = "generation_tokens"  # the counter that moves on almost every record: a column
 
 # Observations, each made when vLLM makes it: per first token (TTFT), per later token
-# (ITL), per engine step (iteration tokens), per finished request (the rest).
+# (ITL), per engine step (iteration tokens), per finished request (the rest). A ServeScope
+# request samples one sequence (n = 1): vLLM's ParentRequest.observe_finished_request then
+# observes its own generation tokens as the maximum over its sequences, and n as 1.
 HISTOGRAMS = ("time_to_first_token", "inter_token_latency", "iteration_tokens",
               "e2e_request_latency", "request_queue_time", "request_inference_time",
               "request_prefill_time", "request_decode_time", "request_time_per_output_token",
-              "request_prompt_tokens", "request_generation_tokens")
+              "request_prompt_tokens", "request_generation_tokens", "request_params_n",
+              "request_prefill_kv_computed_tokens")
 
 
 class _Request:
@@ -99,7 +105,7 @@ class Meter:
             self._totals[k] += delta[name]
             if name != DENSE:
                 self.changes[name].set(it, self._totals[k])
-        self.running.append(len(rec.get("running", ())))
+        self.running.append(num_running_after(rec))
         self.waiting.append(len(rec.get("waiting", ())))
         self.kv_usage.append(float(rec.get("kv_usage", 0.0)))
         self.generation_tokens.append(self._totals[COUNTERS.index(DENSE)])
@@ -135,7 +141,7 @@ class Meter:
         itl.add_steps(it + 1, [b - a for a, b in pairwise(end_s)], n)
         tokens.add_steps(it, n, num_steps)
         self._finish_many(finished, it + num_steps - 1, end_s[-1])
-        self._decode_rows(len(ids), n, start_s, kv_usage)
+        self._decode_rows(len(ids), len(set(finished) & set(ids)), n, start_s, kv_usage)
         self.last_end_s = end_s[-1]
 
     def _finish_many(self, finished: Sequence[str], it: int, t1: float) -> None:
@@ -147,9 +153,10 @@ class Meter:
                 self._totals[k] += 1
         self.changes["request_success"].set(it, self._totals[k])
 
-    def _decode_rows(self, num_running: int, n: int, start_s: Sequence[float],
-                     kv_usage: Sequence[float]) -> None:
-        """The rows of decode steps: `n` more tokens each, nobody waiting."""
+    def _decode_rows(self, num_running: int, num_finished: int, n: int,
+                     start_s: Sequence[float], kv_usage: Sequence[float]) -> None:
+        """The rows of decode steps: `n` more tokens each, nobody waiting, `num_finished`
+        gone from the running list after the last."""
         k = COUNTERS.index(DENSE)
         total = self._totals[k]
         cumulative = []
@@ -158,7 +165,8 @@ class Meter:
             cumulative.append(total)
         self._totals[k] = total
         self.generation_tokens.extend(cumulative)
-        self.running.extend([num_running] * len(start_s))
+        self.running.extend([num_running] * (len(start_s) - 1))
+        self.running.append(num_running - num_finished)
         self.waiting.extend([0] * len(start_s))
         self.kv_usage.extend([float(x) for x in kv_usage])
         self.start_s.extend([float(t) for t in start_s])
@@ -216,7 +224,9 @@ class Meter:
                 ("request_time_per_output_token",
                  decode / (req.num_output - 1) if req.num_output > 1 else 0.0),
                 ("request_prompt_tokens", req.prompt_len),
-                ("request_generation_tokens", req.num_output)):
+                ("request_generation_tokens", req.num_output),
+                ("request_params_n", 1),
+                ("request_prefill_kv_computed_tokens", req.prompt_len - req.cached)):
             self._obs(name, it, value)
 
     def _obs(self, name: str, it: int, value: float) -> None:
@@ -242,6 +252,13 @@ class Meter:
 
     def index_at_time(self, t: float) -> int:
         return self.start_s.bisect_right(t) - 1
+
+
+def num_running_after(rec: dict[str, Any]) -> int:
+    """vllm:num_requests_running as vLLM samples it: the step's running list (after its
+    schedule) less the requests that finished in the step."""
+    finished = set(rec.get("finished", ()))
+    return sum(1 for rid in rec.get("running", ()) if rid not in finished)
 
 
 class HistogramCursor:

@@ -17,6 +17,7 @@ ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.
 REQUEST_LATENCY_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
                            40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0)
 ITERATION_TOKENS_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+PARAMS_N_BUCKETS = (1, 2, 5, 10, 20)
 
 # vLLM's FinishReason values; a ServeScope request stops at its output length, which vLLM
 # (max_tokens = output length and ignore_eos, as `vllm bench serve` sends) reports as length.
@@ -71,6 +72,8 @@ COUNTERS = (
     Counter("vllm:num_preemptions", "num_preemptions",
             "Cumulative number of preemption from the engine."),
     Counter("vllm:prompt_tokens", "prompt_tokens", "Number of prefill tokens processed."),
+    Counter("vllm:prompt_tokens_cached", "prompt_tokens_local_cache_hit",
+            "Number of cached prompt tokens (local + external)."),
     Counter("vllm:generation_tokens", "generation_tokens",
             "Number of generation tokens processed."),
     Counter("vllm:prefix_cache_queries", "prefix_cache_queries",
@@ -121,6 +124,17 @@ HISTOGRAMS = (
               "Number of generation tokens processed.", None),
     Histogram("vllm:iteration_tokens_total", "iteration_tokens",
               "Histogram of number of tokens per engine_step.", ITERATION_TOKENS_BUCKETS),
+    # n = 1: the most any of a request's sequences generated is what it generated
+    Histogram("vllm:request_max_num_generation_tokens", "request_generation_tokens",
+              "Histogram of maximum number of requested generation tokens.", None),
+    Histogram("vllm:request_params_n", "request_params_n",
+              "Histogram of the n request parameter.", PARAMS_N_BUCKETS),
+    # max_tokens = the output length (what `vllm bench serve` sends, with ignore_eos)
+    Histogram("vllm:request_params_max_tokens", "request_generation_tokens",
+              "Histogram of the max_tokens request parameter.", None),
+    Histogram("vllm:request_prefill_kv_computed_tokens", "request_prefill_kv_computed_tokens",
+              "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
+              None),
 )
 
 # The names the issue and docs/metrics.md promise, besides the families above.
@@ -128,3 +142,6 @@ REQUEST_SUCCESS = "vllm:request_success"
 PROMPT_TOKENS_BY_SOURCE = "vllm:prompt_tokens_by_source"
 WAITING_BY_REASON = "vllm:num_requests_waiting_by_reason"
 CACHE_CONFIG_INFO = "vllm:cache_config_info"
+SLEEP_STATE = "vllm:engine_sleep_state"
+# vLLM's sleep_state labels; a simulated engine never sleeps (awake = 1, the others 0)
+SLEEP_STATES = ("awake", "weights_offloaded", "discard_all")

@@ -4,7 +4,7 @@
 // one of those.
 
 import { openLink } from "./transport/index.js";
-import { fetchFormats, uploadTrace } from "./transport/upload.js";
+import { fetchFormats, uploadToken, uploadTrace } from "./transport/upload.js";
 import { fetchCatalog } from "./transport/catalog.js";
 import { getJson } from "./transport/reports.js";
 import { createStore, markDirty, onFrame } from "./state/store.js";
@@ -34,6 +34,7 @@ import { createViews } from "./ui/views.js";
 const doc = document;
 const boot = JSON.parse(doc.getElementById("boot").textContent);
 const scenario = parseScenario(location.search);
+scenario.upload_token ??= uploadToken(); // a link's token, else this browser's own
 // A drive link to a session (`?session&token`) without a preset shows the session's own
 // workload; the page's default preset is for a new session.
 const presetAsked = Boolean(scenario.preset);

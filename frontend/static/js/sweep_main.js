@@ -3,6 +3,7 @@
 // table), and opens picked points in the explorer.
 
 import { cancelSweep, readSweep, startSweep } from "./transport/sweep.js";
+import { listTraces, uploadToken } from "./transport/upload.js";
 import { explorerUrl, openable } from "./state/sweep.js";
 import { createSweepPlot } from "./render/sweep_plot.js";
 import { fillWorkloads, readForm } from "./ui/sweep_form.js";
@@ -13,6 +14,7 @@ const $ = (id) => doc.getElementById(id);
 const boot = JSON.parse($("boot").textContent);
 const query = new URLSearchParams(location.search);
 const POLL_MS = 400;
+const token = query.get("upload_token") ?? uploadToken(); // whose uploads this page may sweep
 const state = { view: null, sort: { key: "index", dir: 1 }, selected: new Set(), plot: null };
 
 function showError(message) {
@@ -26,7 +28,7 @@ async function start(ev) {
   ev.preventDefault();
   showError(null);
   try {
-    const view = await startSweep(readForm(doc));
+    const view = await startSweep(readForm(doc), token);
     state.selected.clear();
     history.replaceState(null, "", `/sweep?sweep=${view.sweep_id}`);
     show(view);
@@ -49,7 +51,7 @@ async function poll(id) {
 const pointsAt = (indexes) => state.view.points.filter((p) => indexes.has(p.index));
 
 function openPoint(point) {
-  if (openable(point)) location.href = explorerUrl(state.view, [point]);
+  if (openable(point)) location.href = explorerUrl(state.view, [point], token);
 }
 
 function bind() {
@@ -57,13 +59,19 @@ function bind() {
   $("sweep-cancel").addEventListener("click", () => state.view && cancelSweep(state.view.sweep_id).catch((e) => showError(e.message)));
   $("sweep-y").addEventListener("change", () => drawSweep(doc, state));
   $("sweep-compare").addEventListener("click", () => {
-    location.href = explorerUrl(state.view, pointsAt(state.selected));
+    location.href = explorerUrl(state.view, pointsAt(state.selected), token);
   });
   bindSweepTable(doc, state);
 }
 
 async function main() {
-  fillWorkloads(doc, boot, query);
+  let traces = [];
+  try {
+    traces = (await listTraces(boot.traces_url, token)).filter((t) => t.kind === "requests");
+  } catch (err) {
+    showError(`Uploaded traces unavailable: ${err.message}`);
+  }
+  fillWorkloads(doc, { ...boot, traces }, query);
   bind();
   try {
     const uPlot = (await import("uplot")).default;

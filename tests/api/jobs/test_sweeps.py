@@ -143,3 +143,44 @@ def test_ray_dying_mid_sweep_fails_that_sweep_and_the_server_lives_on(server: Se
     assert again[0] == 202
     assert wait_done(server, again[1]["sweep_id"])["status"] == "done"
     assert _sweep_driver(server) not in (None, pid)
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process below `pid` (Ray's GCS, raylet and workers below the driver)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            children.setdefault(int(stat.read_text().rsplit(")", 1)[1].split()[1]), []).append(
+                int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def test_ray_started_for_a_sweep_is_released_once_idle(tmp_path: Path) -> None:
+    """SERVESCOPE_SWEEP_IDLE_S after a sweep ends with none started since, the driver process
+    stops and Ray with it (its processes gone); waited for as a condition, not a sleep."""
+    srv = Server(tmp_path, SERVESCOPE_SWEEP_NUM_CPUS="1", SERVESCOPE_SWEEP_IDLE_S="1")
+    try:
+        status, started = _call(srv, "POST", "/api/sweeps", BODY)
+        assert status == 202
+        deadline = time.monotonic() + 120  # a bound only against hanging when broken
+        driver = None
+        while driver is None or not _descendants(driver):  # Ray up below its driver
+            assert time.monotonic() < deadline, "Ray never came up for the sweep"
+            driver = _sweep_driver(srv)
+            time.sleep(0.05)
+        ray = _descendants(driver)
+        assert wait_done(srv, started["sweep_id"])["status"] == "done"
+        while _sweep_driver(srv) is not None or any(Path(f"/proc/{p}").exists() for p in ray):
+            assert time.monotonic() < deadline, "Ray still up long after the idle time"
+            time.sleep(0.1)
+        again = _call(srv, "POST", "/api/sweeps", BODY)  # the next sweep starts Ray again
+        assert wait_done(srv, again[1]["sweep_id"])["status"] == "done"
+    finally:
+        srv.stop()

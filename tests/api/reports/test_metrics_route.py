@@ -35,6 +35,8 @@ TYPES = {
     "vllm:request_prompt_tokens": ("histogram", "1-2-5"),
     "vllm:request_generation_tokens": ("histogram", "1-2-5"),
     "vllm:iteration_tokens_total": ("histogram", ITERATION),
+    "vllm:request_max_num_generation_tokens": ("histogram", "1-2-5"),
+    "vllm:request_params_n": ("histogram", [1, 2, 5, 10, 20]),
 }
 
 
@@ -136,7 +138,8 @@ def test_gauges_follow_the_playback_position(client):
             while (msg := receive(ws))["type"] != "status" or msg["iters"] != [it]:
                 pass
         families = scrape(client)
-        assert value(families, "vllm:num_requests_running", label) == len(records[it]["running"])
+        running = set(records[it]["running"]) - set(records[it]["finished"])  # after update
+        assert value(families, "vllm:num_requests_running", label) == len(running)
         assert value(families, "vllm:num_requests_waiting", label) == len(records[it]["waiting"])
         assert abs(value(families, "vllm:kv_cache_usage_perc", label)
                    - records[it]["kv_usage"]) < 1e-6

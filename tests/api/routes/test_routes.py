@@ -9,7 +9,7 @@ import json
 import re
 
 from fastapi.testclient import TestClient
-from support.server import ORIGIN, FakeClock, make_settings, receive
+from support.server import ORIGIN, UPLOADS, FakeClock, make_settings, receive
 
 from servescope.api.app import create_app
 
@@ -93,7 +93,7 @@ def test_sessions_summaries_exports_and_scenarios(client):
 def test_limits_answer_with_clear_errors(tmp_path):
     settings = make_settings(tmp_path, max_sessions=2, max_requests_per_session=5)
     app = create_app(settings, clock=FakeClock())
-    with TestClient(app, headers=ORIGIN) as client:
+    with TestClient(app, headers={**ORIGIN, **UPLOADS}) as client:
         sids = []
         for _ in range(2):
             r = client.post("/api/sessions", json={"workload": {"requests": ROWS[:4]}})
@@ -105,7 +105,7 @@ def test_limits_answer_with_clear_errors(tmp_path):
         assert r.status_code == 429 and r.json()["detail"]["code"] == "limit"
         assert "at most 2 sessions" in r.json()["detail"]["message"]
     with TestClient(create_app(make_settings(tmp_path, max_requests_per_session=5),
-                               clock=FakeClock()), headers=ORIGIN) as client:
+                               clock=FakeClock()), headers={**ORIGIN, **UPLOADS}) as client:
         r = client.post("/api/sessions", json={"workload": {"requests": ROWS}})
         assert r.status_code == 429 and "at most 5 per session" in r.json()["detail"]["message"]
 
@@ -113,7 +113,7 @@ def test_limits_answer_with_clear_errors(tmp_path):
 def test_idle_sessions_are_reaped(tmp_path):
     clock = FakeClock()
     app = create_app(make_settings(tmp_path, session_idle_s=60), clock=clock)
-    with TestClient(app, headers=ORIGIN) as c:
+    with TestClient(app, headers={**ORIGIN, **UPLOADS}) as c:
         registry = c.app.state.registry
         sid = c.post("/api/sessions", json={"workload": {"requests": ROWS}}).json()["session_id"]
         clock.advance(30)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from support.server import receive, request_list, validate
+from support.server import UPLOAD_TOKEN, receive, request_list, validate
 
 from servescope.api.sessions import build
 from servescope.core.decode_stretch import DecodeStretch
@@ -43,7 +43,8 @@ def test_a_200k_request_azure_upload_runs_and_its_session_seeks_to_the_last_arri
     config = {"max_num_seqs": BURST, "max_num_batched_tokens": 4096, "num_gpu_blocks": 2048}
     with client.websocket_connect("/ws/sessions/new") as ws:
         ws.send_text(json.dumps({"type": "configure", "v": 1, "config": config,
-                                 "workload": {"trace": r.json()["trace_id"]}}))
+                                 "workload": {"trace": r.json()["trace_id"],
+                                              "upload_token": UPLOAD_TOKEN}}))
         text = ws.receive_text()
         init = validate(json.loads(text))
         # init says how many requests, not which: its size does not grow with the trace

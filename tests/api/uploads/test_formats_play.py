@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from support.format_samples import BENCH, SAMPLES, Sample
 from support.live import Client
 from support.paths import shared_path
-from support.server import ORIGIN, Server, make_settings, receive_until
+from support.server import ORIGIN, UPLOAD_TOKEN, UPLOADS, Server, make_settings, receive_until
 
 from servescope.api.app import create_app
 from servescope.traces import registry
@@ -37,7 +37,8 @@ def live(tmp_path_factory):
 
 
 def upload(server: Server, filename: str, body: bytes) -> dict:
-    r = httpx.post(server.url + "/api/traces", files={"file": (filename, body)}, timeout=60)
+    r = httpx.post(server.url + "/api/traces", files={"file": (filename, body)}, timeout=60,
+                   headers=UPLOADS)
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -48,7 +49,7 @@ async def run_session(server: Server, trace_id: str, seek_iter: int | None = Non
     blocks the client knows after a seek back to `seek_iter`: a keyframe and the records
     after it)."""
     async with Client(f"{server.ws_url}/ws/sessions/new") as c:
-        await c.send(type="configure", workload={"trace": trace_id})
+        await c.send(type="configure", workload={"trace": trace_id, "upload_token": UPLOAD_TOKEN})
         await c.until(lambda m: m["type"] == "status")
         await c.send(type="play", speed=speed)
         done = await c.until(lambda m: m["type"] == "done", timeout=60)
@@ -218,7 +219,8 @@ def test_real_public_traces_upload_and_play(live, name, fmt, count):
 
     async def main():
         async with Client(f"{live.ws_url}/ws/sessions/new", max_size=None) as c:
-            await c.send(type="configure", workload={"trace": data["trace_id"]})
+            await c.send(type="configure", workload={"trace": data["trace_id"],
+                                                     "upload_token": UPLOAD_TOKEN})
             await c.until(lambda m: m["type"] == "status")
             assert c.init["trace"]["filename"] == name
             assert c.init["num_requests"] == len(c.requests) == count(path)
@@ -232,7 +234,8 @@ def test_real_public_traces_upload_and_play(live, name, fmt, count):
 
 def test_a_missing_reader_dependency_is_a_501_naming_it(tmp_path, clock, monkeypatch):
     sample = SAMPLES["vllm-kv-events"](tmp_path)
-    with TestClient(create_app(make_settings(tmp_path), clock=clock), headers=ORIGIN) as client:
+    app = create_app(make_settings(tmp_path), clock=clock)
+    with TestClient(app, headers={**ORIGIN, **UPLOADS}) as client:
         stored = client.post("/api/traces", files={"file": (sample.filename, sample.body)})
         assert stored.status_code == 201
         monkeypatch.setitem(sys.modules, "msgpack", None)  # as on a server without msgpack
@@ -244,7 +247,8 @@ def test_a_missing_reader_dependency_is_a_501_naming_it(tmp_path, clock, monkeyp
         # a stored capture the server can no longer read: the configure says why, as an error
         with client.websocket_connect("/ws/sessions/new") as ws:
             ws.send_text(json.dumps({"type": "configure", "v": 1,
-                                     "workload": {"trace": stored.json()["trace_id"]}}))
+                                     "workload": {"trace": stored.json()["trace_id"],
+                                                  "upload_token": UPLOAD_TOKEN}}))
             err = receive_until(ws, "error")[-1]
             assert err["code"] == "workload" and "pip install msgpack" in err["message"]
 
@@ -256,10 +260,11 @@ def test_a_replay_refuses_a_config_it_was_not_recorded_with(live, tmp_path):
     async def main():
         async with Client(f"{live.ws_url}/ws/sessions/new") as c:
             await c.send(type="configure", config={"max_num_seqs": 3},
-                         workload={"trace": trace_id})
+                         workload={"trace": trace_id, "upload_token": UPLOAD_TOKEN})
             err = await c.until(lambda m: m["type"] == "error")
             assert err["field"] == "config" and "max_num_seqs" in err["message"]
-            await c.send(type="configure", config={"block_size": 4}, workload={"trace": trace_id})
+            await c.send(type="configure", config={"block_size": 4},
+                         workload={"trace": trace_id, "upload_token": UPLOAD_TOKEN})
             assert (await c.until(lambda m: m["type"] == "init"))["source"] == "replayed"
 
     asyncio.run(main())

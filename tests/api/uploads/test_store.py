@@ -8,13 +8,17 @@ import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
+from servescope.api.uploads.owner import client_key
 from servescope.api.uploads.store import Recent, Store, valid_id
 
+ME = client_key("first-client-token-1")
 
-def put(store: Store, text: str = "[]") -> dict:
+
+def put(store: Store, text: str = "[]", owner: str = ME) -> dict:
     part = store.temp_path()
     part.write_text(text)
-    return store.commit_trace(part, "t.json", "workload-json", 0, {"num_requests": 0})
+    return store.commit_trace(part, "t.json", "workload-json", 0, {"num_requests": 0},
+                              owner=owner)
 
 
 def test_traces_and_scenarios_survive_a_reopen(tmp_path):
@@ -23,8 +27,8 @@ def test_traces_and_scenarios_survive_a_reopen(tmp_path):
     scenario = store.save_scenario("lesson 1", {"configs": [{}], "workload": {"preset": "demo"}})
     store.close()
     again = Store(tmp_path)
-    assert again.trace(trace["trace_id"]) == trace
-    assert json.loads(again.trace_path(trace["trace_id"]).read_text())[0]["id"] == "a"
+    assert again.trace(trace["trace_id"], ME) == trace
+    assert json.loads(again.trace_path(trace["trace_id"], ME).read_text())[0]["id"] == "a"
     assert again.scenario(scenario["id"]) == scenario
     assert [s["name"] for s in again.scenarios()] == ["lesson 1"]
 
@@ -34,7 +38,7 @@ def test_ids_are_unguessable_and_never_paths(tmp_path):
     ids = {put(store, f"[{'{}, ' * k}{{}}]")["trace_id"] for k in range(20)}
     assert len(ids) == 20 and all(valid_id(i) and len(i) >= 20 for i in ids)
     for hostile in ("../index.sqlite3", "..", "/etc/passwd", "a" * 100, "x/../../y", ""):
-        assert store.trace(hostile) is None and store.trace_path(hostile) is None
+        assert store.trace(hostile, ME) is None and store.trace_path(hostile, ME) is None
 
 
 def test_a_crash_leaves_no_entry_behind(tmp_path):
@@ -47,7 +51,7 @@ def test_a_crash_leaves_no_entry_behind(tmp_path):
     # blob lost
     store.close()
     again = Store(tmp_path)
-    assert [t["trace_id"] for t in again.traces()] == [kept["trace_id"]]
+    assert [t["trace_id"] for t in again.traces(ME)] == [kept["trace_id"]]
     assert list(again.tmp.iterdir()) == []
     assert sorted(p.name for p in again.blobs.iterdir()) == [kept["trace_id"]]
 
@@ -62,10 +66,10 @@ def test_a_failed_commit_keeps_neither_row_nor_blob(tmp_path, monkeypatch):
 
     monkeypatch.setattr("servescope.api.uploads.store.os.replace", boom)
     try:
-        store.commit_trace(part, "t.json", "workload-json", 0, {})
+        store.commit_trace(part, "t.json", "workload-json", 0, {}, owner=ME)
     except OSError:
         pass
-    assert store.traces() == [] and list(store.blobs.iterdir()) == []
+    assert store.traces(ME) == [] and list(store.blobs.iterdir()) == []
 
 
 def test_an_index_from_before_upload_options_opens_and_new_rows_keep_theirs(tmp_path):
@@ -80,24 +84,27 @@ def test_an_index_from_before_upload_options_opens_and_new_rows_keep_theirs(tmp_
     (tmp_path / "blobs").mkdir()
     (tmp_path / "blobs" / "OldTraceFromBefore00000").write_text("x")
     store = Store(tmp_path)
-    assert store.trace("OldTraceFromBefore00000")["options"] == {}
+    assert store.trace("OldTraceFromBefore00000", ME) is None  # owned by nobody: found by none
+    old_row = store.db.execute("SELECT options FROM traces").fetchone()
+    assert json.loads(old_row[0]) == {}
     part = store.temp_path()
     part.write_text("[]")
-    new = store.commit_trace(part, "t.json", "workload-json", 0, {}, {"sample_n": 5})
+    new = store.commit_trace(part, "t.json", "workload-json", 0, {}, {"sample_n": 5},
+                             owner=ME)
     store.close()
-    assert Store(tmp_path).trace(new["trace_id"])["options"] == {"sample_n": 5}
+    assert Store(tmp_path).trace(new["trace_id"], ME)["options"] == {"sample_n": 5}
 
 
 def test_the_same_bytes_and_options_answer_with_the_stored_row(tmp_path):
     store = Store(tmp_path)
     first = put(store, '[{"id": "a", "prompt_len": 3, "output_len": 2}]')
     again = put(store, '[{"id": "a", "prompt_len": 3, "output_len": 2}]')
-    assert again == first and len(store.traces()) == 1
+    assert again == first and len(store.traces(ME)) == 1
     assert sorted(p.name for p in store.blobs.iterdir()) == [first["trace_id"]]
     part = store.temp_path()
     part.write_text('[{"id": "a", "prompt_len": 3, "output_len": 2}]')
-    other = store.commit_trace(part, "t.json", "workload-json", 0, {}, {"limit": 1})
-    assert other["trace_id"] != first["trace_id"] and len(store.traces()) == 2
+    other = store.commit_trace(part, "t.json", "workload-json", 0, {}, {"limit": 1}, owner=ME)
+    assert other["trace_id"] != first["trace_id"] and len(store.traces(ME)) == 2
 
 
 def test_parallel_writers_in_threads_each_commit_once(tmp_path):
@@ -111,7 +118,7 @@ def test_parallel_writers_in_threads_each_commit_once(tmp_path):
     with ThreadPoolExecutor(16) as pool:
         ids = list(pool.map(work, range(64)))
     assert len(set(ids)) == 64
-    assert sorted(t["trace_id"] for t in store.traces()) == sorted(ids)
+    assert sorted(t["trace_id"] for t in store.traces(ME)) == sorted(ids)
     assert len(store.scenarios()) == 64
     assert sorted(p.name for p in store.blobs.iterdir()) == sorted(ids)
 
@@ -129,7 +136,7 @@ def test_a_failure_after_the_rename_removes_the_blob_with_the_row(tmp_path, monk
         pass
     else:
         raise AssertionError("the commit should have failed")
-    assert store.traces() == [] and list(store.blobs.iterdir()) == []
+    assert store.traces(ME) == [] and list(store.blobs.iterdir()) == []
 
 
 def test_loaded_traces_past_the_weight_bound_go_oldest_first_but_the_last_stays():
@@ -147,3 +154,17 @@ def test_loaded_traces_past_the_weight_bound_go_oldest_first_but_the_last_stays(
     for k in "xyz":
         count.put(k, k, 10**9)
     assert [count.get(k) for k in "xyz"] == [None, "y", "z"]
+
+
+def test_an_upload_is_found_only_for_its_owner(tmp_path):
+    store = Store(tmp_path)
+    mine = put(store, '[{"id": "a", "prompt_len": 3, "output_len": 2}]')
+    other = client_key("second-client-token")
+    assert store.trace(mine["trace_id"], other) is None
+    assert store.trace_path(mine["trace_id"], other) is None
+    assert store.traces(other) == [] and store.traces("") == []
+    # the same bytes from another client are that client's own upload, not a link to mine
+    theirs = put(store, '[{"id": "a", "prompt_len": 3, "output_len": 2}]', owner=other)
+    assert theirs["trace_id"] != mine["trace_id"]
+    assert [t["trace_id"] for t in store.traces(ME)] == [mine["trace_id"]]
+    assert [t["trace_id"] for t in store.traces(other)] == [theirs["trace_id"]]

@@ -11,7 +11,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from support.server import Server
+from support.server import UPLOADS, Server
 
 
 def body(k: int) -> tuple[bytes, str]:
@@ -27,7 +27,7 @@ def body(k: int) -> tuple[bytes, str]:
 def post(server: Server, k: int) -> tuple[int, dict[str, Any] | None]:
     data, kind = body(k)
     request = urllib.request.Request(server.url + "/api/traces", data=data, method="POST",
-                                     headers={"Content-Type": kind})
+                                     headers={"Content-Type": kind, **UPLOADS})
     try:
         with urllib.request.urlopen(request, timeout=60) as r:
             return r.status, json.loads(r.read())

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.format_samples import SAMPLES
-from support.server import ORIGIN, make_settings
+from support.server import ORIGIN, UPLOADS, make_settings
 
 from servescope.api.app import create_app
 
@@ -64,7 +64,7 @@ def test_mutated_samples_of_every_format_never_5xx_and_store_only_201s(tmp_path,
     names = sorted(bodies)
     settings_ = make_settings(tmp_path, max_upload_bytes=200_000)
     statuses: dict[int, int] = {}
-    with TestClient(create_app(settings_), headers=ORIGIN) as client:
+    with TestClient(create_app(settings_), headers={**ORIGIN, **UPLOADS}) as client:
         answered: set[str] = set()
 
         @settings(max_examples=150, derandomize=True, database=None, deadline=None,

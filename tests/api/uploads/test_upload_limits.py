@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from fastapi.testclient import TestClient
-from support.server import ORIGIN, Server, make_settings
+from support.server import ORIGIN, UPLOADS, Server, make_settings
 
 from servescope.api.app import create_app
 
@@ -61,7 +61,7 @@ def test_a_gzip_bomb_is_refused_with_bounded_memory_and_nothing_stored(tmp_path)
 def test_gzip_is_stored_inflated_and_its_ratio_is_capped(tmp_path):
     text = json.dumps(ROWS).encode()
     settings = make_settings(tmp_path, max_upload_ratio=50.0)
-    with TestClient(create_app(settings), headers=ORIGIN) as c:
+    with TestClient(create_app(settings), headers={**ORIGIN, **UPLOADS}) as c:
         two_members = gzip.compress(text[:100]) + gzip.compress(text[100:])
         r = c.post("/api/traces", files={"file": ("t.json.gz", two_members)})
         assert r.status_code == 201, r.text

@@ -9,7 +9,14 @@ import json
 
 import pytest
 from fastapi.testclient import TestClient
-from support.server import ORIGIN, make_settings, receive, receive_until, request_list
+from support.server import (
+    ORIGIN,
+    UPLOAD_TOKEN,
+    make_settings,
+    receive,
+    receive_until,
+    request_list,
+)
 
 from servescope.api.app import create_app
 from servescope.traces import registry
@@ -35,7 +42,7 @@ def upload(client, body: bytes, name: str = "trace.jsonl", **fields):
 def session_init(client, trace_id: str, config: dict | None = None) -> dict:
     with client.websocket_connect("/ws/sessions/new") as ws:
         ws.send_text(json.dumps({"type": "configure", "v": 1, "config": config or {},
-                                 "workload": {"trace": trace_id}}))
+                                 "workload": {"trace": trace_id, "upload_token": UPLOAD_TOKEN}}))
         return receive(ws)
 
 
@@ -43,7 +50,7 @@ def run_to_end(client, trace_id: str, config: dict | None = None) -> tuple[dict,
     """(init, done summary) of a fresh session on the trace, sought to its end."""
     with client.websocket_connect("/ws/sessions/new") as ws:
         ws.send_text(json.dumps({"type": "configure", "v": 1, "config": config or {},
-                                 "workload": {"trace": trace_id}}))
+                                 "workload": {"trace": trace_id, "upload_token": UPLOAD_TOKEN}}))
         init = receive(ws)
         receive_until(ws, "status")
         ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": 100000}))

@@ -8,7 +8,15 @@ import json
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.server import ORIGIN, make_settings, receive, receive_until, request_list
+from support.server import (
+    ORIGIN,
+    UPLOAD_TOKEN,
+    UPLOADS,
+    make_settings,
+    receive,
+    receive_until,
+    request_list,
+)
 
 from servescope.api.app import create_app
 from servescope.core.config import EngineConfig
@@ -33,7 +41,8 @@ def test_upload_returns_id_format_and_summary_then_runs(client):
     assert client.get(f"/api/traces/{data['trace_id']}").json()["num_requests"] == 2
     with client.websocket_connect("/ws/sessions/new") as ws:
         ws.send_text(json.dumps({"type": "configure", "v": 1,
-                                 "workload": {"trace": data["trace_id"]}}))
+                                 "workload": {"trace": data["trace_id"],
+                                              "upload_token": UPLOAD_TOKEN}}))
         init = receive(ws)
         listed = request_list(lambda p: client.get(p).json(), init["session_id"])
         assert [r["id"] for r in listed] == ["a", "b"]
@@ -58,7 +67,7 @@ def test_errors_name_line_and_field(client):
 
 def test_size_limit_is_413_and_leaves_nothing(tmp_path, clock):
     small = make_settings(tmp_path, max_upload_bytes=1000)
-    with TestClient(create_app(small, clock=clock), headers=ORIGIN) as client:
+    with TestClient(create_app(small, clock=clock), headers={**ORIGIN, **UPLOADS}) as client:
         r = upload(client, json.dumps(ROWS * 40).encode())
         assert r.status_code == 413
         assert client.get("/api/traces").json() == []
@@ -75,7 +84,8 @@ def test_a_recording_uploads_and_replays(client, tmp_path):
     r = upload(client, path.read_bytes(), "run.jsonl")
     assert r.status_code == 201, r.text
     assert r.json()["format"] == "servescope-steps"
-    sid = client.post("/api/sessions", json={"workload": {"trace": r.json()["trace_id"]}}).json()
+    workload = {"trace": r.json()["trace_id"], "upload_token": UPLOAD_TOKEN}
+    sid = client.post("/api/sessions", json={"workload": workload}).json()
     lines = client.get(f"/api/sessions/{sid['session_id']}/export?format=jsonl").text.splitlines()
     assert [json.loads(x) for x in lines] == expected
     with client.websocket_connect(sid["ws_path"]) as ws:

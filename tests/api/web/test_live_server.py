@@ -12,7 +12,7 @@ import time
 import urllib.request
 
 from support.live import Client
-from support.server import Server
+from support.server import UPLOAD_TOKEN, UPLOADS, Server
 
 
 def is_status(m):
@@ -108,7 +108,7 @@ def multipart(body: bytes, boundary: str = "XyZ") -> tuple[bytes, str]:
 
 def post(server, path, data, ctype):
     req = urllib.request.Request(server.url + path, data=data, method="POST",
-                                 headers={"Content-Type": ctype})
+                                 headers={"Content-Type": ctype, **UPLOADS})
     with urllib.request.urlopen(req, timeout=10) as r:
         return json.loads(r.read())
 
@@ -121,7 +121,8 @@ def test_uploads_and_scenarios_survive_a_restart(tmp_path):
     try:
         trace = post(first, "/api/traces", *multipart(json.dumps(rows).encode()))
         sess = post(first, "/api/sessions", json.dumps(
-            {"config": {"max_num_seqs": 2}, "workload": {"trace": trace["trace_id"]}}).encode(),
+            {"config": {"max_num_seqs": 2},
+             "workload": {"trace": trace["trace_id"], "upload_token": UPLOAD_TOKEN}}).encode(),
             "application/json")
         scenario = post(first, f"/api/sessions/{sess['session_id']}/scenario",
                         b'{"name": "two at a time"}', "application/json")

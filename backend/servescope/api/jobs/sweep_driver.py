@@ -4,7 +4,8 @@ worker aborts its process (Ray 2.60 aborts when a task it cancels replies as don
 moment: it fails the task, then the reply completes it; a cancel as a point finished took the
 whole server down). One process is kept between
 sweeps (Ray stays up); it is replaced after a sweep that did not end done (a cancel may have
-left Ray's own bookkeeping mid-way) and when it has died.
+left Ray's own bookkeeping mid-way) and when it has died; the server stops it when no sweep
+has run for a while (api/jobs/sweeps.py).
 
     server -> driver   ("run", sweep_id, plan, specs, max_parallel) | ("cancel", sweep_id)
                        | ("stop",)
@@ -113,6 +114,10 @@ class Driver:
         if kind != "done":
             self.close()
         return kind, payload
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.is_alive()
 
     def _connection(self) -> Connection:
         if self.proc is None or not self.proc.is_alive():

@@ -1,6 +1,8 @@
 """The server's sweeps: they run one at a time, through sweep.plan, in the process that
 drives Ray for the server (api/jobs/sweep_driver.py), followed from one worker thread (off the
-event loop); progress and results stay in memory until the server stops."""
+event loop); progress and results stay in memory until the server stops. Ray stays up between
+sweeps started close together, and is released (its driver process stopped, Ray shut down
+with it) once no sweep has run for `idle_s`: an in-process Ray holds about 1.5 GB."""
 
 from __future__ import annotations
 
@@ -42,11 +44,15 @@ class Sweep:
 
 
 class Sweeps:
-    def __init__(self, ray_address: str | None = None, num_cpus: int | None = None) -> None:
+    def __init__(self, ray_address: str | None = None, num_cpus: int | None = None,
+                 idle_s: float = 300.0) -> None:
         self.sweeps: dict[str, Sweep] = {}
         self.driver = Driver(ray_address or None, num_cpus or None)  # Ray stays up between
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep")
         self.lock = threading.Lock()
+        self.idle_s = idle_s
+        self.num_started = 0  # a release planned before the latest start is void
+        self.release: threading.Timer | None = None
 
     def start(self, plan: sweep_plan.Plan, specs: list[RequestSpec],
               workload: dict[str, Any], max_parallel: int | None) -> Sweep:
@@ -56,6 +62,9 @@ class Sweeps:
                                 "(DELETE /api/sweeps/{id}) or wait for it")
             sweep = Sweep(secrets.token_hex(8), plan, workload)
             self.sweeps[sweep.sweep_id] = sweep
+            self.num_started += 1
+            if self.release is not None:
+                self.release.cancel()
             while len(self.sweeps) > MAX_KEPT:
                 self.sweeps.pop(next(iter(self.sweeps)))
         self.worker.submit(self._run, sweep, specs, max_parallel)
@@ -72,11 +81,41 @@ class Sweeps:
             sweep.error, sweep.status = str(err), "cancelled" if sweep.cancel.is_set() else "failed"
         except Exception as err:  # noqa: BLE001 - the sweep reports what ended it
             sweep.error, sweep.status = f"{type(err).__name__}: {err}", "failed"
+        self._release_when_idle()
+
+    def _release_when_idle(self) -> None:
+        """In `idle_s`, stop Ray unless a sweep started meanwhile (the stop runs on the worker
+        thread, so it never overlaps a sweep)."""
+        with self.lock:
+            started = self.num_started
+            self.release = threading.Timer(self.idle_s, self._submit_release, (started,))
+            self.release.daemon = True
+            self.release.start()
+
+    def _submit_release(self, started: int) -> None:
+        try:
+            self.worker.submit(self._release_if_idle, started)
+        except RuntimeError:  # the server is closing: close() stops the driver itself
+            pass
+
+    def _release_if_idle(self, started: int) -> None:
+        with self.lock:
+            if started != self.num_started:
+                return
+        self.driver.close()
+
+    @property
+    def ray_resident(self) -> bool:
+        """Whether a driver process (and the Ray it started) is up."""
+        return self.driver.alive
 
     def get(self, sweep_id: str) -> Sweep | None:
         return self.sweeps.get(sweep_id)
 
     def close(self) -> None:
+        with self.lock:
+            if self.release is not None:
+                self.release.cancel()
         for sweep in self.sweeps.values():
             sweep.cancel.set()
         self.worker.submit(self.driver.close)

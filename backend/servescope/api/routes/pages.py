@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from servescope.api.deps import RegistryDep, SettingsDep, StoreDep
+from servescope.api.deps import RegistryDep, SettingsDep
 from servescope.api.routes._lookup import found
 from servescope.api.sessions import access
 from servescope.api.settings import Settings
@@ -24,7 +24,6 @@ from servescope.core.config import EngineConfig, field_schema
 from servescope.scenarios.workloads import SYNTHETIC_FIELDS, list_presets, preset_workload
 from servescope.sweep.grid import GRID_KEYS
 from servescope.sweep.slo import METRICS
-from servescope.traces import registry as trace_formats
 
 router = APIRouter(tags=["pages"])
 Id = Annotated[str | None, Query(max_length=64)]
@@ -123,13 +122,13 @@ def boot_data(session_id: str | None, follow: bool, token: str | None, nonce: st
 
 
 @router.get("/sweep", response_class=HTMLResponse)
-def sweep_page(request: Request, store: StoreDep, settings: SettingsDep) -> HTMLResponse:
+def sweep_page(request: Request, settings: SettingsDep) -> HTMLResponse:
     """The Sweep view: a config grid over a preset or an uploaded request trace."""
     nonce = secrets.token_urlsafe(16)
     request.state.csp_nonce = nonce
-    traces = [{"trace_id": t["trace_id"], "filename": t["filename"]} for t in store.traces()
-              if trace_formats.FORMATS[t["format"]].kind == "requests"]
-    boot = {"presets": list_presets(), "traces": traces, "grid_keys": list(GRID_KEYS),
+    # the uploads offered are the visitor's own: the page asks GET /api/traces with its token
+    boot = {"presets": list_presets(), "traces_url": "/api/traces",
+            "grid_keys": list(GRID_KEYS),
             "slo_metrics": list(METRICS), "static_url": "/static",
             "uplot_js": "/vendor/uplot/uPlot.esm.js", "uplot_css": "/vendor/uplot/uPlot.min.css",
             "entry": "sweep_main.js"}

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import HTTPConnection
 
-from servescope.api.deps import StoreDep
+from servescope.api.deps import StoreDep, UploadOwnerDep
 from servescope.api.errors import SweepBusy
 from servescope.api.jobs.sweeps import Sweeps, base_config
 from servescope.api.routes._lookup import found
@@ -54,9 +54,10 @@ SweepsDep = Annotated[Sweeps, Depends(get_sweeps)]
              responses={400: {"description": "a bad grid, SLO, price, config or workload: "
                                              "message and field"},
                         409: {"description": "a sweep is already running"}})
-def start_sweep(body: SweepRequest, store: StoreDep, sweeps: SweepsDep) -> dict[str, Any]:
+def start_sweep(body: SweepRequest, store: StoreDep, sweeps: SweepsDep,
+                owner: UploadOwnerDep) -> dict[str, Any]:
     """Check everything, then run the sweep in the background; poll GET for progress."""
-    workload = _workload(body.workload, store)
+    workload = _workload(body.workload, store, owner)
     try:
         base = base_config(workload.base_config, body.config)
         slos = parse_slos(f"{k}={v}" for k, v in body.slos.items())
@@ -90,10 +91,11 @@ def _not_found() -> dict[str, str]:
     return {"message": "no such sweep", "field": "sweep_id", "code": "not_found"}
 
 
-def _workload(choice: SweepWorkload, store: Any) -> Workload:
+def _workload(choice: SweepWorkload, store: Any, owner: str) -> Workload:
+    """The preset, or the uploaded trace of `owner`'s (the `X-Upload-Token` client's)."""
     try:
         if choice.trace and not choice.preset:
-            workload = stored_trace(store, choice.trace)
+            workload = stored_trace(store, choice.trace, owner)
         elif choice.preset and not choice.trace:
             workload = preset_workload(choice.preset)
         else:

@@ -7,9 +7,10 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 
-from servescope.api.deps import SettingsDep, StoreDep
+from servescope.api.deps import SettingsDep, StoreDep, UploadOwnerDep, UploadTokenDep
 from servescope.api.errors import UploadError
 from servescope.api.routes._lookup import found
+from servescope.api.uploads import owner as owners
 from servescope.api.uploads import receive as uploads
 from servescope.traces import registry
 from servescope.traces.upload_options import FIELDS
@@ -34,7 +35,12 @@ requests. A blank field is absent; an unknown one is refused. The
 trace is stored with its options (GET /api/traces/{id} reports them) and every session on it
 loads it with them. A request trace with more requests than a session may hold is refused
 (413) with its count and the window that would fit; a bad option is a 400 whose `field` names
-it. Nothing is stored unless the upload succeeds."""
+it. Nothing is stored unless the upload succeeds.
+
+An upload is private to the client that made it: the answer carries `upload_token`, which
+listing or using the upload needs (the `X-Upload-Token` header on REST, `upload_token` beside
+`trace` in a configure's workload). Send the token you hold with later uploads so that they
+are all yours under one token; without one a new token is made."""
 
 
 @router.post("/traces", status_code=201, openapi_extra=UPLOAD_BODY,
@@ -46,7 +52,9 @@ it. Nothing is stored unless the upload succeeds."""
                                              "max_requests, fits_end_s)"},
                         501: {"description": "the format's reader needs a package this server "
                                              "lacks"}})
-async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep) -> dict[str, Any]:
+async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep,
+                       given: UploadTokenDep) -> dict[str, Any]:
+    token = given or owners.new_token()
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > settings.max_upload_bytes + 65536:
         raise HTTPException(413, {"message": "upload larger than the limit of "
@@ -55,21 +63,24 @@ async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep)
         stored = await uploads.receive(request.stream(), request.headers.get("content-type", ""),
                                        store, settings.max_upload_bytes,
                                        settings.max_requests_per_session,
-                                       settings.max_upload_ratio)
+                                       settings.max_upload_ratio,
+                                       owner=owners.client_key(token))
     except UploadError as err:  # a 413 closes the connection: the rest goes unread
         raise HTTPException(err.status, err.detail, CLOSE if err.status == 413 else None) \
             from err
     summary = dict(stored["summary"])
     report = summary.pop("report", {})
-    return {"trace_id": stored["trace_id"], "format": stored["format"],
+    return {"trace_id": stored["trace_id"], "upload_token": token, "format": stored["format"],
             "num_requests": stored["num_requests"], "filename": stored["filename"],
             "size": stored["size"], "options": stored["options"], "summary": summary,
             "report": report}
 
 
 @router.get("/traces")
-def list_traces(store: StoreDep) -> list[dict[str, Any]]:
-    return store.traces()
+def list_traces(store: StoreDep, owner: UploadOwnerDep) -> list[dict[str, Any]]:
+    """The uploads of the client whose `X-Upload-Token` this is (none without one), each with
+    its format's kind (`requests` or a recorded run's `steps`)."""
+    return [{**t, "kind": registry.FORMATS[t["format"]].kind} for t in store.traces(owner)]
 
 
 @router.get("/traces/formats")
@@ -80,5 +91,7 @@ def list_formats() -> list[dict[str, str]]:
 
 
 @router.get("/traces/{trace_id}")
-def get_trace(store: StoreDep, trace_id: str) -> dict[str, Any]:
-    return found(store.trace(trace_id), {"message": "no such trace", "field": "trace_id"})
+def get_trace(store: StoreDep, owner: UploadOwnerDep, trace_id: str) -> dict[str, Any]:
+    """An upload of the `X-Upload-Token` client's; another's is a 404, as a missing one."""
+    return found(store.trace(trace_id, owner),
+                 {"message": "no such trace", "field": "trace_id"})

@@ -15,6 +15,7 @@ from servescope.api.leaps.scout import Job
 from servescope.api.records.track_source import engine_source, replay_source
 from servescope.api.sessions.track import Track
 from servescope.api.settings import Settings
+from servescope.api.uploads.owner import client_key
 from servescope.api.uploads.store import Store
 from servescope.api.uploads.trace_workload import stored_trace, with_fit_notes
 from servescope.api.wire import protocol as P
@@ -120,13 +121,16 @@ async def resolve(workload: P.WorkloadSpec, configs: list[dict[str, Any]],
             specs = workload_json.read_rows(workload.requests)
             return Workload({}, specs), configs
         if workload.trace is not None:
-            return await asyncio.to_thread(stored_trace, store, workload.trace), configs
+            return await asyncio.to_thread(stored_trace, store, workload.trace,
+                                           client_key(workload.upload_token)), configs
         scenario = store.scenario(workload.scenario or "")
         if scenario is None:
             raise BuildError(f"no saved scenario {workload.scenario!r}", "scenario", "workload")
         inner = P.WorkloadSpec.model_validate(scenario["workload"])
         if inner.scenario is not None:
             raise BuildError("a scenario cannot name another scenario", "scenario", "workload")
+        if inner.upload_token is None:  # a scenario on an upload: the configuring client's
+            inner = inner.model_copy(update={"upload_token": workload.upload_token})
         chosen = (scenario.get("configs") or [{}]) if configs == [{}] else configs
         return (await resolve(inner, chosen, store))[0], chosen
     except TraceFormatError as err:

@@ -131,8 +131,10 @@ def inflate(path: Path, out: Path, limit: int, max_ratio: float) -> bool:
 
 
 async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
-                  limit: int, max_requests: int, max_ratio: float = 100.0) -> dict[str, Any]:
-    """Stream, parse and commit one upload; returns the stored trace's description."""
+                  limit: int, max_requests: int, max_ratio: float = 100.0, *,
+                  owner: str) -> dict[str, Any]:
+    """Stream, parse and commit one upload as `owner`'s (a client key: api/uploads/owner.py);
+    returns the stored trace's description."""
     kind, params = parse_options_header(content_type)
     if kind != b"multipart/form-data" or b"boundary" not in params:
         raise UploadError(415, "send the trace as multipart/form-data with a `file` field")
@@ -150,7 +152,7 @@ async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
         except OptionError as err:
             raise UploadError(400, str(err), line=0, field=err.field) from err
         return await asyncio.to_thread(_inflate_parse_commit, store, body, options, max_requests,
-                                       (limit, max_ratio))
+                                       (limit, max_ratio), owner)
     except UploadError:
         raise
     except ValueError as err:  # the multipart parser's own errors
@@ -161,18 +163,19 @@ async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
 
 
 def _inflate_parse_commit(store: Store, body: _Body, options: UploadOptions,
-                          max_requests: int, limits: tuple[int, float]) -> dict[str, Any]:
+                          max_requests: int, limits: tuple[int, float],
+                          owner: str) -> dict[str, Any]:
     inflated = store.temp_path()
     try:
         if inflate(body.path, inflated, *limits):
             inflated.replace(body.path)
-        return _parse_and_commit(store, body, options, max_requests)
+        return _parse_and_commit(store, body, options, max_requests, owner)
     finally:
         inflated.unlink(missing_ok=True)
 
 
 def _parse_and_commit(store: Store, body: _Body, options: UploadOptions,
-                      max_requests: int) -> dict[str, Any]:
+                      max_requests: int, owner: str) -> dict[str, Any]:
     name = body.filename
     try:
         fmt, workload, report = read_trace(body.path, options, max_requests)
@@ -199,7 +202,8 @@ def _parse_and_commit(store: Store, body: _Body, options: UploadOptions,
         raise UploadError(400, f"{name}: no requests {what}", line=0, field="")
     summary = _summary(workload)
     stored = store.commit_trace(body.path, name or "upload", fmt, len(workload.specs),
-                                {**summary, "report": report.to_dict()}, options.to_dict())
+                                {**summary, "report": report.to_dict()}, options.to_dict(),
+                                owner=owner)
     try:  # its first session need not read it again; it is stored, so this must not fail it
         remember(store, stored["trace_id"], workload)
     except Exception:

@@ -1,13 +1,15 @@
 """Uploads and saved scenarios in the data directory, indexed by an embedded SQLite database.
 
-    data_dir/index.sqlite3      one row per upload / scenario
+    data_dir/index.sqlite3      one row per upload (with its owner's client key) / scenario
     data_dir/blobs/<id>         an upload's bytes, named only by its server-made id
     data_dir/tmp/<random>.part  an upload in flight; removed at start-up
 
 A blob is renamed into place inside the transaction that inserts its row, so a crash leaves
 either both or neither; start-up removes what a crash between the two left behind. Each thread
 has its own connection and one lock serialises writers, so transactions never nest or interleave;
-an upload's digest (its bytes and options) makes a retried upload answer with the stored row.
+an upload's digest (its bytes, options and owner) makes a retried upload answer with the stored
+row. An upload is only found for its owner (api/uploads/owner.py); a row from before owners has
+none and is found for nobody.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ class Store:
             db.execute("ALTER TABLE traces ADD COLUMN options TEXT NOT NULL DEFAULT '{}'")
         if "digest" not in columns:  # an index from before idempotent uploads
             db.execute("ALTER TABLE traces ADD COLUMN digest TEXT")
+        if "owner" not in columns:  # an index from before private uploads
+            db.execute("ALTER TABLE traces ADD COLUMN owner TEXT")
         db.execute("CREATE UNIQUE INDEX IF NOT EXISTS traces_digest ON traces(digest)")
         self.recover()
 
@@ -110,16 +114,17 @@ class Store:
         return self.tmp / f"{new_id()}.part"
 
     def commit_trace(self, part: Path, filename: str, fmt: str, num_requests: int | None,
-                     summary: dict[str, Any],
-                     options: dict[str, Any] | None = None) -> dict[str, Any]:
-        """`options`: what the upload asked for (window, sample, ...), applied at each load.
-        The same bytes with the same options answer with the row already stored."""
+                     summary: dict[str, Any], options: dict[str, Any] | None = None, *,
+                     owner: str) -> dict[str, Any]:
+        """`options`: what the upload asked for (window, sample, ...), applied at each load;
+        `owner`: the uploader's client key. The same bytes with the same options from the same
+        owner answer with the row already stored."""
         options = options or {}
-        digest = _digest(part, options)
+        digest = _digest(part, options, owner)
         tid = new_id()
         size = part.stat().st_size
         row = (tid, filename[:200], fmt, num_requests, size, json.dumps(summary), time.time(),
-               json.dumps(options), digest)
+               json.dumps(options), digest, owner)
         blob = self.blobs / tid
         try:
             with self._transaction() as db:
@@ -128,32 +133,35 @@ class Store:
                 if known is not None:
                     tid = known[0]
                 else:
-                    db.execute(f"INSERT INTO traces ({', '.join(TRACE_COLUMNS)}, digest) "
-                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                    db.execute(f"INSERT INTO traces ({', '.join(TRACE_COLUMNS)}, digest, owner)"
+                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
                     os.replace(part, blob)
                     _fsync_dir(self.blobs)
         except BaseException:
             blob.unlink(missing_ok=True)  # rolled back: the row is gone, so must the blob be
             raise
-        stored = self.trace(tid)
+        stored = self.trace(tid, owner)
         assert stored is not None
         return stored
 
-    def trace(self, tid: str) -> dict[str, Any] | None:
+    def trace(self, tid: str, owner: str) -> dict[str, Any] | None:
+        """The upload `tid` if `owner` (a client key) made it; None for anyone else, as for
+        an id that does not exist."""
         if not valid_id(tid):
             return None
-        cur = self.db.execute(f"SELECT {', '.join(TRACE_COLUMNS)} FROM traces WHERE id = ?",
-                              (tid,))
+        cur = self.db.execute(f"SELECT {', '.join(TRACE_COLUMNS)} FROM traces "
+                              "WHERE id = ? AND owner = ?", (tid, owner))
         row = cur.fetchone()
         return None if row is None else _trace_row(row)
 
-    def traces(self) -> list[dict[str, Any]]:
+    def traces(self, owner: str) -> list[dict[str, Any]]:
+        """The uploads `owner` made, oldest first."""
         cur = self.db.execute(f"SELECT {', '.join(TRACE_COLUMNS)} FROM traces "
-                              "ORDER BY created_s")
+                              "WHERE owner = ? ORDER BY created_s", (owner,))
         return [_trace_row(r) for r in cur]
 
-    def trace_path(self, tid: str) -> Path | None:
-        return self.blobs / tid if self.trace(tid) is not None else None
+    def trace_path(self, tid: str, owner: str) -> Path | None:
+        return self.blobs / tid if self.trace(tid, owner) is not None else None
 
     # -- scenarios --
 
@@ -235,10 +243,11 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _digest(part: Path, options: dict[str, Any]) -> str:
+def _digest(part: Path, options: dict[str, Any], owner: str) -> str:
     h = hashlib.sha256()
     with part.open("rb") as handle:
         while chunk := handle.read(1 << 20):
             h.update(chunk)
     h.update(b"\0" + json.dumps(options, sort_keys=True).encode())
+    h.update(b"\0" + owner.encode())
     return h.hexdigest()

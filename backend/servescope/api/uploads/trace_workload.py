@@ -50,12 +50,13 @@ def read_trace(path: Path, options: UploadOptions | None = None,
                          trace=trace_info(report, specs)), report
 
 
-def stored_trace(store: Store, trace_id: str) -> Workload:
-    """An uploaded trace as loaded with the options it was uploaded with (read again unless
-    the store still holds what it loads as)."""
-    stored, path = store.trace(trace_id), store.trace_path(trace_id)
+def stored_trace(store: Store, trace_id: str, owner: str) -> Workload:
+    """An uploaded trace of `owner`'s (a client key) as loaded with the options it was uploaded
+    with (read again unless the store still holds what it loads as). Another client's upload
+    is refused as one that does not exist."""
+    stored, path = store.trace(trace_id, owner), store.trace_path(trace_id, owner)
     if stored is None or path is None:
-        raise WorkloadError(f"no uploaded trace {trace_id!r}", "trace")
+        raise WorkloadError(f"no uploaded trace {trace_id!r} of this upload token's", "trace")
     workload: Workload | None = store.loaded.get(trace_id)
     if workload is None:
         options = dataclasses.replace(UploadOptions.from_dict(stored["options"]),

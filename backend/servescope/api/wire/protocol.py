@@ -260,6 +260,9 @@ class WorkloadSpec(BaseModel):
     synthetic: dict[str, Any] | None = None
     requests: list[dict[str, Any]] | None = None
     scenario: str | None = Field(default=None, max_length=100)
+    # whose upload `trace` is: the token POST /api/traces answered (api/uploads/owner.py)
+    upload_token: str | None = Field(default=None, min_length=16, max_length=64,
+                                     pattern=r"^[A-Za-z0-9_-]+$")
 
     @model_validator(mode="after")
     def _one_source(self) -> WorkloadSpec:

@@ -71,12 +71,15 @@ export function openable(point) {
   return point.status === "ok" && (point.replicas ?? 1) === 1;
 }
 
-/** The explorer URL (path and query) that runs one point, or compares 2-4. */
-export function explorerUrl(view, points) {
+/** The explorer URL (path and query) that runs one point, or compares 2-4; an uploaded
+ * trace's link carries `token`, the upload token it needs. */
+export function explorerUrl(view, points, token = null) {
   const params = new URLSearchParams();
   const workload = view.workload ?? {};
-  if (workload.trace) params.set("trace", workload.trace);
-  else params.set("preset", workload.preset ?? "demo");
+  if (workload.trace) {
+    params.set("trace", workload.trace);
+    if (token) params.set("upload_token", token);
+  } else params.set("preset", workload.preset ?? "demo");
   const config = { ...baseConfig(view), ...(points.length === 1 ? pointConfig(points[0]) : {}) };
   for (const [k, v] of Object.entries(config)) params.set(k, String(v));
   if (points.length > 1) {

@@ -1,5 +1,5 @@
 // The scenario in the URL, so a link reproduces the view: the session joined (with its driver
-// token, or only to follow it), preset or uploaded trace, config overrides (vLLM flag names), view mode,
+// token, or only to follow it), preset or uploaded trace (with the upload token it needs), config overrides (vLLM flag names), view mode,
 // compare configs, speed and step. Pure string <-> object functions.
 
 export const VIEWS = ["explore", "compare"];
@@ -14,17 +14,18 @@ function parseValue(raw) {
   return raw;
 }
 
-/** {session, token, follow, preset, trace, view, projection, pace (lesson steps a second), speed, step, config: {...}, compare: [{...}, ...]}
+/** {session, token, follow, preset, trace, upload_token, view, projection, pace (lesson steps a second), speed, step, config: {...}, compare: [{...}, ...]}
  * from a query string; `speedAsked` is set when the query gives a speed. */
 export function parseScenario(search) {
   const params = new URLSearchParams(search);
-  const scenario = { session: null, token: null, follow: false, preset: null, trace: null, view: "explore", projection: false, pace: null,
+  const scenario = { session: null, token: null, follow: false, preset: null, trace: null, upload_token: null, view: "explore", projection: false, pace: null,
     speed: 1, step: null, config: {}, compare: [] };
   for (const [key, raw] of params) {
     if (key === "session") scenario.session = raw;
     else if (key === "token") scenario.token = raw;
     else if (key === "follow") scenario.follow = raw === "1" || raw === "true";
     else if (key === "trace") scenario.trace = raw;
+    else if (key === "upload_token") scenario.upload_token = raw;
     else if (key === "preset") scenario.preset = raw;
     else if (key === "view" && raw === "projection") scenario.projection = true; // older links
     else if (key === "view") scenario.view = VIEWS.includes(raw) ? raw : "explore";
@@ -55,6 +56,7 @@ export function formatScenario(scenario) {
   if (scenario.token) params.set("token", scenario.token);
   if (scenario.follow) params.set("follow", "1");
   if (scenario.trace) params.set("trace", scenario.trace);
+  if (scenario.trace && scenario.upload_token) params.set("upload_token", scenario.upload_token);
   if (scenario.preset) params.set("preset", scenario.preset);
   if (scenario.view && scenario.view !== "explore") params.set("view", scenario.view);
   if (scenario.projection) params.set("projection", "1");

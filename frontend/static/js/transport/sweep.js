@@ -2,10 +2,11 @@
 // carry the server's message and field.
 
 import { csrfHeaders } from "./csrf.js";
+import { uploadHeaders } from "./upload.js";
 
-async function call(method, url, body) {
+async function call(method, url, body, token = null) {
   const res = await fetch(url, {
-    method, headers: { ...csrfHeaders(), ...(body ? { "content-type": "application/json" } : {}) },
+    method, headers: { ...csrfHeaders(), ...uploadHeaders(token), ...(body ? { "content-type": "application/json" } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   const data = await res.json().catch(() => ({}));
@@ -18,6 +19,7 @@ async function call(method, url, body) {
   return data;
 }
 
-export const startSweep = (body) => call("POST", "/api/sweeps", body);
+/** `token`: the upload token whose trace the sweep names (none for a preset). */
+export const startSweep = (body, token = null) => call("POST", "/api/sweeps", body, token);
 export const readSweep = (id) => call("GET", `/api/sweeps/${encodeURIComponent(id)}`);
 export const cancelSweep = (id) => call("DELETE", `/api/sweeps/${encodeURIComponent(id)}`);

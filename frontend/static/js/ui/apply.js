@@ -38,6 +38,7 @@ export function bindApply({ doc, boot, scenario, store, applyConfig, uploadTrace
       const data = await uploadTrace(boot.upload_url ?? "/api/traces", file, readUploadOptions(doc));
       setText("upload-status", uploadStatus(file.name, data));
       scenario.trace = data.trace_id;
+      scenario.upload_token = data.upload_token;
       applyConfig(data.report?.kind === "steps" ? {} : config); // a replay runs as recorded
     } catch (err) {
       setText("upload-status", "");

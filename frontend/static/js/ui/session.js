@@ -12,7 +12,7 @@ import { showJoined } from "./joined.js";
 
 function workloadSpec(scenario) {
   if (scenario.preset === "synthetic") return { synthetic: scenario.synthetic ?? {} };
-  if (scenario.trace) return { trace: scenario.trace };
+  if (scenario.trace) return { trace: scenario.trace, ...(scenario.upload_token ? { upload_token: scenario.upload_token } : {}) };
   return { preset: scenario.preset };
 }
 

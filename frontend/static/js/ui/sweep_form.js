@@ -3,7 +3,8 @@
 
 import { parsePairs } from "../state/sweep.js";
 
-/** `boot`: the page's {presets, traces, grid_keys, slo_metrics}; `query`: the URL's params. */
+/** `boot`: the page's {presets, grid_keys, slo_metrics} and this browser's uploaded request
+ * `traces` (GET /api/traces); `query`: the URL's params. */
 export function fillWorkloads(doc, boot, query) {
   const $ = (id) => doc.getElementById(id);
   const select = $("sweep-workload");
