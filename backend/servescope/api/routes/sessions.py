@@ -79,7 +79,10 @@ def request_page(session: BuiltSessionDep, engine: Annotated[int, Query(ge=0, le
 
 @router.get("/sessions/{session_id}/summary")
 async def summary(session: BuiltSessionDep) -> list[dict[str, Any]]:
-    return await runs.summaries(session)
+    try:
+        return await runs.summaries(session)
+    except SessionError as err:  # reconfigured or closed while it waited, or too long
+        raise http_error(err) from err
 
 
 @router.get("/sessions/{session_id}/export")

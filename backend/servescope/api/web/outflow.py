@@ -76,8 +76,11 @@ class Outlet:
         self.outflow.make_room(self, len(text))
         if self.dropped:
             raise Stalled
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the send's result when
+        # the send ends as the task is cancelled, and the cancel (a shutdown's) is lost
         try:
-            await asyncio.wait_for(self.socket.send_text(text), self.outflow.send_timeout_s)
+            async with asyncio.timeout(self.outflow.send_timeout_s):
+                await self.socket.send_text(text)
         except TimeoutError:
             self.drop()
         if self.dropped:
