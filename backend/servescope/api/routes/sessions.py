@@ -107,9 +107,13 @@ def save_scenario(session: BuiltSessionDep, store: StoreDep,
                   body: Annotated[ScenarioName, Body()]) -> dict[str, Any]:
     built = session.built
     assert built is not None
+    try:
+        saved = store.save_scenario(body.name, {
+            "configs": built.configs, "workload": built.workload.model_dump(exclude_none=True)})
+    except SessionError as err:
+        raise http_error(err) from err
     session.saved = True  # kept for the idle time, not just the grace period
-    return store.save_scenario(body.name, {
-        "configs": built.configs, "workload": built.workload.model_dump(exclude_none=True)})
+    return saved
 
 
 @router.get("/scenarios")
