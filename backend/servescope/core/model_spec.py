@@ -153,6 +153,9 @@ def from_hf_config(name: str, config: dict[str, Any]) -> ModelSpec:
         values["num_key_value_heads"] = heads
     if not values.get("head_dim"):
         values["head_dim"] = values["hidden_size"] // heads
+    if not _positive(values["head_dim"]):
+        raise ConfigError("model_config", "config.json's head_dim (else hidden_size / "
+                          "num_attention_heads) must be a whole number of at least 1")
     act = str(config.get("hidden_act", config.get("activation_function", "silu")))
     values["mlp"] = "plain" if act in ("relu", "gelu_new", "gelu") else "gated"  # OPT, GPT-2
     values.setdefault("tie_word_embeddings", False)
