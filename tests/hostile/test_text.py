@@ -97,3 +97,18 @@ def test_a_label_is_the_name_itself_when_short_else_a_digest() -> None:
         label = short_label(text)
         assert re.fullmatch(r"cfg-[0-9a-f]{12}", label), label
     assert short_label(whole_config) != short_label(whole_config + " ")
+
+
+def test_an_uploaded_request_id_with_a_lone_surrogate_is_refused_and_not_stored(client) -> None:
+    rows = '[{"id": "\\ud800", "arrival_s": 0.0, "prompt_len": 4, "output_len": 2}]'
+    r = client.post("/api/traces", files={"file": ("t.json", rows.encode())})
+    assert r.status_code == 400 and r.json()["detail"]["field"] == "id", r.text
+    assert client.get("/api/traces").json() == []
+
+
+def test_a_scenario_name_with_a_lone_surrogate_is_refused_by_field(client) -> None:
+    sid = client.post("/api/sessions", json={"workload": FEW}).json()["session_id"]
+    r = client.post(f"/api/sessions/{sid}/scenario", content='{"name": "a\\udc00"}',
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 422 and r.json()["detail"]["field"] == "name"
+    assert client.get("/api/scenarios").json() == []
