@@ -1,4 +1,4 @@
-"""The hostile tests' app: the API's own fixtures (tests/api/conftest.py), shared here."""
+"""The hostile tests' app: a TestClient that answers a crash with its 500 (not a raise)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,6 @@ from fastapi.testclient import TestClient
 from support.server import ORIGIN, make_settings
 
 from servescope.api.app import create_app
-
-# a model outside the catalog, described by its config.json values (core/model_spec.py)
-HF = {"hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
-      "num_key_value_heads": 2, "intermediate_size": 512, "vocab_size": 1000}
-FEW = {"synthetic": {"num_requests": 4, "request_rate": 5}}
 
 
 @pytest.fixture

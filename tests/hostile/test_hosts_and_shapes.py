@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FEW, HF
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
+from support.hostile import FEW, HF
 from support.server import make_settings, receive
 
 from servescope.api.app import create_app

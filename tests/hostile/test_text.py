@@ -9,7 +9,7 @@ import json
 import re
 
 import pytest
-from conftest import FEW, HF
+from support.hostile import FEW, HF
 from support.server import receive
 
 from servescope.api.reports.metrics import short_label
