@@ -32,7 +32,9 @@ UNCOUNTED = frozenset(("/metrics", "/healthz"))
 # as "other", so made-up methods add no series
 METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE",
                      "PATCH"))
-MAX_LABEL_CHARS = 64  # a model id or an engine's overrides; longer ones are named by a digest
+# a label value kept as given: the catalog's longest model id is 45 characters
+# (meta-llama/Llama-4-Maverick-17B-128E-Instruct); longer ones are named by a digest
+MAX_LABEL_CHARS = 64
 
 
 def short_label(text: str) -> str:
