@@ -251,3 +251,13 @@ def test_a_model_that_does_not_fit_is_refused_with_each_part_of_the_budget() -> 
                  f"non-torch memory {b['non_torch_gib']:.2f} GiB",
                  f"{b['budget_gib']:.1f} GiB (0.9 x 79.22 GiB)"):
         assert part in message, part
+
+
+@pytest.mark.parametrize("field", ["num_attention_heads", "num_hidden_layers", "hidden_size",
+                                   "num_key_value_heads"])
+def test_a_hugging_face_config_with_none_of_a_count_names_it(field: str) -> None:
+    config = {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+              "intermediate_size": 11008, "vocab_size": 32000, field: 0}
+    with pytest.raises(ConfigError) as err:
+        from_hf_config("mine", config)
+    assert err.value.field == "model_config" and field in str(err.value)

@@ -31,7 +31,7 @@ from servescope.api.settings import Settings
 from servescope.api.uploads.store import Store
 from servescope.api.web import edge
 from servescope.api.web.classroom import classroom_settings
-from servescope.api.web.origin import origin_allowed
+from servescope.api.web.origin import host_refusal, origin_allowed
 from servescope.api.web.outflow import CaptureTransport, Outflow
 
 
@@ -75,6 +75,7 @@ def create_app(settings: Settings | None = None,
         return origin is None or origin_allowed(origin, request.headers.get("host"), settings)
 
     app.middleware("http")(HttpMetrics(app.state.metrics).middleware)
-    edge.install(app, may_write, settings.max_message_bytes)
+    edge.install(app, may_write, settings.max_message_bytes,
+                 lambda host: host_refusal(host, settings))
     app.add_middleware(CaptureTransport)
     return app

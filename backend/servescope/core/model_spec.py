@@ -140,15 +140,22 @@ def from_hf_config(name: str, config: dict[str, Any]) -> ModelSpec:
     if isinstance(config.get("text_config"), dict):
         config = {**config, **config["text_config"]}
     values = {HF_SYNONYMS.get(k, k): v for k, v in config.items()}
-    missing = [k for k in REQUIRED if not isinstance(values.get(k), int)]
+    missing = [k for k in REQUIRED if not _positive(values.get(k))]
     if missing:
-        raise ConfigError("model_config", f"config.json lacks {', '.join(missing)} (needed to "
-                          "size weights and KV)")
+        raise ConfigError("model_config", f"config.json lacks {', '.join(missing)} as whole "
+                          "numbers of at least 1 (needed to size weights and KV)")
+    if values.get("num_key_value_heads") is not None and \
+            not _positive(values["num_key_value_heads"]):
+        raise ConfigError("model_config", "config.json's num_key_value_heads must be a whole "
+                          "number of at least 1")
     heads = values["num_attention_heads"]
     if values.get("num_key_value_heads") is None:
         values["num_key_value_heads"] = heads
     if not values.get("head_dim"):
         values["head_dim"] = values["hidden_size"] // heads
+    if not _positive(values["head_dim"]):
+        raise ConfigError("model_config", "config.json's head_dim (else hidden_size / "
+                          "num_attention_heads) must be a whole number of at least 1")
     act = str(config.get("hidden_act", config.get("activation_function", "silu")))
     values["mlp"] = "plain" if act in ("relu", "gelu_new", "gelu") else "gated"  # OPT, GPT-2
     values.setdefault("tie_word_embeddings", False)
@@ -160,3 +167,8 @@ def from_hf_config(name: str, config: dict[str, Any]) -> ModelSpec:
     kept = {k: v for k, v in values.items() if k in FIELD_NAMES and v is not None}
     spec = ModelSpec(name=name, **kept)
     return replace(spec, num_parameters=float(spec.geometry_params()))
+
+
+def _positive(value: Any) -> bool:
+    """A count a model cannot have none of (layers, heads, widths): a whole number >= 1."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1

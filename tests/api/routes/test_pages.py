@@ -43,16 +43,19 @@ def qr_svg(url: str) -> bytes:
 def test_the_page_and_the_qr_code_name_the_public_address_whatever_the_host(room):
     assert boot(room.get("/").text)["public_url"] == PUBLIC
     sid = room.post("/api/sessions", json={"workload": {"preset": "demo"}}).json()["session_id"]
-    for host in ("127.0.0.1:8000", "attacker.example"):
+    for host in ("127.0.0.1:8000", "localhost", "127.0.0.2:8000"):
         r = room.get(f"/api/sessions/{sid}/follow-qr.svg", headers={"host": host})
         assert r.content == qr_svg(f"{PUBLIC}/?session={sid}&follow=1"), host
+    refused = room.get(f"/api/sessions/{sid}/follow-qr.svg", headers={"host": "attacker.example"})
+    assert refused.status_code == 421 and refused.json()["detail"]["field"] == "host"
 
 
-def test_without_a_public_address_links_name_the_pages_own_address(client):
-    assert boot(client.get("/").text)["public_url"] is None
+def test_without_a_public_address_the_qr_code_names_a_served_name_not_the_host(client):
+    assert boot(client.get("/").text)["public_url"] is None  # links: the page's own address
     sid = client.post("/api/sessions", json={"workload": {"preset": "demo"}}).json()["session_id"]
-    r = client.get(f"/api/sessions/{sid}/follow-qr.svg")
-    assert r.content == qr_svg(f"http://testserver/?session={sid}&follow=1")
+    r = client.get(f"/api/sessions/{sid}/follow-qr.svg", headers={"host": "localhost:8000"})
+    # make_settings serves "testserver" (Settings.server_names); the port is Settings.port's
+    assert r.content == qr_svg(f"http://testserver:8000/?session={sid}&follow=1")
 
 
 def test_the_origin_check_answers_as_the_socket_decides(room):

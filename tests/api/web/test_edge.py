@@ -133,12 +133,15 @@ def test_cross_site_writes_are_refused_and_store_nothing(tmp_path):
     app = create_app(make_settings(tmp_path))
     rows = json.dumps([{"id": "a", "arrival_s": 0.0, "prompt_len": 4, "output_len": 2}]).encode()
     with TestClient(app) as c:
-        for headers in ({"origin": "http://evil.example"}, {"sec-fetch-site": "cross-site"},
-                        {"origin": "http://attacker.example", "host": "attacker.example"}):
+        # (status, field): a DNS-rebinding page's Host is no name this server serves
+        for headers, refused in (({"origin": "http://evil.example"}, (403, "origin")),
+                                 ({"sec-fetch-site": "cross-site"}, (403, "origin")),
+                                 ({"origin": "http://attacker.example",
+                                   "host": "attacker.example"}, (421, "host"))):
             r = c.post("/api/traces", files={"file": ("t.json", rows)}, headers=headers)
-            assert r.status_code == 403 and r.json()["detail"]["field"] == "origin", headers
+            assert (r.status_code, r.json()["detail"]["field"]) == refused, headers
             r = c.post("/api/sessions", json={"workload": {"preset": "demo"}}, headers=headers)
-            assert r.status_code == 403
+            assert r.status_code == refused[0]
         assert c.get("/api/traces", headers={"origin": "http://evil.example"}).json() == []
         assert c.post("/api/traces", files={"file": ("t.json", rows)}).status_code == 201
 

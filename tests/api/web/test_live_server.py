@@ -146,7 +146,8 @@ def test_a_kill_during_upload_leaves_no_entry(tmp_path):
     first = Server(data_dir)
     body, ctype = multipart(b"[" + b'{"id": "a", "prompt_len": 5, "output_len": 2},' * 20000)
     sock = socket.create_connection(("127.0.0.1", first.port))
-    sock.sendall((f"POST /api/traces HTTP/1.1\r\nHost: x\r\nContent-Type: {ctype}\r\n"
+    sock.sendall((f"POST /api/traces HTTP/1.1\r\nHost: 127.0.0.1:{first.port}\r\n"
+                  f"Content-Type: {ctype}\r\n"
                   f"Content-Length: {len(body) + 1000}\r\n\r\n").encode() + body[:len(body) // 2])
     deadline = time.monotonic() + 120  # a bound only against hanging when broken
     while not list((data_dir / "tmp").iterdir()) and time.monotonic() < deadline:

@@ -28,6 +28,29 @@ from servescope.observability.text import render
 
 # vLLM's API server leaves these out of its HTTP metrics (prometheus-fastapi-instrumentator).
 UNCOUNTED = frozenset(("/metrics", "/healthz"))
+# RFC 9110 section 9's methods and PATCH (RFC 5789); any other token a client sends is counted
+# as "other", so made-up methods add no series
+METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE",
+                     "PATCH"))
+# a label value kept as given: the catalog's longest model id is 45 characters
+# (meta-llama/Llama-4-Maverick-17B-128E-Instruct); longer ones are named by a digest
+MAX_LABEL_CHARS = 64
+
+
+def short_label(text: str) -> str:
+    """`text` as a label value when it is short and writable, else `cfg-` and a digest of it
+    (a model_config's whole JSON, say, or a lone surrogate, would bloat or break the scrape)."""
+    try:
+        text.encode()
+        if len(text) <= MAX_LABEL_CHARS and text.isprintable():
+            return text
+    except UnicodeEncodeError:
+        pass
+    return "cfg-" + hashlib.sha256(text.encode(errors="surrogatepass")).hexdigest()[:12]
+
+
+def method_label(method: str) -> str:
+    return method if method in METHODS else "other"
 
 
 def public_label(session_id: str) -> str:
@@ -78,7 +101,7 @@ class SessionsCollector:
                 continue
             for view, engine in zip(views, session.built.engines, strict=False):
                 info.add_metric([view.labels[2], view.labels[1], session.built.source,
-                                 str(engine["label"])], 1.0)
+                                 short_label(str(engine["label"]))], 1.0)
         errors = CounterMetricFamily("servescope_metrics_errors", "Sessions a scrape of "
                                      "/metrics skipped because their state could not be read.")
         errors.add_metric([], self.errors)
@@ -91,17 +114,22 @@ class SessionsCollector:
         yield from families
         yield from self.own_families()
 
+    def snapshot(self) -> tuple[list[Sample], list[Metric]]:
+        """What a scrape shows, read on the event loop (no track moves while it is read)."""
+        samples = self.samples()
+        return samples, self.own_families()
+
     def text(self) -> str:
         """The Prometheus text format of `collect()`, written without building its objects."""
-        body = render(self.samples())
-        return body + generate_latest(_Own(self.own_families())).decode()
+        return render_text(*self.snapshot())
 
     @staticmethod
     def _views(session: Session) -> list[EngineView]:
         built = session.built
         assert built is not None
         label = public_label(session.id)
-        return [engine_view(t.meter, model_name(e["config"]), t.number, label, e["config"],
+        return [engine_view(t.meter, short_label(model_name(e["config"])), t.number, label,
+                            e["config"],
                             max_model_len(e["config"], t.requests))
                 for t, e in zip(built.tracks, built.engines, strict=True)]
 
@@ -129,10 +157,15 @@ class HttpMetrics:
             route = request.scope.get("route")
             handler = getattr(route, "path", None) or "none"
             if handler not in UNCOUNTED:
-                self.requests.labels(request.method, f"{status // 100}xx", handler).inc()
-                self.duration.labels(request.method, handler).observe(
+                method = method_label(request.method)
+                self.requests.labels(method, f"{status // 100}xx", handler).inc()
+                self.duration.labels(method, handler).observe(
                     time.perf_counter() - start)
 
+
+def render_text(samples: list[Sample], own: list[Metric]) -> str:
+    """A snapshot's Prometheus text (off the event loop: it touches no session)."""
+    return render(samples) + generate_latest(_Own(own)).decode()
 
 
 class _Own:

@@ -18,7 +18,7 @@ from servescope.api.routes._lookup import found
 from servescope.api.sessions import access
 from servescope.api.settings import Settings
 from servescope.api.uploads.store import valid_id
-from servescope.api.web.classroom import public_url
+from servescope.api.web.classroom import public_url, share_url
 from servescope.api.web.origin import refusal
 from servescope.core.config import EngineConfig, field_schema
 from servescope.scenarios.workloads import SYNTHETIC_FIELDS, list_presets, preset_workload
@@ -82,15 +82,13 @@ def explain(request: Request, settings: SettingsDep) -> HTMLResponse:
 
 
 @router.get("/api/sessions/{session_id}/follow-qr.svg", tags=["sessions"])
-def follow_qr(request: Request, registry: RegistryDep, settings: SettingsDep,
-              session_id: str) -> Response:
+def follow_qr(registry: RegistryDep, settings: SettingsDep, session_id: str) -> Response:
     """A QR code of the session's follow link (read-only, no token) for a room to scan, on
     the server's public address when it has one (a classroom's: the teacher's page may be on
-    localhost), else on the address this page was opened by."""
+    localhost), else on a name it is served by; never on the request's Host."""
     session = found(registry.get(session_id), {"message": "no such session",
                                                "field": "session_id", "code": "not_found"})
-    base = public_url(settings) or str(request.base_url).rstrip("/")
-    url = f"{base}/?session={session.id}&follow=1"
+    url = f"{share_url(settings)}/?session={session.id}&follow=1"
     out = io.BytesIO()
     segno.make(url, error="m").save(out, kind="svg", scale=6, border=2, xmldecl=False,
                                     dark="#000", light="#fff")

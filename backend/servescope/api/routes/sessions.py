@@ -79,7 +79,10 @@ def request_page(session: BuiltSessionDep, engine: Annotated[int, Query(ge=0, le
 
 @router.get("/sessions/{session_id}/summary")
 async def summary(session: BuiltSessionDep) -> list[dict[str, Any]]:
-    return await runs.summaries(session)
+    try:
+        return await runs.summaries(session)
+    except SessionError as err:  # reconfigured or closed while it waited, or too long
+        raise http_error(err) from err
 
 
 @router.get("/sessions/{session_id}/export")
@@ -104,9 +107,13 @@ def save_scenario(session: BuiltSessionDep, store: StoreDep,
                   body: Annotated[ScenarioName, Body()]) -> dict[str, Any]:
     built = session.built
     assert built is not None
+    try:
+        saved = store.save_scenario(body.name, {
+            "configs": built.configs, "workload": built.workload.model_dump(exclude_none=True)})
+    except SessionError as err:
+        raise http_error(err) from err
     session.saved = True  # kept for the idle time, not just the grace period
-    return store.save_scenario(body.name, {
-        "configs": built.configs, "workload": built.workload.model_dump(exclude_none=True)})
+    return saved
 
 
 @router.get("/scenarios")

@@ -14,7 +14,7 @@ from servescope.api.sessions import access
 from servescope.api.sessions.viewer import Viewer
 from servescope.api.settings import Settings
 from servescope.api.web import control
-from servescope.api.web.origin import origin_allowed
+from servescope.api.web.origin import host_refusal, origin_allowed
 from servescope.api.web.outflow import Outlet
 from servescope.api.wire import protocol as P
 from servescope.api.wire.text import dump
@@ -24,7 +24,9 @@ router = APIRouter()
 
 def may_join(socket: WebSocket, settings: Settings, follow: bool) -> bool:
     """A driver's page must be one of ours (a browser always sends Origin); a follower without
-    one (a script) only reads."""
+    one (a script) only reads. Either must name a host this server serves."""
+    if host_refusal(socket.headers.get("host"), settings) is not None:
+        return False
     origin = socket.headers.get("origin")
     if origin is None:
         return follow

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from servescope.api.errors import JobError, SessionError
 from servescope.api.sessions.build import Built, build
 from servescope.api.settings import Settings
 from servescope.api.wire import protocol as P
@@ -226,11 +227,23 @@ class Session:
             self.position[k] = x.index_at_time(t)
 
     async def compute(self, until: Callable[[], Any], tracks: list[Any] | None = None) -> None:
-        """Wait until `until()` holds or the tracks' background simulations have ended."""
+        """Wait until `until()` holds or the tracks' background simulations have ended; a
+        SessionError (409) when a track is closed meanwhile (the session reconfigured or
+        ended), a JobError (503) past job_timeout_s."""
         tracks = tracks or self.tracks[:1]
-        while not until() and not all(x.done for x in tracks):
-            self._progress.clear()
-            await self._progress.wait()
+        limit_s = self.settings.job_timeout_s
+        try:
+            async with asyncio.timeout(limit_s):
+                while not until() and not all(x.done for x in tracks):
+                    if any(x.closed for x in tracks):
+                        raise SessionError("the session was reconfigured or closed while this "
+                                           "waited for its run; ask again", "session",
+                                           "conflict")
+                    self._progress.clear()
+                    await self._progress.wait()
+        except TimeoutError:
+            raise JobError(f"the run did not get there within this server's job_timeout_s "
+                           f"({limit_s:g} s); ask again later") from None
 
     async def _tick_loop(self) -> None:
         interval = 1.0 / self.settings.max_fps
@@ -274,8 +287,10 @@ class Session:
             self.notify()
 
     def _close_tracks(self) -> None:
+        """Close the tracks and wake whoever waits on them (`compute` then refuses)."""
         for x in self.tracks:
             x.close()
+        self._progress.set()
 
     def close(self) -> None:
         """Stop playing and the background simulations; delete the tracks' files."""

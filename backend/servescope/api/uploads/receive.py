@@ -15,7 +15,7 @@ from typing import Any
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from servescope.api.errors import UploadError
-from servescope.api.uploads.store import Store
+from servescope.api.uploads.store import Store, writable
 from servescope.api.uploads.trace_workload import read_trace, remember
 from servescope.traces.errors import TraceDependencyError, TraceFormatError
 from servescope.traces.load import TooManyRequests
@@ -200,6 +200,10 @@ def _parse_and_commit(store: Store, body: _Body, options: UploadOptions,
     if not workload.specs and not workload.records:
         what = "after the upload options" if options.given() else "in the trace"
         raise UploadError(400, f"{name}: no requests {what}", line=0, field="")
+    bad = next((k for k, spec in enumerate(workload.specs) if not writable(spec.id)), None)
+    if bad is not None:  # every page and socket that lists the requests would fail on it
+        raise UploadError(400, f"{name}: request {bad}'s id holds an unpaired surrogate "
+                          "(\\ud800-\\udfff), which is not Unicode text", line=0, field="id")
     summary = _summary(workload)
     stored = store.commit_trace(body.path, name or "upload", fmt, len(workload.specs),
                                 {**summary, "report": report.to_dict()}, options.to_dict(),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import secrets
 import sqlite3
@@ -27,6 +28,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from servescope.api.errors import SessionError, UploadError
+
+log = logging.getLogger(__name__)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS traces (
   id TEXT PRIMARY KEY, filename TEXT NOT NULL, format TEXT NOT NULL, num_requests INTEGER,
@@ -123,7 +127,11 @@ class Store:
         digest = _digest(part, options, owner)
         tid = new_id()
         size = part.stat().st_size
-        row = (tid, filename[:200], fmt, num_requests, size, json.dumps(summary), time.time(),
+        name = filename[:200].encode(errors="replace").decode()  # the answer must be writable
+        if not writable(summary):
+            raise UploadError(422, "the trace's summary holds text with an unpaired "
+                              "surrogate, which no answer can carry", field="file")
+        row = (tid, name, fmt, num_requests, size, json.dumps(summary), time.time(),
                json.dumps(options), digest, owner)
         blob = self.blobs / tid
         try:
@@ -158,7 +166,7 @@ class Store:
         """The uploads `owner` made, oldest first."""
         cur = self.db.execute(f"SELECT {', '.join(TRACE_COLUMNS)} FROM traces "
                               "WHERE owner = ? ORDER BY created_s", (owner,))
-        return [_trace_row(r) for r in cur]
+        return _listable("trace", (_trace_row(r) for r in cur))
 
     def trace_path(self, tid: str, owner: str) -> Path | None:
         return self.blobs / tid if self.trace(tid, owner) is not None else None
@@ -166,22 +174,29 @@ class Store:
     # -- scenarios --
 
     def save_scenario(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The scenario's answer, checked writable before its row is committed (a SessionError
+        on `configs` otherwise)."""
         sid = new_id()
+        answer = {"id": sid, "name": name[:200], **body}
+        if not writable(answer):
+            raise SessionError("the session's config or workload holds text with an unpaired "
+                               "surrogate, which no answer can carry", "configs")
         with self._transaction() as db:
             db.execute("INSERT INTO scenarios VALUES (?, ?, ?, ?)",
-                            (sid, name[:200], json.dumps(body), time.time()))
-        return {"id": sid, "name": name[:200], **body}
+                       (sid, name[:200], json.dumps(body), time.time()))
+        return answer
 
     def scenario(self, sid: str) -> dict[str, Any] | None:
         if not valid_id(sid):
             return None
         row = self.db.execute("SELECT id, name, body FROM scenarios WHERE id = ?",
                               (sid,)).fetchone()
-        return None if row is None else {"id": row[0], "name": row[1], **json.loads(row[2])}
+        found = _listable("scenario", [] if row is None else [_scenario_row(row)])
+        return found[0] if found else None
 
     def scenarios(self) -> list[dict[str, Any]]:
         cur = self.db.execute("SELECT id, name, body FROM scenarios ORDER BY created_s")
-        return [{"id": r[0], "name": r[1], **json.loads(r[2])} for r in cur]
+        return _listable("scenario", (_scenario_row(r) for r in cur))
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -225,6 +240,33 @@ class Recent:
                     len(self._items) > 1 and self.max_weight is not None
                     and sum(self._weights.values()) > self.max_weight):
                 del self._weights[self._items.popitem(last=False)[0]]
+
+
+def writable(value: Any) -> bool:
+    """Whether a JSON answer can carry `value` (no string in it holds an unpaired surrogate)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode()
+    except (UnicodeEncodeError, ValueError, TypeError):
+        return False
+    return True
+
+
+def _listable(kind: str, rows: Iterator[dict[str, Any]] | list[dict[str, Any]],
+              ) -> list[dict[str, Any]]:
+    """The rows an answer can carry; one stored before that was checked is skipped and logged,
+    so one bad row never breaks a listing for everyone."""
+    out = []
+    for row in rows:
+        if writable(row):
+            out.append(row)
+        else:
+            log.warning("%s %s skipped: its text cannot be written as UTF-8", kind,
+                        ascii(row.get("id", row.get("trace_id")))[:40])
+    return out
+
+
+def _scenario_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    return {"id": row[0], "name": row[1], **json.loads(row[2])}
 
 
 def _trace_row(row: tuple[Any, ...]) -> dict[str, Any]:

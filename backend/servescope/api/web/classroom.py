@@ -83,3 +83,17 @@ def public_url(settings: Settings) -> str | None:
     if ":" in bare:  # IPv6 goes in brackets in a URL
         bare = f"[{ipaddress.IPv6Address(bare).compressed}]"
     return f"http://{bare.lower()}:{settings.port}"
+
+
+def share_url(settings: Settings) -> str:
+    """The base URL a QR code carries: the public URL, else the first name the server is
+    served by (`server_names`, then --host unless it is every interface), else loopback; never
+    a request's Host, which its sender chooses."""
+    public = public_url(settings)
+    if public is not None:
+        return public
+    listening = [] if settings.host in ANY_HOST else [settings.host]
+    name = next(iter([*settings.server_names, *listening]), "127.0.0.1").strip("[]")
+    if ":" in name:
+        name = f"[{name}]"
+    return f"http://{name.lower()}:{settings.port}"

@@ -22,8 +22,8 @@ async def handle(session: Session, viewer: Viewer, text: str) -> None:
         return
     try:
         edge.loads(text)
-    except edge.NotFinite as err:
-        viewer.reply(message=str(err), field=err.field, code="bad_message")
+    except edge.Refused as err:
+        viewer.reply(message=str(err), field=err.field or None, code="bad_message")
         return
     except ValueError:
         pass  # not JSON: the protocol's validation says so

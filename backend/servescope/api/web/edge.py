@@ -20,6 +20,9 @@ from servescope.api.web.origin import cross_site
 
 log = logging.getLogger(__name__)
 MAX_NUMBER = 1e15  # no quantity this API takes comes near it; beyond it is an attack or a typo
+# no message this API takes nests deeper than a model_config's few levels; json.loads and
+# pydantic would recurse to Python's stack limit (1,000 frames) on a deeper one
+MAX_DEPTH = 64
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 CSRF_COOKIE, CSRF_HEADER = "servescope_csrf", "x-csrf-token"  # frontend transport/csrf.js
 CSP = ("default-src 'self'; script-src 'self'{nonce}; style-src 'self' 'unsafe-inline'; "
@@ -27,11 +30,31 @@ CSP = ("default-src 'self'; script-src 'self'{nonce}; style-src 'self' 'unsafe-i
        "frame-ancestors 'none'; form-action 'self'")
 
 
-class NotFinite(ValueError):
-    def __init__(self, field: str, text: str) -> None:
-        super().__init__(f"{field or 'value'}: {text} is not a finite number within "
-                         f"±{MAX_NUMBER:.0e}")
+class Refused(ValueError):
+    """A JSON value the edge refuses (a 422, or an error frame), naming its field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field or 'value'}: {message}")
         self.field = field
+
+
+class NotFinite(Refused):
+    def __init__(self, field: str, text: str) -> None:
+        super().__init__(field, f"{text} is not a finite number within ±{MAX_NUMBER:.0e}")
+
+
+class NotText(Refused):
+    """A string holding an unpaired surrogate (JSON's "\\ud800" alone): no UTF-8 encodes it,
+    so any answer or listing that echoed it would fail."""
+
+    def __init__(self, field: str) -> None:
+        super().__init__(field, "text with an unpaired surrogate (\\ud800-\\udfff) is not "
+                                "Unicode text")
+
+
+class TooDeep(Refused):
+    def __init__(self) -> None:
+        super().__init__("", f"JSON nested deeper than {MAX_DEPTH} levels")
 
 
 class _Bad:
@@ -49,21 +72,45 @@ def _number(parse: Callable[[str], float | int]) -> Callable[[str], Any]:
 
 
 def loads(text: str | bytes) -> Any:
-    """JSON as json.loads reads it, but NaN, Infinity and numbers beyond MAX_NUMBER raise
-    NotFinite naming the first such field ("workload.synthetic.request_rate", "configs.1.x")."""
-    value = json.loads(text, parse_constant=_Bad, parse_float=_number(float),
-                       parse_int=_number(int))
-    _find_bad(value, [])
+    """JSON as json.loads reads it, but a Refused naming the first bad field
+    ("workload.synthetic.request_rate", "configs.1.x"): NaN, Infinity and numbers beyond
+    MAX_NUMBER (NotFinite), unpaired surrogates (NotText), nesting past MAX_DEPTH (TooDeep)."""
+    try:
+        value = json.loads(text, parse_constant=_Bad, parse_float=_number(float),
+                           parse_int=_number(int))
+    except RecursionError:
+        raise TooDeep() from None
+    _find_bad(value)
     return value
 
 
-def _find_bad(value: Any, path: list[str]) -> None:
-    if isinstance(value, _Bad):
-        raise NotFinite(".".join(path), value.text)
-    items = value.items() if isinstance(value, dict) else \
-        enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        _find_bad(item, [*path, str(key)])
+def encodable(text: str) -> bool:
+    """Whether UTF-8 can write `text` (it holds no unpaired surrogate)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _find_bad(root: Any) -> None:
+    """Depth first, without recursion (the depth is what is checked)."""
+    stack: list[tuple[Any, tuple[str, ...]]] = [(root, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise TooDeep()
+        if isinstance(value, _Bad):
+            raise NotFinite(".".join(path), value.text)
+        if isinstance(value, str) and not encodable(value):
+            raise NotText(".".join(path))
+        items = value.items() if isinstance(value, dict) else \
+            enumerate(value) if isinstance(value, list) else ()
+        for key, item in reversed(list(items)):
+            name = str(key)
+            if not encodable(name):
+                raise NotText(".".join([*path, ascii(name)[1:-1][:40]]))
+            stack.append((item, (*path, name[:80])))
 
 
 def error(status: int, message: str, field: str | None = None, code: str = "bad_message",
@@ -93,8 +140,8 @@ async def _read_json(request: Request, limit: int) -> Response | None:
     request._body = bytes(body)
     try:
         loads(request._body or b"null")
-    except NotFinite as err:
-        return error(422, str(err), err.field)
+    except Refused as err:
+        return error(422, str(err), err.field or None)
     except ValueError:
         pass  # not JSON at all: the route's own validation says so
     return None
@@ -111,11 +158,26 @@ def csrf_ok(request: Request) -> bool:
     return bool(cookie) and secrets.compare_digest(cookie.encode(), header.encode())
 
 
-def install(app: FastAPI, allowed: Callable[[Request], bool], limit: int) -> None:
-    """`allowed(request)`: whether its Origin may write; `limit`: a JSON body's largest size."""
+def _shell(path: str) -> bool:
+    """The page's shell, which holds no data: served under any Host so that a page opened by
+    a name this server does not serve can say why (it asks /api/origin)."""
+    return path in ("/", "/favicon.ico", "/api/origin") or \
+        path.startswith(("/static/", "/vendor/"))
+
+
+def install(app: FastAPI, allowed: Callable[[Request], bool], limit: int,
+            misdirected: Callable[[str | None], str | None] = lambda host: None) -> None:
+    """`allowed(request)`: whether its Origin may write; `limit`: a JSON body's largest size;
+    `misdirected(host)`: why a request naming that Host is not for this server (None: it is)."""
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable) -> Response:  # type: ignore[type-arg]
+        why = misdirected(request.headers.get("host"))
+        if why is not None:
+            if request.method not in ("GET", "HEAD") or not _shell(request.url.path):
+                return error(421, why, "host", "misdirected")
+            if request.url.path == "/":  # the bare page, which shows why (api/origin)
+                request.scope["query_string"] = b""
         if request.method in WRITES:
             if cross_site(request.headers) or not allowed(request):
                 return error(403, "cross-site request refused", "origin", "forbidden")

@@ -1,7 +1,8 @@
 """Which pages may drive this server: an Origin is allowed when it is listed in
 `allowed_origins`, or when it names the request's own Host under a name the server is served
 by (loopback names, --host, `server_names`, the public address); a DNS-rebinding page fails the
-second part. A refused page is told why, in words the person who started the server can act on."""
+second part. Every request's Host must be one of those names too (`host_refusal`), reads
+included. A refused page is told why, in words the person who started the server can act on."""
 
 from __future__ import annotations
 
@@ -22,6 +23,36 @@ def served_names(settings: Settings) -> set[str]:
     if public:
         names.add(public)
     return names
+
+
+MAX_HOST_CHARS = 300  # a DNS name's 253, brackets, a port: longer is no host this server has
+
+
+def host_refusal(host: str | None, settings: Settings) -> str | None:
+    """Why a request that names `host` (its Host header) is not for this server; None if it
+    is: a name it is served by (any port), or a listed origin's. No Host at all (HTTP/1.0, a
+    script) passes: a browser, which DNS rebinding drives, always sends one."""
+    if host is None:
+        return None
+    name = host_name(host)
+    if name and (name in served_names(settings) or name in _origin_names(settings)):
+        return None
+    return _unserved(f"http://{ascii(host[:80])[1:-1]}", ascii(name[:80])[1:-1] or "NAME",
+                     settings)
+
+
+def host_name(host: str) -> str:
+    """The name in a Host header (lower case, IPv6 without brackets); "" when it has none."""
+    if len(host) > MAX_HOST_CHARS:
+        return ""
+    try:
+        return (urlsplit(f"//{host}").hostname or "").lower()
+    except ValueError:  # a bad port or bracket
+        return ""
+
+
+def _origin_names(settings: Settings) -> set[str]:
+    return {host_name(urlsplit(o).netloc) for o in settings.allowed_origins} - {""}
 
 
 def origin_allowed(origin: str, host: str | None, settings: Settings) -> bool:

@@ -76,10 +76,9 @@ class Outlet:
         self.outflow.make_room(self, len(text))
         if self.dropped:
             raise Stalled
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the send's result when
+        # the send ends as the task is cancelled, and the cancel (a shutdown's) is lost
         try:
-            # not wait_for: Python 3.11's swallows a cancel that lands as the send completes,
-            # and the viewer's sender, cancelled as its socket closed, then waits forever
-            # (uvicorn's shutdown with it)
             async with asyncio.timeout(self.outflow.send_timeout_s):
                 await self.socket.send_text(text)
         except TimeoutError:
