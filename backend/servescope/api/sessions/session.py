@@ -66,6 +66,7 @@ class Session:
         self._progress_shown = 0.0  # wall time of the last status sent for progress alone
         self._builds = 0
         self.driver_left_s: float | None = clock()  # None while a driver is connected
+        self.client = ""  # who created it (api/web/clients.py's key), for its fair share
 
     @property
     def tracks(self) -> list[Any]:
