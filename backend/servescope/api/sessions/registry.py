@@ -44,7 +44,8 @@ class Registry:
         if len(self.sessions) >= self.settings.max_sessions:
             raise SessionError(f"this server holds at most {self.settings.max_sessions} "
                                "sessions; close one or try later", None, "limit")
-        held = sum(s.client == client for s in self.sessions.values())
+        held = sum(s.client == client and (bool(s.viewers) or s.driver_left_s is None)
+                   for s in self.sessions.values())  # abandoned ones go when the server fills
         if client and held >= self.settings.client_max_sessions:
             raise SessionError(f"you hold {held} sessions, the most one client may "
                                "(client_max_sessions); close one first", None, "limit")

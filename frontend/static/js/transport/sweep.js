@@ -1,11 +1,12 @@
-// The sweep routes: start a sweep (POST /api/sweeps), read its progress, cancel it. Errors
-// carry the server's message and field.
+// The sweep routes: start a sweep (POST /api/sweeps), read its progress, cancel it (both with
+// the token the start answered, X-Sweep-Token). Errors carry the server's message and field.
 
 import { csrfHeaders } from "./csrf.js";
 
-async function call(method, url, body) {
+async function call(method, url, body, token) {
   const res = await fetch(url, {
-    method, headers: { ...csrfHeaders(), ...(body ? { "content-type": "application/json" } : {}) },
+    method, headers: { ...csrfHeaders(), ...(body ? { "content-type": "application/json" } : {}),
+      ...(token ? { "x-sweep-token": token } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   const data = await res.json().catch(() => ({}));
@@ -19,5 +20,5 @@ async function call(method, url, body) {
 }
 
 export const startSweep = (body) => call("POST", "/api/sweeps", body);
-export const readSweep = (id) => call("GET", `/api/sweeps/${encodeURIComponent(id)}`);
-export const cancelSweep = (id) => call("DELETE", `/api/sweeps/${encodeURIComponent(id)}`);
+export const readSweep = (id, token) => call("GET", `/api/sweeps/${encodeURIComponent(id)}`, null, token);
+export const cancelSweep = (id, token) => call("DELETE", `/api/sweeps/${encodeURIComponent(id)}`, null, token);
