@@ -6,6 +6,7 @@ ordinary test command."""
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -38,4 +39,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Server]]:
 
     yield start
     for server in started:
-        server.stop()
+        try:
+            server.stop()
+        except subprocess.TimeoutExpired:  # shutdown promptness is tests/hostile's waits' part
+            server.stop(kill=True)
