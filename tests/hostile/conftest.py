@@ -5,16 +5,15 @@ ordinary test command."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support.hostile_shares import HOSTILE_ALL
 from support.server import Server
 
 HERE = Path(__file__).parent
-ALL = os.environ.get("SERVESCOPE_HOSTILE_ALL") == "1"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -22,7 +21,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if HERE not in Path(str(item.fspath)).parents:
             continue
         item.add_marker(pytest.mark.hostile)
-        if item.get_closest_marker("slow") and not ALL:
+        if item.get_closest_marker("slow") and not HOSTILE_ALL:
             item.add_marker(pytest.mark.skip(reason="slow: make test-hostile runs it"))
 
 

@@ -6,6 +6,7 @@ uploads."""
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 from typing import Any
@@ -14,6 +15,8 @@ from websockets.asyncio.client import connect
 
 from support.server import Server
 
+# the whole hostile suite (slow tests, long fuzz): `make test-hostile` sets it
+HOSTILE_ALL = os.environ.get("SERVESCOPE_HOSTILE_ALL") == "1"
 TINY = {"requests": [{"id": "a", "arrival_s": 0.0, "prompt_len": 8, "output_len": 2}]}
 CONFIGURE = json.dumps({"type": "configure", "v": 1, "workload": TINY})
 
