@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +38,7 @@ HEALTHZ_EVERY_S = 0.05
 MEMORY_EVERY_S = 5.0
 FOLLOWER_LIFE_S = 30.0  # a follower reconnects after this (a student's page reloaded)
 MIB = 1024 * 1024
+STOP_S = 10  # support.server.Server.stop's wait before it raises
 
 
 async def healthz(client: httpx.AsyncClient, until: float, out: list[float]) -> None:
@@ -147,10 +149,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(Path(tmp) / "data", SERVESCOPE_CLIENT_MAX_UPLOADS_PER_HOUR="100000")
         try:
-            report = asyncio.run(soak(server, args))
+            print(json.dumps(asyncio.run(soak(server, args)), indent=1), flush=True)
         finally:
-            server.stop()
-    print(json.dumps(report, indent=1))
+            t0 = time.monotonic()
+            try:
+                server.stop()
+            except subprocess.TimeoutExpired:
+                server.stop(kill=True)
+            print(f"the server took {time.monotonic() - t0:.1f} s to stop after SIGTERM "
+                  f"(killed after {STOP_S:g} s)")
 
 
 if __name__ == "__main__":
