@@ -157,7 +157,7 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 server.stop(kill=True)
             print(f"the server took {time.monotonic() - t0:.1f} s to stop after SIGTERM "
-                  f"(killed after {STOP_S:g} s)")
+                  f"(it is killed after {STOP_S:g} s)")
 
 
 if __name__ == "__main__":
