@@ -1,6 +1,7 @@
 # ServeScope: `make run` installs everything and starts the explorer on the demo;
 # `make classroom` does the same for a room on one network (PUBLIC_ADDRESS=... to name the
-# address students open); `make test` installs everything the tests need and runs every test.
+# address students open); `make test` installs everything the tests need and runs every test
+# (the hostile suite's quick ones: `make test-hostile` runs all of it).
 # Works on a fresh Debian machine with Python 3.11+, Node 20 and apt as root.
 
 PYTHON ?= python3
@@ -11,7 +12,7 @@ NODE_STAMP := node_modules/.package-lock.json
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run classroom test test-vllm vllm-flags screenshots install lint typecheck pytest node-test chromium prometheus venv-support clean
+.PHONY: run classroom test test-hostile test-vllm vllm-flags screenshots install lint typecheck pytest node-test chromium prometheus venv-support clean
 
 run: install
 	$(BIN)/servescope serve --host $(HOST) --port $(PORT)
@@ -28,6 +29,11 @@ test: install chromium prometheus
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
 	node --test tests/frontend
+
+# The hostile suite in full: its slow tests and a longer, randomized API fuzz (`make test` runs
+# the quick ones).
+test-hostile: install
+	SERVESCOPE_HOSTILE_ALL=1 $(BIN)/python -m pytest -q -m hostile tests/hostile
 
 # The README's screenshots, taken by the e2e tests that show each view.
 screenshots: install chromium

@@ -14,8 +14,10 @@ GRID = {"max_num_seqs": [2, 16], "max_num_batched_tokens": [128, 1024]}
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 
 
-def _api(server_url: str, path: str) -> dict:
-    with urllib.request.urlopen(server_url + path, timeout=10) as r:
+def _api(server_url: str, path: str, token: str | None = None) -> dict:
+    request = urllib.request.Request(server_url + path,
+                                     headers={"x-sweep-token": token} if token else {})
+    with urllib.request.urlopen(request, timeout=10) as r:
         return json.loads(r.read())
 
 
@@ -27,7 +29,8 @@ def _run_sweep(page, server_url: str) -> dict:
     page.click("#sweep-start")
     page.wait_for_function("() => document.body.dataset.sweepStatus === 'done'", timeout=120_000)
     sweep_id = parse_qs(urlparse(page.url).query)["sweep"][0]
-    return _api(server_url, f"/api/sweeps/{sweep_id}")
+    token = page.evaluate("(id) => sessionStorage.getItem(`sweep-token:${id}`)", sweep_id)
+    return _api(server_url, f"/api/sweeps/{sweep_id}", token)
 
 
 def test_the_sweep_view_shows_the_frontier_and_opens_a_point(page, server_url, screenshots):

@@ -31,6 +31,7 @@ from servescope.api.settings import Settings
 from servescope.api.uploads.store import Store
 from servescope.api.web import edge
 from servescope.api.web.classroom import classroom_settings
+from servescope.api.web.clients import Shares
 from servescope.api.web.origin import host_refusal, origin_allowed
 from servescope.api.web.outflow import CaptureTransport, Outflow
 
@@ -44,8 +45,11 @@ def create_app(settings: Settings | None = None,
         store = Store(settings.data_dir)
         registry = Registry(settings, store, clock)
         app.state.store, app.state.registry = store, registry
+        jobs = registry.jobs
         app.state.sweeps = Sweeps(settings.sweep_ray_address, settings.sweep_num_cpus,
-                                  settings.sweep_idle_s)
+                                  settings.sweep_idle_s, settings.sweep_deadline_s,
+                                  lambda: 0 < jobs.memory_cap < jobs.memory())
+        jobs.others = lambda: registry.scouts_memory() + app.state.sweeps.memory()
         app.state.sessions_metrics = SessionsCollector(registry)
         reaper = asyncio.create_task(registry.reap_loop())
         try:
@@ -60,6 +64,7 @@ def create_app(settings: Settings | None = None,
                   description="A visual explorer of LLM serving-engine internals. "
                               "The WebSocket protocol is in docs/protocol.md.")
     app.state.settings = settings
+    app.state.shares = Shares()
     app.state.outflow = Outflow(settings.send_timeout_s, settings.max_buffered_bytes)
     app.state.metrics = CollectorRegistry(auto_describe=False)
     for module in (pages, presets, sessions, traces, ws, diagnosis, sweeps, metrics,

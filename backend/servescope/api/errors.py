@@ -63,7 +63,11 @@ class UploadError(Exception):
 
 
 class SweepBusy(Exception):
-    """A sweep is already running on this server (HTTP 409)."""
+    """A sweep is already running on this server (HTTP 409, retry after `retry_after_s`)."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class DriverDied(Exception):

@@ -50,6 +50,27 @@ class Settings:
     sweep_num_cpus: int = 0  # CPUs of the in-process Ray; 0: this machine's
     # Ray started for sweeps is shut down after this long without one (it holds ~1.5 GB)
     sweep_idle_s: float = 300.0
+    # fair shares (api/web/clients.py): what one client (its upload token, else its session
+    # token, else its address) may hold. Sized so that a classroom behind one address passes:
+    # 40 followers and 20 new sessions at once, 60 page loads in 10 s (tests/hostile)
+    client_max_sessions: int = 32  # sessions it created, held at once (of max_sessions)
+    client_max_sockets: int = 128  # WebSocket connections open at once, followers included
+    client_max_uploads_per_hour: int = 60
+    client_max_stored_mb: int = 1024  # upload bytes it has stored
+    client_max_sweeps_per_hour: int = 6
+    # a socket that made a session and has not configured it within this is closed, and the
+    # session freed (a page configures on connect, within a second)
+    unconfigured_timeout_s: float = 10.0
+    # a sweep's work (grid points x the workload's requests) and wall-clock deadline: the
+    # issue's 4,800-point sweep was 10-135 hours of every CPU; a session stores the Azure
+    # conversation trace's 19,366 requests in ~20 s (leap_min_requests below), so 2M
+    # request-simulations are about half an hour of one core
+    sweep_max_work: int = 2_000_000
+    sweep_deadline_s: float = 1800.0
+    # the data directory: uploads and run stores together, and how long an upload is kept
+    # after it was stored (expired ones that no session runs are deleted by the reaper)
+    data_quota_mb: int = 20480
+    upload_retention_s: float = 7 * 86400.0
     allowed_origins: tuple[str, ...] = ()  # full origins allowed besides the served names
     server_names: tuple[str, ...] = ()  # host names served besides loopback and `host`
     # a room's server (api/web/classroom.py): all interfaces, this machine's own addresses

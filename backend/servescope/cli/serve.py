@@ -37,7 +37,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the server's memory cap, its job workers included: over it new "
                         "sessions and jobs are refused, and each job may map this over "
                         "max_jobs + 1 (default 8192; 0: none)")
+    limits = p.add_argument_group(
+        "fair shares", "what one client (its X-Upload-Token, else its session token, else its "
+        "address) may hold, and the data directory's quota; each also $SERVESCOPE_<NAME>")
+    defaults = Settings()
+    for name, what in SHARES.items():
+        value = getattr(defaults, name)
+        limits.add_argument("--" + name.replace("_", "-"), type=type(value), default=None,
+                            metavar="N", help=f"{what} (default {value:_})")
     p.add_argument("--log-level", default="info")
+
+
+SHARES = {  # Settings fields settable here: what each bounds
+    "client_max_sessions": "sessions one client holds at once",
+    "client_max_sockets": "WebSocket connections one client has open, followers included",
+    "client_max_uploads_per_hour": "uploads one client may make in an hour",
+    "client_max_stored_mb": "MiB of uploads one client may have stored",
+    "client_max_sweeps_per_hour": "sweeps one client may start in an hour",
+    "unconfigured_timeout_s": "seconds a socket that made a session has to configure it",
+    "session_idle_s": "seconds a driver may stay quiet while nothing plays before its socket "
+                      "is closed; a saved or followed session without a driver is freed "
+                      "after it",
+    "sweep_max_work": "a sweep's grid points x its workload's requests, at most",
+    "sweep_deadline_s": "seconds a sweep may run before it is stopped",
+    "data_quota_mb": "MiB the data directory's uploads and run stores may hold; over it, new "
+                     "uploads and sessions are refused (507)",
+    "upload_retention_s": "seconds an upload is kept after it was stored (none a session "
+                          "runs is deleted while it runs)",
+}
 
 
 # A message over max_message_bytes gets the `limit` error frame (api/web/control.py) and the socket
@@ -76,7 +103,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     limit = None if args.max_upload_mb is None else int(args.max_upload_mb * 1024 * 1024)
     settings = Settings.from_env(host=args.host, port=args.port, data_dir=args.data_dir,
                                  max_upload_bytes=limit, memory_cap_mb=args.memory_cap_mb,
-                                 classroom=args.classroom, public_address=args.public_address)
+                                 classroom=args.classroom, public_address=args.public_address,
+                                 **{name: getattr(args, name) for name in SHARES})
     try:
         return classroom_settings(settings)
     except ValueError as err:

@@ -22,6 +22,8 @@ function showError(message) {
   $("sweep-error").textContent = message ?? "";
 }
 
+const tokenOf = (id) => sessionStorage.getItem(`sweep-token:${id}`);
+
 const show = (view) => showSweep(doc, state, view, showError);
 
 async function start(ev) {
@@ -29,6 +31,8 @@ async function start(ev) {
   showError(null);
   try {
     const view = await startSweep(readForm(doc), token);
+    // the sweep's token stays with this tab: reloading it reads the sweep again
+    sessionStorage.setItem(`sweep-token:${view.sweep_id}`, view.token);
     state.selected.clear();
     history.replaceState(null, "", `/sweep?sweep=${view.sweep_id}`);
     show(view);
@@ -40,7 +44,7 @@ async function start(ev) {
 
 async function poll(id) {
   try {
-    const view = await readSweep(id);
+    const view = await readSweep(id, tokenOf(id));
     show(view);
     if (view.status === "running") setTimeout(() => poll(id), POLL_MS);
   } catch (err) {
@@ -56,7 +60,7 @@ function openPoint(point) {
 
 function bind() {
   $("sweep-form").addEventListener("submit", start);
-  $("sweep-cancel").addEventListener("click", () => state.view && cancelSweep(state.view.sweep_id).catch((e) => showError(e.message)));
+  $("sweep-cancel").addEventListener("click", () => state.view && cancelSweep(state.view.sweep_id, tokenOf(state.view.sweep_id)).catch((e) => showError(e.message)));
   $("sweep-y").addEventListener("change", () => drawSweep(doc, state));
   $("sweep-compare").addEventListener("click", () => {
     location.href = explorerUrl(state.view, pointsAt(state.selected), token);

@@ -23,18 +23,28 @@ BODY = {"workload": {"preset": "demo"}, "config": {"model": MODEL, "gpu": "H100"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    srv = Server(tmp_path_factory.mktemp("sweeps"), SERVESCOPE_SWEEP_NUM_CPUS="1")
+    srv = Server(tmp_path_factory.mktemp("sweeps"), SERVESCOPE_SWEEP_NUM_CPUS="1",
+                 SERVESCOPE_CLIENT_MAX_SWEEPS_PER_HOUR="100")
     yield srv
     srv.stop()
 
 
+TOKENS: dict[str, str] = {}  # sweep id -> the token its start answered
+
+
 def _call(server: Server, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    """One call; a sweep's own path carries the token its start answered."""
     data = None if body is None else json.dumps(body).encode()
+    token = TOKENS.get(path.rsplit("/", 1)[-1])
     req = urllib.request.Request(server.url + path, data=data, method=method,
-                                 headers={"content-type": "application/json"})
+                                 headers={"content-type": "application/json",
+                                          **({"x-sweep-token": token} if token else {})})
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read())
+            answer = json.loads(r.read())
+            if path == "/api/sweeps" and method == "POST":
+                TOKENS[answer["sweep_id"]] = answer["token"]
+            return r.status, answer
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read())
     except urllib.error.URLError as err:

@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from servescope.api.errors import DriverDied
+from servescope.api.jobs.workers import tree_rss_bytes
 from servescope.core.request import RequestSpec
 from servescope.sweep import plan as sweep_plan
 from servescope.sweep import ray_runner
@@ -118,6 +119,11 @@ class Driver:
     @property
     def alive(self) -> bool:
         return self.proc is not None and self.proc.is_alive()
+
+    def memory(self) -> int:
+        """Resident bytes of the driver and the Ray processes it started (0 when none)."""
+        proc = self.proc
+        return tree_rss_bytes(proc.pid) if proc is not None and proc.pid else 0
 
     def _connection(self) -> Connection:
         if self.proc is None or not self.proc.is_alive():

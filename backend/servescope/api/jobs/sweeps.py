@@ -1,13 +1,17 @@
 """The server's sweeps: they run one at a time, through sweep.plan, in the process that
 drives Ray for the server (api/jobs/sweep_driver.py), followed from one worker thread (off the
-event loop); progress and results stay in memory until the server stops. Ray stays up between
-sweeps started close together, and is released (its driver process stopped, Ray shut down
-with it) once no sweep has run for `idle_s`: an in-process Ray holds about 1.5 GB."""
+event loop); progress and results stay in memory until the server stops. Each is stopped at
+its deadline or when the server goes over its memory cap (Ray's processes counted), and only
+whoever holds its token may read or cancel it. Ray stays up between sweeps started close
+together, and is released (its driver process stopped, Ray shut down with it) once no sweep has
+run for `idle_s`: an in-process Ray holds about 1.5 GB."""
 
 from __future__ import annotations
 
 import secrets
 import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +22,7 @@ from servescope.core.request import RequestSpec
 from servescope.sweep import plan as sweep_plan
 
 MAX_KEPT = 16  # finished sweeps kept; the oldest is forgotten first
+WATCH_S = 1.0  # how often a running sweep's deadline and the memory cap are checked
 
 
 
@@ -31,6 +36,14 @@ class Sweep:
     result: dict[str, Any] | None = None
     error: str | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    client: str = ""  # who started it (api/web/clients.py's key)
+    started_s: float = field(default_factory=time.monotonic)
+    stopped: str | None = None  # why the server cancelled it (deadline, memory)
+
+    def holds_token(self, token: str | None) -> bool:
+        return bool(token) and secrets.compare_digest(self.token.encode(),
+                                                      (token or "").encode())
 
     def view(self) -> dict[str, Any]:
         """The sweep as GET /api/sweeps/{id} reports it (the result's points, once done)."""
@@ -45,7 +58,10 @@ class Sweep:
 
 class Sweeps:
     def __init__(self, ray_address: str | None = None, num_cpus: int | None = None,
-                 idle_s: float = 300.0) -> None:
+                 idle_s: float = 300.0, deadline_s: float = float("inf"),
+                 over_cap: Callable[[], bool] = lambda: False) -> None:
+        self.deadline_s = deadline_s
+        self.over_cap = over_cap  # whether the server holds more than its memory cap
         self.sweeps: dict[str, Sweep] = {}
         self.driver = Driver(ray_address or None, num_cpus or None)  # Ray stays up between
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep")
@@ -55,12 +71,15 @@ class Sweeps:
         self.release: threading.Timer | None = None
 
     def start(self, plan: sweep_plan.Plan, specs: list[RequestSpec],
-              workload: dict[str, Any], max_parallel: int | None) -> Sweep:
+              workload: dict[str, Any], max_parallel: int | None, client: str = "") -> Sweep:
         with self.lock:
-            if any(j.status == "running" for j in self.sweeps.values()):
-                raise SweepBusy("a sweep is already running on this server; cancel it "
-                                "(DELETE /api/sweeps/{id}) or wait for it")
-            sweep = Sweep(secrets.token_hex(8), plan, workload)
+            running = [j for j in self.sweeps.values() if j.status == "running"]
+            if running:
+                left = self.deadline_s - (time.monotonic() - running[0].started_s)
+                raise SweepBusy("a sweep is already running on this server; its owner may "
+                                "cancel it, and the server stops it at its deadline "
+                                "(sweep_deadline_s)", max(1.0, min(left, 86400.0)))
+            sweep = Sweep(secrets.token_hex(8), plan, workload, client=client)
             self.sweeps[sweep.sweep_id] = sweep
             self.num_started += 1
             if self.release is not None:
@@ -68,7 +87,25 @@ class Sweeps:
             while len(self.sweeps) > MAX_KEPT:
                 self.sweeps.pop(next(iter(self.sweeps)))
         self.worker.submit(self._run, sweep, specs, max_parallel)
+        threading.Thread(target=self._watch, args=(sweep,), daemon=True,
+                         name=f"sweep-watch-{sweep.sweep_id}").start()
         return sweep
+
+    def _watch(self, sweep: Sweep) -> None:
+        """Cancel the sweep at its deadline or when the server is over its memory cap."""
+        while sweep.status == "running" and not sweep.cancel.wait(WATCH_S):
+            if time.monotonic() - sweep.started_s > self.deadline_s:
+                sweep.stopped = f"stopped at its deadline ({self.deadline_s:g} s, " \
+                                "sweep_deadline_s)"
+            elif self.over_cap():
+                sweep.stopped = "stopped: the server went over its memory_cap_mb"
+            else:
+                continue
+            sweep.cancel.set()
+
+    def memory(self) -> int:
+        """Resident bytes of the sweep driver and its Ray processes."""
+        return self.driver.memory()
 
     def _run(self, sweep: Sweep, specs: list[RequestSpec], max_parallel: int | None) -> None:
         try:
@@ -81,6 +118,8 @@ class Sweeps:
             sweep.error, sweep.status = str(err), "cancelled" if sweep.cancel.is_set() else "failed"
         except Exception as err:  # noqa: BLE001 - the sweep reports what ended it
             sweep.error, sweep.status = f"{type(err).__name__}: {err}", "failed"
+        if sweep.stopped is not None and sweep.status == "cancelled":
+            sweep.error = sweep.stopped
         self._release_when_idle()
 
     def _release_when_idle(self) -> None:

@@ -35,6 +35,26 @@ def rss_bytes(pid: int | str = "self") -> int:
         return 0
 
 
+def tree_rss_bytes(pid: int) -> int:
+    """Resident memory of a process and all its descendants (Ray's raylet, GCS and workers
+    under the sweep driver)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:  # "pid (comm) state ppid ..."
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        total += rss_bytes(p)
+        todo += children.get(p, [])
+    return total
+
+
 def _mapped_bytes() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[0]) * PAGE

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Header, Query
+from fastapi import APIRouter, Body, Header, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -14,6 +14,7 @@ from servescope.api.errors import BuildError, SessionError
 from servescope.api.reports import runs
 from servescope.api.routes._lookup import BuiltSessionDep, found, http_error
 from servescope.api.sessions import access
+from servescope.api.web.clients import client_key
 from servescope.api.wire import protocol as P
 from servescope.observability import openmetrics as om
 
@@ -45,11 +46,15 @@ def list_sessions(registry: RegistryDep, x_session_token: Annotated[
     return [runs.describe(s, with_token=True) for s in mine]
 
 
-@router.post("/sessions", status_code=201)
-async def create_session(registry: RegistryDep, body: NewSession) -> dict[str, Any]:
+@router.post("/sessions", status_code=201,
+             responses={429: {"description": "the server's or this client's most sessions"},
+                        507: {"description": "the data directory is over its quota"}})
+async def create_session(request: Request, registry: RegistryDep,
+                         body: NewSession) -> dict[str, Any]:
     msg = P.Configure(type="configure", **body.model_dump(exclude_none=True))
+    client = client_key(request.headers, request.client.host if request.client else None)
     try:
-        return runs.describe(await registry.create_configured(msg), with_token=True)
+        return runs.describe(await registry.create_configured(msg, client), with_token=True)
     except (BuildError, SessionError) as err:
         raise http_error(err) from err
 

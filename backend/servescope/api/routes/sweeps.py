@@ -1,19 +1,21 @@
-"""Sweeps from the page: start one over a preset or an uploaded trace (in the background),
-read its progress and results, cancel it."""
+"""Sweeps from the page: start one over a preset or an uploaded trace (in the background), within
+the server's work budget and the client's hourly share; read its progress and results, cancel
+it, with the token its start answered."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import HTTPConnection
 
-from servescope.api.deps import StoreDep, UploadOwnerDep
-from servescope.api.errors import SweepBusy
-from servescope.api.jobs.sweeps import Sweeps, base_config
-from servescope.api.routes._lookup import found
+from servescope.api.deps import RegistryDep, SettingsDep, StoreDep, UploadOwnerDep
+from servescope.api.errors import JobError, SweepBusy
+from servescope.api.jobs.sweeps import Sweep, Sweeps, base_config
+from servescope.api.routes._lookup import found, http_error
 from servescope.api.uploads.trace_workload import stored_trace
+from servescope.api.web.clients import Shares, client_key
 from servescope.core.config import ConfigError
 from servescope.scenarios.workloads import Workload, WorkloadError, preset_workload
 from servescope.sweep import plan as sweep_plan
@@ -53,38 +55,80 @@ SweepsDep = Annotated[Sweeps, Depends(get_sweeps)]
 @router.post("/sweeps", status_code=202,
              responses={400: {"description": "a bad grid, SLO, price, config or workload: "
                                              "message and field"},
-                        409: {"description": "a sweep is already running"}})
-def start_sweep(body: SweepRequest, store: StoreDep, sweeps: SweepsDep,
+                        409: {"description": "a sweep is already running (Retry-After)"},
+                        413: {"description": "more work (points x requests) than "
+                                             "sweep_max_work"},
+                        429: {"description": "this client started client_max_sweeps_per_hour"},
+                        503: {"description": "the server is over its memory cap"}})
+def start_sweep(request: Request, body: SweepRequest, store: StoreDep, sweeps: SweepsDep,
+                settings: SettingsDep, registry: RegistryDep,
                 owner: UploadOwnerDep) -> dict[str, Any]:
-    """Check everything, then run the sweep in the background; poll GET for progress."""
+    """Check everything, then run the sweep in the background; poll GET for progress with the
+    answer's `token` (X-Sweep-Token), which DELETE needs too."""
     workload = _workload(body.workload, store, owner)
+    plan = _plan(body, workload)
+    work = len(plan.points) * len(workload.specs)
+    if work > settings.sweep_max_work:
+        raise HTTPException(413, {"message": f"{len(plan.points)} points x "
+                                  f"{len(workload.specs)} requests is {work} request "
+                                  f"simulations, over this server's sweep_max_work "
+                                  f"({settings.sweep_max_work}); fewer values or a shorter "
+                                  "trace", "field": "grid"})
+    try:
+        registry.jobs.check_memory("sweep")
+    except JobError as err:
+        raise http_error(err) from err
+    client = client_key(request.headers, request.client.host if request.client else None)
+    shares: Shares = request.app.state.shares
+    if wait := shares.take("sweep", client, settings.client_max_sweeps_per_hour):
+        raise HTTPException(429, {"message": "you started the most sweeps one client may in "
+                                  "an hour (client_max_sweeps_per_hour)", "field": "sweep"},
+                            {"Retry-After": str(int(wait))})
+    try:
+        sweep = sweeps.start(plan, workload.specs, body.workload.model_dump(exclude_none=True),
+                             body.max_parallel, client)
+    except SweepBusy as err:
+        raise HTTPException(409, {"message": str(err), "field": "sweep"},
+                            {"Retry-After": str(int(err.retry_after_s))}) from err
+    return {**sweep.view(), "token": sweep.token}
+
+
+def _plan(body: SweepRequest, workload: Workload) -> sweep_plan.Plan:
     try:
         base = base_config(workload.base_config, body.config)
         slos = parse_slos(f"{k}={v}" for k, v in body.slos.items())
-        plan = sweep_plan.make_plan(base, body.grid, slos,
+        return sweep_plan.make_plan(base, body.grid, slos,
                                     [f"{k}={v}" for k, v in body.gpu_prices.items()])
     except (ConfigError, GridError, SloError, PriceError) as err:
         raise HTTPException(400, {"message": str(err), "field": err.field}) from err
-    try:
-        sweep = sweeps.start(plan, workload.specs, body.workload.model_dump(exclude_none=True),
-                             body.max_parallel)
-    except SweepBusy as err:
-        raise HTTPException(409, {"message": str(err), "field": "sweep"}) from err
-    return sweep.view()
 
 
-@router.get("/sweeps/{sweep_id}")
-def get_sweep(sweep_id: str, sweeps: SweepsDep) -> dict[str, Any]:
+SweepToken = Annotated[str | None, Header(max_length=256, description="the token POST "
+                                          "answered with")]
+
+
+@router.get("/sweeps/{sweep_id}", responses={403: {"description": "no or another token"}})
+def get_sweep(sweep_id: str, sweeps: SweepsDep,
+              x_sweep_token: SweepToken = None) -> dict[str, Any]:
     """status (running | done | failed | cancelled), done of total, the points so far; once
     done, the whole result (pareto, answer, ray)."""
-    return found(sweeps.get(sweep_id), _not_found()).view()
+    return _owned(sweeps, sweep_id, x_sweep_token).view()
 
 
-@router.delete("/sweeps/{sweep_id}")
-def cancel_sweep(sweep_id: str, sweeps: SweepsDep) -> dict[str, Any]:
-    sweep = found(sweeps.get(sweep_id), _not_found())
+@router.delete("/sweeps/{sweep_id}", responses={403: {"description": "no or another token"}})
+def cancel_sweep(sweep_id: str, sweeps: SweepsDep,
+                 x_sweep_token: SweepToken = None) -> dict[str, Any]:
+    sweep = _owned(sweeps, sweep_id, x_sweep_token)
     sweep.cancel.set()
     return {"sweep_id": sweep_id, "cancelling": sweep.status == "running"}
+
+
+def _owned(sweeps: Sweeps, sweep_id: str, token: str | None) -> Sweep:
+    sweep = found(sweeps.get(sweep_id), _not_found())
+    if not sweep.holds_token(token):
+        raise HTTPException(403, {"message": "this sweep is read and cancelled with the token "
+                                  "its start answered (X-Sweep-Token)", "field": "token"})
+    return sweep
 
 
 def _not_found() -> dict[str, str]:

@@ -3,21 +3,27 @@ options, then committed."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 
-from servescope.api.deps import SettingsDep, StoreDep, UploadOwnerDep, UploadTokenDep
+from servescope.api.deps import RegistryDep, SettingsDep, StoreDep, UploadOwnerDep, UploadTokenDep
 from servescope.api.errors import UploadError
 from servescope.api.routes._lookup import found
+from servescope.api.sessions.registry import Registry
+from servescope.api.settings import Settings
 from servescope.api.uploads import owner as owners
 from servescope.api.uploads import receive as uploads
+from servescope.api.uploads.store import Store
+from servescope.api.web.clients import Shares, client_key
 from servescope.traces import registry
 from servescope.traces.upload_options import FIELDS
 
 router = APIRouter(prefix="/api", tags=["traces"])
 OPTION_TYPES = {str: "string", int: "integer", float: "number"}
 CLOSE = {"Connection": "close"}
+MIB = 1024 * 1024
 UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
     "type": "object", "required": ["file"],
     "properties": {"file": {"type": "string", "format": "binary"},
@@ -53,27 +59,53 @@ are all yours under one token; without one a new token is made."""
                         501: {"description": "the format's reader needs a package this server "
                                              "lacks"}})
 async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep,
-                       given: UploadTokenDep) -> dict[str, Any]:
+                       registry: RegistryDep, given: UploadTokenDep) -> dict[str, Any]:
     token = given or owners.new_token()
+    client = client_key(request.headers, request.client.host if request.client else None)
+    limit = upload_share(request, client, store, registry, settings)
     declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > settings.max_upload_bytes + 65536:
-        raise HTTPException(413, {"message": "upload larger than the limit of "
-                                             f"{settings.max_upload_bytes} bytes"}, CLOSE)
+    if declared and declared.isdigit() and int(declared) > limit + 65536:
+        raise HTTPException(413, {"message": f"upload larger than the limit of {limit} bytes "
+                                             "(max_upload_mb, and what is left of your and "
+                                             "the server's storage quota)"}, CLOSE)
     try:
         stored = await uploads.receive(request.stream(), request.headers.get("content-type", ""),
-                                       store, settings.max_upload_bytes,
+                                       store, limit,
                                        settings.max_requests_per_session,
                                        settings.max_upload_ratio,
                                        owner=owners.client_key(token))
     except UploadError as err:  # a 413 closes the connection: the rest goes unread
         raise HTTPException(err.status, err.detail, CLOSE if err.status == 413 else None) \
             from err
+    await asyncio.to_thread(store.claim, stored["trace_id"], client)
     summary = dict(stored["summary"])
     report = summary.pop("report", {})
     return {"trace_id": stored["trace_id"], "upload_token": token, "format": stored["format"],
             "num_requests": stored["num_requests"], "filename": stored["filename"],
             "size": stored["size"], "options": stored["options"], "summary": summary,
             "report": report}
+
+
+def upload_share(request: Request, client: str, store: Store, registry: Registry,
+                 settings: Settings) -> int:
+    """The most bytes this upload may store: the upload limit, or less where the client's
+    stored bytes or the data directory near their quotas; refused (429, 507) when nothing is
+    left or the client uploaded its most this hour."""
+    shares: Shares = request.app.state.shares
+    if wait := shares.take("upload", client, settings.client_max_uploads_per_hour):
+        raise HTTPException(429, {"message": "you uploaded the most one client may in an hour "
+                                  "(client_max_uploads_per_hour)", "field": "file"},
+                            {"Retry-After": str(int(wait)), **CLOSE})
+    mine = settings.client_max_stored_mb * MIB - store.stored_bytes(client)
+    free = settings.data_quota_mb * MIB - registry.data_used()
+    if mine <= 0:
+        raise HTTPException(429, {"message": "your uploads fill your share of this server's "
+                                  "storage (client_max_stored_mb)", "field": "file"}, CLOSE)
+    if free <= 0:
+        raise HTTPException(507, {"message": "the data directory is over its quota "
+                                  "(data_quota_mb) until uploads expire", "field": "file"},
+                            CLOSE)
+    return min(settings.max_upload_bytes, mine, free)
 
 
 @router.get("/traces")

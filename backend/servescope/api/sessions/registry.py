@@ -16,6 +16,8 @@ from servescope.api.settings import Settings
 from servescope.api.uploads.store import Store, new_id
 from servescope.api.wire import protocol as P
 
+MIB = 1024 * 1024
+
 
 class Registry:
     def __init__(self, settings: Settings, store: Store,
@@ -32,7 +34,9 @@ class Registry:
             for stale in runs.iterdir():
                 stale.unlink(missing_ok=True)
 
-    def create(self) -> Session:
+    def create(self, client: str = "") -> Session:
+        """A new session for `client` (api/web/clients.py's key): refused when the server or
+        the client holds its most, or the data directory is over its quota."""
         if len(self.sessions) >= self.settings.max_sessions:
             self.reap()
         if len(self.sessions) >= self.settings.max_sessions:
@@ -40,13 +44,39 @@ class Registry:
         if len(self.sessions) >= self.settings.max_sessions:
             raise SessionError(f"this server holds at most {self.settings.max_sessions} "
                                "sessions; close one or try later", None, "limit")
+        held = sum(s.client == client and (bool(s.viewers) or s.driver_left_s is None)
+                   for s in self.sessions.values())  # abandoned ones go when the server fills
+        if client and held >= self.settings.client_max_sessions:
+            raise SessionError(f"you hold {held} sessions, the most one client may "
+                               "(client_max_sessions); close one first", None, "limit")
+        self.check_data("new session")
         self.jobs.check_memory("new session")
         session = Session(new_id(), self.settings, self.store, self.jobs, self.clock)
+        session.client = client
         self.sessions[session.id] = session
         return session
 
-    async def create_configured(self, msg: P.Configure) -> Session:
-        session = self.create()
+    def data_used(self) -> int:
+        """Bytes of the data directory's uploads and run stores."""
+        runs = self.settings.data_dir / "runs"
+        stores = sum(f.stat().st_size for f in runs.iterdir()) if runs.is_dir() else 0
+        return self.store.stored_bytes() + stores
+
+    def check_data(self, what: str) -> None:
+        quota = self.settings.data_quota_mb * MIB
+        if (used := self.data_used()) >= quota:
+            raise SessionError(f"the data directory holds {used // MIB} MiB, its quota "
+                               f"(data_quota_mb) is {quota // MIB}; the {what} is refused "
+                               "until uploads expire or sessions end", None, "storage_full")
+
+    def discard_unbuilt(self, session: Session) -> None:
+        """Free a session nobody configured once its creator's socket has gone."""
+        if session.built is None and not session.viewers:
+            self.sessions.pop(session.id, None)
+            session.close()
+
+    async def create_configured(self, msg: P.Configure, client: str = "") -> Session:
+        session = self.create(client)
         try:
             await session.configure(msg)
         except Exception:
@@ -68,6 +98,9 @@ class Registry:
         gone = [sid for sid, s in self.sessions.items() if self._expired(s, now)]
         for sid in gone:
             self.sessions.pop(sid).close()
+        running = {s.built.workload.trace for s in self.sessions.values()
+                   if s.built is not None and s.built.workload.trace}
+        self.store.expire(time.time() - self.settings.upload_retention_s, running)
         return gone
 
     def _expired(self, s: Session, now: float) -> bool:

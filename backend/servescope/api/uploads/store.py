@@ -77,6 +77,8 @@ class Store:
             db.execute("ALTER TABLE traces ADD COLUMN digest TEXT")
         if "owner" not in columns:  # an index from before private uploads
             db.execute("ALTER TABLE traces ADD COLUMN owner TEXT")
+        if "client" not in columns:  # an index from before per-client quotas
+            db.execute("ALTER TABLE traces ADD COLUMN client TEXT")
         db.execute("CREATE UNIQUE INDEX IF NOT EXISTS traces_digest ON traces(digest)")
         self.recover()
 
@@ -170,6 +172,30 @@ class Store:
 
     def trace_path(self, tid: str, owner: str) -> Path | None:
         return self.blobs / tid if self.trace(tid, owner) is not None else None
+
+    def claim(self, tid: str, client: str) -> None:
+        """Count a stored upload against `client` (api/web/clients.py), unless another client
+        stored the same bytes first."""
+        with self._transaction() as db:
+            db.execute("UPDATE traces SET client = ? WHERE id = ? AND client IS NULL",
+                       (client, tid))
+
+    def stored_bytes(self, client: str | None = None) -> int:
+        """Bytes of the stored uploads: all of them, or `client`'s."""
+        where, args = ("WHERE client = ?", (client,)) if client is not None else ("", ())
+        row = self.db.execute(f"SELECT COALESCE(SUM(size), 0) FROM traces {where}",
+                              args).fetchone()
+        return int(row[0])
+
+    def expire(self, before_s: float, keep: set[str]) -> list[str]:
+        """Delete the uploads stored before `before_s` (epoch seconds) but those in `keep`."""
+        old = [r[0] for r in self.db.execute("SELECT id FROM traces WHERE created_s < ?",
+                                             (before_s,)) if r[0] not in keep]
+        for tid in old:
+            with self._transaction() as db:
+                db.execute("DELETE FROM traces WHERE id = ?", (tid,))
+            (self.blobs / tid).unlink(missing_ok=True)
+        return old
 
     # -- scenarios --
 

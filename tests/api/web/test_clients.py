@@ -1,0 +1,45 @@
+"""client_key (who a quota counts) and Shares (a client's sockets, and what it did in the last
+hour), on hand-made headers and a hand-moved clock."""
+
+from __future__ import annotations
+
+from support.server import FakeClock
+
+from servescope.api.web.clients import HOUR_S, Shares, client_key
+
+
+def test_a_client_is_its_upload_token_else_its_session_token_else_its_address():
+    both = {"x-upload-token": "up", "x-session-token": "s1, s2"}
+    assert client_key(both, "10.0.0.7", "ws-token") == "upload:up"
+    assert client_key({"x-session-token": "s1, s2"}, "10.0.0.7") == "session:s1"
+    assert client_key({}, "10.0.0.7", "ws-token") == "session:ws-token"
+    assert client_key({}, "10.0.0.7") == "address:10.0.0.7"
+    assert client_key({"x-upload-token": "  "}, None) == "address:unknown"
+
+
+def test_a_token_never_stands_for_an_address_and_a_long_one_is_cut():
+    assert client_key({"x-upload-token": "10.0.0.7"}, "1.2.3.4") != client_key({}, "10.0.0.7")
+    assert len(client_key({"x-upload-token": "t" * 100_000}, None)) == len("upload:") + 128
+
+
+def test_sockets_are_counted_up_to_the_limit_and_given_back():
+    shares = Shares()
+    assert [shares.open_socket("a", 2) for _ in range(3)] == [True, True, False]
+    assert shares.open_socket("b", 2)  # another client has its own share
+    shares.close_socket("a")
+    assert shares.open_socket("a", 2) and not shares.open_socket("a", 2)
+    for _ in range(2):
+        shares.close_socket("a")
+    assert "a" not in shares.sockets
+
+
+def test_an_hourly_share_refuses_with_the_wait_and_frees_an_hour_later():
+    clock = FakeClock()
+    shares = Shares(clock)
+    assert shares.take("upload", "a", 2) == 0.0
+    clock.advance(600)
+    assert shares.take("upload", "a", 2) == 0.0
+    assert shares.take("upload", "a", 2) == HOUR_S - 600  # the first one ages out then
+    assert shares.take("sweep", "a", 1) == 0.0  # another kind has its own count
+    clock.advance(HOUR_S - 600)
+    assert shares.take("upload", "a", 2) == 0.0
