@@ -175,7 +175,8 @@ def test_an_upload_is_this_browsers_own(page, fresh_url, tmp_path):
     assert token and page.evaluate("() => window.__servescope.api.scenario.upload_token") == token
     page.wait_for_function("(t) => location.search.includes('upload_token=' + t)", arg=token)
     listed = page.evaluate("""async (t) => {
-      const count = async (headers) => (await (await fetch('/api/traces', { headers })).json()).length;
+      const count = async (headers) =>
+        (await (await fetch('/api/traces', { headers })).json()).length;
       return [await count({ 'X-Upload-Token': t }), await count({})];
     }""", token)
     assert listed[0] >= 1 and listed[1] == 0, listed

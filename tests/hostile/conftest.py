@@ -5,7 +5,6 @@ with the ordinary test command."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 

@@ -39,7 +39,7 @@ def test_only_the_token_reads_or_cancels_a_sweep_and_a_client_starts_few(serve):
     status, body, headers = call(server, "POST", "/api/sweeps", BODY)
     assert status == 429 and "client_max_sweeps_per_hour" in body["detail"]["message"]
     status, body, headers = call(server, "POST", "/api/sweeps", BODY,
-                                 headers={"x-upload-token": "another-client"})
+                                 headers={"x-upload-token": "another-client-00001"})
     assert status == 409 and int(headers["retry-after"]) > 0, body
     status, body, _ = call(server, "DELETE", path, headers={"x-sweep-token": token})
     assert status == 200 and body["cancelling"] is True

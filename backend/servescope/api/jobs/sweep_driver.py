@@ -137,9 +137,9 @@ class Driver:
         assert self.conn is not None
         return self.conn
 
-    def close(self) -> int | None:
-        """Stop the driver (Ray with it): asked first, killed when it takes too long; its
-        exit code."""
+    def close(self, grace_s: float = STOP_S) -> int | None:
+        """Stop the driver (Ray with it): asked first, killed after `grace_s`; its exit
+        code."""
         proc, conn, self.proc, self.conn = self.proc, self.conn, None, None
         if conn is not None:
             try:
@@ -147,7 +147,7 @@ class Driver:
             except OSError:
                 pass
         if proc is not None:
-            proc.join(STOP_S)
+            proc.join(grace_s)
             if proc.is_alive():
                 proc.kill()
                 proc.join(5)

@@ -21,6 +21,10 @@ from servescope.api.jobs.sweep_driver import Driver
 from servescope.core.request import RequestSpec
 from servescope.sweep import plan as sweep_plan
 
+# a stopping server gives Ray this long to shut down before its driver is killed (Ray's own
+# processes share the driver's fate): SIGTERM must end the server within 10 s (issue 33), and
+# uvicorn's grace for open requests takes 3 of them (cli/serve.py)
+SHUTDOWN_GRACE_S = 4.0
 MAX_KEPT = 16  # finished sweeps kept; the oldest is forgotten first
 WATCH_S = 1.0  # how often a running sweep's deadline and the memory cap are checked
 
@@ -157,7 +161,7 @@ class Sweeps:
                 self.release.cancel()
         for sweep in self.sweeps.values():
             sweep.cancel.set()
-        self.worker.submit(self.driver.close)
+        self.worker.submit(self.driver.close, SHUTDOWN_GRACE_S)
         self.worker.shutdown(wait=True)
 
 
