@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from support.server import ORIGIN, make_settings, receive
+from support.server import ORIGIN, UPLOAD_TOKEN, UPLOADS, make_settings, receive
 
 from servescope.api.app import create_app
 from servescope.cli import main
@@ -52,7 +52,8 @@ def _sweep_point(trace: Path) -> tuple[dict, dict]:
 def _page_session(client: TestClient, trace_id: str) -> tuple[dict, dict]:
     with client.websocket_connect("/ws/sessions/new") as ws:
         ws.send_text(json.dumps({"type": "configure", "v": 1, "config": CONFIG,
-                                 "workload": {"trace": trace_id}}))
+                                 "workload": {"trace": trace_id,
+                                              "upload_token": UPLOAD_TOKEN}}))
         init = receive(ws)
         assert init["type"] == "init", init
         headers = {"X-Session-Token": init.get("session_token", "")}
@@ -65,8 +66,9 @@ def _page_sweep(client: TestClient, trace_id: str) -> tuple[dict, dict]:
     body = {"workload": {"trace": trace_id}, "config": CONFIG, "grid": {"gpu": ["H100"]}}
     started = client.post("/api/sweeps", json=body)
     assert started.status_code == 202, started.text
-    while (view := client.get(f"/api/sweeps/{started.json()['sweep_id']}").json())[
-            "status"] == "running":
+    path, mine = f"/api/sweeps/{started.json()['sweep_id']}", {
+        "X-Sweep-Token": started.json()["token"]}
+    while (view := client.get(path, headers=mine).json())["status"] == "running":
         time.sleep(0.2)  # polls the job's own pace; the test's timeout bounds it
     assert view["status"] == "done", view
     return view["points"][0]["config"], view["points"][0]["summary"]
@@ -77,7 +79,7 @@ def test_every_door_runs_the_same_config_and_gives_the_same_summary(
     trace, config = files
     answers = {"sim": _sim(trace, config, capsys), "sweep point": _sweep_point(trace)}
     app = create_app(make_settings(tmp_path, sweep_num_cpus=1))
-    with TestClient(app, headers=ORIGIN) as client:
+    with TestClient(app, headers={**ORIGIN, **UPLOADS}) as client:
         uploaded = client.post("/api/traces", files={"file": ("t.json", trace.read_bytes())})
         assert uploaded.status_code == 201, uploaded.text
         trace_id = uploaded.json()["trace_id"]

@@ -38,7 +38,7 @@ def test_stored_bytes_per_client(serve):
     assert upload(server, trace_of(MIB * 3 // 10, "c"))[0] == 201  # what is left fits
     status, body, _ = upload(server, trace_of(MIB // 5, "d"))
     assert status == 413 and "quota" in body["detail"]["message"], body
-    assert upload(server, trace_of(MIB // 5, "d"), token="another")[0] == 201
+    assert upload(server, trace_of(MIB // 5, "d"), token="another-client-0001")[0] == 201
 
 
 def test_the_data_directory_quota_counts_run_stores(serve):
@@ -61,7 +61,9 @@ def test_uploads_expire_after_the_retention_time(serve):
     assert status == 201
     tid = stored["trace_id"]
     t0 = time.monotonic()
-    while call(server, "GET", f"/api/traces/{tid}")[0] == 200:
+    mine = {"x-upload-token": stored["upload_token"]}
+    assert call(server, "GET", f"/api/traces/{tid}", headers=mine)[0] == 200
+    while call(server, "GET", f"/api/traces/{tid}", headers=mine)[0] == 200:
         assert time.monotonic() - t0 < 20, "the upload outlived its retention"
         time.sleep(0.2)
     assert not (server.data_dir / "blobs" / tid).exists()

@@ -40,8 +40,11 @@ ORIGIN = {"origin": "http://testserver"}  # what a page served by TestClient's h
 
 
 def make_settings(tmp: Path, **overrides: Any) -> Settings:
+    # one client (the shared test token) makes every upload here: the hourly share is the
+    # hostile tests' to check (tests/hostile), not every upload test's
     base: dict[str, Any] = {"data_dir": tmp / "data", "keyframe_interval": 16,
-                            "catch_up_records": 32, "server_names": ("testserver",)}
+                            "catch_up_records": 32, "server_names": ("testserver",),
+                            "client_max_uploads_per_hour": 100_000}
     base.update(overrides)
     return Settings(**base)
 

@@ -7,11 +7,13 @@ import time
 
 from servescope.api.uploads.store import Store
 
+OWNER = "owner-digest-1"  # whose uploads these are (api/uploads/owner.py's key)
+
 
 def put(store: Store, text: str) -> dict:
     part = store.temp_path()
     part.write_text(text)
-    return store.commit_trace(part, "t.json", "json", 1, {})
+    return store.commit_trace(part, "t.json", "json", 1, {}, owner=OWNER)
 
 
 def test_stored_bytes_count_per_client_and_the_first_claim_holds(tmp_path):
@@ -34,6 +36,6 @@ def test_expired_uploads_go_with_their_blobs_but_those_kept(tmp_path):
     store.db.execute("UPDATE traces SET created_s = ? WHERE id = ?",
                      (cutoff + 10, new["trace_id"]))
     assert store.expire(cutoff, {kept["trace_id"]}) == [old["trace_id"]]
-    assert store.trace(old["trace_id"]) is None
+    assert store.trace(old["trace_id"], OWNER) is None
     assert not (tmp_path / "blobs" / old["trace_id"]).exists()
-    assert store.trace(kept["trace_id"]) and store.trace(new["trace_id"])
+    assert store.trace(kept["trace_id"], OWNER) and store.trace(new["trace_id"], OWNER)
