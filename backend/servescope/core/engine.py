@@ -138,11 +138,15 @@ class Engine:
         flight = self._launch(output, self.clock.time_s, tuple(arrivals), tuple(rejected))
         return self._update(flight)
 
-    def step_with_batch_queue(self, queue: BatchQueue) -> StepRecord | None:
+    def step_with_batch_queue(self, queue: BatchQueue, hold: bool = False) -> StepRecord | None:
         """Schedule the next step, then update the one in flight: its record (None at the
-        end). See core/batch_queue.py for the order of events."""
+        end). See core/batch_queue.py for the order of events. `hold`: update the step in
+        flight without scheduling the next (a leap reads the state its record leaves)."""
         clock, scheduler = self.clock, self.scheduler
         while True:
+            if hold and queue.in_flight is not None:
+                previous, queue.in_flight = queue.in_flight, None
+                return self._update(previous)
             if self.done and queue.in_flight is None:
                 if not (queue.arrivals or queue.rejected):
                     return None
