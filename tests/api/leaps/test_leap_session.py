@@ -169,3 +169,19 @@ def test_a_step_past_the_head_into_a_leap_sends_the_viewer_its_keyframe(tmp_path
         await let_go(gate, session)
 
     run(main)
+
+
+def test_a_long_run_that_cannot_leap_says_why_and_one_that_can_says_nothing(tmp_path):
+    async def main() -> None:
+        settings = make_settings(tmp_path, leap_min_requests=100)
+        registry = Registry(settings, Store(settings.data_dir))
+        session = await registry.create_configured(P.Configure(
+            type="configure", configs=[{"policy": "static"}, {"async_scheduling": True}],
+            workload=P.WorkloadSpec(synthetic={"num_requests": 300, "seed": 3})))
+        progress = validate(json.loads(session.progress_text()))
+        contrast, vllm = progress["no_leap"]
+        assert "static policy" in contrast and session.tracks[0].leaping is None
+        assert vllm is None and session.tracks[1].leaping is not None
+        registry.close()
+
+    run(main)

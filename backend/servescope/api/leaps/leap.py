@@ -38,9 +38,25 @@ def leaps(engine: Engine) -> bool:
     """Whether a leap can start from this engine's checkpoints: vLLM V1's scheduler (synchronous
     or async), over the paged cache, each request id once (the state is then read off it
     exactly)."""
+    return why_no_leap(engine) is None
+
+
+# why a replay's track has no leaps (a replay has no engine to checkpoint)
+REPLAY_NO_LEAP = "a replayed step recording is read record by record and has no checkpoints"
+
+
+def why_no_leap(engine: Engine) -> str | None:
+    """Why a seek past what this engine's track has stored cannot leap (None: it can), in the
+    words the page shows beside the scrubber."""
     kv = engine.kv
-    return (type(engine.scheduler) in (VllmV1Scheduler, VllmV1AsyncScheduler)
-            and isinstance(kv, PagedKVCacheManager) and kv.unique_ids)
+    if type(engine.scheduler) not in (VllmV1Scheduler, VllmV1AsyncScheduler):
+        return (f"the {engine.config.policy} policy is a contrast to vLLM V1's scheduler and has "
+                "no checkpoints")
+    if not isinstance(kv, PagedKVCacheManager):
+        return "this KV cache layout has no checkpoints"
+    if not kv.unique_ids:
+        return "request ids repeat in this workload, so its engine has no checkpoints"
+    return None
 
 
 def state_at(engine: Engine, requests: Sequence[Mapping[str, Any]],
