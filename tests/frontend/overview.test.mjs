@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { bridgeShortGaps, brushWindow, percentileRows, scaledSeries } from "../../frontend/static/js/state/overview.js";
+import { bridgeShortGaps, brushWindow, percentileRows, percentilesTitle, scaledSeries } from "../../frontend/static/js/state/overview.js";
 
 const DATA = { bin_s: 2, columns: {
   t_s: [0, 2, 4, 6, 8],
@@ -48,4 +48,14 @@ test("the strip bridges by its bin width: a one-bin pause of a long run is no ga
   const [throughput] = scaledSeries(columns, 0.02); // bins of 20 ms: each null bin is bridged
   assert.deepEqual(throughput.points, [0.25, 0.25, 1, 0.5, null]);
   assert.deepEqual(scaledSeries(DATA.columns, 2)[0].points, [0.25, null, 1, 0.5, null]); // 2 s: a gap
+});
+
+test("the percentile title says which requests, and up to where while the run is simulated", () => {
+  const done = { num_requests: 120, done: true, upto_s: 40 };
+  assert.equal(percentilesTitle(done, null), "Percentiles of all 120 requests (the whole run)");
+  const running = { num_requests: 30, done: false, upto_s: 12.34 };
+  assert.match(percentilesTitle(running, null), /^Percentiles of the 30 requests finished by t = 12\.3 s/);
+  assert.equal(percentilesTitle(running, { start_s: 1, end_s: 20 }),
+    "Percentiles of 30 requests finished in 1.0-20.0 s (simulated up to t = 12.3 s)");
+  assert.doesNotMatch(percentilesTitle(done, null), /so far/);
 });

@@ -67,3 +67,12 @@ export function percentileRows(p) {
     return v == null ? "-" : v.toFixed(1);
   })]);
 }
+
+/** The percentile panel's title: which requests it covers, and, while the run is still being
+ * simulated, up to where (`upto_s`: the simulated time the finished requests were taken at). */
+export function percentilesTitle(p, w) {
+  const upto = !p.done && p.upto_s != null ? ` (simulated up to t = ${p.upto_s.toFixed(1)} s)` : "";
+  if (w) return `Percentiles of ${p.num_requests} requests finished in ${w.start_s.toFixed(1)}-${w.end_s.toFixed(1)} s${upto}`;
+  if (p.done) return `Percentiles of all ${p.num_requests} requests (the whole run)`;
+  return `Percentiles of the ${p.num_requests} requests finished by t = ${(p.upto_s ?? 0).toFixed(1)} s (the run is still being simulated)`;
+}

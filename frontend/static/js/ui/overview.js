@@ -3,7 +3,7 @@
 // its start, and "Diagnose window" on exactly its records.
 
 import { drawOverview, plotArea } from "../render/overview.js";
-import { brushWindow, percentileRows } from "../state/overview.js";
+import { brushWindow, percentileRows, percentilesTitle } from "../state/overview.js";
 import { renderDiagnosis } from "./diagnosis.js";
 
 const REFRESH_MS = 1000;
@@ -53,9 +53,7 @@ export function bindOverview(doc, { sessionId, send, cursorS, getJson, onWindow 
     if (w) q.set("start_s", String(w.start_s)), q.set("end_s", String(w.end_s));
     const p = await getJson(`${base()}/percentiles?${q}`);
     if (ask !== state.asked) return;
-    $("percentiles-title").textContent = w
-      ? `Percentiles of ${p.num_requests} requests finished in ${w.start_s.toFixed(1)}-${w.end_s.toFixed(1)} s`
-      : `Percentiles of the ${p.num_requests} requests finished so far`;
+    $("percentiles-title").textContent = percentilesTitle(p, w);
     fillPercentiles(doc, $("percentiles"), p);
   }
 
