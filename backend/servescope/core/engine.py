@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from servescope.core import arrivals as admission
-from servescope.core import cost_model, fast_forward, metrics
+from servescope.core import async_fast_forward, cost_model, fast_forward, metrics
 from servescope.core.arrivals import Arrivals
 from servescope.core.batch_queue import BatchQueue, Flight, record
 from servescope.core.clock import Clock
@@ -28,6 +28,7 @@ from servescope.core.request import FinishedRequest, Request, RequestSpec, Reque
 from servescope.core.scheduler.base import SchedulerOutput
 from servescope.core.scheduler.make import make_scheduler
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
+from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
 from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
 
 
@@ -60,6 +61,8 @@ class Engine:
         # batch queue overlaps steps) and every policy but vLLM V1's go one step at a time
         self.fast_forward = (fast_forward and self.batch_queue is None
                              and type(self.scheduler) is VllmV1Scheduler)
+        # (async: only unrecorded, core/async_fast_forward.py)
+        self.fast_forward_async = fast_forward and type(self.scheduler) is VllmV1AsyncScheduler
 
     # the clocks, as the engine's readers know them
     step_clock = property(lambda self: self.clock.step_clock)
@@ -97,8 +100,8 @@ class Engine:
     def advance_unrecorded(self, max_steps: int | None = None) -> int:
         """advance() without its record or block events (for callers that read neither): how
         many steps it took (a quiet stretch cut at `max_steps`), 0 at the end."""
-        if self.batch_queue is not None:  # its records carry what its next steps need
-            return 0 if self.step() is None else 1
+        if self.batch_queue is not None:  # quiet pairs at once, then one step as it comes
+            return self._advance_async_unrecorded(max_steps)
         pool = self.kv.pool
         pool.record_events = False
         try:
@@ -113,6 +116,16 @@ class Engine:
             return 1 if self._step_unrecorded() else 0
         finally:
             pool.record_events = True
+
+    def _advance_async_unrecorded(self, max_steps: int | None) -> int:
+        pool = self.kv.pool
+        pool.record_events = False
+        try:
+            skipped = async_fast_forward.skip_pairs(
+                self, (max_steps or 1 << 62) - 1) if self.fast_forward_async else 0
+        finally:
+            pool.record_events = True
+        return skipped + (self.step() is not None)
 
     def advance(self) -> StepRecord | DecodeStretch | None:
         """The next step, or the quiet stretch of decode steps that starts here, as one run."""
