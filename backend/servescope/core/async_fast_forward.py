@@ -16,6 +16,7 @@ import numpy as np
 from servescope.core import fast_forward
 from servescope.core.batch_queue import BatchQueue, Flight
 from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.running_batch import RunningBatch
 from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
 from servescope.core.step_time import decode_steps_ms
 
@@ -35,9 +36,7 @@ def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.nda
         return none
     running, out = scheduler.running, flight.output
     n = len(running)
-    whole = len(out.entries) == 1 and isinstance(out.entries[0], DecodeChunk) and (
-        out.entries[0].lo, out.entries[0].hi) == (0, n)
-    if not n or not whole or out.preempted or n > engine.config.max_num_batched_tokens:
+    if not n or out.preempted or n > engine.config.max_num_batched_tokens or not whole(out, running):
         return none
     computed, output = running.num_computed[:n], running.num_output[:n]
     if ((running.num_placeholders[:n] != 1).any()
@@ -61,6 +60,17 @@ def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.nda
         if pairs < fast_forward.MIN_RUN_STEPS:
             return none
     return pairs, step_ms[:pairs], ends[:pairs]
+
+
+def whole(plan: SchedulerOutput, running: RunningBatch) -> bool:
+    """Whether a plan samples a token of each running request (a last prefill chunk or a
+    decode each), so that its update leaves every one a token on."""
+    n = len(running)
+    if len(plan.entries) == 1 and isinstance(plan.entries[0], DecodeChunk):
+        return (plan.entries[0].lo, plan.entries[0].hi) == (0, n)
+    columns = plan.columns()
+    return (len(columns.ids) == n and bool(columns.sampled.all())
+            and set(columns.ids) == set(running.ids[:n]))
 
 
 def skip_pairs(engine: Engine, max_pairs: int) -> int:
