@@ -16,6 +16,7 @@ import numpy as np
 from servescope.core import fast_forward
 from servescope.core.batch_queue import BatchQueue, Flight
 from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.records import StepRecord
 from servescope.core.running_batch import RunningBatch
 from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
 from servescope.core.step_time import decode_steps_ms
@@ -23,6 +24,22 @@ from servescope.core.step_time import decode_steps_ms
 
 class Engine(fast_forward.Engine, Protocol):
     batch_queue: BatchQueue | None
+    fast_forward_async: bool
+
+    def step(self) -> StepRecord | None: ...
+
+
+def advance_unrecorded(engine: Engine, max_steps: int | None) -> int:
+    """Engine.advance_unrecorded under async scheduling: the quiet pairs from here (at most
+    max_steps - 1), then one step as it comes; how many steps, 0 at the end."""
+    pool = engine.kv.pool
+    pool.record_events = False
+    try:
+        skipped = skip_pairs(engine, (max_steps or 1 << 62) - 1) if engine.fast_forward_async \
+            else 0
+    finally:
+        pool.record_events = True
+    return skipped + (engine.step() is not None)
 
 
 def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.ndarray]:
@@ -36,7 +53,8 @@ def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.nda
         return none
     running, out = scheduler.running, flight.output
     n = len(running)
-    if not n or out.preempted or n > engine.config.max_num_batched_tokens or not whole(out, running):
+    if (not n or out.preempted or n > engine.config.max_num_batched_tokens
+            or not whole(out, running)):
         return none
     computed, output = running.num_computed[:n], running.num_output[:n]
     if ((running.num_placeholders[:n] != 1).any()

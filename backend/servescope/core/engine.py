@@ -5,7 +5,8 @@ own. When nothing is runnable the clock the workload uses jumps to the next arri
 `async_scheduling` the loop is `step_with_batch_queue` (schedule N + 1, then update N) beside
 the synchronous `step`, as in vLLM's EngineCore; both apply and record a step the same way
 (core/batch_queue.py). advance() takes a quiet stretch of decode steps as one DecodeStretch
-(fast-forward), records the steps' own.
+(fast-forward), records the steps' own; under async scheduling only advance_unrecorded()
+fast-forwards (core/async_fast_forward.py).
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ class Engine:
         """advance() without its record or block events (for callers that read neither): how
         many steps it took (a quiet stretch cut at `max_steps`), 0 at the end."""
         if self.batch_queue is not None:  # quiet pairs at once, then one step as it comes
-            return self._advance_async_unrecorded(max_steps)
+            return async_fast_forward.advance_unrecorded(self, max_steps)
         pool = self.kv.pool
         pool.record_events = False
         try:
@@ -116,16 +117,6 @@ class Engine:
             return 1 if self._step_unrecorded() else 0
         finally:
             pool.record_events = True
-
-    def _advance_async_unrecorded(self, max_steps: int | None) -> int:
-        pool = self.kv.pool
-        pool.record_events = False
-        try:
-            skipped = async_fast_forward.skip_pairs(
-                self, (max_steps or 1 << 62) - 1) if self.fast_forward_async else 0
-        finally:
-            pool.record_events = True
-        return skipped + (self.step() is not None)
 
     def advance(self) -> StepRecord | DecodeStretch | None:
         """The next step, or the quiet stretch of decode steps that starts here, as one run."""
@@ -158,8 +149,8 @@ class Engine:
         clock, scheduler = self.clock, self.scheduler
         while True:
             if hold and queue.in_flight is not None:
-                previous, queue.in_flight = queue.in_flight, None
-                return self._update(previous)
+                held, queue.in_flight = queue.in_flight, None
+                return self._update(held)
             if self.done and queue.in_flight is None:
                 if not (queue.arrivals or queue.rejected):
                     return None

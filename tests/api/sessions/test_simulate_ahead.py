@@ -11,7 +11,6 @@ from fastapi.testclient import TestClient
 from support.server import ORIGIN, receive, request_list, validate
 
 from servescope.api.app import create_app
-
 from servescope.api.sessions import build
 from servescope.core.decode_stretch import DecodeStretch
 

@@ -64,7 +64,7 @@ def percentiles(finished: DoneRequests | None, engine: int, done: bool, start_s:
     out: dict[str, Any] = {"engine": engine, "num_requests": 0, "window": [start_s, end_s],
                            "done": done, "upto_s": None}
     if finished is None or not len(finished):
-        out.update({key: dict.fromkeys((f"p{p}" for p in PERCENTILES)) for key in LATENCIES})
+        out.update({key: dict.fromkeys(f"p{p}" for p in PERCENTILES) for key in LATENCIES})
         return out
     columns = LatencyColumns(finished)
     finish = columns.finish_s
