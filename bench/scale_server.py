@@ -10,8 +10,9 @@ a summary of that session run at once, with their ratio. Browser frame time at 2
 bench/render.py --blocks 28027.
 With --watch-s S (a run too long to wait for, e.g. 1,000,000 requests) it skips the seek and
 reports how far the simulation got in S seconds, its CPU time per record and the RSS.
+The session runs the page's default config (async scheduling on; --sync for off).
 Usage: python bench/scale_server.py [--requests 200000] [--trace FILE] [--no-heavy]
-       [--watch-s S] [--json F]"""
+       [--watch-s S] [--json F] [--sync]"""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ from support.server import Server, request_list  # noqa: E402  (the tests' real-
 from trace_scale import CONFIG, CONV, generate_azure  # noqa: E402
 
 # trace_scale.py's engine (vLLM's defaults for the model and GPU: 28,507 blocks, max_num_seqs
-# 256, a 2,048-token budget) over the upload's base config, the demo's small pool
+# 256, a 2,048-token budget) over the upload's base config, the demo's small pool; the session
+# turns async scheduling on as the page does for a model and GPU (--sync: off)
 SESSION_CONFIG = {**CONFIG, "num_gpu_blocks": None, "max_num_seqs": 256,
                   "max_num_batched_tokens": 2048}
 
@@ -85,14 +87,14 @@ def cpu_s(pid: int) -> float:
 
 
 def session_timings(server: Server, upload: dict[str, str], last_arrival: float | None,
-                    t_upload: float) -> dict[str, float]:
+                    t_upload: float, config: dict) -> dict[str, float]:
     """Upload to init and to the first frame, the request list's pages, then (unless
     `last_arrival` is None) session start to a seek at the last arrival. `upload`: what
     POST /api/traces answered (the trace's id and the upload token it needs)."""
     out: dict[str, float] = {}
     with connect(f"{server.ws_url}/ws/sessions/new", max_size=None,
                  origin=server.url) as ws:  # type: ignore[arg-type]
-        ws.send(json.dumps({"type": "configure", "v": 1, "config": SESSION_CONFIG,
+        ws.send(json.dumps({"type": "configure", "v": 1, "config": config,
                             "workload": {"trace": upload["trace_id"],
                                          "upload_token": upload["upload_token"]}}))
         ws.send(json.dumps({"type": "step", "v": 1, "n": 1}))
@@ -179,7 +181,9 @@ def main() -> None:
     ap.add_argument("--watch-s", type=float, default=0.0,
                     help="no seek at the end: watch the simulation this long, then stop")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--sync", action="store_true", help="async scheduling off")
     args = ap.parse_args()
+    config = {**SESSION_CONFIG, "async_scheduling": not args.sync}
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} "
           "CPUs (a shared machine stretches wall times; CPU seconds stretch less)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -191,7 +195,7 @@ def main() -> None:
                         SERVESCOPE_MAX_REQUESTS_PER_SESSION=str(max(args.requests, 1_000_000)))
         try:
             figures = run(server, path, last, not args.no_heavy and not args.watch_s,
-                          args.watch_s)
+                          args.watch_s, config)
         finally:
             server.stop()
     figures["load_average_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -202,7 +206,7 @@ def main() -> None:
 
 
 def run(server: Server, path: Path, last: float, with_heavy: bool,
-        watch_s: float) -> dict[str, object]:
+        watch_s: float, config: dict) -> dict[str, object]:
     pid = server.proc.pid
     base = healthz_ms(server.url, 200) if with_heavy else []
     stop, rss, child_rss = threading.Event(), [rss_kib(pid)[0]], [0]
@@ -217,7 +221,7 @@ def run(server: Server, path: Path, last: float, with_heavy: bool,
     upload_s = time.perf_counter() - t0
     print(f"uploaded {r.json()['num_requests']} requests in {upload_s:.1f} s; last arrival "
           f"{last:.0f} s", file=sys.stderr)
-    timings = session_timings(server, r.json(), None if watch_s else last, t0)
+    timings = session_timings(server, r.json(), None if watch_s else last, t0, config)
     print(f"session: {timings}", file=sys.stderr)
     sid = str(timings.pop("session_id"))
     if watch_s:  # a run too long to wait for: how far it got, at what cost

@@ -50,12 +50,14 @@ test("the strip bridges by its bin width: a one-bin pause of a long run is no ga
   assert.deepEqual(scaledSeries(DATA.columns, 2)[0].points, [0.25, null, 1, 0.5, null]); // 2 s: a gap
 });
 
-test("the percentile title says 'so far' only while the simulation is still running", () => {
-  const whole = percentilesTitle({ num_requests: 48, done: true }, null);
+test("the percentile title says which requests, and up to where while the run is simulated", () => {
+  const whole = percentilesTitle({ num_requests: 48, done: true, upto_s: 40 }, null);
   assert.equal(whole, "Percentiles of the whole run (48 requests finished)");
-  assert.doesNotMatch(whole, /so far/);
-  const running = percentilesTitle({ num_requests: 12, done: false }, null);
-  assert.match(running, /12 requests finished so far in the simulation/);
+  assert.doesNotMatch(whole, /so far|simulated/);
+  const running = { num_requests: 30, done: false, upto_s: 12.34 };
+  assert.match(percentilesTitle(running, null), /^Percentiles of the 30 requests finished by t = 12\.3 s/);
+  assert.equal(percentilesTitle(running, { start_s: 1, end_s: 20 }),
+    "Percentiles of 30 requests finished in 1.0-20.0 s (simulated up to t = 12.3 s)");
   assert.equal(percentilesTitle({ num_requests: 1, done: true }, { start_s: 0.25, end_s: 1.5 }),
     "Percentiles of 1 request finished in 0.3-1.5 s");
 });

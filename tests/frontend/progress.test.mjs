@@ -97,3 +97,12 @@ test("a wait reads as an estimate: seconds, then minutes, then hours", () => {
   assert.equal(formatWait(90 * 60), "1 h 30 min");
   assert.equal(formatWait(2 * 3600 + 5 * 60), "2 h 5 min");
 });
+
+test("a long run that cannot leap says why beside the progress", () => {
+  const pane = { init: { requests: [{ arrival_s: 40 }] }, history: { lastIter: 0 } };
+  applyProgress([pane], { computed: [999], time_s: [10], done: [false], errors: [null], reach: [999],
+    reach_s: [10], no_leap: ["the static policy is a contrast to vLLM V1's scheduler and has no checkpoints"] });
+  assert.match(progressText(pane), /1000 records; a seek further waits for the simulation: the static policy is a contrast/);
+  applyProgress([pane], { computed: [999], time_s: [10], done: [false], errors: [null], reach: [999], reach_s: [10], no_leap: [null] });
+  assert.doesNotMatch(progressText(pane), /waits for the simulation/);
+});

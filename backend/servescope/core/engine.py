@@ -5,7 +5,8 @@ own. When nothing is runnable the clock the workload uses jumps to the next arri
 `async_scheduling` the loop is `step_with_batch_queue` (schedule N + 1, then update N) beside
 the synchronous `step`, as in vLLM's EngineCore; both apply and record a step the same way
 (core/batch_queue.py). advance() takes a quiet stretch of decode steps as one DecodeStretch
-(fast-forward), records the steps' own.
+(fast-forward), records the steps' own; under async scheduling only advance_unrecorded()
+fast-forwards (core/async_fast_forward.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from servescope.core import arrivals as admission
-from servescope.core import cost_model, fast_forward, metrics
+from servescope.core import async_fast_forward, cost_model, fast_forward, metrics
 from servescope.core.arrivals import Arrivals
 from servescope.core.batch_queue import BatchQueue, Flight, record
 from servescope.core.clock import Clock
@@ -28,6 +29,7 @@ from servescope.core.request import FinishedRequest, Request, RequestSpec, Reque
 from servescope.core.scheduler.base import SchedulerOutput
 from servescope.core.scheduler.make import make_scheduler
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
+from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
 from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
 
 
@@ -60,6 +62,8 @@ class Engine:
         # batch queue overlaps steps) and every policy but vLLM V1's go one step at a time
         self.fast_forward = (fast_forward and self.batch_queue is None
                              and type(self.scheduler) is VllmV1Scheduler)
+        # (async: only unrecorded, core/async_fast_forward.py)
+        self.fast_forward_async = fast_forward and type(self.scheduler) is VllmV1AsyncScheduler
 
     # the clocks, as the engine's readers know them
     step_clock = property(lambda self: self.clock.step_clock)
@@ -97,8 +101,8 @@ class Engine:
     def advance_unrecorded(self, max_steps: int | None = None) -> int:
         """advance() without its record or block events (for callers that read neither): how
         many steps it took (a quiet stretch cut at `max_steps`), 0 at the end."""
-        if self.batch_queue is not None:  # its records carry what its next steps need
-            return 0 if self.step() is None else 1
+        if self.batch_queue is not None:  # quiet pairs at once, then one step as it comes
+            return async_fast_forward.advance_unrecorded(self, max_steps)
         pool = self.kv.pool
         pool.record_events = False
         try:
@@ -138,11 +142,15 @@ class Engine:
         flight = self._launch(output, self.clock.time_s, tuple(arrivals), tuple(rejected))
         return self._update(flight)
 
-    def step_with_batch_queue(self, queue: BatchQueue) -> StepRecord | None:
+    def step_with_batch_queue(self, queue: BatchQueue, hold: bool = False) -> StepRecord | None:
         """Schedule the next step, then update the one in flight: its record (None at the
-        end). See core/batch_queue.py for the order of events."""
+        end). See core/batch_queue.py for the order of events. `hold`: update the step in
+        flight without scheduling the next (a leap reads the state its record leaves)."""
         clock, scheduler = self.clock, self.scheduler
         while True:
+            if hold and queue.in_flight is not None:
+                held, queue.in_flight = queue.in_flight, None
+                return self._update(held)
             if self.done and queue.in_flight is None:
                 if not (queue.arrivals or queue.rejected):
                     return None

@@ -78,7 +78,7 @@ def apply_stretch(engine: Engine, plan: Plan, record: bool = True) -> DecodeStre
     assert not events, "a decode stretch raises its events in its records"
     last = kv.waste(scheduler.running)  # the last step's, after finishing
     if not record:
-        engine.add_waste(_waste_sums(kv, num_free, num_table, start, num_steps, last))
+        engine.add_waste(waste_sums(kv, num_free, num_table, start, num_steps, last))
         engine.clock.tick_many(num_steps, end_s)
         return num_steps
     taken = np.cumsum(np.bincount(blocks.steps, minlength=num_steps))
@@ -97,7 +97,7 @@ def apply_stretch(engine: Engine, plan: Plan, record: bool = True) -> DecodeStre
     return run
 
 
-def _waste_sums(kv: PagedKVCacheManager, num_free: int, num_table: int, start: np.ndarray,
+def waste_sums(kv: PagedKVCacheManager, num_free: int, num_table: int, start: np.ndarray,
                 num_steps: int, last: dict[str, int]) -> dict[str, int]:
     """waste_of summed over the run's steps but the last (whose own value is `last`), in
     closed form: step j has taken the blocks of steps 0..j and computed start + j + 1. A row

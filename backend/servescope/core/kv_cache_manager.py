@@ -178,11 +178,12 @@ class PagedKVCacheManager:
         return int(per_step.cumsum().searchsorted(num_free, "right"))
 
     def advance_decodes(self, requests: list[Request], start: np.ndarray, num_steps: int,
-                        record: bool = True) -> DecodeBlocks:
+                        record: bool = True, known_lag: int = 0) -> DecodeBlocks:
         """The blocks of `num_steps` decode steps (see decode_steps_fit, which must cover them):
         taken from the free queue in (step, row) order, and the blocks those steps complete
         cached. Their events come back as data for the run's records (unless `record` is
-        False: then the pool drops them), not in the pool."""
+        False: then the pool drops them), not in the pool. `known_lag` (unrecorded only):
+        tokens of each row still in flight, not cached yet (async scheduling: one)."""
         bs = self.block_size
         steps, rows = periodic((-start) % bs, bs, num_steps)
         evicted: list[int] = []
@@ -192,11 +193,12 @@ class PagedKVCacheManager:
             tables[requests[row].id].append(block)
         self.num_table_blocks += len(blocks)
         stored: list[tuple[int, int, tuple[int, ...]]] = []
+        assert not (record and known_lag), "a recorded run caches every token it computes"
         if self.enable_caching and record:
             stored = self._cache_decoded(requests, start, num_steps)
         elif self.enable_caching:  # the rows that complete a block, without their events
             ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0
-                    for p in start.tolist()]  # (a batch is small: plain Python is quicker)
+                    for p in (start - known_lag).tolist()]  # (plain Python: a batch is small)
             rows_done = [row for row, end in enumerate(ends) if end]
             self._cache_rows(requests, rows_done, [ends[row] for row in rows_done])
         return DecodeBlocks(steps, rows, blocks, set(evicted), stored)

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.tracks import run_to_end
@@ -93,12 +94,14 @@ def check(config: dict[str, Any], specs: list[RequestSpec], fractions: list[tupl
     return covered
 
 
-def test_leaps_over_a_preempting_run_store_what_the_track_stores() -> None:
+@pytest.mark.parametrize("async_scheduling", [False, True])
+def test_leaps_over_a_preempting_run_store_what_the_track_stores(async_scheduling: bool) -> None:
     specs = [RequestSpec(f"r{i}", 40 + 13 * (i % 5), 30 + 7 * (i % 4), arrival_s=0.004 * i,
                          prefix=(("sys", 24),) if i % 2 else ())
              for i in range(24)]
     config = {"num_gpu_blocks": 40, "block_size": 4, "max_num_seqs": 8,
-              "max_num_batched_tokens": 64, "enable_prefix_caching": True}
+              "max_num_batched_tokens": 64, "enable_prefix_caching": True,
+              "async_scheduling": async_scheduling}
     assert check(config, specs, [(0.0, 0.2), (0.3, 0.5), (0.5, 0.5), (0.1, 0.9)]) > 0
 
 
@@ -111,10 +114,11 @@ config_st = st.fixed_dictionaries({
     "max_num_seqs": st.integers(2, 16),
     "max_num_batched_tokens": st.integers(32, 256),
     "enable_prefix_caching": st.booleans(),
+    "async_scheduling": st.booleans(),  # vLLM's AsyncScheduler: the leap reads a held copy
 })
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=config_st, rows=rows_st, time_clock=st.booleans(),
        fractions=st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=3))
 def test_a_leap_stores_what_the_track_stores(config: dict, rows: list, time_clock: bool,

@@ -81,13 +81,14 @@ async def let_go(gate: threading.Event, session: Any) -> None:
 
 
 async def held_session(tmp_path: Any, holding: list[int],
-                       configs: list[dict] | None = None) -> tuple[Registry, Any]:
+                       configs: list[dict] | None = None,
+                       config: dict | None = None) -> tuple[Registry, Any]:
     """A session of 3,000 requests (one engine, or `configs`), once every engine's track is
     held and its scout has run to the end."""
     settings = make_settings(tmp_path, leap_min_requests=100, catch_up_records=10**6)
     registry = Registry(settings, Store(settings.data_dir))
     session = await registry.create_configured(P.Configure(
-        type="configure", configs=configs, workload=P.WorkloadSpec(synthetic={
+        type="configure", config=config, configs=configs, workload=P.WorkloadSpec(synthetic={
             "num_requests": 3000, "seed": 3, "request_rate": 40})))
     tracks = session.tracks
     await until(lambda: len(holding) == len(tracks) and all(t.leaping.reach_done
@@ -95,11 +96,13 @@ async def held_session(tmp_path: Any, holding: list[int],
     return registry, session
 
 
-def test_a_session_seeks_and_plays_past_its_head_through_a_leap(tmp_path, held):
+@pytest.mark.parametrize("async_scheduling", [False, True])
+def test_a_session_seeks_and_plays_past_its_head_through_a_leap(tmp_path, held, async_scheduling):
     gate, holding = held
 
     async def main() -> None:
-        registry, session = await held_session(tmp_path, holding)
+        registry, session = await held_session(tmp_path, holding,
+                                               config={"async_scheduling": async_scheduling})
         track = session.tracks[0]
         head = track.head
         scout = registry.scouts_memory()  # counted against the server's memory_cap_mb
@@ -131,7 +134,8 @@ def test_in_compare_mode_every_engine_leaps_to_the_lead_s_time(tmp_path, held):
     gate, holding = held
 
     async def main() -> None:
-        _, session = await held_session(tmp_path, holding, [{}, {"max_num_seqs": 8}])
+        _, session = await held_session(tmp_path, holding,  # one async engine, one not
+                                        [{"async_scheduling": True}, {"max_num_seqs": 8}])
         tracks = session.tracks
         heads = [t.head for t in tracks]
         target = min(t.leaping.reach_s for t in tracks) * 0.7
@@ -163,5 +167,21 @@ def test_a_step_past_the_head_into_a_leap_sends_the_viewer_its_keyframe(tmp_path
         _, records = decode(track, [json.dumps(m) for m in sent])
         assert [r["iter"] for r in records] == [head + 5]
         await let_go(gate, session)
+
+    run(main)
+
+
+def test_a_long_run_that_cannot_leap_says_why_and_one_that_can_says_nothing(tmp_path):
+    async def main() -> None:
+        settings = make_settings(tmp_path, leap_min_requests=100)
+        registry = Registry(settings, Store(settings.data_dir))
+        session = await registry.create_configured(P.Configure(
+            type="configure", configs=[{"policy": "static"}, {"async_scheduling": True}],
+            workload=P.WorkloadSpec(synthetic={"num_requests": 300, "seed": 3})))
+        progress = validate(json.loads(session.progress_text()))
+        contrast, vllm = progress["no_leap"]
+        assert "static policy" in contrast and session.tracks[0].leaping is None
+        assert vllm is None and session.tracks[1].leaping is not None
+        registry.close()
 
     run(main)

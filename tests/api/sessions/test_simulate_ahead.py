@@ -1,13 +1,16 @@
 """Sessions simulate ahead in the background: a 200,000-request Azure upload is accepted and
 its session seeks to its last arrival; a failing simulation says why over REST and the socket;
-a data directory that cannot hold a run is a clear 500; a reaped session leaves no files."""
+a data directory that cannot hold a run is a clear 500; a reaped session leaves no files, and
+neither does a server that stops."""
 
 from __future__ import annotations
 
 import json
 
-from support.server import UPLOAD_TOKEN, receive, request_list, validate
+from fastapi.testclient import TestClient
+from support.server import ORIGIN, UPLOAD_TOKEN, receive, request_list, validate
 
+from servescope.api.app import create_app
 from servescope.api.sessions import build
 from servescope.core.decode_stretch import DecodeStretch
 
@@ -138,3 +141,18 @@ def test_a_reaped_session_and_a_reconfigured_one_leave_no_run_files(client, cloc
     clock.advance(settings.session_idle_s + 1)
     assert sid in registry.reap()
     assert list(runs.glob(f"{sid}-*")) == []
+
+
+def test_run_stores_are_removed_at_start_and_at_a_clean_shutdown(settings):
+    runs = settings.data_dir / "runs"
+    runs.mkdir(parents=True)
+    (runs / "old-1-0.sqlite3").write_bytes(b"a previous process's run")
+    with TestClient(create_app(settings), headers=ORIGIN) as client:
+        assert list(runs.iterdir()) == []  # nobody owns a previous process's runs
+        done = new_session(client, {"synthetic": {"num_requests": 20, "seed": 1}})
+        ended(client, done.json()["session_id"])
+        # one still simulating ahead when the server stops (a long run)
+        busy = new_session(client, {"synthetic": {"num_requests": 20_000, "seed": 1}})
+        assert busy.status_code == 201, busy.text
+        assert len(list(runs.glob(f"{busy.json()['session_id']}-*"))) >= 1
+    assert list(runs.iterdir()) == []

@@ -22,21 +22,41 @@ from servescope.api.wire.stream_state import (
     WAITING,
     StreamState,
 )
-from servescope.core.checkpoint import advance_to
+from servescope.core.checkpoint import advance_to, resume, take
 from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.request import RequestStatus
+from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
+from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
 
 STATUS_CODE = {RequestStatus.WAITING: WAITING, RequestStatus.RUNNING: RUNNING,
           RequestStatus.PREEMPTED: PREEMPTED}
 
 
 def leaps(engine: Engine) -> bool:
-    """Whether a leap can start from this engine's checkpoints: vLLM V1's scheduler, synchronous,
-    over the paged cache, each request id once (the state is then read off it exactly)."""
+    """Whether a leap can start from this engine's checkpoints: vLLM V1's scheduler (synchronous
+    or async), over the paged cache, each request id once (the state is then read off it
+    exactly)."""
+    return why_no_leap(engine) is None
+
+
+# why a replay's track has no leaps (a replay has no engine to checkpoint)
+REPLAY_NO_LEAP = "a replayed step recording is read record by record and has no checkpoints"
+
+
+def why_no_leap(engine: Engine) -> str | None:
+    """Why a seek past what this engine's track has stored cannot leap (None: it can), in the
+    words the page shows beside the scrubber."""
     kv = engine.kv
-    return engine.fast_forward and isinstance(kv, PagedKVCacheManager) and kv.unique_ids
+    if type(engine.scheduler) not in (VllmV1Scheduler, VllmV1AsyncScheduler):
+        return (f"the {engine.config.policy} policy is a contrast to vLLM V1's scheduler and has "
+                "no checkpoints")
+    if not isinstance(kv, PagedKVCacheManager):
+        return "this KV cache layout has no checkpoints"
+    if not kv.unique_ids:
+        return "request ids repeat in this workload, so its engine has no checkpoints"
+    return None
 
 
 def state_at(engine: Engine, requests: Sequence[Mapping[str, Any]],
@@ -73,17 +93,46 @@ def state_at(engine: Engine, requests: Sequence[Mapping[str, Any]],
     return state
 
 
+def cached_before_flight(engine: Engine) -> set[int]:
+    """The cached blocks before the step in flight was planned. A plan caches the blocks its
+    requests' tokens so far fill and evicts the ones it reuses (its events come with its own
+    record); a held copy's update would cache those itself instead."""
+    pool = engine.kv.pool
+    cached = {block for block, key in enumerate(pool.block_hash) if key is not None}
+    flight = engine.batch_queue.in_flight if engine.batch_queue is not None else None
+    for event in reversed(flight.events if flight is not None else []):
+        (cached.difference_update if event.kind == "stored" else cached.update)(event.block_ids)
+    return cached
+
+
+def held_copy(engine: Engine) -> Engine | None:
+    """Under async scheduling, a copy of the engine as the records up to its next one leave it
+    (None when synchronous: the engine is that once it has stepped). The async loop plans the
+    step after a record before that record's update (core/batch_queue.py), so the copy updates
+    the step in flight without planning the next."""
+    if engine.batch_queue is None:
+        return None
+    copy = resume(take(engine), engine, engine.arrivals.specs())
+    assert copy.batch_queue is not None
+    copy.step_with_batch_queue(copy.batch_queue, hold=True)
+    return copy
+
+
 def start_leap(engine: Engine, first: int, requests: Sequence[Mapping[str, Any]],
                store: RunStore, number: int, num_gpu_blocks: int, interval: int,
                on_flush: Callable[[list[Row]], None]) -> Writer:
     """A writer for records `first` onwards of the engine's run (at or before `first`), its
     first keyframe taken (after record first - 1)."""
     advance_to(engine, first - 1)
+    held = held_copy(engine)
     record = engine.step()
     assert record is not None, "a leap starts before the run's end"
+    settled = held or engine
     last = normalize(record.to_dict())
-    state = state_at(engine, requests, last)
-    preempted = {r.id for r in engine.scheduler.waiting if r.status is RequestStatus.PREEMPTED}
+    state = state_at(settled, requests, last)
+    if held is not None:
+        state.cached = cached_before_flight(engine)
+    preempted = {r.id for r in settled.scheduler.waiting if r.status is RequestStatus.PREEMPTED}
     writer = Writer(state, store, number, num_gpu_blocks, interval,
                     keyframe_cost(len(requests), num_gpu_blocks), on_flush, None, preempted)
     writer.take_keyframe(state.iter)

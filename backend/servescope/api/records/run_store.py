@@ -222,6 +222,16 @@ class RunStore(StoreReader):
                 Path(f"{self.path}{suffix}").unlink()
 
 
+def remove_runs(directory: Path) -> None:
+    """Delete every run store in `directory` (data_dir/runs): a previous process's at start,
+    whose sessions nobody owns any more, and this process's at a clean shutdown, however far
+    their tracks had simulated (a file still open is freed when its connection closes)."""
+    if directory.is_dir():
+        for stale in directory.iterdir():
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+
 @contextlib.contextmanager
 def open_reader(path: Path) -> Iterator[StoreReader]:
     """A reader of a track's file that exists, on a fresh connection (any thread or process:

@@ -1,8 +1,8 @@
 """The whole run at a glance, for the page's overview strip and percentile panel, in a job's
 worker process (api/jobs/pool.py): the stored records binned by simulated time (SQL over the track's
 file) and latency percentiles of the requests that finished in a window (the engine's finished
-requests, api/reports/done_requests.py; no record is decoded). The `*_json` forms answer the
-JSON text, made in the worker: every page that asks is sent the same bytes
+requests as columns, api/reports/latency_columns.py; no record is decoded). The `*_json` forms
+answer the JSON text, made in the worker: every page that asks is sent the same bytes
 (api/reports/strip.py)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import numpy as np
 
 from servescope.api.records.run_store import open_reader
 from servescope.api.reports.done_requests import DoneRequests
+from servescope.api.reports.latency_columns import LatencyColumns, weighted_percentiles
 from servescope.api.wire.serialize import dumps
 
 PERCENTILES = (50, 90, 95, 99)
@@ -42,45 +43,55 @@ def overview(path: Path, head: int, bins: int, engine: int, done: bool,
                                            running, waiting, kv * 100, kv_max * 100),
                                strict=True):
             cols[name][b] = value
-    metrics = finished.metrics() if finished is not None else []
+    columns = LatencyColumns(finished) if finished is not None else None
     for name, key in (("p99_ttft_ms", "ttft_ms"), ("p99_e2el_ms", "e2el_ms")):
-        for b, value in _p99_by_finish(metrics, key, t0, width, bins).items():
+        for b, value in _p99_by_finish(columns, key, t0, width, bins).items():
             if cols["first_iter"][b] is not None:
                 cols[name][b] = value
     return {"engine": engine, "num_records": head + 1, "done": done,
             "start_s": t0, "end_s": t1, "bin_s": width, "columns": cols}
 
 
-def _p99_by_finish(metrics: list[dict[str, Any]], key: str, t0: float, width: float,
+def _p99_by_finish(columns: LatencyColumns | None, key: str, t0: float, width: float,
                    bins: int) -> dict[int, float]:
-    by_bin: dict[int, list[float]] = {}
-    for m in metrics:
-        if m[key] is not None and m["e2el_ms"] is not None:
-            finish = m["arrival_s"] + m["e2el_ms"] / 1000.0
-            b = min(bins - 1, max(0, int((finish - t0) / width)))
-            by_bin.setdefault(b, []).append(m[key])
-    return {b: float(np.percentile(v, 99)) for b, v in by_bin.items()}
+    if columns is None:
+        return {}
+    value = getattr(columns, key)
+    keep = ~np.isnan(value) & ~np.isnan(columns.e2el_ms)
+    finish = columns.finish_s[keep]
+    binned = np.clip(((finish - t0) / width).astype(np.int64), 0, bins - 1)
+    value = value[keep]
+    return {int(b): float(np.percentile(value[binned == b], 99)) for b in np.unique(binned)}
 
 
 def percentiles(finished: DoneRequests | None, engine: int, done: bool, start_s: float | None,
                 end_s: float | None) -> dict[str, Any]:
     """p50/p90/p95/p99 of TTFT, TPOT, ITL and E2E over the `finished` requests that finished in
-    [start_s, end_s] (all of them when both are None); null where there are none."""
-    rows = []
-    for m in finished.metrics() if finished is not None else []:
-        finish = m["arrival_s"] + (m["e2el_ms"] or 0.0) / 1000.0
-        if (start_s is None or finish >= start_s) and (end_s is None or finish <= end_s):
-            rows.append(m)
-    values = {"ttft_ms": [r["ttft_ms"] for r in rows if r["ttft_ms"] is not None],
-              "tpot_ms": [r["tpot_ms"] for r in rows if r["tpot_ms"] is not None],
-              "itl_ms": [x for r in rows for x in r["itl_ms"]],
-              "e2el_ms": [r["e2el_ms"] for r in rows if r["e2el_ms"] is not None]}
-    out: dict[str, Any] = {"engine": engine, "num_requests": len(rows),
-                           "window": [start_s, end_s], "done": done}
-    for key in LATENCIES:
-        arr = np.asarray(values[key], dtype=float)
-        out[key] = {f"p{p}": (float(np.percentile(arr, p)) if arr.size else None)
+    [start_s, end_s] (all of them when both are None); null where there are none. `upto_s`:
+    where the simulation stood when they were taken (their engine's clock), null for none."""
+    out: dict[str, Any] = {"engine": engine, "num_requests": 0, "window": [start_s, end_s],
+                           "done": done, "upto_s": None}
+    if finished is None or not len(finished):
+        out.update({key: dict.fromkeys(f"p{p}" for p in PERCENTILES) for key in LATENCIES})
+        return out
+    columns = LatencyColumns(finished)
+    finish = columns.finish_s
+    selected = np.ones(len(finish), bool)
+    if start_s is not None:
+        selected &= finish >= start_s
+    if end_s is not None:
+        selected &= finish <= end_s
+    out["num_requests"] = int(selected.sum())
+    ends = finished.step_end_s
+    out["upto_s"] = float(ends[-1]) if len(ends) else None
+    for key in ("ttft_ms", "tpot_ms", "e2el_ms"):
+        column = getattr(columns, key)[selected]
+        column = column[~np.isnan(column)]
+        out[key] = {f"p{p}": (float(np.percentile(column, p)) if column.size else None)
                     for p in PERCENTILES}
+    values, counts = columns.itl(selected)
+    out["itl_ms"] = dict(zip((f"p{p}" for p in PERCENTILES),
+                             weighted_percentiles(values, counts, PERCENTILES), strict=True))
     return out
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from servescope.api.errors import BuildError, StorageError
-from servescope.api.leaps.leap import leaps
+from servescope.api.leaps.leap import REPLAY_NO_LEAP, why_no_leap
 from servescope.api.leaps.leaping import Leaping
 from servescope.api.leaps.scout import Job
 from servescope.api.records.track_source import engine_source, replay_source
@@ -194,10 +194,13 @@ def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str
            settings: Settings, path: Path) -> tuple[Track, EngineConfig]:
     """The track and the config it runs (a model and GPU size the pool when blocks are not
     given)."""
+    long = len(info) >= settings.leap_min_requests
     if resolved.records is not None:
-        return Track(k, replay_source(resolved.records), info, config.num_gpu_blocks or 0,
-                     settings.keyframe_interval, settings.max_records_per_session, path,
-                     enable_prefix_caching=config.enable_prefix_caching), config
+        track = Track(k, replay_source(resolved.records), info, config.num_gpu_blocks or 0,
+                      settings.keyframe_interval, settings.max_records_per_session, path,
+                      enable_prefix_caching=config.enable_prefix_caching)
+        track.no_leap = REPLAY_NO_LEAP if long else None
+        return track, config
     try:  # priced as `servescope sim` and a sweep point price it (the API server's time too)
         config, step_time = prepare(config)
         engine = Engine(config, resolved.specs, step_time)
@@ -210,7 +213,8 @@ def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str
                   summary=engine.summary, enable_prefix_caching=config.enable_prefix_caching)
     track.engine = engine
     specs = resolved.specs
-    if len(specs) >= settings.leap_min_requests and leaps(engine):
+    track.no_leap = why_no_leap(engine) if long else None
+    if long and track.no_leap is None:
         track.leaping = Leaping(Job(config, len(specs), path, k, config.num_gpu_blocks or 0,
                                     settings.keyframe_interval), specs)
     return track, config

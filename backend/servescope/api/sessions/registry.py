@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from servescope.api.errors import SessionError
 from servescope.api.jobs.pool import Jobs
+from servescope.api.records.run_store import remove_runs
 from servescope.api.sessions.session import Session
 from servescope.api.settings import Settings
 from servescope.api.uploads.store import Store, new_id
@@ -29,10 +30,7 @@ class Registry:
         self.jobs = Jobs(settings.max_jobs, settings.job_timeout_s,
                          memory_cap_mb=settings.memory_cap_mb)
         self.jobs.others = self.scouts_memory
-        runs = settings.data_dir / "runs"  # a previous process's run stores: nobody owns them
-        if runs.is_dir():
-            for stale in runs.iterdir():
-                stale.unlink(missing_ok=True)
+        remove_runs(settings.data_dir / "runs")  # a previous process's: nobody owns them
 
     def create(self, client: str = "") -> Session:
         """A new session for `client` (api/web/clients.py's key): refused when the server or
@@ -126,6 +124,9 @@ class Registry:
             self.reap()
 
     def close(self) -> None:
+        """Close every session (their scouts end, their tracks stop) and delete their run
+        stores, the ones whose tracks are still stopping too."""
         for s in self.sessions.values():
             s.close()
         self.sessions.clear()
+        remove_runs(self.settings.data_dir / "runs")

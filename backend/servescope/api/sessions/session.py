@@ -130,7 +130,8 @@ class Session:
                                done=[x.done for x in self.tracks],
                                errors=[x.error for x in self.tracks],
                                reach=[it for it, _ in reach],
-                               reach_s=[max(t, 0.0) for _, t in reach]))
+                               reach_s=[max(t, 0.0) for _, t in reach],
+                               no_leap=[x.no_leap for x in self.tracks]))
 
     def _changed(self, seek: bool = False, config: bool = False) -> None:
         self.status_version += 1

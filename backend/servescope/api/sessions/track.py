@@ -65,6 +65,7 @@ class Track:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.leaping: Leaping | None = None  # seeks past the head, for a long engine run
+        self.no_leap: str | None = None  # why a long run has no leaping (its page says so)
         self.writer = Writer(self.state, self.store, number, num_gpu_blocks, keyframe_interval,
                              keyframe_cost(len(requests), num_gpu_blocks), self._on_flush,
                              self.meter)  # the thread's

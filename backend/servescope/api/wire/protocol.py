@@ -206,6 +206,9 @@ class Progress(Message):
     errors: list[str | None]
     reach: list[int]
     reach_s: list[float]
+    # per engine: why a seek past `computed` waits for the simulation (a long run that cannot
+    # leap: a replayed recording, a contrast policy), else None
+    no_leap: list[str | None] = []
 
 
 class Done(Message):

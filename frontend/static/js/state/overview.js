@@ -59,17 +59,6 @@ export function brushWindow(data, a, b) {
   return { start_s: cols.t_s[first], end_s: cols.t_s[last] + data.bin_s, from_iter: fromIter, to_iter: toIter };
 }
 
-/** The percentile panel's title for answer `p` (GET .../percentiles) over window `w` (null: the
- * whole stored run). The figures cover the requests the simulation has finished, which runs
- * ahead of playback: "so far" is said only while it is still running, and of the simulation. */
-export function percentilesTitle(p, w) {
-  const n = p.num_requests;
-  const requests = n === 1 ? "1 request" : `${n} requests`;
-  if (w) return `Percentiles of ${requests} finished in ${w.start_s.toFixed(1)}-${w.end_s.toFixed(1)} s`;
-  if (p.done) return `Percentiles of the whole run (${requests} finished)`;
-  return `Percentiles of the ${requests} finished so far in the simulation, which runs ahead of playback`;
-}
-
 /** The percentile panel: one row per latency, its p50/p90/p95/p99 in ms ("-" where none). */
 export function percentileRows(p) {
   const names = { ttft_ms: "TTFT", tpot_ms: "TPOT", itl_ms: "ITL", e2el_ms: "E2E" };
@@ -77,4 +66,15 @@ export function percentileRows(p) {
     const v = p?.[key]?.[q];
     return v == null ? "-" : v.toFixed(1);
   })]);
+}
+
+/** The percentile panel's title: which requests it covers, and, while the run is still being
+ * simulated, up to where (`upto_s`: the simulated time the finished requests were taken at). */
+export function percentilesTitle(p, w) {
+  const n = p.num_requests;
+  const requests = n === 1 ? "1 request" : `${n} requests`;
+  const upto = !p.done && p.upto_s != null ? ` (simulated up to t = ${p.upto_s.toFixed(1)} s)` : "";
+  if (w) return `Percentiles of ${requests} finished in ${w.start_s.toFixed(1)}-${w.end_s.toFixed(1)} s${upto}`;
+  if (p.done) return `Percentiles of the whole run (${requests} finished)`;
+  return `Percentiles of the ${requests} finished by t = ${(p.upto_s ?? 0).toFixed(1)} s (the run is still being simulated)`;
 }

@@ -12,7 +12,8 @@ export function applyProgress(panes, msg, now = performance.now()) {
     const since = prev && time_s >= prev.time_s ? prev.since : { at: now, time_s };
     pane.progress = { computed: msg.computed[i], time_s, done: !!msg.done?.[i],
       error: msg.errors?.[i] ?? null, since, at: now,
-      reach: msg.reach?.[i] ?? msg.computed[i], reach_s: msg.reach_s?.[i] ?? time_s };
+      reach: msg.reach?.[i] ?? msg.computed[i], reach_s: msg.reach_s?.[i] ?? time_s,
+      no_leap: msg.no_leap?.[i] ?? null };
   });
 }
 
@@ -79,6 +80,7 @@ export function progressText(pane) {
   const of = end ? ` of the last arrival at ${end.toFixed(1)} s` : "";
   const wait = secondsToGo(pane);
   const eta = wait == null ? "" : `, about ${formatWait(wait)} to go`;
-  const ahead = p.reach > p.computed ? `; seeks reach t = ${p.reach_s.toFixed(1)} s (from checkpoints)` : "";
+  const ahead = p.reach > p.computed ? `; seeks reach t = ${p.reach_s.toFixed(1)} s (from checkpoints)`
+    : p.no_leap ? `; a seek further waits for the simulation: ${p.no_leap}` : "";
   return `simulating ahead: t = ${p.time_s.toFixed(1)} s${of}, ${p.computed + 1} records${eta}${ahead}`;
 }

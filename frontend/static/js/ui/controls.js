@@ -34,7 +34,14 @@ export function bindPlayback(doc, actions) {
   $("btn-fwd").addEventListener("click", () => actions.stepBy(1));
   $("btn-back").addEventListener("click", () => actions.stepBy(-1));
   $("speed").addEventListener("input", (ev) => actions.setSpeed(ev.target.value));
-  $("scrub").addEventListener("change", (ev) => actions.seekIndex(Number(ev.target.value)));
+  const scrub = $("scrub");
+  scrub.addEventListener("change", (ev) => actions.seekIndex(Number(ev.target.value)));
+  // while a hand holds the thumb, drawing leaves it there (focus alone does not: a focused
+  // scrubber still follows playback and seeks made by keys)
+  scrub.addEventListener("pointerdown", () => { scrub.dataset.held = "1"; });
+  for (const type of ["pointerup", "pointercancel", "change"]) {
+    scrub.addEventListener(type, () => { delete scrub.dataset.held; });
+  }
   for (const b of doc.querySelectorAll("[data-view]")) b.addEventListener("click", () => actions.setView(b.dataset.view));
   doc.addEventListener("keydown", actions.onKey);
 }
@@ -53,8 +60,9 @@ export function drawControls(doc, pane, { playing, speed }) {
   const rec = pane.run.record;
   const scrub = $("scrub");
   scrub.max = String(scrubMax(pane));
-  // the scrubber runs over record indices (a leap's records lie far past those received)
-  if (doc.activeElement !== scrub) scrub.value = String(Math.max(0, rec?.iter ?? 0));
+  // the scrubber runs over record indices (a leap's records lie far past those received); its
+  // thumb is drawn where the position is unless a hand holds it
+  if (scrub.dataset.held !== "1") scrub.value = String(Math.max(0, rec?.iter ?? 0));
   // the part of the run simulated so far, shaded on the scrubber's track
   const share = `${(simulatedShare(pane) * 100).toFixed(1)}%`;
   if (scrub.style.getPropertyValue("--simulated") !== share) scrub.style.setProperty("--simulated", share);

@@ -1,0 +1,78 @@
+"""Fast-forward under async scheduling (core/async_fast_forward.py): an engine that runs ahead
+without records, taking quiet pairs of the batch queue at once, then records from there, gives
+the very records (every field: blocks, cache events, queues, times) and the summary of one that
+stepped all the way, on both clocks, with prefix caching, small pools and preemptions; and it
+takes fewer advances than steps where the batch decodes quietly."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from servescope.core.checkpoint import advance_to
+from servescope.core.config import EngineConfig
+from servescope.core.engine import Engine
+from servescope.core.invariants import check_invariants
+from servescope.core.request import RequestSpec
+
+
+def compare(config: dict, specs: list[RequestSpec], cut: float) -> tuple[int, int]:
+    """Run ahead unrecorded to `cut` of the run, then record: the records and summary equal a
+    stepped engine's. Returns (advances taken, records skipped)."""
+    cfg = EngineConfig.from_dict({**config, "async_scheduling": True})
+    stepped = Engine(cfg, specs)
+    theirs = [r.to_dict() for r in stepped.run()]
+    ahead = Engine(cfg, specs)
+    goal, advances = int(cut * len(theirs)), 0
+    while ahead.iter < goal and ahead.advance_unrecorded(goal - ahead.iter):
+        advances += 1
+    assert ahead.iter == goal  # cut where asked
+    ours = []
+    for record in ahead.run():
+        check_invariants(ahead.scheduler, record)
+        ours.append(record.to_dict())
+    assert ours == theirs[goal:]
+    assert ahead.summary() == stepped.summary()
+    return advances, goal
+
+
+SPECS = [RequestSpec(f"r{i}", 30 + 17 * (i % 7), 60 + 23 * (i % 5), arrival_s=0.5 * (i // 24),
+                     prefix=(("sys", 32),) if i % 3 == 0 else ())
+         for i in range(72)]
+
+
+def test_a_run_ahead_under_async_records_what_stepping_records() -> None:
+    config = {"num_gpu_blocks": 1000, "block_size": 16, "max_num_seqs": 80,
+              "max_num_batched_tokens": 512, "enable_prefix_caching": True}
+    advances, skipped = compare(config, SPECS, 0.8)
+    assert advances < skipped / 2  # quiet pairs went at once
+    # a small pool: preemptions, and pairs cut where the free blocks run out
+    compare({**config, "num_gpu_blocks": 120}, SPECS, 0.6)
+
+
+def test_a_leap_gets_to_its_first_record_by_the_quiet_pairs_too() -> None:
+    config = EngineConfig.from_dict({"num_gpu_blocks": 400, "max_num_seqs": 24,
+                                     "max_num_batched_tokens": 512, "async_scheduling": True})
+    engine = Engine(config, SPECS)
+    advance_to(engine, 300)
+    assert engine.iter == 300
+
+
+rows_st = st.lists(st.tuples(st.integers(1, 90), st.integers(1, 80), st.integers(0, 40),
+                             st.sampled_from([(), (("sys", 32),), (("sys", 20),)])),
+                   min_size=8, max_size=30)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=rows_st, time_clock=st.booleans(), cut=st.floats(0, 1),
+       config=st.fixed_dictionaries({
+           "block_size": st.sampled_from([1, 4, 16]), "num_gpu_blocks": st.integers(24, 300),
+           "max_num_seqs": st.integers(8, 32), "max_num_batched_tokens": st.integers(32, 256),
+           "enable_prefix_caching": st.booleans()}))
+def test_any_run_ahead_under_async_records_what_stepping_records(rows: list, time_clock: bool,
+                                                                 cut: float,
+                                                                 config: dict) -> None:
+    specs = [RequestSpec(f"r{i}", p, o, prefix=pre,
+                         **({"arrival_s": a * 0.013} if time_clock else {"arrival_step": a}))
+             for i, (p, o, a, pre) in enumerate(rows)]
+    compare(config, specs, cut)
