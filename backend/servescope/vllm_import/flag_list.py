@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from functools import cache
 from pathlib import Path
@@ -36,7 +37,10 @@ def known_dests() -> frozenset[str]:
 
 
 def vllm_serve_parser() -> tuple[argparse.ArgumentParser, str]:
-    """vLLM's own `vllm serve` parser and version (needs vLLM installed)."""
+    """vLLM's own `vllm serve` parser and version (needs vLLM installed). The parser's
+    defaults infer a device; on a machine without a GPU vLLM is told it is a CPU one, which
+    changes no flag (the list is the same on any platform)."""
+    os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
     import vllm
     from vllm.entrypoints.common.cli_args import make_arg_parser
     from vllm.utils.argparse_utils import FlexibleArgumentParser
