@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceFormatError, shown
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 64 * 1024
@@ -151,17 +151,17 @@ def _whole(text: object, line: int, field: str) -> int:
             raise ValueError
         return int(number)
     except (TypeError, ValueError, OverflowError):
-        raise TraceFormatError(line, field, f"expected a whole number, got {text!r}") from None
+        raise TraceFormatError(line, field, f"expected a whole number, got {shown(text)}") from None
 
 
 def parse_seconds(text: object, line: int, field: str) -> float:
     """A finite number (a time); bools and NaN are refused."""
     if isinstance(text, bool):
-        raise TraceFormatError(line, field, f"expected a number, got {text!r}")
+        raise TraceFormatError(line, field, f"expected a number, got {shown(text)}")
     try:
         value = float(text)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise TraceFormatError(line, field, f"expected a number, got {text!r}") from None
+        raise TraceFormatError(line, field, f"expected a number, got {shown(text)}") from None
     if not math.isfinite(value):
-        raise TraceFormatError(line, field, f"expected a finite number, got {text!r}")
+        raise TraceFormatError(line, field, f"expected a finite number, got {shown(text)}")
     return value

@@ -12,14 +12,18 @@ import numpy as np
 
 from servescope.core.request import RequestSpec
 from servescope.traces._io import open_text
+from servescope.traces._yaml import load_mapping
 from servescope.traces._specs import build_spec
-from servescope.traces.errors import TraceDependencyError, TraceFormatError
+from servescope.traces.errors import TooManyRequests, TraceFormatError, shown
 from servescope.traces.report import TraceReport
 
 LOAD_TYPES = ("constant", "poisson")
 DATA_TYPES = ("shared_prefix", "random", "synthetic")
 SHARED_PREFIX = ("num_groups", "num_prompts_per_group", "system_prompt_len", "question_len",
                  "output_len")
+# The most requests a profile may generate where no session cap is given (the CLI): 10x the
+# server's default max_requests_per_session (api/settings.py); a spec is ~200 bytes.
+MAX_PROFILE_REQUESTS = 10_000_000
 REPORT_NAME = "summary_lifecycle_metrics.json"  # what inference-perf writes beside config.yaml
 # inference-perf report metric (seconds) -> vllm bench summary name (ms)
 REPORT_METRICS = (("request_latency", "e2el"), ("time_to_first_token", "ttft"),
@@ -27,12 +31,16 @@ REPORT_METRICS = (("request_latency", "e2el"), ("time_to_first_token", "ttft"),
 
 
 def read(path: Path, report: TraceReport, seed: int | None = None,
-         measured_report: Path | None = None) -> Iterator[RequestSpec]:
+         measured_report: Path | None = None, max_requests: int | None = None,
+         window_s: tuple[float, float | None] | None = None) -> Iterator[RequestSpec]:
     """The requests of one inference-perf run. Arrivals follow `load.stages` back to back;
     lengths follow `data`. `seed` defaults to `load.base_seed` (else 0). A lifecycle report
     (`measured_report`, else summary_lifecycle_metrics.json beside the config) becomes
-    report.meta["measured_summary"]."""
-    config = _load_yaml(Path(path))
+    report.meta["measured_summary"]. Before anything is generated the stages are counted
+    (in `window_s` when given): over `max_requests` (else MAX_PROFILE_REQUESTS) raises
+    TooManyRequests with the window end that fits."""
+    config = load_mapping(Path(path), "an inference-perf config")
+    check_count(config, max_requests, window_s)
     specs = requests_from_config(config, report, seed)
     _attach_measured(report, Path(path), measured_report)
     yield from specs
@@ -40,7 +48,9 @@ def read(path: Path, report: TraceReport, seed: int | None = None,
 
 def requests_from_config(config: dict[str, Any], report: TraceReport,
                          seed: int | None = None) -> list[RequestSpec]:
-    """The requests an inference-perf config (as parsed from its YAML) sends."""
+    """The requests an inference-perf config (as parsed from its YAML) sends (at most
+    MAX_PROFILE_REQUESTS)."""
+    check_count(config, None)
     arrivals = _arrivals(config, _rng(config, seed))
     rng = _rng(config, seed)
     data = _section(config, "data")
@@ -50,32 +60,12 @@ def requests_from_config(config: dict[str, Any], report: TraceReport,
     elif kind in ("random", "synthetic"):
         specs = _distributions(report, data, arrivals, rng)
     else:
-        raise TraceFormatError(0, "data.type", f"data type {kind!r} is not supported (its "
+        raise TraceFormatError(0, "data.type", f"data type {shown(kind)} is not supported (its "
                                f"lengths are not in the config); supported: "
                                f"{', '.join(DATA_TYPES)}")
     if (config.get("api") or {}).get("streaming") is False:
         report.note("the run did not stream: its TTFT equals its E2E latency")
     return specs
-
-
-def _load_yaml(path: Path) -> dict[str, Any]:
-    try:
-        import yaml
-    except ImportError as err:  # pragma: no cover - PyYAML is a dependency
-        raise TraceDependencyError("the inference-perf format needs PyYAML") from err
-    with open_text(path) as handle:
-        try:
-            value = yaml.safe_load(handle)
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else 0
-            raise TraceFormatError(line, "", f"not YAML: {getattr(err, 'problem', err)}") \
-                from None
-        except UnicodeDecodeError:
-            raise TraceFormatError(0, "", "not UTF-8 text") from None
-    if not isinstance(value, dict):
-        raise TraceFormatError(0, "", "an inference-perf config is a YAML mapping")
-    return value
 
 
 def _section(parent: dict[str, Any], key: str, where: str = "") -> dict[str, Any]:
@@ -90,8 +80,40 @@ def _number(parent: dict[str, Any], key: str, where: str, integer: bool = False)
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0 \
             or (integer and not float(value).is_integer()):
         kind = "a positive integer" if integer else "a positive number"
-        raise TraceFormatError(0, where + key, f"must be {kind}, got {value!r}")
+        raise TraceFormatError(0, where + key, f"must be {kind}, got {shown(value)}")
     return float(value)
+
+
+def check_count(config: dict[str, Any], max_requests: int | None,
+                window_s: tuple[float, float | None] | None = None) -> None:
+    """TooManyRequests when the stages send more than `max_requests` in the window; counted
+    from each stage's rate x duration (an upper bound for poisson), nothing generated."""
+    cap = MAX_PROFILE_REQUESTS if max_requests is None else max_requests
+    start, end = window_s if window_s is not None else (0.0, None)
+    count, fits_end_s, at = 0.0, None, 0.0
+    for rate, duration in _stages(_section(config, "load")):
+        low, high = max(at, start), at + duration if end is None else min(at + duration, end)
+        if high > low:
+            if fits_end_s is None and count + rate * (high - low) > cap:
+                fits_end_s = low + (cap - count) / rate
+            count += rate * (high - low)
+        at += duration
+    if count >= cap + 0.5:  # stage counts are rounded to whole requests
+        num = int(min(count, 2**63 - 1))
+        raise TooManyRequests(num, cap, fits_end_s, window_s is not None)
+
+
+def _stages(load: dict[str, Any]) -> list[tuple[float, float]]:
+    stages = load.get("stages")
+    if not isinstance(stages, list) or not stages:
+        raise TraceFormatError(0, "load.stages", "missing (a list of {rate, duration})")
+    out = []
+    for i, stage in enumerate(stages):
+        where = f"load.stages[{i}]."
+        if not isinstance(stage, dict):
+            raise TraceFormatError(0, where[:-1], "each stage is a mapping {rate, duration}")
+        out.append((_number(stage, "rate", where), _number(stage, "duration", where)))
+    return out
 
 
 def _rng(config: dict[str, Any], seed: int | None) -> np.random.Generator:
@@ -105,18 +127,11 @@ def _arrivals(config: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
     load = _section(config, "load")
     kind = load.get("type", "constant")
     if kind not in LOAD_TYPES:
-        raise TraceFormatError(0, "load.type", f"load type {kind!r} is not supported; "
+        raise TraceFormatError(0, "load.type", f"load type {shown(kind)} is not supported; "
                                f"supported: {', '.join(LOAD_TYPES)}")
-    stages = load.get("stages")
-    if not isinstance(stages, list) or not stages:
-        raise TraceFormatError(0, "load.stages", "missing (a list of {rate, duration})")
     times: list[np.ndarray] = []
     start = 0.0
-    for i, stage in enumerate(stages):
-        where = f"load.stages[{i}]."
-        if not isinstance(stage, dict):
-            raise TraceFormatError(0, where[:-1], "each stage is a mapping {rate, duration}")
-        rate, duration = _number(stage, "rate", where), _number(stage, "duration", where)
+    for rate, duration in _stages(load):
         count = int(round(rate * duration))
         if kind == "constant":
             offsets = np.arange(count) / rate

@@ -12,7 +12,7 @@ from servescope.core.metrics import latency_stats
 from servescope.core.request import RequestSpec
 from servescope.traces._io import open_text
 from servescope.traces._specs import build_spec, json_lines, require
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceFormatError, shown
 from servescope.traces.report import TraceReport
 
 FIELDS = ("input_toks", "output_toks", "arrival_time", "queued_ts", "scheduled_ts",
@@ -50,7 +50,7 @@ def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 value = require(row, key, line)
                 if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                     raise TraceFormatError(line, key, f"must be a non-negative number, "
-                                           f"got {value!r}")
+                                           f"got {shown(value)}")
             rows.append((line, row))
     return rows
 

@@ -30,7 +30,7 @@ from servescope.scenarios.workloads import (
     synthetic_workload,
 )
 from servescope.traces import workload_json
-from servescope.traces.errors import TraceDependencyError, TraceFormatError
+from servescope.traces.errors import TraceDependencyError, TraceFormatError, shown
 
 
 @dataclass
@@ -118,7 +118,8 @@ async def resolve(workload: P.WorkloadSpec, configs: list[dict[str, Any]],
             return await asyncio.to_thread(stored_trace, store, workload.trace), configs
         scenario = store.scenario(workload.scenario or "")
         if scenario is None:
-            raise BuildError(f"no saved scenario {workload.scenario!r}", "scenario", "workload")
+            raise BuildError(f"no saved scenario {shown(workload.scenario)}", "scenario",
+                             "workload")
         inner = P.WorkloadSpec.model_validate(scenario["workload"])
         if inner.scenario is not None:
             raise BuildError("a scenario cannot name another scenario", "scenario", "workload")

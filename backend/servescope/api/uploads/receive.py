@@ -17,8 +17,8 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from servescope.api.errors import UploadError
 from servescope.api.uploads.store import Store
 from servescope.api.uploads.trace_workload import read_trace, remember
-from servescope.traces.errors import TraceDependencyError, TraceFormatError
-from servescope.traces.load import TooManyRequests
+from servescope.traces.errors import (TooManyRequests, TraceDependencyError,
+                                      TraceFormatError, shown)
 from servescope.traces.upload_options import OptionError, UploadOptions
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class _Body:
                 self.filename = params.get(b"filename", b"upload").decode("utf-8", "replace")
             return
         if field in self.fields or len(self.fields) >= MAX_FIELDS:
-            raise UploadError(400, f"field {field!r} given twice, or too many fields",
+            raise UploadError(400, f"field {shown(field)} given twice, or too many fields",
                               line=0, field=field)
         self._part = field
         self._value.clear()
@@ -85,7 +85,7 @@ class _Body:
         elif self._part is not None:
             self._value += data[start:end]
             if len(self._value) > MAX_FIELD_BYTES:
-                raise UploadError(400, f"field {self._part!r} is longer than "
+                raise UploadError(400, f"field {shown(self._part)} is longer than "
                                        f"{MAX_FIELD_BYTES} bytes", line=0, field=self._part)
 
     def _part_end(self) -> None:

@@ -23,7 +23,7 @@ from servescope.scenarios.workloads import (
     explicit_config,
 )
 from servescope.traces import registry, workload_json
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceFormatError, shown
 from servescope.traces.load import open_with_options, requests_from
 from servescope.traces.report import TraceReport
 from servescope.traces.upload_options import UploadOptions
@@ -37,7 +37,7 @@ def read_trace(path: Path, options: UploadOptions | None = None,
     adapters: TraceFormatError names the line and field on bad input, OptionError an option
     that does not apply, TooManyRequests a request trace over `max_requests`."""
     options = options or UploadOptions()
-    fmt, report, stream = open_with_options(path, options)
+    fmt, report, stream = open_with_options(path, options, max_requests)
     if registry.FORMATS[fmt].kind == "requests":
         specs = requests_from(stream, report, options, max_requests)
         whole = not options.trace_options().window_s and options.sample_n is None and \
@@ -60,7 +60,7 @@ def stored_trace(store: Store, trace_id: str) -> Workload:
     the store still holds what it loads as)."""
     stored, path = store.trace(trace_id), store.trace_path(trace_id)
     if stored is None or path is None:
-        raise WorkloadError(f"no uploaded trace {trace_id!r}", "trace")
+        raise WorkloadError(f"no uploaded trace {shown(trace_id)}", "trace")
     workload: Workload | None = store.loaded.get(trace_id)
     if workload is None:
         options = dataclasses.replace(UploadOptions.from_dict(stored["options"]),
