@@ -15,7 +15,7 @@ from typing import Any
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from servescope.api.errors import UploadError
-from servescope.api.uploads.store import Store
+from servescope.api.uploads.store import GZIP_MAGIC, Store, is_gzip
 from servescope.api.uploads.trace_workload import read_trace, remember
 from servescope.traces.errors import (TooManyRequests, TraceDependencyError,
                                       TraceFormatError, shown)
@@ -24,7 +24,6 @@ from servescope.traces.upload_options import OptionError, UploadOptions
 log = logging.getLogger(__name__)
 MAX_FIELD_BYTES = 1024
 MAX_FIELDS = 32
-GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20  # inflated bytes per step
 INPUT_CHUNK = 1 << 16
 
@@ -166,6 +165,9 @@ def _inflate_parse_commit(store: Store, body: _Body, options: UploadOptions,
     try:
         if inflate(body.path, inflated, *limits):
             inflated.replace(body.path)
+            if is_gzip(body.path):  # inflated once, and only once
+                raise UploadError(400, "a gzip file inside a gzip file: inflate it once and "
+                                       "upload that", line=0, field="file")
         return _parse_and_commit(store, body, options, max_requests)
     finally:
         inflated.unlink(missing_ok=True)
