@@ -15,20 +15,20 @@ MAX_YAML_BYTES = 1024 * 1024
 MAX_YAML_NODES = 100_000
 
 
-def load_mapping(path: Path, what: str) -> dict[str, Any]:
-    """The YAML mapping in `path` (`what` names it in errors); TraceFormatError when it is not
-    YAML, not a mapping, too large, or uses an alias."""
+def load_mapping(path: Path, not_mapping: str) -> dict[str, Any]:
+    """The YAML mapping in `path`; TraceFormatError when it is not YAML, too large, uses an
+    alias, or is not a mapping (then saying `not_mapping`)."""
     try:
         import yaml
     except ImportError as err:  # pragma: no cover - PyYAML is a dependency
-        raise TraceDependencyError(f"{what} needs PyYAML") from err
+        raise TraceDependencyError("reading YAML needs PyYAML") from err
     with open_text(path) as handle:
         try:
             text = handle.read(MAX_YAML_BYTES + 1)
         except UnicodeDecodeError:
             raise TraceFormatError(0, "", "not UTF-8 text") from None
     if len(text) > MAX_YAML_BYTES:
-        raise TraceFormatError(0, "", f"{what} is over {MAX_YAML_BYTES:,} characters")
+        raise TraceFormatError(0, "", f"a YAML file over {MAX_YAML_BYTES:,} characters")
     try:
         value = yaml.load(text, Loader=_loader_class(yaml))  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as err:
@@ -37,7 +37,7 @@ def load_mapping(path: Path, what: str) -> dict[str, Any]:
         raise TraceFormatError(line, "", f"not YAML: {getattr(err, 'problem', None) or err}") \
             from None
     if not isinstance(value, dict):
-        raise TraceFormatError(0, "", f"{what} is a YAML mapping")
+        raise TraceFormatError(0, "", not_mapping)
     return value
 
 

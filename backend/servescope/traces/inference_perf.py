@@ -39,7 +39,7 @@ def read(path: Path, report: TraceReport, seed: int | None = None,
     report.meta["measured_summary"]. Before anything is generated the stages are counted
     (in `window_s` when given): over `max_requests` (else MAX_PROFILE_REQUESTS) raises
     TooManyRequests with the window end that fits."""
-    config = load_mapping(Path(path), "an inference-perf config")
+    config = load_mapping(Path(path), "an inference-perf config is a YAML mapping")
     check_count(config, max_requests, window_s)
     specs = requests_from_config(config, report, seed)
     _attach_measured(report, Path(path), measured_report)

@@ -152,16 +152,18 @@ def _not_modelled(track: Track, config: EngineConfig) -> list[str]:
 
 def _check_pool(config: EngineConfig, cap: int, where: str) -> None:
     """Refuse a pool over the server's cap before anything is allocated, given or derived
-    (a model and GPU with a small block_size can ask for millions of blocks)."""
+    whenever a GPU prices it (a catalog model or a model_config on a GPU with a small
+    block_size can ask for millions of blocks)."""
     blocks = config.num_gpu_blocks
     how = ""
-    if blocks is None and config.model is not None and config.gpu is not None:
+    if blocks is None and (config.model or config.model_config) is not None \
+            and config.gpu is not None:
         try:
             blocks = cost_model.num_gpu_blocks(config)
-        except (ConfigError, KeyError, ValueError):
+        except (ConfigError, KeyError, ValueError, TypeError):
             return  # the engine names what is wrong
-        how = (f" ({config.model} on {config.gpu}, tensor_parallel_size "
-               f"{config.tensor_parallel_size}, block_size {config.block_size} size it so; "
+        how = (f" ({shown(config.model or 'model_config')} on {config.gpu}, "
+               f"tensor_parallel_size {config.tensor_parallel_size}, block_size {config.block_size} size it so; "
                "give num_gpu_blocks or a larger block_size)")
     if blocks is not None and blocks > cap:
         raise BuildError(f"num_gpu_blocks {blocks:,} is over this server's cap of {cap:,} "
