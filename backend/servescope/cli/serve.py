@@ -40,10 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-level", default="info")
 
 
-# A message over max_message_bytes gets the `limit` error frame (api/web/control.py) and the socket
-# lives on; only one over this many times the limit is cut off by uvicorn (close 1009).
 SWITCH_INTERVAL_S = 0.0005
-WS_CEILING = 16  # 64 MiB for the default 4 MiB limit
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, workers=1,
                 ws="websockets-sansio", log_level=args.log_level,
-                ws_max_size=WS_CEILING * settings.max_message_bytes, ws_per_message_deflate=False)
+                # a message over the limit is not read past it: the socket closes with 1009
+                # and the session lives on (a follower's own limit: api/web/control.py)
+                ws_max_size=settings.max_message_bytes, ws_per_message_deflate=False)
     return 0
 
 
