@@ -104,7 +104,7 @@ def stream_post(port: int, path: str, kind: str, length: int, chunks: Iterable[b
                 sock.sendall(chunk)
             except (BlockingIOError, BrokenPipeError, ConnectionResetError):
                 break  # the server stopped reading: its answer is on the way
-        sock.setblocking(True)
+        sock.settimeout(timeout_s)  # blocking again, within the deadline
         received += _read_rest(sock)
     return _answer(received, time.monotonic() - start)
 
