@@ -130,3 +130,33 @@ def _answer(raw: bytes, seconds: float) -> Answer:
     head, _, body = raw.partition(b"\r\n\r\n")
     status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
     return Answer(status, body, seconds)
+
+
+async def follower_flood(ws_url: str, session_id: str, count: int, size: int) -> list[int]:
+    """`count` follower sockets (no Origin, no token) that each send one JSON array of about
+    `size` bytes of numbers; the close codes the server answered with."""
+    import asyncio
+
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    message = json.dumps([1.5] * (size // 5))
+    codes = []
+    for _ in range(count):
+        async with connect(f"{ws_url}/ws/sessions/{session_id}?follow=1", max_size=None) as ws:
+            await ws.send(message)
+            try:
+                while True:
+                    await asyncio.wait_for(ws.recv(), 30)
+            except ConnectionClosed:
+                pass
+            codes.append(ws.protocol.close_rcvd.code if ws.protocol.close_rcvd else 0)
+    return codes
+
+
+if __name__ == "__main__":  # the flood in a process of its own: python -m support.hostile_bounds
+    import asyncio
+    import sys
+
+    url, sid, num, num_bytes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    print(json.dumps(asyncio.run(follower_flood(url, sid, num, num_bytes))))
