@@ -1,5 +1,5 @@
 """Trace uploads: multipart, streamed to disk under the size limit, parsed with the upload's
-options, then committed."""
+options in a job worker (its memory budget and deadline), then committed."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 
 from servescope.api.deps import SettingsDep, StoreDep
-from servescope.api.errors import UploadError
-from servescope.api.routes._lookup import found
+from servescope.api.errors import JobError, UploadError
+from servescope.api.jobs.pool import Jobs
+from servescope.api.settings import Settings
+from servescope.api.routes._lookup import found, http_error
 from servescope.api.uploads import receive as uploads
 from servescope.traces import registry
 from servescope.traces.upload_options import FIELDS
@@ -17,6 +19,9 @@ from servescope.traces.upload_options import FIELDS
 router = APIRouter(prefix="/api", tags=["traces"])
 OPTION_TYPES = {str: "string", int: "integer", float: "number"}
 CLOSE = {"Connection": "close"}
+# Uploads parsing or waiting to at once, beyond the running ones: a classroom uploading
+# together (tests/api/uploads/test_upload_concurrency.py sends twenty); beyond it 503 busy.
+MAX_UPLOADS_WAITING = 32
 UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
     "type": "object", "required": ["file"],
     "properties": {"file": {"type": "string", "format": "binary"},
@@ -55,7 +60,11 @@ async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep)
         stored = await uploads.receive(request.stream(), request.headers.get("content-type", ""),
                                        store, settings.max_upload_bytes,
                                        settings.max_requests_per_session,
-                                       settings.max_upload_ratio)
+                                       settings.max_upload_ratio,
+                                       lambda *args: upload_jobs(request, settings).call(
+                                           "upload", uploads.parse_upload, *args))
+    except JobError as err:  # busy, over its memory budget or its deadline
+        raise http_error(err) from err
     except UploadError as err:  # a 413 closes the connection: the rest goes unread
         raise HTTPException(err.status, err.detail, CLOSE if err.status == 413 else None) \
             from err
@@ -65,6 +74,16 @@ async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep)
             "num_requests": stored["num_requests"], "filename": stored["filename"],
             "size": stored["size"], "options": stored["options"], "summary": summary,
             "report": report}
+
+
+def upload_jobs(request: Request, settings: Settings) -> Jobs:
+    """The uploads' own job pool (worker processes with a memory budget and a deadline), so
+    a classroom's uploads queue apart from the reports' jobs."""
+    state = request.app.state
+    if getattr(state, "upload_jobs", None) is None:
+        state.upload_jobs = Jobs(settings.max_jobs, settings.job_timeout_s,
+                                 MAX_UPLOADS_WAITING, settings.memory_cap_mb)
+    return state.upload_jobs  # type: ignore[no-any-return]
 
 
 @router.get("/traces")

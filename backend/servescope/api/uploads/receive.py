@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,9 +129,21 @@ def inflate(path: Path, out: Path, limit: int, max_ratio: float) -> bool:
             dst.write(data)
 
 
+Parse = Callable[[Path, UploadOptions, int, str], Awaitable[tuple[str, Any]]]
+
+
+async def in_thread(path: Path, options: UploadOptions, max_requests: int,
+                    name: str) -> tuple[str, Any]:
+    """parse_upload on a thread: the runner where there is no job pool (the server's route
+    runs it in a worker process with a memory budget and a deadline, api/jobs/pool.py)."""
+    return await asyncio.to_thread(parse_upload, path, options, max_requests, name)
+
+
 async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
-                  limit: int, max_requests: int, max_ratio: float = 100.0) -> dict[str, Any]:
-    """Stream, parse and commit one upload; returns the stored trace's description."""
+                  limit: int, max_requests: int, max_ratio: float = 100.0,
+                  parse: Parse = in_thread) -> dict[str, Any]:
+    """Stream, inflate (once, bounded), parse (through `parse`) and commit one upload;
+    returns the stored trace's description."""
     kind, params = parse_options_header(content_type)
     if kind != b"multipart/form-data" or b"boundary" not in params:
         raise UploadError(415, "send the trace as multipart/form-data with a `file` field")
@@ -148,8 +160,12 @@ async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
             options = UploadOptions.from_fields(body.fields, max_requests)
         except OptionError as err:
             raise UploadError(400, str(err), line=0, field=err.field) from err
-        return await asyncio.to_thread(_inflate_parse_commit, store, body, options, max_requests,
-                                       (limit, max_ratio))
+        await asyncio.to_thread(_inflate_once, store, body.path, limit, max_ratio)
+        outcome, value = await parse(body.path, options, max_requests, body.filename or "")
+        if outcome == "error":
+            status, detail = value
+            raise UploadError(status, **detail)
+        return await asyncio.to_thread(_commit, store, body, options, value)
     except UploadError:
         raise
     except ValueError as err:  # the multipart parser's own errors
@@ -159,25 +175,31 @@ async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
         body.path.unlink(missing_ok=True)
 
 
-def _inflate_parse_commit(store: Store, body: _Body, options: UploadOptions,
-                          max_requests: int, limits: tuple[int, float]) -> dict[str, Any]:
+def _inflate_once(store: Store, path: Path, limit: int, max_ratio: float) -> None:
     inflated = store.temp_path()
     try:
-        if inflate(body.path, inflated, *limits):
-            inflated.replace(body.path)
-            if is_gzip(body.path):  # inflated once, and only once
+        if inflate(path, inflated, limit, max_ratio):
+            inflated.replace(path)
+            if is_gzip(path):  # inflated once, and only once
                 raise UploadError(400, "a gzip file inside a gzip file: inflate it once and "
                                        "upload that", line=0, field="file")
-        return _parse_and_commit(store, body, options, max_requests)
     finally:
         inflated.unlink(missing_ok=True)
 
 
-def _parse_and_commit(store: Store, body: _Body, options: UploadOptions,
-                      max_requests: int) -> dict[str, Any]:
-    name = body.filename
+def parse_upload(path: Path, options: UploadOptions, max_requests: int,
+                 name: str) -> tuple[str, Any]:
+    """("ok", (format, workload, report)), or ("error", (status, detail)) for a file that is
+    not a trace this server takes: plain values, so a worker process can send them back."""
     try:
-        fmt, workload, report = read_trace(body.path, options, max_requests)
+        return "ok", _read(path, options, max_requests, name)
+    except UploadError as err:
+        return "error", (err.status, err.detail)
+
+
+def _read(path: Path, options: UploadOptions, max_requests: int, name: str) -> Any:
+    try:
+        return read_trace(path, options, max_requests)
     except OptionError as err:  # an option the file's format does not take
         raise UploadError(400, str(err), line=0, field=err.field) from err
     except TooManyRequests as err:
@@ -196,6 +218,11 @@ def _parse_and_commit(store: Store, body: _Body, options: UploadOptions,
         log.exception("reading upload %s", name)
         raise UploadError(400, f"{name}: could not read the trace ({type(err).__name__})",
                           line=0, field="") from err
+
+
+def _commit(store: Store, body: _Body, options: UploadOptions, parsed: Any) -> dict[str, Any]:
+    fmt, workload, report = parsed
+    name = body.filename
     if not workload.specs and not workload.records:
         what = "after the upload options" if options.given() else "in the trace"
         raise UploadError(400, f"{name}: no requests {what}", line=0, field="")
