@@ -12,8 +12,8 @@ import numpy as np
 
 from servescope.core.request import RequestSpec
 from servescope.traces._io import open_text
-from servescope.traces._yaml import load_mapping
 from servescope.traces._specs import build_spec
+from servescope.traces._yaml import load_mapping
 from servescope.traces.errors import TooManyRequests, TraceFormatError, shown
 from servescope.traces.report import TraceReport
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from servescope.core.request import RequestSpec
 from servescope.traces import registry
-from servescope.traces.options import TraceOptions, apply_options
 from servescope.traces.errors import TooManyRequests
+from servescope.traces.options import TraceOptions, apply_options
 from servescope.traces.report import TraceReport
 from servescope.traces.upload_options import UploadOptions, describe
 

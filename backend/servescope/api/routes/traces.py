@@ -10,8 +10,8 @@ from fastapi import APIRouter, HTTPException, Request
 from servescope.api.deps import SettingsDep, StoreDep
 from servescope.api.errors import JobError, UploadError
 from servescope.api.jobs.pool import Jobs
-from servescope.api.settings import Settings
 from servescope.api.routes._lookup import found, http_error
+from servescope.api.settings import Settings
 from servescope.api.uploads import receive as uploads
 from servescope.traces import registry
 from servescope.traces.upload_options import FIELDS

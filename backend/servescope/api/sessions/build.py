@@ -163,8 +163,8 @@ def _check_pool(config: EngineConfig, cap: int, where: str) -> None:
         except (ConfigError, KeyError, ValueError, TypeError):
             return  # the engine names what is wrong
         how = (f" ({shown(config.model or 'model_config')} on {config.gpu}, "
-               f"tensor_parallel_size {config.tensor_parallel_size}, block_size {config.block_size} size it so; "
-               "give num_gpu_blocks or a larger block_size)")
+               f"tensor_parallel_size {config.tensor_parallel_size}, block_size "
+               f"{config.block_size} size it so; give num_gpu_blocks or a larger block_size)")
     if blocks is not None and blocks > cap:
         raise BuildError(f"num_gpu_blocks {blocks:,} is over this server's cap of {cap:,} "
                          f"(max_gpu_blocks){how}", f"{where}num_gpu_blocks", "config")

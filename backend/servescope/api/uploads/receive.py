@@ -17,8 +17,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from servescope.api.errors import UploadError
 from servescope.api.uploads.store import GZIP_MAGIC, Store, is_gzip
 from servescope.api.uploads.trace_workload import read_trace, remember
-from servescope.traces.errors import (TooManyRequests, TraceDependencyError,
-                                      TraceFormatError, shown)
+from servescope.traces.errors import TooManyRequests, TraceDependencyError, TraceFormatError, shown
 from servescope.traces.upload_options import OptionError, UploadOptions
 
 log = logging.getLogger(__name__)
