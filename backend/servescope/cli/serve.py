@@ -67,10 +67,7 @@ SHARES = {  # Settings fields settable here: what each bounds
 }
 
 
-# A message over max_message_bytes gets the `limit` error frame (api/web/control.py) and the socket
-# lives on; only one over this many times the limit is cut off by uvicorn (close 1009).
 SWITCH_INTERVAL_S = 0.0005
-WS_CEILING = 16  # 64 MiB for the default 4 MiB limit
 # On SIGTERM uvicorn waits this long for requests in flight (a summary waiting on a run, say),
 # then cancels them and runs the app's shutdown: the server is gone within a few seconds.
 GRACEFUL_SHUTDOWN_S = 3
@@ -91,7 +88,9 @@ def run(args: argparse.Namespace) -> int:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, workers=1,
                 ws="websockets-sansio", log_level=args.log_level,
-                ws_max_size=WS_CEILING * settings.max_message_bytes, ws_per_message_deflate=False,
+                # a message over the limit is not read past it: the socket closes with 1009
+                # and the session lives on (a follower's own limit: api/web/control.py)
+                ws_max_size=settings.max_message_bytes, ws_per_message_deflate=False,
                 timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
     return 0
 

@@ -28,8 +28,17 @@ NULL_BLOCK = 0
 BlockHash = int  # see prefix.BlockHasher
 
 
+# The largest pool the core builds, whoever asks (the server caps pools lower, max_gpu_blocks):
+# 2^24 blocks hold ~0.4 GB of per-block lists; vLLM's largest real pools (a few GPUs of
+# block_size 16) are under a million blocks.
+MAX_NUM_GPU_BLOCKS = 1 << 24
+
+
 class BlockPool:
     def __init__(self, num_gpu_blocks: int, enable_caching: bool) -> None:
+        if not 2 <= num_gpu_blocks <= MAX_NUM_GPU_BLOCKS:
+            raise ValueError(f"num_gpu_blocks {num_gpu_blocks:,} is outside "
+                             f"2..{MAX_NUM_GPU_BLOCKS:,} (core.block_pool.MAX_NUM_GPU_BLOCKS)")
         self.num_gpu_blocks = num_gpu_blocks
         self.enable_caching = enable_caching
         self.ref_cnt = [0] * num_gpu_blocks

@@ -17,6 +17,8 @@ from typing import Any
 from servescope.core import cost_model
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.resolve import resolve_config
+from servescope.traces._yaml import load_mapping
+from servescope.traces.errors import TraceFormatError, shown
 
 ENGINE_KEYS = ("gpu", "tensor_parallel_size", "quantization", "max_num_seqs",
                "max_num_batched_tokens", "gpu_memory_utilization", "block_size", "policy",
@@ -24,6 +26,10 @@ ENGINE_KEYS = ("gpu", "tensor_parallel_size", "quantization", "max_num_seqs",
 GRID_KEYS = (*ENGINE_KEYS, "replicas")
 MAX_REPLICAS = 1024
 MAX_POINTS = 10_000
+# No sweepable setting has more useful values than this (the GPU catalog, powers of two of
+# max_num_seqs, gpu_memory_utilization by the hundredth); checked, with MAX_POINTS, before any
+# value is validated.
+MAX_VALUES_PER_KEY = 256
 
 
 class GridError(ValueError):
@@ -48,22 +54,19 @@ class Point:
 
 def read_grid(path: Path) -> dict[str, list[Any]]:
     """A grid file: a JSON or YAML mapping of key -> list of values."""
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            return load_mapping(path, "a grid maps config keys to lists of values")
+        except TraceFormatError as err:
+            raise GridError("grid", f"{path}: {err}") from err
+        except OSError as err:
+            raise GridError("grid", f"{path}: {err.strerror}") from err
     try:
-        text = path.read_text()
+        data = json.loads(path.read_text())
     except OSError as err:
         raise GridError("grid", f"{path}: {err.strerror}") from err
-    if path.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            raise GridError("grid", f"{path}: not valid YAML: {err}") from err
-    else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise GridError("grid", f"{path}: line {err.lineno}: {err.msg}") from err
+    except json.JSONDecodeError as err:
+        raise GridError("grid", f"{path}: line {err.lineno}: {err.msg}") from err
     if not isinstance(data, dict):
         raise GridError("grid", f"{path}: a grid maps config keys to lists of values")
     return data
@@ -97,24 +100,34 @@ def check_grid(base: Mapping[str, Any], grid: dict[str, Any]) -> None:
                                  "point with the cost model")
     if not grid:
         raise GridError("grid", "the grid is empty: map at least one key to its values")
-    size = 1
+    check_size(grid)
     for key, values in grid.items():
-        _check_key(key)
-        if not isinstance(values, list) or not values:
-            raise GridError(key, "must map to a non-empty list of values")
         for value in values:
             _check_value(base, key, value)
-        size *= len(values)
-    if size > MAX_POINTS:
-        raise GridError("grid", f"{size:,} points, more than the {MAX_POINTS:,} a sweep runs")
     if not base.get("gpu") and "gpu" not in grid:
         raise GridError("gpu", "name a GPU in the base config or the grid: the sweep prices "
                                "every point with the cost model")
 
 
+def check_size(grid: dict[str, Any]) -> None:
+    """Keys known, each a list of at most MAX_VALUES_PER_KEY values, at most MAX_POINTS points
+    in all: counted from the lists' lengths, before any value is looked at."""
+    size = 1
+    for key, values in grid.items():
+        _check_key(key)
+        if not isinstance(values, list) or not values:
+            raise GridError(key, "must map to a non-empty list of values")
+        if len(values) > MAX_VALUES_PER_KEY:
+            raise GridError(key, f"{len(values):,} values, more than the {MAX_VALUES_PER_KEY} "
+                                 "a key may take")
+        size *= len(values)
+    if size > MAX_POINTS:
+        raise GridError("grid", f"{size:,} points, more than the {MAX_POINTS:,} a sweep runs")
+
+
 def _check_key(key: str) -> None:
     if key not in GRID_KEYS:
-        raise GridError(key, f"unknown grid key; known: {', '.join(GRID_KEYS)}")
+        raise GridError(str(key)[:80], f"unknown grid key; known: {', '.join(GRID_KEYS)}")
     fields = {f.name for f in dataclasses.fields(EngineConfig)}
     if key != "replicas" and key not in fields:
         raise GridError(key, "this build's engine config has no such setting (the simulator "
@@ -125,7 +138,7 @@ def _check_value(base: Mapping[str, Any], key: str, value: Any) -> None:
     if key == "replicas":
         if not isinstance(value, int) or isinstance(value, bool) or \
                 not 1 <= value <= MAX_REPLICAS:
-            raise GridError(key, f"must be an integer in [1, {MAX_REPLICAS}], got {value!r}")
+            raise GridError(key, f"must be an integer in [1, {MAX_REPLICAS}], got {shown(value)}")
         return
     try:
         config = resolve_config({**base, key: value}).config
@@ -135,4 +148,4 @@ def _check_value(base: Mapping[str, Any], key: str, value: Any) -> None:
         message = str(err).removeprefix(f"{key}: ") if err.field == key else str(err)
         raise GridError(key, message) from err
     except TypeError as err:
-        raise GridError(key, f"bad value {value!r}: {err}") from err
+        raise GridError(key, f"bad value {shown(value)}: {err}") from err

@@ -12,11 +12,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceFormatError, shown
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 64 * 1024
 MAX_COUNT = 2**31 - 1  # token counts, steps and block ids beyond this are not real traces
+# A line of a trace (a request, a CSV row, a recorded step with its block ids) is kilobytes; a
+# recorded step of a million-block pool is a few MiB. Longer is not a line but an attack.
+MAX_LINE_CHARS = 16 * 1024 * 1024
 
 
 class _Gzip(gzip.GzipFile):
@@ -43,12 +46,20 @@ class _Gzip(gzip.GzipFile):
 
 
 def open_binary(path: Path) -> IO[bytes]:
+    """The file's bytes, a gzip file's inflated: exactly once (a gzip inside a gzip is a
+    TraceFormatError, not inflated again)."""
     raw = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
-    if raw.read(2) == GZIP_MAGIC:
+    if raw.read(2) != GZIP_MAGIC:
         raw.seek(0)
-        return _Gzip(fileobj=raw)  # type: ignore[return-value]
+        return raw
     raw.seek(0)
-    return raw
+    inflated = _Gzip(fileobj=raw)
+    if inflated.peek(2)[:2] == GZIP_MAGIC:
+        inflated.close()
+        raw.close()
+        raise TraceFormatError(0, "", "a gzip file inside a gzip file: inflate it once "
+                                      "and send that")
+    return inflated  # type: ignore[return-value]
 
 
 def open_text(path: Path) -> IO[str]:
@@ -69,20 +80,36 @@ def text_lines(handle: IO[str]) -> Iterator[tuple[int, str]]:
     number = 0
     while True:
         try:
-            line = handle.readline()
+            line = handle.readline(MAX_LINE_CHARS + 1)
         except UnicodeDecodeError as err:
             raise TraceFormatError(number + 1, "", "not UTF-8 text") from err
         if not line:
             return
         number += 1
+        _check_length(line, number)
         yield number, line.rstrip("\r\n")
+
+
+def bounded_lines(handle: IO[str]) -> Iterator[str]:
+    """The handle's lines, newline kept (what csv.reader reads), none longer than
+    MAX_LINE_CHARS."""
+    number = 0
+    while line := handle.readline(MAX_LINE_CHARS + 1):
+        number += 1
+        _check_length(line, number)
+        yield line
+
+
+def _check_length(line: str, number: int) -> None:
+    if len(line) > MAX_LINE_CHARS:
+        raise TraceFormatError(number, "", f"line longer than {MAX_LINE_CHARS:,} characters")
 
 
 class CsvTable:
     """A CSV file read row by row; columns are found by name (case and spaces ignored)."""
 
     def __init__(self, handle: IO[str]) -> None:
-        self._reader = csv.reader(handle)
+        self._reader = csv.reader(bounded_lines(handle))
         header = self._next()
         if header is None:
             raise TraceFormatError(1, "", "empty file: no CSV header")
@@ -151,17 +178,17 @@ def _whole(text: object, line: int, field: str) -> int:
             raise ValueError
         return int(number)
     except (TypeError, ValueError, OverflowError):
-        raise TraceFormatError(line, field, f"expected a whole number, got {text!r}") from None
+        raise TraceFormatError(line, field, f"expected a whole number, got {shown(text)}") from None
 
 
 def parse_seconds(text: object, line: int, field: str) -> float:
     """A finite number (a time); bools and NaN are refused."""
     if isinstance(text, bool):
-        raise TraceFormatError(line, field, f"expected a number, got {text!r}")
+        raise TraceFormatError(line, field, f"expected a number, got {shown(text)}")
     try:
         value = float(text)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise TraceFormatError(line, field, f"expected a number, got {text!r}") from None
+        raise TraceFormatError(line, field, f"expected a number, got {shown(text)}") from None
     if not math.isfinite(value):
-        raise TraceFormatError(line, field, f"expected a finite number, got {text!r}")
+        raise TraceFormatError(line, field, f"expected a finite number, got {shown(text)}")
     return value

@@ -8,7 +8,7 @@ from typing import Any
 
 from servescope.core.records import BlockEvent, ScheduledColumns, ScheduledEntry, StepRecord
 from servescope.traces._io import parse_count, parse_seconds
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceFormatError, shown
 
 
 def make_record(*, step: int, iter: int, time_s: float, step_time_ms: float,
@@ -81,7 +81,7 @@ class Fields:
         kind = {"BlockStored": "stored", "BlockRemoved": "removed"}.get(item.get("type", ""))
         if kind is None:
             raise TraceFormatError(self.line, "kv_events.type", "expected BlockStored or "
-                                   f"BlockRemoved, got {item.get('type')!r}")
+                                   f"BlockRemoved, got {shown(item.get('type'))}")
         req = item.get("req")
         return BlockEvent(kind, self.block_ids(item.get("block_ids", []), "kv_events.block_ids"),
                           None if req is None else str(req))

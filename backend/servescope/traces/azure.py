@@ -14,7 +14,7 @@ from pathlib import Path
 from servescope.core.request import RequestSpec
 from servescope.traces._io import CsvTable, open_text, parse_count
 from servescope.traces._specs import build_spec
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceFormatError, shown
 from servescope.traces.report import TraceReport
 
 COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
@@ -48,7 +48,7 @@ class TimestampParser:
         match = _TIMESTAMP.match(text)
         if match is None:
             raise TraceFormatError(line, "TIMESTAMP",
-                                   f"expected 'YYYY-MM-DD HH:MM:SS[.fraction]', got {text!r}")
+                                   f"expected 'YYYY-MM-DD HH:MM:SS[.fraction]', got {shown(text)}")
         base, fraction, zone = match.groups()
         seconds = self._seconds(base + (zone or ""), text, line)
         return seconds, (float("0." + fraction) if fraction else 0.0)
@@ -58,7 +58,7 @@ class TimestampParser:
             try:
                 moment = datetime.fromisoformat(key.replace("Z", "+00:00"))
             except ValueError as err:
-                raise TraceFormatError(line, "TIMESTAMP", f"{err}: {text!r}") from None
+                raise TraceFormatError(line, "TIMESTAMP", f"{err}: {shown(text)}") from None
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=UTC)
             self._last_base, self._last_seconds = key, int(moment.timestamp())

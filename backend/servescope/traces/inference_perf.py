@@ -12,9 +12,9 @@ import numpy as np
 
 from servescope.core.request import RequestSpec
 from servescope.traces import inference_perf_report
-from servescope.traces._io import open_text
 from servescope.traces._specs import build_spec
-from servescope.traces.errors import TraceDependencyError, TraceFormatError
+from servescope.traces._yaml import load_mapping
+from servescope.traces.errors import TooManyRequests, TraceFormatError
 from servescope.traces.inference_perf_config import (
     DataConfig,
     Distribution,
@@ -41,26 +41,31 @@ MAX_ROUNDS = 256  # multi-turn rounds per session: each round resends the whole 
 
 
 def read(path: Path, report: TraceReport, seed: int | None = None,
-         measured_report: Path | None = None,
-         saturation_rate_per_s: float | None = None) -> Iterator[RequestSpec]:
+         measured_report: Path | None = None, saturation_rate_per_s: float | None = None,
+         max_requests: int | None = None,
+         window_s: tuple[float, float | None] | None = None) -> Iterator[RequestSpec]:
     """The requests of one inference-perf run. `seed` stands in for load.base_seed (whose own
     default is the wall clock; 0 here). A lifecycle report (`measured_report`, else
     summary_lifecycle_metrics.json beside the config) becomes report.meta["measured_summary"].
-    `saturation_rate_per_s` is the rate a `load.sweep` probe measured on the live server."""
-    config = _load_yaml(Path(path))
-    specs = requests_from_config(config, report, seed, saturation_rate_per_s)
+    `saturation_rate_per_s` is the rate a `load.sweep` probe measured on the live server.
+    Before anything is generated the stages are counted (in `window_s` when given): over
+    `max_requests` (else MAX_REQUESTS) raises TooManyRequests with the window end that fits."""
+    config = load_mapping(Path(path), "an inference-perf config is a YAML mapping")
+    specs = requests_from_config(config, report, seed, saturation_rate_per_s, max_requests,
+                                 window_s)
     inference_perf_report.attach_measured(report, Path(path), measured_report)
     yield from specs
 
 
 def requests_from_config(config: dict[str, Any], report: TraceReport, seed: int | None = None,
-                         saturation_rate_per_s: float | None = None) -> list[RequestSpec]:
+                         saturation_rate_per_s: float | None = None,
+                         max_requests: int | None = None,
+                         window_s: tuple[float, float | None] | None = None
+                         ) -> list[RequestSpec]:
     load, data = load_config(config.get("load", {})), data_config(config.get("data", {}))
     seed = seed if seed is not None else (load.base_seed or 0)
     stages = _stages(load, saturation_rate_per_s)
-    counts = [int(s.rate * s.duration) for s in stages]
-    if sum(counts) > MAX_REQUESTS:
-        raise TraceFormatError(0, "load.stages", f"asks for more than {MAX_REQUESTS:,} requests")
+    check_count(stages, load.interval, max_requests, window_s)
     arrivals = _arrivals(load.type, stages, load.interval, np.random.default_rng(seed))
     if data.type == "shared_prefix":
         sp = data.shared_prefix or SharedPrefix()
@@ -75,6 +80,26 @@ def requests_from_config(config: dict[str, Any], report: TraceReport, seed: int 
                                f"{', '.join(DATA_TYPES)}")
     _notes(report, config, load, data)
     return specs
+
+
+def check_count(stages: tuple[Stage, ...], interval: float, max_requests: int | None,
+                window_s: tuple[float, float | None] | None = None) -> None:
+    """TooManyRequests when the stages send more than `max_requests` (else MAX_REQUESTS) in the
+    window; counted from each stage's rate x duration (an upper bound for poisson), nothing
+    generated. A stage is taken to start `interval` + 1 s after the previous one ends."""
+    cap = MAX_REQUESTS if max_requests is None else max_requests
+    start, end = window_s if window_s is not None else (0.0, None)
+    count, fits_end_s, at = 0.0, None, 0.0
+    for stage in stages:
+        low = max(at, start)
+        high = at + stage.duration if end is None else min(at + stage.duration, end)
+        if high > low:
+            if fits_end_s is None and count + stage.rate * (high - low) > cap:
+                fits_end_s = low + (cap - count) / stage.rate
+            count += stage.rate * (high - low)
+        at += stage.duration + interval + STAGE_LEAD_S
+    if count >= cap + 0.5:  # stage counts are rounded to whole requests
+        raise TooManyRequests(int(min(count, 2**63 - 1)), cap, fits_end_s, window_s is not None)
 
 
 def _stages(load: LoadConfig, saturation_rate_per_s: float | None) -> tuple[Stage, ...]:
@@ -220,22 +245,3 @@ def _notes(report: TraceReport, config: dict[str, Any], load: LoadConfig,
     if data.shared_prefix is not None and data.shared_prefix.enable_multi_turn_chat:
         report.note("multi-turn chat: each round is sent at its scheduled time (inference-perf "
                     "holds it until the session's previous round has answered)")
-
-
-def _load_yaml(path: Path) -> dict[str, Any]:
-    try:
-        import yaml
-    except ImportError as err:  # pragma: no cover - PyYAML is a dependency
-        raise TraceDependencyError("the inference-perf format needs PyYAML") from err
-    with open_text(path) as handle:
-        try:
-            value = yaml.safe_load(handle)
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else 0
-            raise TraceFormatError(line, "", "not YAML") from None
-        except UnicodeDecodeError:
-            raise TraceFormatError(0, "", "not UTF-8 text") from None
-    if not isinstance(value, dict):
-        raise TraceFormatError(0, "", "an inference-perf config is a YAML mapping")
-    return value

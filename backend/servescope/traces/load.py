@@ -10,34 +10,22 @@ from pathlib import Path
 
 from servescope.core.request import RequestSpec
 from servescope.traces import registry
+from servescope.traces.errors import TooManyRequests
 from servescope.traces.options import TraceOptions, apply_options
 from servescope.traces.report import TraceReport
 from servescope.traces.upload_options import UploadOptions, describe
 
 
-class TooManyRequests(Exception):
-    """More requests than a session may hold, after the options: the upload names a window
-    (`fits_end_s`: the window end that holds the first `max_requests`) or a sample."""
-
-    def __init__(self, num_requests: int, max_requests: int, fits_end_s: float | None,
-                 windowed: bool) -> None:
-        self.num_requests, self.max_requests = num_requests, max_requests
-        self.fits_end_s = fits_end_s
-        where = " in the window" if windowed else ""
-        fits = (f"; the first {max_requests:,} arrive by window_end_s={fits_end_s:.6g}"
-                if fits_end_s is not None else "")
-        super().__init__(f"{num_requests:,} requests{where}, more than the {max_requests:,} a "
-                         "session here can animate. Upload it again with a time window "
-                         f"(window_start_s, window_end_s{fits}), sample_n (a uniform sample) or "
-                         "limit (the first N).")
-
-
-def open_with_options(path: Path, options: UploadOptions) -> tuple[str, TraceReport, Iterator]:
+def open_with_options(path: Path, options: UploadOptions, max_requests: int | None = None
+                      ) -> tuple[str, TraceReport, Iterator]:
     """(format, report, stream): the format detected unless the options name one; OptionError
-    for an option that does not apply to it."""
+    for an option that does not apply to it. A format that generates its requests (a load
+    profile) counts them first and raises TooManyRequests over `max_requests`."""
     fmt = options.format or registry.detect(path)
     options.check_kind(fmt)
-    report, stream = registry.open_trace(path, fmt, **options.adapter_params(fmt))
+    params = {**options.adapter_params(fmt),
+              **registry.count_params(fmt, max_requests, options.trace_options().window_s)}
+    report, stream = registry.open_trace(path, fmt, **params)
     return fmt, report, stream
 
 
@@ -46,7 +34,7 @@ def read_requests(path: Path, options: UploadOptions | None = None,
     """A request trace's requests with the options applied (TraceFormatError names the line and
     field; a step recording is refused with a ValueError)."""
     options = options or UploadOptions()
-    fmt, report, stream = open_with_options(path, options)
+    fmt, report, stream = open_with_options(path, options, max_requests)
     if registry.FORMATS[fmt].kind != "requests":
         raise ValueError(f"{path}: a {fmt} file is a recorded run (steps), not requests to "
                          "simulate; upload it to the explorer to replay it")

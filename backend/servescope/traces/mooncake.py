@@ -15,7 +15,7 @@ from typing import Any
 from servescope.core.request import RequestSpec
 from servescope.traces._io import open_text, parse_count, parse_seconds
 from servescope.traces._specs import build_spec, json_lines, require
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceFormatError, shown
 from servescope.traces.report import TraceReport
 
 HASH_BLOCK_TOKENS = 512
@@ -50,7 +50,7 @@ def hash_prefix(hash_ids: Any, prompt_len: int, block_tokens: int,
         if remaining <= 0:
             break
         if isinstance(hash_id, bool) or not isinstance(hash_id, int | str):
-            raise TraceFormatError(line, "hash_ids", f"expected integer ids, got {hash_id!r}")
+            raise TraceFormatError(line, "hash_ids", f"expected integer ids, got {shown(hash_id)}")
         length = min(block_tokens, remaining)
         segments.append((f"h:{hash_id}", length))
         remaining -= length

@@ -179,6 +179,15 @@ def draw_params(fmt: str, count: int | None, rate_per_s: float | None,
     return params
 
 
+def count_params(fmt: str, max_requests: int | None,
+                 window_s: tuple[float, float | None] | None) -> dict[str, Any]:
+    """What a format that generates its requests (an inference-perf load profile) takes to
+    count them before generating any: the cap and the window they are counted in."""
+    if fmt != "inference-perf" or max_requests is None:
+        return {}
+    return {"max_requests": max_requests, "window_s": window_s}
+
+
 def open_trace(path: Path, fmt: str | None = None, options: TraceOptions | None = None,
                **params: Any) -> tuple[TraceReport, Iterator[Any]]:
     """(report, stream): the report fills in as the stream is consumed."""

@@ -19,7 +19,7 @@ from typing import Any
 from servescope.core.records import BlockEvent, StepRecord
 from servescope.traces._io import open_binary
 from servescope.traces._records import make_record
-from servescope.traces.errors import TraceDependencyError, TraceFormatError
+from servescope.traces.errors import TraceDependencyError, TraceFormatError, shown
 from servescope.traces.report import TraceReport
 from servescope.traces.steps_pool import Holders
 
@@ -90,7 +90,7 @@ def _batch(message: Any, number: int, msgpack: Any) -> tuple[float, list[dict[st
     else:
         raise TraceFormatError(number, "", "expected a KVEventBatch [ts, events, dp_rank]")
     if isinstance(ts, bool) or not isinstance(ts, int | float):
-        raise TraceFormatError(number, "ts", f"expected a number, got {ts!r}")
+        raise TraceFormatError(number, "ts", f"expected a number, got {shown(ts)}")
     if not isinstance(events, list):
         raise TraceFormatError(number, "events", "expected a list of events")
     return float(ts), [_event(e, number, k) for k, e in enumerate(events)]
@@ -100,7 +100,7 @@ def _event(event: Any, number: int, k: int) -> dict[str, Any]:
     if isinstance(event, list) and event and isinstance(event[0], str):
         fields = EVENT_FIELDS.get(event[0])
         if fields is None:
-            raise TraceFormatError(number, f"events[{k}]", f"unknown event {event[0]!r}")
+            raise TraceFormatError(number, f"events[{k}]", f"unknown event {shown(event[0])}")
         event = {"type": event[0], **dict(zip(fields, event[1:], strict=False))}
     if not isinstance(event, dict) or event.get("type") not in EVENT_FIELDS:
         raise TraceFormatError(number, f"events[{k}]", "expected BlockStored, BlockRemoved or "
@@ -118,7 +118,7 @@ def _hash(value: Any, number: int, k: int) -> str:
         return value.hex()
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    raise TraceFormatError(number, f"events[{k}].block_hashes", f"bad hash {value!r}")
+    raise TraceFormatError(number, f"events[{k}].block_hashes", f"bad hash {shown(value)}")
 
 
 class CacheSlots:

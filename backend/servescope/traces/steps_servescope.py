@@ -12,7 +12,7 @@ from typing import Any
 from servescope.core.records import ScheduledEntry, StepRecord
 from servescope.traces._io import open_text, text_lines
 from servescope.traces._records import Fields, make_record
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceFormatError, shown
 from servescope.traces.report import TraceReport
 
 FORMAT = "servescope-steps"
@@ -27,7 +27,7 @@ def read_header(line: str) -> dict[str, Any]:
     if not isinstance(head, dict) or head.get("format") != FORMAT:
         raise TraceFormatError(1, "format", f"expected a header with format {FORMAT!r}")
     if head.get("version") not in SUPPORTED_VERSIONS:
-        raise TraceFormatError(1, "version", f"unsupported version {head.get('version')!r} "
+        raise TraceFormatError(1, "version", f"unsupported version {shown(head.get('version'))} "
                                f"(this ServeScope reads {SUPPORTED_VERSIONS})")
     for key, kind in (("config", dict), ("requests", list)):
         if not isinstance(head.get(key, kind()), kind):
@@ -92,10 +92,10 @@ def _entries(f: Fields) -> list[ScheduledEntry]:
         rid = g.get("id")
         kind = g.get("kind", "decode")
         if not isinstance(rid, str):
-            raise TraceFormatError(f.line, "scheduled.id", f"expected a string, got {rid!r}")
+            raise TraceFormatError(f.line, "scheduled.id", f"expected a string, got {shown(rid)}")
         if kind not in ("prefill", "decode"):
             raise TraceFormatError(f.line, "scheduled.kind", f"expected prefill or decode, "
-                                   f"got {kind!r}")
+                                   f"got {shown(kind)}")
         sampled = g.get("sampled", True)
         if not isinstance(sampled, bool):
             raise TraceFormatError(f.line, "scheduled.sampled", "expected true or false")

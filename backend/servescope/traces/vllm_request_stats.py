@@ -14,7 +14,7 @@ from servescope.core.metrics import latency_stats
 from servescope.core.request import RequestSpec
 from servescope.traces._io import open_text
 from servescope.traces._specs import build_spec, json_lines, require
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceFormatError, shown
 from servescope.traces.report import TraceReport
 
 STAMPS = ("arrival_time", "queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts")
@@ -63,7 +63,7 @@ def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 value = require(row, key, line)
                 if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                     raise TraceFormatError(line, _name(raw, key), "must be a non-negative "
-                                           "number")
+                                           f"number, got {shown(value)}")
             rows.append((line, row))
     return rows
 

@@ -13,7 +13,7 @@ from typing import Any
 from servescope.core.request import RequestSpec
 from servescope.traces._io import open_text, parse_count, parse_seconds
 from servescope.traces._specs import build_spec, require
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceFormatError, shown
 from servescope.traces.report import TraceReport
 
 _DECODER = json.JSONDecoder()
@@ -81,7 +81,7 @@ def _unique(report: TraceReport, numbered: Iterable[tuple[int, Any]]) -> Iterato
         if spec is None:
             continue
         if spec.id in seen:
-            raise TraceFormatError(line, "id", f"duplicate id {spec.id!r}")
+            raise TraceFormatError(line, "id", f"duplicate id {shown(spec.id)}")
         seen.add(spec.id)
         yield spec
 
@@ -91,7 +91,7 @@ def to_spec(report: TraceReport, row: Any, line: int) -> RequestSpec | None:
         raise TraceFormatError(line, "", "each request must be a JSON object")
     rid = require(row, "id", line)
     if not isinstance(rid, str | int) or isinstance(rid, bool):
-        raise TraceFormatError(line, "id", f"expected a string, got {rid!r}")
+        raise TraceFormatError(line, "id", f"expected a string, got {shown(rid)}")
     step = row.get("arrival_step")
     seconds = row.get("arrival_s")
     if step is None and seconds is None:
@@ -106,7 +106,7 @@ def to_spec(report: TraceReport, row: Any, line: int) -> RequestSpec | None:
     priority = row.get("priority", 0)
     if spec is not None and priority:
         if not isinstance(priority, int) or isinstance(priority, bool):
-            raise TraceFormatError(line, "priority", f"expected an integer, got {priority!r}")
+            raise TraceFormatError(line, "priority", f"expected an integer, got {shown(priority)}")
         spec = RequestSpec(spec.id, spec.prompt_len, spec.output_len, spec.arrival_step,
                            spec.arrival_s, spec.prefix, priority)
     return spec

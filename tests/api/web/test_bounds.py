@@ -1,7 +1,7 @@
 """Bounds a visitor cannot lift: a KV pool (given, or derived from model, GPU and block_size)
 over max_gpu_blocks is refused naming the field and the cap before anything is allocated;
-requests per session are capped by a setting; an oversized socket message gets the `limit`
-error frame and the session lives on, up to the transport's ceiling (then close 1009)."""
+requests per session are capped by a setting; a socket message over the limit closes the socket
+with 1009 (the transport reads no further) and the session lives on for its token."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import json
 
 import pytest
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 from support.live import Client
 from support.server import ORIGIN, Server, make_settings, receive, receive_until
 from websockets.exceptions import ConnectionClosed
 
 from servescope.api.app import create_app
 from servescope.api.wire.compact import expand_keyframe
-from servescope.cli.serve import WS_CEILING
 
 LLAMA_B200_TP8 = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "B200",
                   "tensor_parallel_size": 8, "block_size": 1, "num_gpu_blocks": None}
@@ -54,48 +54,44 @@ def test_compare_names_the_engine_and_the_cap_is_a_setting(tmp_path):
         assert r.status_code == 201
 
 
-def test_an_oversized_socket_message_gets_the_limit_error(tmp_path):
+def test_an_oversized_socket_message_closes_1009_and_the_session_lives_on(tmp_path):
     app = create_app(make_settings(tmp_path, max_message_bytes=10_000))
-    with TestClient(app, headers=ORIGIN) as c, c.websocket_connect("/ws/sessions/new") as ws:
-        ws.send_text(json.dumps({"type": "configure", "v": 1, "workload": {
-            "requests": [{"id": f"r{i}", "prompt_len": 8, "output_len": 2}
-                         for i in range(1000)]}}))
-        err = receive(ws)
-        assert err["type"] == "error" and err["code"] == "limit"
-        ws.send_text(json.dumps({"type": "configure", "v": 1, "workload": {"preset": "demo"}}))
-        assert receive_until(ws, "init")[-1]["type"] == "init"
+    with TestClient(app, headers=ORIGIN) as c:
+        with c.websocket_connect("/ws/sessions/new") as ws:
+            ws.send_text(json.dumps({"type": "configure", "v": 1,
+                                     "workload": {"preset": "demo"}}))
+            init = receive_until(ws, "init")[-1]
+            ws.send_text(json.dumps({"type": "configure", "v": 1, "workload": {
+                "requests": [{"id": f"r{i}", "prompt_len": 8, "output_len": 2}
+                             for i in range(1000)]}}))
+            with pytest.raises(WebSocketDisconnect) as closed:
+                receive_until(ws, "never")
+            assert closed.value.code == 1009
+        path = f"/ws/sessions/{init['session_id']}?token={init['token']}"
+        with c.websocket_connect(path) as ws:  # the page reconnects with its token
+            again = receive_until(ws, "init")[-1]
+            assert again["session_id"] == init["session_id"] and again["role"] == "driver"
 
 
-def test_a_real_server_answers_a_message_over_the_limit_with_the_limit_frame(server):
-    async def scenario() -> None:
-        async with Client(f"{server.ws_url}/ws/sessions/new") as c:
-            await c.ws.send(json.dumps({"type": "configure", "v": 1,
-                                        "pad": " " * (5 * 1024 * 1024)}))  # over 4 MiB
-            err = await c.until(lambda m: m["type"] == "error")
-            assert err["code"] == "limit"
-            await c.send(type="configure", workload={"preset": "demo"})
-            await c.until(lambda m: m["type"] == "init")
-
-    asyncio.run(scenario())
-
-
-def test_over_the_limit_a_message_gets_the_limit_frame_and_over_the_ceiling_close_1009(tmp_path):
+def test_a_real_server_closes_1009_past_the_limit_without_reading_on(tmp_path):
     limit = 64 * 1024
     server = Server(tmp_path / "data", SERVESCOPE_MAX_MESSAGE_BYTES=str(limit))
 
     async def scenario() -> None:
         async with Client(f"{server.ws_url}/ws/sessions/new") as c:
-            under_ceiling = " " * ((WS_CEILING - 1) * limit)  # many times the limit
-            await c.ws.send(json.dumps({"type": "configure", "v": 1, "pad": under_ceiling}))
-            err = await c.until(lambda m: m["type"] == "error")
-            assert err["code"] == "limit"
-            await c.send(type="configure", workload={"preset": "demo"})  # the session lives
-            await c.until(lambda m: m["type"] == "init")
-            await c.ws.send(" " * (WS_CEILING * limit + 1))  # past the transport's ceiling
+            await c.send(type="configure", workload={"preset": "demo"})
+            init = await c.until(lambda m: m["type"] == "init")
+            await c.ws.send(json.dumps({"type": "configure", "v": 1, "pad": " " * limit}))
             with pytest.raises(ConnectionClosed) as closed:
                 while True:
                     await c.recv()
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+        url = f"{server.ws_url}/ws/sessions/{init['session_id']}?token={init['token']}"
+        async with Client(url) as again:  # the session lives on
+            msg = await again.until(lambda m: m["type"] == "init")
+            assert msg["role"] == "driver"
+            await again.send(type="configure", workload={"preset": "demo"})
+            await again.until(lambda m: m["type"] == "init")
 
     try:
         asyncio.run(scenario())

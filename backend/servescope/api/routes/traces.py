@@ -1,5 +1,5 @@
 """Trace uploads: multipart, streamed to disk under the size limit, parsed with the upload's
-options, then committed."""
+options in a job worker (its memory budget and deadline), then committed."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 
 from servescope.api.deps import RegistryDep, SettingsDep, StoreDep, UploadOwnerDep, UploadTokenDep
-from servescope.api.errors import UploadError
-from servescope.api.routes._lookup import found
+from servescope.api.errors import JobError, UploadError
+from servescope.api.jobs.pool import Jobs
+from servescope.api.routes._lookup import found, http_error
 from servescope.api.sessions.registry import Registry
 from servescope.api.settings import Settings
 from servescope.api.uploads import owner as owners
@@ -24,6 +25,9 @@ router = APIRouter(prefix="/api", tags=["traces"])
 OPTION_TYPES = {str: "string", int: "integer", float: "number"}
 CLOSE = {"Connection": "close"}
 MIB = 1024 * 1024
+# Uploads parsing or waiting to at once, beyond the running ones: a classroom uploading
+# together (tests/api/uploads/test_upload_concurrency.py sends twenty); beyond it 503 busy.
+MAX_UPLOADS_WAITING = 32
 UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
     "type": "object", "required": ["file"],
     "properties": {"file": {"type": "string", "format": "binary"},
@@ -73,7 +77,11 @@ async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep,
                                        store, limit,
                                        settings.max_requests_per_session,
                                        settings.max_upload_ratio,
+                                       lambda *args: upload_jobs(request, settings).call(
+                                           "upload", uploads.parse_upload, *args),
                                        owner=owners.client_key(token))
+    except JobError as err:  # busy, over its memory budget or its deadline
+        raise http_error(err) from err
     except UploadError as err:  # a 413 closes the connection: the rest goes unread
         raise HTTPException(err.status, err.detail, CLOSE if err.status == 413 else None) \
             from err
@@ -106,6 +114,16 @@ def upload_share(request: Request, client: str, store: Store, registry: Registry
                                   "(data_quota_mb) until uploads expire", "field": "file"},
                             CLOSE)
     return min(settings.max_upload_bytes, mine, free)
+
+
+def upload_jobs(request: Request, settings: Settings) -> Jobs:
+    """The uploads' own job pool (worker processes with a memory budget and a deadline), so
+    a classroom's uploads queue apart from the reports' jobs."""
+    state = request.app.state
+    if getattr(state, "upload_jobs", None) is None:
+        state.upload_jobs = Jobs(settings.max_jobs, settings.job_timeout_s,
+                                 MAX_UPLOADS_WAITING, settings.memory_cap_mb)
+    return state.upload_jobs  # type: ignore[no-any-return]
 
 
 @router.get("/traces")

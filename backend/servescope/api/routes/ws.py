@@ -117,7 +117,14 @@ async def receive_loop(socket: WebSocket, session: Session, viewer: Viewer,
             return
         text = message.get("text")
         if text is None:
-            text = (message.get("bytes") or b"").decode("utf-8", "replace")
+            text = message.get("bytes") or b""
+        if len(text) > control.message_limit(session, viewer):
+            # what the server's transport does past ws_max_size (cli/serve.py); the session
+            # lives on and the page reconnects with its token
+            await socket.close(code=1009, reason="message too big")
+            return
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
         await control.handle(session, viewer, text)
         if sender.done():
             return

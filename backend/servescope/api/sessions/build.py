@@ -33,7 +33,7 @@ from servescope.scenarios.workloads import (
     with_pool,
 )
 from servescope.traces import workload_json
-from servescope.traces.errors import TraceDependencyError, TraceFormatError
+from servescope.traces.errors import TraceDependencyError, TraceFormatError, shown
 
 
 @dataclass
@@ -125,7 +125,8 @@ async def resolve(workload: P.WorkloadSpec, configs: list[dict[str, Any]],
                                            client_key(workload.upload_token)), configs
         scenario = store.scenario(workload.scenario or "")
         if scenario is None:
-            raise BuildError(f"no saved scenario {workload.scenario!r}", "scenario", "workload")
+            raise BuildError(f"no saved scenario {shown(workload.scenario)}", "scenario",
+                             "workload")
         inner = P.WorkloadSpec.model_validate(scenario["workload"])
         if inner.scenario is not None:
             raise BuildError("a scenario cannot name another scenario", "scenario", "workload")
@@ -162,17 +163,19 @@ def _not_modelled(track: Track, config: EngineConfig) -> list[str]:
 
 def _check_pool(config: EngineConfig, cap: int, where: str) -> None:
     """Refuse a pool over the server's cap before anything is allocated, given or derived
-    (a model and GPU with a small block_size can ask for millions of blocks)."""
+    whenever a GPU prices it (a catalog model or a model_config on a GPU with a small
+    block_size can ask for millions of blocks)."""
     blocks = config.num_gpu_blocks
     how = ""
-    if blocks is None and config.model is not None and config.gpu is not None:
+    if blocks is None and (config.model or config.model_config) is not None \
+            and config.gpu is not None:
         try:
             blocks = cost_model.num_gpu_blocks(config)
-        except (ConfigError, KeyError, ValueError):
+        except (ConfigError, KeyError, ValueError, TypeError):
             return  # the engine names what is wrong
-        how = (f" ({config.model} on {config.gpu}, tensor_parallel_size "
-               f"{config.tensor_parallel_size}, block_size {config.block_size} size it so; "
-               "give num_gpu_blocks or a larger block_size)")
+        how = (f" ({shown(config.model or 'model_config')} on {config.gpu}, "
+               f"tensor_parallel_size {config.tensor_parallel_size}, block_size "
+               f"{config.block_size} size it so; give num_gpu_blocks or a larger block_size)")
     if blocks is not None and blocks > cap:
         raise BuildError(f"num_gpu_blocks {blocks:,} is over this server's cap of {cap:,} "
                          f"(max_gpu_blocks){how}", f"{where}num_gpu_blocks", "config")

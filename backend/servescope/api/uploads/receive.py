@@ -8,23 +8,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from servescope.api.errors import UploadError
-from servescope.api.uploads.store import Store, writable
+from servescope.api.uploads.store import GZIP_MAGIC, Store, is_gzip, writable
 from servescope.api.uploads.trace_workload import read_trace, remember
-from servescope.traces.errors import TraceDependencyError, TraceFormatError
-from servescope.traces.load import TooManyRequests
+from servescope.traces.errors import TooManyRequests, TraceDependencyError, TraceFormatError, shown
 from servescope.traces.upload_options import OptionError, UploadOptions
 
 log = logging.getLogger(__name__)
 MAX_FIELD_BYTES = 1024
 MAX_FIELDS = 32
-GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20  # inflated bytes per step
 INPUT_CHUNK = 1 << 16
 
@@ -71,7 +69,7 @@ class _Body:
                 self.filename = params.get(b"filename", b"upload").decode("utf-8", "replace")
             return
         if field in self.fields or len(self.fields) >= MAX_FIELDS:
-            raise UploadError(400, f"field {field!r} given twice, or too many fields",
+            raise UploadError(400, f"field {shown(field)} given twice, or too many fields",
                               line=0, field=field)
         self._part = field
         self._value.clear()
@@ -85,7 +83,7 @@ class _Body:
         elif self._part is not None:
             self._value += data[start:end]
             if len(self._value) > MAX_FIELD_BYTES:
-                raise UploadError(400, f"field {self._part!r} is longer than "
+                raise UploadError(400, f"field {shown(self._part)} is longer than "
                                        f"{MAX_FIELD_BYTES} bytes", line=0, field=self._part)
 
     def _part_end(self) -> None:
@@ -130,10 +128,21 @@ def inflate(path: Path, out: Path, limit: int, max_ratio: float) -> bool:
             dst.write(data)
 
 
+Parse = Callable[[Path, UploadOptions, int, str], Awaitable[tuple[str, Any]]]
+
+
+async def in_thread(path: Path, options: UploadOptions, max_requests: int,
+                    name: str) -> tuple[str, Any]:
+    """parse_upload on a thread: the runner where there is no job pool (the server's route
+    runs it in a worker process with a memory budget and a deadline, api/jobs/pool.py)."""
+    return await asyncio.to_thread(parse_upload, path, options, max_requests, name)
+
+
 async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
-                  limit: int, max_requests: int, max_ratio: float = 100.0, *,
-                  owner: str) -> dict[str, Any]:
-    """Stream, parse and commit one upload as `owner`'s (a client key: api/uploads/owner.py);
+                  limit: int, max_requests: int, max_ratio: float = 100.0,
+                  parse: Parse = in_thread, *, owner: str) -> dict[str, Any]:
+    """Stream, inflate (once, bounded), parse (through `parse`) and commit one upload as
+    `owner`'s (a client key: api/uploads/owner.py);
     returns the stored trace's description."""
     kind, params = parse_options_header(content_type)
     if kind != b"multipart/form-data" or b"boundary" not in params:
@@ -151,8 +160,12 @@ async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
             options = UploadOptions.from_fields(body.fields, max_requests)
         except OptionError as err:
             raise UploadError(400, str(err), line=0, field=err.field) from err
-        return await asyncio.to_thread(_inflate_parse_commit, store, body, options, max_requests,
-                                       (limit, max_ratio), owner)
+        await asyncio.to_thread(_inflate_once, store, body.path, limit, max_ratio)
+        outcome, value = await parse(body.path, options, max_requests, body.filename or "")
+        if outcome == "error":
+            status, detail = value
+            raise UploadError(status, **detail)
+        return await asyncio.to_thread(_commit, store, body, options, value, owner)
     except UploadError:
         raise
     except ValueError as err:  # the multipart parser's own errors
@@ -162,23 +175,31 @@ async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
         body.path.unlink(missing_ok=True)
 
 
-def _inflate_parse_commit(store: Store, body: _Body, options: UploadOptions,
-                          max_requests: int, limits: tuple[int, float],
-                          owner: str) -> dict[str, Any]:
+def _inflate_once(store: Store, path: Path, limit: int, max_ratio: float) -> None:
     inflated = store.temp_path()
     try:
-        if inflate(body.path, inflated, *limits):
-            inflated.replace(body.path)
-        return _parse_and_commit(store, body, options, max_requests, owner)
+        if inflate(path, inflated, limit, max_ratio):
+            inflated.replace(path)
+            if is_gzip(path):  # inflated once, and only once
+                raise UploadError(400, "a gzip file inside a gzip file: inflate it once and "
+                                       "upload that", line=0, field="file")
     finally:
         inflated.unlink(missing_ok=True)
 
 
-def _parse_and_commit(store: Store, body: _Body, options: UploadOptions,
-                      max_requests: int, owner: str) -> dict[str, Any]:
-    name = body.filename
+def parse_upload(path: Path, options: UploadOptions, max_requests: int,
+                 name: str) -> tuple[str, Any]:
+    """("ok", (format, workload, report)), or ("error", (status, detail)) for a file that is
+    not a trace this server takes: plain values, so a worker process can send them back."""
     try:
-        fmt, workload, report = read_trace(body.path, options, max_requests)
+        return "ok", _read(path, options, max_requests, name)
+    except UploadError as err:
+        return "error", (err.status, err.detail)
+
+
+def _read(path: Path, options: UploadOptions, max_requests: int, name: str) -> Any:
+    try:
+        return read_trace(path, options, max_requests)
     except OptionError as err:  # an option the file's format does not take
         raise UploadError(400, str(err), line=0, field=err.field) from err
     except TooManyRequests as err:
@@ -197,6 +218,12 @@ def _parse_and_commit(store: Store, body: _Body, options: UploadOptions,
         log.exception("reading upload %s", name)
         raise UploadError(400, f"{name}: could not read the trace ({type(err).__name__})",
                           line=0, field="") from err
+
+
+def _commit(store: Store, body: _Body, options: UploadOptions, parsed: Any,
+            owner: str) -> dict[str, Any]:
+    fmt, workload, report = parsed
+    name = body.filename
     if not workload.specs and not workload.records:
         what = "after the upload options" if options.given() else "in the trace"
         raise UploadError(400, f"{name}: no requests {what}", line=0, field="")

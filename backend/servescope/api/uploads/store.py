@@ -40,6 +40,15 @@ CREATE TABLE IF NOT EXISTS scenarios (
   id TEXT PRIMARY KEY, name TEXT NOT NULL, body TEXT NOT NULL, created_s REAL NOT NULL);
 """
 
+GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952's ID1 ID2
+
+
+def is_gzip(path: Path) -> bool:
+    """Whether the file starts as a gzip stream does."""
+    with path.open("rb") as handle:
+        return handle.read(2) == GZIP_MAGIC
+
+
 TRACE_COLUMNS = ("id", "filename", "format", "num_requests", "size", "summary", "created_s",
                  "options")
 
@@ -124,7 +133,10 @@ class Store:
                      owner: str) -> dict[str, Any]:
         """`options`: what the upload asked for (window, sample, ...), applied at each load;
         `owner`: the uploader's client key. The same bytes with the same options from the same
-        owner answer with the row already stored."""
+        owner answer with the row already stored. A blob is stored inflated, so the readers
+        inflate nothing: a gzip part is a ValueError."""
+        if is_gzip(part):
+            raise ValueError("a stored trace is inflated: this one is still gzip")
         options = options or {}
         digest = _digest(part, options, owner)
         tid = new_id()

@@ -18,7 +18,7 @@ from servescope.core.metrics import latency_stats
 from servescope.core.request import RequestSpec
 from servescope.scenarios.workloads import Workload, WorkloadError
 from servescope.traces import registry, workload_json
-from servescope.traces.errors import TraceFormatError
+from servescope.traces.errors import TraceFormatError, shown
 from servescope.traces.load import open_with_options, requests_from
 from servescope.traces.report import TraceReport
 from servescope.traces.upload_options import UploadOptions
@@ -32,7 +32,7 @@ def read_trace(path: Path, options: UploadOptions | None = None,
     adapters: TraceFormatError names the line and field on bad input, OptionError an option
     that does not apply, TooManyRequests a request trace over `max_requests`."""
     options = options or UploadOptions()
-    fmt, report, stream = open_with_options(path, options)
+    fmt, report, stream = open_with_options(path, options, max_requests)
     if registry.FORMATS[fmt].kind == "requests":
         specs = requests_from(stream, report, options, max_requests)
         whole = not options.trace_options().window_s and options.sample_n is None and \
@@ -56,7 +56,8 @@ def stored_trace(store: Store, trace_id: str, owner: str) -> Workload:
     is refused as one that does not exist."""
     stored, path = store.trace(trace_id, owner), store.trace_path(trace_id, owner)
     if stored is None or path is None:
-        raise WorkloadError(f"no uploaded trace {trace_id!r} of this upload token's", "trace")
+        raise WorkloadError(f"no uploaded trace {shown(trace_id)} of this upload token's",
+                            "trace")
     workload: Workload | None = store.loaded.get(trace_id)
     if workload is None:
         options = dataclasses.replace(UploadOptions.from_dict(stored["options"]),

@@ -16,28 +16,39 @@ from servescope.api.wire import protocol as P
 log = logging.getLogger(__name__)
 
 
+# A follower may say nothing that changes the session, so nothing it says need be longer than
+# this: a message over it closes the socket (1009) before anything reads it.
+FOLLOWER_MESSAGE_BYTES = 512
+
+
+def message_limit(session: Session, viewer: Viewer) -> int:
+    """The longest message this viewer may send; a longer one closes its socket (1009)."""
+    if viewer.role == "follower":
+        return FOLLOWER_MESSAGE_BYTES
+    return session.settings.max_message_bytes
+
+
 async def handle(session: Session, viewer: Viewer, text: str) -> None:
-    if len(text) > session.settings.max_message_bytes:
-        viewer.reply(message="message too large", field=None, code="limit")
+    """Applies one message within message_limit (the socket checked it): a follower's is
+    refused unread; a large one is parsed on a thread."""
+    if viewer.role == "follower":
+        viewer.reply(message="this viewer follows the session read-only", field=None,
+                     code="read_only")
         return
     try:
-        edge.loads(text)
+        await edge.off_loop(edge.loads, text)
     except edge.Refused as err:
         viewer.reply(message=str(err), field=err.field or None, code="bad_message")
         return
     except ValueError:
         pass  # not JSON: the protocol's validation says so
     try:
-        msg = P.CLIENT.validate_json(text)
+        msg = await edge.off_loop(P.CLIENT.validate_json, text)
     except ValidationError as err:
         first = err.errors()[0]
         field = ".".join(str(x) for x in first["loc"]) or None
         viewer.reply(message=f"{field or 'message'}: {first['msg']}", field=field,
                      code="bad_message")
-        return
-    if viewer.role == "follower":
-        viewer.reply(message="this viewer follows the session read-only", field=None,
-                     code="read_only")
         return
     try:
         await apply(session, viewer, msg)

@@ -5,6 +5,7 @@ the security headers."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
@@ -23,7 +24,11 @@ MAX_NUMBER = 1e15  # no quantity this API takes comes near it; beyond it is an a
 # no message this API takes nests deeper than a model_config's few levels; json.loads and
 # pydantic would recurse to Python's stack limit (1,000 frames) on a deeper one
 MAX_DEPTH = 64
+# JSON longer than this is parsed on a thread: json.loads reads ~100 MB/s, so 64 KiB holds the
+# loop under a millisecond.
+OFF_LOOP_BYTES = 64 * 1024
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
+FORMS = ("multipart/", "application/x-www-form-urlencoded")  # bodies a JSON route never reads
 CSRF_COOKIE, CSRF_HEADER = "servescope_csrf", "x-csrf-token"  # frontend transport/csrf.js
 CSP = ("default-src 'self'; script-src 'self'{nonce}; style-src 'self' 'unsafe-inline'; "
        "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
@@ -127,8 +132,19 @@ def secure(response: Response, nonce: str | None = None) -> Response:
     return response
 
 
+async def off_loop(fn: Callable[[str | bytes], Any], text: str | bytes) -> Any:
+    """fn(text), on a worker thread when the text is large enough to hold the event loop."""
+    if len(text) <= OFF_LOOP_BYTES:
+        return fn(text)
+    return await asyncio.to_thread(fn, text)
+
+
 async def _read_json(request: Request, limit: int) -> Response | None:
     """Reads a JSON body (kept for the route) and checks it; an error response, or None."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and (len(declared) > 18 or int(declared) > limit):
+        return error(413, f"body larger than the limit of {limit} bytes", None, "limit",
+                     Connection="close")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
@@ -139,12 +155,33 @@ async def _read_json(request: Request, limit: int) -> Response | None:
     # to the route (exempt in tests/test_private_members.py)
     request._body = bytes(body)
     try:
-        loads(request._body or b"null")
+        await off_loop(loads, request._body or b"null")
     except Refused as err:
         return error(422, str(err), err.field or None)
     except ValueError:
         pass  # not JSON at all: the route's own validation says so
     return None
+
+
+def form_paths(app: FastAPI) -> frozenset[str]:
+    """The paths whose routes declare a form body in the OpenAPI schema (an upload's)."""
+    paths = set()
+    for path, operations in app.openapi().get("paths", {}).items():
+        for operation in operations.values():
+            content = (operation.get("requestBody") or {}).get("content", {})
+            if any(kind.startswith(FORMS) for kind in content):
+                paths.add(path)
+    return frozenset(paths)
+
+
+def form_refused(request: Request, forms: frozenset[str]) -> Response | None:
+    """A form body (multipart or urlencoded) sent where no route takes one: 415 before a byte
+    of it is read; a route that takes one bounds it itself (api/uploads/receive.py)."""
+    kind = request.headers.get("content-type", "").lower()
+    if not kind.startswith(FORMS) or request.url.path in forms:
+        return None
+    return error(415, "this route takes a JSON body, not a form", "content-type",
+                 "unsupported_media", Connection="close")
 
 
 def csrf_ok(request: Request) -> bool:
@@ -169,9 +206,11 @@ def install(app: FastAPI, allowed: Callable[[Request], bool], limit: int,
             misdirected: Callable[[str | None], str | None] = lambda host: None) -> None:
     """`allowed(request)`: whether its Origin may write; `limit`: a JSON body's largest size;
     `misdirected(host)`: why a request naming that Host is not for this server (None: it is)."""
+    forms: frozenset[str] | None = None  # known once every route is added
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable) -> Response:  # type: ignore[type-arg]
+        nonlocal forms
         why = misdirected(request.headers.get("host"))
         if why is not None:
             if request.method not in ("GET", "HEAD") or not _shell(request.url.path):
@@ -185,11 +224,13 @@ def install(app: FastAPI, allowed: Callable[[Request], bool], limit: int,
                 return error(403, "a browser's write needs the page's CSRF token (the "
                              f"{CSRF_COOKIE} cookie echoed in X-CSRF-Token)", "csrf",
                              "forbidden")
-            kind = request.headers.get("content-type", "")
-            if not kind.startswith(("multipart/", "application/x-www-form-urlencoded")):
+            if forms is None:
+                forms = form_paths(app)
+            refused = form_refused(request, forms)
+            if refused is None and not request.headers.get("content-type", "").startswith(FORMS):
                 refused = await _read_json(request, limit)
-                if refused is not None:
-                    return refused
+            if refused is not None:
+                return refused
         response: Response = await call_next(request)
         if response.headers.get("content-type", "").startswith("text/html") and \
                 not request.cookies.get(CSRF_COOKIE):

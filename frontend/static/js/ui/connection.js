@@ -1,6 +1,17 @@
 // The header's connection word, and when the server refuses this page's socket the reason in a
 // banner above the page, in the server's words (how to start it so that it accepts this page):
 // a teacher who opened the page by the machine's LAN address must not be left at "disconnected".
+// A socket the server closed for a message over its limit (1009) says so while the page
+// reconnects (transport/socket.js rejoins the session with its token).
+
+const MESSAGE_TOO_BIG = 1009; // RFC 6455: the server's message limit (cli/serve.py ws_max_size)
+
+/** The header's word after the socket closed with `code`. */
+export function closedWord(code) {
+  return code === MESSAGE_TOO_BIG
+    ? "reconnecting: the last message was over the server's size limit"
+    : "disconnected";
+}
 
 export class ConnectionLine {
   /** `origin`: this page's (location.origin); `check(origin)`: transport/origin.js's checkOrigin,
@@ -21,10 +32,11 @@ export class ConnectionLine {
     this.doc.getElementById("refused").hidden = true;
   }
 
-  /** Asks the server why, once a close; the banner stays until a socket opens. */
-  async closed() {
+  /** Asks the server why, once a close (`event`: the socket's close event); the banner stays
+   * until a socket opens. */
+  async closed(event) {
     const mine = ++this.generation;
-    this.setWord("disconnected");
+    this.setWord(closedWord(event?.code));
     const answer = await this.check(this.origin);
     if (mine !== this.generation || answer?.allowed !== false) return;
     this.setWord("refused");

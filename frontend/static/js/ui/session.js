@@ -90,7 +90,7 @@ export function createSession({ doc, boot, scenario, store, lesson, presetAsked,
    * takes every decoded message (ui/messages.js), inits included. */
   function connect(open, onMessage) {
     store.panes = [createPane({ num_gpu_blocks: 1, block_size: 16, requests: [] })];
-    link = open({ onOpen, onMessage, onClose: () => connection.closed() });
+    link = open({ onOpen, onMessage, onClose: (event) => connection.closed(event) });
   }
 
   return { send, sendConfigure, reconfigure, configureAgain, onInit, connect };
