@@ -10,7 +10,6 @@ import time
 import pytest
 
 from servescope.core.block_pool import MAX_NUM_GPU_BLOCKS, BlockPool
-from servescope.core.config import EngineConfig
 from servescope.sweep.grid import MAX_VALUES_PER_KEY, GridError, check_grid
 from servescope.traces import _yaml, inference_perf
 from servescope.traces.errors import TooManyRequests, TraceFormatError, shown
@@ -56,15 +55,16 @@ def test_a_profile_is_counted_from_its_stages_with_the_window_that_fits():
     inference_perf.check_count(profile, 11_000)  # exactly the cap: fits
     with pytest.raises(TooManyRequests) as err:
         inference_perf.check_count(profile, 5_000)
-    # the first 1,000 by 100 s, the next 4,000 at 100 req/s take 40 s more
-    assert err.value.num_requests == 11_000 and err.value.fits_end_s == pytest.approx(140)
-    inference_perf.check_count(profile, 5_000, (100.0, 140.0))  # 4,000 in that window
+    # the first 1,000 by 100 s; the second stage starts load.interval (1 s by default) + 1 s
+    # after the first (inference-perf's loadgen), and its next 4,000 at 100 req/s take 40 s
+    assert err.value.num_requests == 11_000 and err.value.fits_end_s == pytest.approx(142)
+    inference_perf.check_count(profile, 5_000, (100.0, 142.0))  # 4,000 in that window
     with pytest.raises(TooManyRequests):
         inference_perf.check_count(profile, 5_000, (50.0, None))  # 500 + 10,000
 
 
 def test_a_grid_is_refused_by_its_list_lengths_before_any_value_is_checked():
-    base = EngineConfig(model="meta-llama/Llama-3.1-8B-Instruct", gpu="H100")
+    base = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100"}
     # values that would each be refused: the length is named first
     with pytest.raises(GridError, match=f"more than the {MAX_VALUES_PER_KEY}") as err:
         check_grid(base, {"max_num_seqs": ["bad"] * (MAX_VALUES_PER_KEY + 1)})

@@ -65,7 +65,7 @@ def requests_from_config(config: dict[str, Any], report: TraceReport, seed: int 
     load, data = load_config(config.get("load", {})), data_config(config.get("data", {}))
     seed = seed if seed is not None else (load.base_seed or 0)
     stages = _stages(load, saturation_rate_per_s)
-    check_count(stages, load.interval, max_requests, window_s)
+    _count(stages, load.interval, max_requests, window_s)
     arrivals = _arrivals(load.type, stages, load.interval, np.random.default_rng(seed))
     if data.type == "shared_prefix":
         sp = data.shared_prefix or SharedPrefix()
@@ -82,11 +82,19 @@ def requests_from_config(config: dict[str, Any], report: TraceReport, seed: int 
     return specs
 
 
-def check_count(stages: tuple[Stage, ...], interval: float, max_requests: int | None,
-                window_s: tuple[float, float | None] | None = None) -> None:
-    """TooManyRequests when the stages send more than `max_requests` (else MAX_REQUESTS) in the
-    window; counted from each stage's rate x duration (an upper bound for poisson), nothing
-    generated. A stage is taken to start `interval` + 1 s after the previous one ends."""
+def check_count(config: dict[str, Any], max_requests: int | None,
+                window_s: tuple[float, float | None] | None = None,
+                saturation_rate_per_s: float | None = None) -> None:
+    """TooManyRequests when the config's stages send more than `max_requests` (else
+    MAX_REQUESTS) in the window; nothing generated."""
+    load = load_config(config.get("load", {}))
+    _count(_stages(load, saturation_rate_per_s), load.interval, max_requests, window_s)
+
+
+def _count(stages: tuple[Stage, ...], interval: float, max_requests: int | None,
+           window_s: tuple[float, float | None] | None) -> None:
+    """Counted from each stage's rate x duration (an upper bound for poisson). A stage is
+    taken to start `interval` + 1 s after the previous one ends, as _arrivals places it."""
     cap = MAX_REQUESTS if max_requests is None else max_requests
     start, end = window_s if window_s is not None else (0.0, None)
     count, fits_end_s, at = 0.0, None, 0.0
