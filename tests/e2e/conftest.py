@@ -82,7 +82,9 @@ def no_server_errors(server_log: Path):
         assert "Traceback" not in logged, f"the server failed during this test:\n{logged[-4000:]}"
 
 
-@pytest.fixture(scope="session")
+# one per module: Playwright's sync API holds an event loop in the main thread while it runs, so
+# it is stopped after each browser test module and the tests after them may asyncio.run
+@pytest.fixture(scope="module")
 def browser():
     if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
         pytest.skip(f"no Chromium at {CHROMIUM}; apt-get install chromium")
