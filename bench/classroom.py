@@ -14,17 +14,16 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from local_server import free_port, start_server  # bench/local_server.py
 from websockets.asyncio.client import connect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,29 +32,6 @@ STUDENT = {"workload": {"preset": "demo"}}
 BROWSERS = ThreadPoolExecutor(64)  # the pages' REST requests, each browser its own
 # the bench client may lag behind (no pings), and its sockets close without waiting long
 SOCKET = {"max_size": 2**26, "ping_interval": None, "close_timeout": 1}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_server(tree: Path, data_dir: str, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "SERVESCOPE_DATA_DIR": data_dir,
-           "PYTHONPATH": str(tree / "backend")}
-    proc = subprocess.Popen([sys.executable, "-m", "servescope.cli", "serve", "--port", str(port),
-                             "--log-level", "warning"], cwd=tree, env=env)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).close()
-            return proc
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise SystemExit("server did not start") from None
-            time.sleep(0.1)
 
 
 def get(url: str) -> int:
@@ -169,7 +145,7 @@ def main() -> None:
     args = parser.parse_args()
     port = free_port()
     with tempfile.TemporaryDirectory() as data_dir:
-        proc = start_server(args.tree.resolve(), data_dir, port)
+        proc = start_server(data_dir, port, args.tree.resolve())
         try:
             result = asyncio.run(run(args, port))
         finally:

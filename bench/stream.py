@@ -9,14 +9,11 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import timeit
-import urllib.request
 from pathlib import Path
 
 from websockets.asyncio.client import connect
@@ -32,37 +29,15 @@ from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from local_server import free_port, start_server  # noqa: E402  (bench/local_server.py)
 from support.tracks import run_to_end  # noqa: E402  (the tests' helper)
 
-ROOT = Path(__file__).resolve().parents[1]
 TICK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def cpu_s(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def start_server(data_dir: str, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "SERVESCOPE_DATA_DIR": data_dir}
-    proc = subprocess.Popen([sys.executable, "-m", "servescope.cli", "serve", "--port", str(port),
-                             "--log-level", "warning"], cwd=ROOT, env=env)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).close()
-            return proc
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise SystemExit("server did not start") from None
-            time.sleep(0.1)
 
 
 def workload(n: int) -> dict:
