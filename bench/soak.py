@@ -88,8 +88,9 @@ async def uploads(client: httpx.AsyncClient, every_s: float, until: float,
         r = await client.post("/api/traces", content=body, headers={"content-type": kind})
         counts[f"upload {r.status_code}"] += 1
         if r.status_code == 201:
-            s = await client.post("/api/sessions",
-                                  json={"workload": {"trace": r.json()["trace_id"]}})
+            upload = r.json()  # a session on it names the token the upload answered
+            s = await client.post("/api/sessions", json={"workload": {
+                "trace": upload["trace_id"], "upload_token": upload["upload_token"]}})
             counts[f"session {s.status_code}"] += 1
         n += 1
         await asyncio.sleep(every_s)
