@@ -193,7 +193,7 @@ class Engine:
 
     def _update(self, flight: Flight) -> StepRecord:
         """Apply a step's output and record it; the sync loop's clock ticks after."""
-        finished = self._apply(flight.output, flight.end_s)
+        finished = self.apply_output(flight.output, flight.end_s)
         waste = self.kv.waste(self.scheduler.running)
         self.add_waste(waste)
         rec = record(flight, self.clock.iter, finished, self.scheduler, self.config, waste)
@@ -210,7 +210,7 @@ class Engine:
         if planned is None:
             return False
         step_time_ms = self.price(planned[0], recorded=False)
-        self._apply(planned[0], self.clock.time_s + step_time_ms / 1000.0)
+        self.apply_output(planned[0], self.clock.time_s + step_time_ms / 1000.0)
         self.kv.pool.drain()
         self.add_waste(self.kv.waste(self.scheduler.running))
         self.clock.tick(step_time_ms)
@@ -301,7 +301,7 @@ class Engine:
         columns = output.columns()
         return float(self.step_time(columns.n, columns.start))
 
-    def _apply(self, output: SchedulerOutput, end_s: float) -> tuple[str, ...]:
+    def apply_output(self, output: SchedulerOutput, end_s: float) -> tuple[str, ...]:
         """The step's update (its tokens), ending at `end_s`: the requests it finished."""
         self.clock.step_end_s.append(end_s)
         finished = self.scheduler.update_from_output(output, self.clock.iter)
