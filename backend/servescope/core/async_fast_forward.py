@@ -18,7 +18,6 @@ import numpy as np
 from servescope.core import fast_forward
 from servescope.core.batch_queue import BatchQueue, Flight
 from servescope.core.kv_cache_manager import PagedKVCacheManager
-from servescope.core.records import StepRecord
 from servescope.core.running_batch import RunningBatch
 from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
 from servescope.core.step_time import decode_steps_ms
@@ -32,28 +31,25 @@ class Engine(fast_forward.Engine, Protocol):
     batch_queue: BatchQueue | None
     fast_forward_async: bool
 
-    def step(self) -> StepRecord | None: ...
-
     def apply_output(self, output: SchedulerOutput, end_s: float) -> tuple[str, ...]: ...
 
 
-def advance_unrecorded(engine: Engine, max_steps: int | None) -> int:
-    """Engine.advance_unrecorded under async scheduling: the quiet and finishing pairs from here
-    (at most max_steps - 1), then one step as it comes; how many steps, 0 at the end."""
+def skip_unrecorded(engine: Engine, max_steps: int | None) -> int:
+    """Engine.advance_unrecorded under async scheduling, before its one step as it comes: the
+    quiet and finishing pairs from here (at most max_steps - 1), without block events."""
     pool = engine.kv.pool
     pool.record_events = False
     try:
-        skipped = skip(engine, (max_steps or 1 << 62) - 1) if engine.fast_forward_async else 0
+        return skip(engine, (max_steps or 1 << 62) - 1) if engine.fast_forward_async else 0
     finally:
         pool.record_events = True
-    return skipped + (engine.step() is not None)
 
 
 def skip(engine: Engine, max_pairs: int) -> int:
     """Quiet stretches of pairs, each with the finishing pair after it, while they come: how
     many pairs (at most max_pairs)."""
     done = 0
-    while done < max_pairs:
+    while done < max_pairs and quiet_batch(engine):  # (and it stays so through skip_pairs)
         done += skip_pairs(engine, max_pairs - done)
         if done >= max_pairs or not finish_pair(engine):
             break
@@ -81,11 +77,9 @@ def quiet_batch(engine: Engine) -> bool:
 
 
 def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.ndarray]:
-    """How many pairs from here are quiet (0 when under MIN_PAIRS), with the plans' step times
-    (ms) and the updated steps' ends (s)."""
+    """How many pairs from here (the batch quiet: quiet_batch) are quiet (0 when under
+    MIN_PAIRS), with the plans' step times (ms) and the updated steps' ends (s)."""
     none = 0, np.zeros(0), np.zeros(0)
-    if not quiet_batch(engine):
-        return none
     queue, running, kv = engine.batch_queue, engine.scheduler.running, engine.kv
     assert queue is not None and queue.in_flight is not None
     assert isinstance(kv, PagedKVCacheManager)
@@ -122,7 +116,8 @@ def whole(plan: SchedulerOutput, running: RunningBatch) -> bool:
 
 
 def skip_pairs(engine: Engine, max_pairs: int) -> int:
-    """Apply the quiet pairs from here without records or events: how many (0: none)."""
+    """Apply the quiet pairs from here (the batch quiet) without records or events: how
+    many (0: none)."""
     pairs, step_ms, ends = quiet_pairs(engine, max_pairs)
     if not pairs:
         return 0
@@ -146,11 +141,12 @@ def skip_pairs(engine: Engine, max_pairs: int) -> int:
 
 
 def finish_pair(engine: Engine) -> bool:
-    """The pair after a quiet stretch when some rows' last tokens are in flight: the next step
-    planned for the other rows alone (vLLM schedules no token after a request's last), then the
-    step in flight updated, which finishes those rows and frees their blocks. False (nothing
-    done) where that pair would do more: admit an arrival, preempt, or plan nobody."""
-    if not quiet_batch(engine) or arrival_due(engine):
+    """The pair after a quiet stretch (the batch quiet) when some rows' last tokens are in
+    flight: the next step planned for the other rows alone (vLLM schedules no token after a
+    request's last), then the step in flight updated, which finishes those rows and frees
+    their blocks. False (nothing done) where that pair would do more: admit an arrival,
+    preempt, or plan nobody."""
+    if arrival_due(engine):
         return False
     scheduler, kv, clock, queue = engine.scheduler, engine.kv, engine.clock, engine.batch_queue
     assert isinstance(kv, PagedKVCacheManager) and queue is not None
