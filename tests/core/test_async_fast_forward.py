@@ -129,9 +129,10 @@ def test_any_burst_run_ahead_finishes_as_stepping_does(rows: list, time_clock: b
                                                        gap: int, config: dict) -> None:
     """A burst (the rows marked True arrive at once) decoding to many finishes, the others
     arriving one every `gap` steps (or gap * 13 ms) while it decodes; small pools preempt."""
-    specs = [RequestSpec(f"r{i}", p, o, **({"arrival_s": 0.013 * gap * i * (not burst)}
-                                           if time_clock else {"arrival_step": gap * i * (not burst)}))
-             for i, (p, o, burst) in enumerate(rows)]
+    due = [gap * i * (not burst) for i, (_, _, burst) in enumerate(rows)]
+    specs = [RequestSpec(f"r{i}", p, o, **({"arrival_s": 0.013 * at} if time_clock
+                                           else {"arrival_step": at}))
+             for i, ((p, o, _), at) in enumerate(zip(rows, due, strict=True))]
     cfg = EngineConfig.from_dict({**config, "async_scheduling": True})
     event("preempts" if any(r.preempted for r in Engine(cfg, specs).run()) else "no preemption")
     compare(config, specs, cut)
