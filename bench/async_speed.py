@@ -1,6 +1,10 @@
 """Async scheduling's cost in simulator speed: request-steps per second of the V1 policy with
 and without `async_scheduling` on the same workloads (sim_speed.py's), measured in this run.
-Under async, runs of plain decodes take core/scheduler/async_decode.py's vector path."""
+Under async, runs of plain decodes take core/scheduler/async_decode.py's vector path.
+--run-ahead N: instead, CPU microseconds per record of running ahead unrecorded (a scout's
+advance_unrecorded, fast-forward on) over the conversation trace's first N requests in the
+page's default config (scale_server.py's), sync and async interleaved a slice at a time so that
+both see the same load on a shared machine, and their ratio."""
 
 from __future__ import annotations
 
@@ -12,11 +16,49 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sim_speed import cases, run_ours  # noqa: E402
 
+SLICE = 2000  # records each engine runs ahead before the other's turn
+
+
+def run_ahead(num_requests: int) -> None:
+    import time
+
+    from trace_scale import CONFIG, CONV
+
+    from servescope.core.config import EngineConfig
+    from servescope.core.engine import Engine
+    from servescope.traces.load import read_requests
+
+    # scale_server.py's SESSION_CONFIG (vLLM's defaults for the model and GPU)
+    config = {**CONFIG, "num_gpu_blocks": None, "max_num_seqs": 256,
+              "max_num_batched_tokens": 2048}
+    specs = read_requests(CONV.resolve())[1][:num_requests]
+    engines = {mode: Engine(EngineConfig.from_dict({**config, "async_scheduling": mode == "async"}),
+                            specs) for mode in ("sync", "async")}
+    cpu, live = dict.fromkeys(engines, 0.0), set(engines)
+    while live:
+        for mode in sorted(live):
+            engine, start = engines[mode], time.process_time()
+            goal = engine.iter + SLICE
+            while engine.iter < goal:
+                if not engine.advance_unrecorded(goal - engine.iter):
+                    live.discard(mode)
+                    break
+            cpu[mode] += time.process_time() - start
+    us = {mode: cpu[mode] / engines[mode].iter * 1e6 for mode in engines}
+    print(f"{len(specs)} requests, {engines['async'].iter} records: run-ahead sync "
+          f"{us['sync']:.2f} us/record, async {us['async']:.2f} us/record, "
+          f"async/sync {us['async'] / us['sync']:.2f}")
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=300, help="decode steps per decode case")
+    parser.add_argument("--run-ahead", type=int, metavar="N",
+                        help="time running ahead over the conversation trace's first N requests")
     args = parser.parse_args()
+    if args.run_ahead:
+        run_ahead(args.run_ahead)
+        return
     print(f"{'case':<24}{'sync req-steps/s':>18}{'async req-steps/s':>19}{'async/sync':>12}")
     for name, config, requests, skip in cases(args.steps):
         sync = run_ours(config, requests, skip)

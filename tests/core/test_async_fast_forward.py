@@ -2,13 +2,16 @@
 without records, taking quiet pairs of the batch queue at once, then records from there, gives
 the very records (every field: blocks, cache events, queues, times) and the summary of one that
 stepped all the way, on both clocks, with prefix caching, small pools and preemptions; and it
-takes fewer advances than steps where the batch decodes quietly."""
+takes fewer advances than steps where the batch decodes quietly, finishes included (the pair
+whose update finishes a request is taken at once too: finish_pair)."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from servescope.core import async_fast_forward
 from servescope.core.checkpoint import advance_to
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
@@ -75,4 +78,61 @@ def test_any_run_ahead_under_async_records_what_stepping_records(rows: list, tim
     specs = [RequestSpec(f"r{i}", p, o, prefix=pre,
                          **({"arrival_s": a * 0.013} if time_clock else {"arrival_step": a}))
              for i, (p, o, a, pre) in enumerate(rows)]
+    compare(config, specs, cut)
+
+
+def finish_pairs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """What each finish_pair the run-ahead tries answers (True: it finished requests)."""
+    answers: list[bool] = []
+    real = async_fast_forward.finish_pair
+
+    def spy(engine: async_fast_forward.Engine) -> bool:
+        answers.append(real(engine))
+        return answers[-1]
+
+    monkeypatch.setattr(async_fast_forward, "finish_pair", spy)
+    return answers
+
+
+# 40 requests at once, each finishing at a step of its own, then one every 50 ms while they decode
+BURST = [RequestSpec(f"r{i}", 20 + 3 * i, 10 + 7 * i, arrival_s=0.05 * max(i - 39, 0))
+         for i in range(60)]
+
+
+def test_finishes_and_arrivals_inside_a_run_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = finish_pairs(monkeypatch)
+    config = {"num_gpu_blocks": 2000, "block_size": 16, "max_num_seqs": 64,
+              "max_num_batched_tokens": 512, "enable_prefix_caching": True}
+    advances, _ = compare(config, BURST, 0.9)
+    assert sum(answers) >= 30  # most finishes went inside a skip, not in a step of their own
+    assert advances < sum(answers)
+    # a pool that preempts (41 times), with quiet spells between: still exact
+    small = {**config, "num_gpu_blocks": 300}
+    stepped = Engine(EngineConfig.from_dict({**small, "async_scheduling": True}), BURST)
+    assert any(record.preempted for record in stepped.run())
+    answers.clear()
+    compare(small, BURST, 0.95)
+    assert sum(answers) >= 5
+
+
+burst_st = st.lists(st.tuples(st.integers(1, 60), st.integers(1, 60), st.booleans()),
+                    min_size=6, max_size=30)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=burst_st, time_clock=st.booleans(), cut=st.floats(0.3, 1), gap=st.integers(1, 9),
+       config=st.fixed_dictionaries({
+           "block_size": st.sampled_from([1, 4, 16]), "num_gpu_blocks": st.integers(20, 200),
+           "max_num_seqs": st.integers(4, 32), "max_num_batched_tokens": st.integers(64, 256),
+           "enable_prefix_caching": st.booleans()}))
+def test_any_burst_run_ahead_finishes_as_stepping_does(rows: list, time_clock: bool, cut: float,
+                                                       gap: int, config: dict) -> None:
+    """A burst (the rows marked True arrive at once) decoding to many finishes, the others
+    arriving one every `gap` steps (or gap * 13 ms) while it decodes; small pools preempt."""
+    due = [gap * i * (not burst) for i, (_, _, burst) in enumerate(rows)]
+    specs = [RequestSpec(f"r{i}", p, o, **({"arrival_s": 0.013 * at} if time_clock
+                                           else {"arrival_step": at}))
+             for i, ((p, o, _), at) in enumerate(zip(rows, due, strict=True))]
+    cfg = EngineConfig.from_dict({**config, "async_scheduling": True})
+    event("preempts" if any(r.preempted for r in Engine(cfg, specs).run()) else "no preemption")
     compare(config, specs, cut)

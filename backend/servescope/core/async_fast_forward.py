@@ -1,10 +1,12 @@
 """Fast-forward under async scheduling, for runs nobody reads the records of (a scout running
-ahead, a leap getting to its first record): a quiet stretch of the batch queue's pairs applied
-at once. Pair j plans step N + 1 + j and updates step N + j (core/batch_queue.py); while nobody
-arrives, nothing waits and every running request decodes one token a step with one in flight,
-b pairs change the cache and the batch as b synchronous decode steps from the same positions
-would, except that the last step's tokens are not known yet (nor cached). Step N + b is left in
-flight as planned, so the engine's next step() updates it as if each pair had been taken alone
+ahead, a leap getting to its first record): quiet stretches of the batch queue's pairs applied
+at once, and the finishing pair after each. Pair j plans step N + 1 + j and updates step N + j
+(core/batch_queue.py); while nobody arrives, nothing waits and every running request decodes
+one token a step with one in flight, b pairs change the cache and the batch as b synchronous
+decode steps from the same positions would, except that the last step's tokens are not known
+yet (nor cached). When some rows' last tokens are in flight, the next pair plans the others
+alone and its update finishes them (finish_pair). The last step is left in flight as planned,
+so the engine's next step() updates it as if each pair had been taken alone
 (tests/core/test_async_fast_forward.py)."""
 
 from __future__ import annotations
@@ -16,67 +18,90 @@ import numpy as np
 from servescope.core import fast_forward
 from servescope.core.batch_queue import BatchQueue, Flight
 from servescope.core.kv_cache_manager import PagedKVCacheManager
-from servescope.core.records import StepRecord
 from servescope.core.running_batch import RunningBatch
 from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
 from servescope.core.step_time import decode_steps_ms
+
+# Unlike a synchronous stretch (fast_forward.MIN_RUN_STEPS), one pair taken here costs no more
+# than the async step it replaces (bench/async_speed.py --run-ahead 6000: async/sync 1.55 with
+# 1, 1.58 with 2, interleaved on the 2-core machine)
+MIN_PAIRS = 1
 
 
 class Engine(fast_forward.Engine, Protocol):
     batch_queue: BatchQueue | None
     fast_forward_async: bool
 
-    def step(self) -> StepRecord | None: ...
+    def apply_output(self, output: SchedulerOutput, end_s: float) -> tuple[str, ...]: ...
 
 
-def advance_unrecorded(engine: Engine, max_steps: int | None) -> int:
-    """Engine.advance_unrecorded under async scheduling: the quiet pairs from here (at most
-    max_steps - 1), then one step as it comes; how many steps, 0 at the end."""
+def skip_unrecorded(engine: Engine, max_steps: int | None) -> int:
+    """Engine.advance_unrecorded under async scheduling, before its one step as it comes: the
+    quiet and finishing pairs from here (at most max_steps - 1), without block events."""
     pool = engine.kv.pool
     pool.record_events = False
     try:
-        skipped = skip_pairs(engine, (max_steps or 1 << 62) - 1) if engine.fast_forward_async \
-            else 0
+        return skip(engine, (max_steps or 1 << 62) - 1) if engine.fast_forward_async else 0
     finally:
         pool.record_events = True
-    return skipped + (engine.step() is not None)
 
 
-def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.ndarray]:
-    """How many pairs from here are quiet (0 when under fast_forward.MIN_RUN_STEPS), with the
-    plans' step times (ms) and the updated steps' ends (s)."""
-    none = 0, np.zeros(0), np.zeros(0)
-    queue, scheduler, kv = engine.batch_queue, engine.scheduler, engine.kv
+def skip(engine: Engine, max_pairs: int) -> int:
+    """Quiet stretches of pairs, each with the finishing pair after it, while they come: how
+    many pairs (at most max_pairs)."""
+    done = 0
+    while done < max_pairs and quiet_batch(engine):  # (and it stays so through skip_pairs)
+        done += skip_pairs(engine, max_pairs - done)
+        if done >= max_pairs or not finish_pair(engine):
+            break
+        done += 1
+    return done
+
+
+def quiet_batch(engine: Engine) -> bool:
+    """Whether the next pair plans every running request one decode token with nothing else
+    to admit: nothing joined or waiting, the plan in flight samples each (and only) running
+    request and preempted nobody, every row a plain decode with its last step's token in flight."""
+    queue, scheduler = engine.batch_queue, engine.scheduler
     flight = queue.in_flight if queue is not None else None
     if (flight is None or queue is None or queue.arrivals or queue.rejected or scheduler.waiting
-            or not isinstance(kv, PagedKVCacheManager)):
-        return none
+            or not isinstance(engine.kv, PagedKVCacheManager)):
+        return False
     running, out = scheduler.running, flight.output
     n = len(running)
     if (not n or out.preempted or n > engine.config.max_num_batched_tokens
             or not whole(out, running)):
-        return none
+        return False
+    return not ((running.num_placeholders[:n] != 1).any()
+                or (running.prompt_len[:n] + running.num_output[:n] != running.num_computed[:n])
+                .any())
+
+
+def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """How many pairs from here (the batch quiet: quiet_batch) are quiet (0 when under
+    MIN_PAIRS), with the plans' step times (ms) and the updated steps' ends (s)."""
+    none = 0, np.zeros(0), np.zeros(0)
+    queue, running, kv = engine.batch_queue, engine.scheduler.running, engine.kv
+    assert queue is not None and queue.in_flight is not None
+    assert isinstance(kv, PagedKVCacheManager)
+    n = len(running)
     computed, output = running.num_computed[:n], running.num_output[:n]
-    if ((running.num_placeholders[:n] != 1).any()
-            or (running.prompt_len[:n] + output != computed).any()):
-        return none  # not every row a plain decode with its last step's token in flight
     # row r's last token is planned at pair left - 2 and arrives at update left - 1
     pairs = min(max_pairs, int((running.output_len[:n] - output).min()) - 1)
     pairs = kv.decode_steps_fit(computed, max(pairs, 0))
     clock, pending = engine.clock, engine.arrivals.pending
     if pending and clock.step_clock:  # pair j admits the arrivals due at step_no + j
         pairs = min(pairs, (pending[0].arrival_step or 0) - clock.step_no)
-    if pairs < fast_forward.MIN_RUN_STEPS:
+    if pairs < MIN_PAIRS:
         return none
     step_ms = decode_steps_ms(engine.step_time, computed, pairs)
-    ends = np.add.accumulate(np.concatenate(([flight.end_s], step_ms[:pairs - 1] / 1000.0)))
+    ends = np.add.accumulate(np.concatenate(([queue.in_flight.end_s],
+                                             step_ms[:pairs - 1] / 1000.0)))
     if pending and not clock.step_clock:  # pair j admits those due at the end of step N + j - 1
         arrival_s = pending[0].arrival_s or 0.0
         if arrival_s <= clock.time_s:
             return none
         pairs = min(pairs, 1 + int(ends.searchsorted(arrival_s, "left")))
-        if pairs < fast_forward.MIN_RUN_STEPS:
-            return none
     return pairs, step_ms[:pairs], ends[:pairs]
 
 
@@ -92,7 +117,8 @@ def whole(plan: SchedulerOutput, running: RunningBatch) -> bool:
 
 
 def skip_pairs(engine: Engine, max_pairs: int) -> int:
-    """Apply the quiet pairs from here without records or events: how many (0: none)."""
+    """Apply the quiet pairs from here (the batch quiet) without records or events: how
+    many (0: none)."""
     pairs, step_ms, ends = quiet_pairs(engine, max_pairs)
     if not pairs:
         return 0
@@ -113,3 +139,49 @@ def skip_pairs(engine: Engine, max_pairs: int) -> int:
     queue.in_flight = Flight(plan, clock.step_no - 1, float(ends[-1]), float(step_ms[-1]), (),
                              (), tuple(running.ids), ())
     return pairs
+
+
+def finish_pair(engine: Engine) -> bool:
+    """The pair after a quiet stretch (the batch quiet) when some rows' last tokens are in
+    flight: the next step planned for the other rows alone (vLLM schedules no token after a
+    request's last), then the step in flight updated, which finishes those rows and frees
+    their blocks. False (nothing done) where that pair would do more: admit an arrival,
+    preempt, or plan nobody."""
+    if arrival_due(engine):
+        return False
+    scheduler, kv, clock, queue = engine.scheduler, engine.kv, engine.clock, engine.batch_queue
+    assert isinstance(kv, PagedKVCacheManager) and queue is not None
+    running, flight = scheduler.running, queue.in_flight
+    assert flight is not None
+    n = len(running)
+    last = running.output_len[:n] - running.num_output[:n] <= 1
+    keep = np.flatnonzero(~last)
+    if not len(keep) or len(keep) == n:
+        return False
+    start = running.num_computed[keep]
+    if int(np.count_nonzero(start % kv.block_size == 0)) > kv.num_free_blocks:
+        return False  # a row would find no block: the scheduler preempts
+    requests, ids = [running.requests[i] for i in keep.tolist()], running.ids[:n]
+    kv.advance_decodes(requests, start, 1, record=False, known_lag=1)  # plan step F + 1
+    running.num_computed[keep] += 1
+    running.num_placeholders[keep] += 1
+    step_ms = float(engine.step_time(np.ones(len(keep), np.int64), start))
+    planned = Flight(SchedulerOutput(entries=[DecodeChunk(0, len(keep), [r.id for r in requests],
+                                                          start)]),
+                     clock.step_no, flight.end_s, step_ms, (), (), tuple(ids), ())
+    clock.step_no += 1
+    finished = engine.apply_output(flight.output, flight.end_s)  # update step F
+    kv.pool.drain()  # the frees its record would take
+    assert len(finished) == n - len(keep), "the rows whose last token was in flight finish"
+    engine.add_waste(kv.waste(running))
+    clock.time_s = max(clock.time_s, flight.end_s)
+    clock.iter += 1
+    queue.in_flight = planned
+    return True
+
+
+def arrival_due(engine: Engine) -> bool:
+    """Whether a request is due at the next plan (Engine.add_arrivals would admit it)."""
+    clock, pending = engine.clock, engine.arrivals.pending
+    return bool(pending) and engine.arrivals.key(pending[0]) <= (
+        clock.step_no if clock.step_clock else clock.time_s)

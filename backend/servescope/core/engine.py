@@ -6,7 +6,7 @@ own. When nothing is runnable the clock the workload uses jumps to the next arri
 the synchronous `step`, as in vLLM's EngineCore; both apply and record a step the same way
 (core/batch_queue.py). advance() takes a quiet stretch of decode steps as one DecodeStretch
 (fast-forward), records the steps' own; under async scheduling only advance_unrecorded()
-fast-forwards (core/async_fast_forward.py).
+fast-forwards (core/async_fast_forward.py), and its step builds no record.
 """
 
 from __future__ import annotations
@@ -101,8 +101,9 @@ class Engine:
     def advance_unrecorded(self, max_steps: int | None = None) -> int:
         """advance() without its record or block events (for callers that read neither): how
         many steps it took (a quiet stretch cut at `max_steps`), 0 at the end."""
-        if self.batch_queue is not None:  # quiet pairs at once, then one step as it comes
-            return async_fast_forward.advance_unrecorded(self, max_steps)
+        if self.batch_queue is not None:  # quiet and finishing pairs at once, then one step
+            skipped = async_fast_forward.skip_unrecorded(self, max_steps)
+            return skipped + self._step_unrecorded()
         pool = self.kv.pool
         pool.record_events = False
         try:
@@ -146,17 +147,21 @@ class Engine:
         """Schedule the next step, then update the one in flight: its record (None at the
         end). See core/batch_queue.py for the order of events. `hold`: update the step in
         flight without scheduling the next (a leap reads the state its record leaves)."""
+        flight = self._next_update(queue, hold)
+        return None if flight is None else self._update(flight)
+
+    def _next_update(self, queue: BatchQueue, hold: bool = False) -> Flight | None:
+        """step_with_batch_queue up to the update: the step to update (None at the end)."""
         clock, scheduler = self.clock, self.scheduler
         while True:
             if hold and queue.in_flight is not None:
                 held, queue.in_flight = queue.in_flight, None
-                return self._update(held)
+                return held
             if self.done and queue.in_flight is None:
                 if not (queue.arrivals or queue.rejected):
                     return None
                 # the last arrivals joined at an empty plan and were all refused: say so
-                return self._update(self._launch(SchedulerOutput(), clock.time_s,
-                                                 *queue.take_joined()))
+                return self._launch(SchedulerOutput(), clock.time_s, *queue.take_joined())
             if not scheduler.has_unfinished and queue.in_flight is None:
                 self.jump_to_next_arrival()
             self.add_arrivals(queue.arrivals, queue.rejected)
@@ -169,14 +174,14 @@ class Engine:
             previous, queue.in_flight = queue.in_flight, flight
             if previous is not None:
                 clock.step_no += not ran  # the empty plan used a loop step
-                return self._update(previous)
+                return previous
             if ran:
                 continue  # the queue fills before any update (schedule 0, schedule 1)
             if self.arrivals.pending:
                 self.jump_to_next_arrival(force=True)
                 continue
             self.reject_stuck(queue.rejected)
-            return self._update(self._launch(output, start_s, *queue.take_joined()))
+            return self._launch(output, start_s, *queue.take_joined())
 
     def _launch(self, output: SchedulerOutput, start_s: float, arrivals: tuple[str, ...],
                 rejected: tuple[tuple[str, str], ...]) -> Flight:
@@ -191,12 +196,17 @@ class Engine:
             self.clock.step_no += 1
         return flight
 
-    def _update(self, flight: Flight) -> StepRecord:
-        """Apply a step's output and record it; the sync loop's clock ticks after."""
-        finished = self._apply(flight.output, flight.end_s)
+    def _update(self, flight: Flight, recorded: bool = True) -> StepRecord | None:
+        """Apply a step's output and record it (unrecorded: drop what its record would take);
+        the sync loop's clock ticks after."""
+        finished = self.apply_output(flight.output, flight.end_s)
         waste = self.kv.waste(self.scheduler.running)
         self.add_waste(waste)
-        rec = record(flight, self.clock.iter, finished, self.scheduler, self.config, waste)
+        rec = None
+        if recorded:
+            rec = record(flight, self.clock.iter, finished, self.scheduler, self.config, waste)
+        else:
+            self.kv.pool.drain()
         if self.batch_queue is None:
             self.clock.tick(flight.step_time_ms)
         else:
@@ -206,11 +216,16 @@ class Engine:
 
     def _step_unrecorded(self) -> bool:
         """step() without its record (run_to_end); False at the end."""
+        if self.batch_queue is not None:
+            flight = self._next_update(self.batch_queue)
+            if flight is not None:
+                self._update(flight, recorded=False)
+            return flight is not None
         planned = self._schedule()
         if planned is None:
             return False
         step_time_ms = self.price(planned[0], recorded=False)
-        self._apply(planned[0], self.clock.time_s + step_time_ms / 1000.0)
+        self.apply_output(planned[0], self.clock.time_s + step_time_ms / 1000.0)
         self.kv.pool.drain()
         self.add_waste(self.kv.waste(self.scheduler.running))
         self.clock.tick(step_time_ms)
@@ -301,7 +316,7 @@ class Engine:
         columns = output.columns()
         return float(self.step_time(columns.n, columns.start))
 
-    def _apply(self, output: SchedulerOutput, end_s: float) -> tuple[str, ...]:
+    def apply_output(self, output: SchedulerOutput, end_s: float) -> tuple[str, ...]:
         """The step's update (its tokens), ending at `end_s`: the requests it finished."""
         self.clock.step_end_s.append(end_s)
         finished = self.scheduler.update_from_output(output, self.clock.iter)
