@@ -24,7 +24,7 @@ report:
     per_request: true
 """
 
-SHARED_PREFIX = """\
+TWO_STAGES = """\
 load:
   type: constant
   interval: 15
@@ -33,7 +33,9 @@ load:
     duration: 30
   - rate: 2
     duration: 30
-""" + SERVER + """\
+"""  # 1 req/s, then 2 req/s, 15 s apart
+
+SHARED_PREFIX = TWO_STAGES + SERVER + """\
 data:
   type: shared_prefix
   shared_prefix:
@@ -44,16 +46,7 @@ data:
     output_len: 50
 """
 
-SHARED_PREFIX_DISTRIBUTIONS = """\
-load:
-  type: constant
-  interval: 15
-  stages:
-  - rate: 1
-    duration: 30
-  - rate: 2
-    duration: 30
-""" + SERVER + """\
+SHARED_PREFIX_DISTRIBUTIONS = TWO_STAGES + SERVER + """\
 data:
   type: shared_prefix
   shared_prefix:
