@@ -45,7 +45,8 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
                            - request.num_computed_tokens)
 
     def _vector_mask(self) -> np.ndarray | None:
-        if len(self.running) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs":
+        if (len(self.running) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs"
+                or self.spec is not None):  # speculative decodes are 1 + drafts each
             return None
         return async_decode.plain_decode_mask(self.running)
 
