@@ -172,8 +172,8 @@ def spec_prefix(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str
     rows = _rows("s", _poisson(rng, n, 1.0), rng.integers(260, 600, n), rng.integers(10, 50, n))
     for i, row in enumerate(rows):
         row["prefix"] = [["system", 256]]
-        if i % 4 == 3:  # the whole prompt shared: a full hit, admitted with one token left
-            row["prompt_len"] = 256
+        if i % 4 == 3:  # all but the last token shared: a full hit admits one token, padded
+            row["prompt_len"] = 257
     return _speculative(rng, {**BASE, "num_gpu_blocks": 120, "enable_prefix_caching": True},
                         rows)
 
