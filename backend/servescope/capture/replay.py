@@ -1,8 +1,9 @@
 """Replaying a recording with our Engine, and the per-step views both sides are compared on.
 
 A view is what vLLM decided and what its cache looked like: the plan in order (id, n, start,
-sampled, kind, and with speculative decoding drafts and accepted), preemptions, finishes, the block tables after scheduling, the free block count
-after the update, the queues, prefix-cache hits, freed blocks and cache events.
+sampled, kind, and with speculative decoding drafts and accepted), preemptions, finishes, the
+block tables after scheduling, the free block count after the update, the queues, prefix-cache
+hits, freed blocks and cache events.
 """
 
 from __future__ import annotations

@@ -33,8 +33,12 @@ def check_invariants(scheduler: Scheduler, record: StepRecord) -> None:
             "num_table_blocks out of step with the block tables")
     _expect(record.num_scheduled_tokens <= record.token_budget, "token budget exceeded")
     _expect(len(record.running) <= record.max_num_seqs, "max_num_seqs exceeded")
-    # Paged allocation without lookahead: a running request holds exactly its computed blocks.
+    # Paged allocation without lookahead: a running request holds exactly its computed blocks
+    # (with speculation at least those: lookahead slots and rejected drafts' blocks stay).
+    spec = scheduler.config.speculative
     on_demand = scheduler.config.allocator == "paged" and scheduler.config.policy != "static"
+    if spec is not None:
+        _check_drafts(record, spec.num_speculative_tokens)
     for request in scheduler.requests.values():
         # (async scheduling) tokens in flight are computed before they are sampled
         _expect(request.num_computed_tokens <= request.num_tokens + request.num_output_placeholders,
@@ -42,7 +46,7 @@ def check_invariants(scheduler: Scheduler, record: StepRecord) -> None:
         held = len(kv.tables.get(request.id, []))
         _expect(held * kv.block_size >= request.num_computed_tokens,
                 f"{request.id}: computed tokens without KV blocks")
-        if on_demand and request in scheduler.running:
+        if on_demand and spec is None and request in scheduler.running:
             needed = -(-request.num_computed_tokens // kv.block_size)
             _expect(held == needed, f"{request.id}: holds {held} blocks, on demand needs {needed}")
     for block_hash in pool.cached:
@@ -50,6 +54,16 @@ def check_invariants(scheduler: Scheduler, record: StepRecord) -> None:
         _expect(len(set(copies)) == len(copies), f"hash {block_hash!r} lists a block twice")
         for block in copies:
             _expect(pool.block_hash[block] == block_hash, f"cache map stale for block {block}")
+
+
+def _check_drafts(record: StepRecord, k: int) -> None:
+    """Each entry's drafts within K and inside its n (a decode is 1 + drafts); accepted
+    within drafts."""
+    drafts, accepted = record.drafts or {}, record.accepted or {}
+    for entry in record.scheduled:
+        d = drafts.get(entry.id, 0)
+        _expect(0 <= d <= k and d < entry.n, f"{entry.id}: {d} drafts in {entry.n} (K {k})")
+        _expect(-1 <= accepted.get(entry.id, -1) <= d, f"{entry.id}: accepted more than drafted")
 
 
 def _expect(condition: bool, message: str) -> None:
