@@ -10,9 +10,13 @@ batch, so the same seed gives the same acceptances under any schedule.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from servescope.core.request import RequestSpec
+from servescope.core.speculative import SpeculativeConfig
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,18 @@ def make_acceptance(method: str, num_speculative_tokens: int,
                       "speculative_config.acceptance_rates")
     model = AcceptanceModel(method, num_speculative_tokens, default.rates, seed)
     return model, f"model: {method} defaults ({default.source})"
+
+
+def for_engine(spec: SpeculativeConfig | None, requests: Sequence[RequestSpec],
+               seed: int = 0) -> tuple[AcceptanceModel | None, str]:
+    """What an engine built for `spec` asks when a request has no recorded list, and the
+    summary's words for where its acceptances come from ("none" without speculation)."""
+    if spec is None:
+        return None, "none"
+    model, source = make_acceptance(spec.method, spec.num_speculative_tokens,
+                                    spec.acceptance_rates, seed)
+    recorded = sum(1 for r in requests if r.spec_accepted is not None)
+    return model, describe_source(source, len(requests), recorded)
 
 
 def describe_source(model_source: str, num_requests: int, num_recorded: int) -> str:

@@ -25,7 +25,7 @@ from servescope.core.hardware import Hardware
 from servescope.core.model_spec import ModelSpec
 from servescope.core.step_cost import RooflineStepTime, coefficients
 
-GPU_DRAFTERS = ("eagle", "eagle3", "mtp", "draft_model", "medusa")
+GPU_DRAFTERS = ("eagle", "eagle3", "mtp", "draft_model", "medusa", "dflash", "dspark")
 # bench/ngram_cpu.py: vLLM 0.33's numba n-gram lookup on one core of this project's build
 # machine: 0.99 / 2.59 / 6.49 us a request at 256 / 1024 / 4096 context tokens, fitted as a
 # fixed part plus a part per context token (vLLM runs it sequentially below 8192 batch tokens).
@@ -35,7 +35,7 @@ NGRAM_NS_PER_CONTEXT_TOKEN = 1.5
 
 def drafter_geometry(method: str, target: ModelSpec, draft_model: str | None) -> ModelSpec:
     """The network one draft pass runs; ValueError for a method priced on the CPU."""
-    if method in ("eagle", "eagle3", "medusa"):
+    if method in ("eagle", "eagle3", "medusa", "dflash", "dspark"):
         # one dense decoder layer of the target's width (an EAGLE head over an MoE target is
         # dense too); Medusa's residual block is smaller, priced the same as an upper bound
         return dataclasses.replace(

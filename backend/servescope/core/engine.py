@@ -15,6 +15,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from servescope.core import acceptance
 from servescope.core import arrivals as admission
 from servescope.core import async_fast_forward, cost_model, fast_forward, metrics
 from servescope.core.arrivals import Arrivals
@@ -50,6 +51,9 @@ class Engine:
             step_time = cost_model.make_step_time(config) if priced else placeholder_step_time_ms
         self.step_time = step_time
         self.priced = priced  # False: step times come from the placeholder, not the cost model
+        # drafts accepted where a request carries no spec_accepted list (core/acceptance.py)
+        self.acceptance, self.acceptance_source = acceptance.for_engine(config.speculative,
+                                                                        requests)
         step_clock = all(s.arrival_step is not None for s in requests)
         self.clock = Clock(step_clock)
         self.arrivals = Arrivals(requests, step_clock)
