@@ -28,6 +28,7 @@ from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.records import StepRecord
 from servescope.core.request import FinishedRequest, Request, RequestSpec, RequestStatus
 from servescope.core.scheduler.base import SchedulerOutput
+from servescope.core.spec_metrics import SpecCounters
 from servescope.core.scheduler.make import make_scheduler
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
@@ -54,6 +55,7 @@ class Engine:
         # drafts accepted where a request carries no spec_accepted list (core/acceptance.py)
         self.acceptance, self.acceptance_source = acceptance.for_engine(config.speculative,
                                                                         requests)
+        self.spec_counters = SpecCounters() if config.speculative is not None else None
         step_clock = all(s.arrival_step is not None for s in requests)
         self.clock = Clock(step_clock)
         self.arrivals = Arrivals(requests, step_clock)
@@ -261,8 +263,12 @@ class Engine:
             totals[key] = totals.get(key, 0) + value
 
     def summary(self) -> dict[str, Any]:
-        return metrics.summarize(self.done_requests, self.clock.time_s, self.rejected,
-                                 self.waste_totals, self.config.frontend_overhead_ms or 0.0)
+        summary = metrics.summarize(self.done_requests, self.clock.time_s, self.rejected,
+                                    self.waste_totals, self.config.frontend_overhead_ms or 0.0)
+        if self.spec_counters is not None:
+            summary.update(self.spec_counters.summary(),
+                           acceptance_source=self.acceptance_source)
+        return summary
 
     def request_metrics(self) -> list[dict[str, Any]]:
         frontend = self.config.frontend_overhead_ms or 0.0
@@ -324,6 +330,8 @@ class Engine:
         """The step's update (its tokens), ending at `end_s`: the requests it finished."""
         self.clock.step_end_s.append(end_s)
         finished = self.scheduler.update_from_output(output, self.clock.iter)
+        if self.spec_counters is not None:
+            self.spec_counters.observe(output.drafts, output.accepted)
         for request in finished:
             request.finish_time = end_s
         self.done_requests.extend(map(FinishedRequest, finished))
