@@ -61,8 +61,8 @@ def test_the_first_draft_pass_covers_every_scheduled_token() -> None:
 
 
 def test_mtp_prices_one_moe_layer_of_the_target() -> None:
-    spec = drafter_geometry("mtp", resolve(config(None, DSV3, "H200", tensor_parallel_size=8)).model,
-                            None)
+    target = resolve(config(None, DSV3, "H200", tensor_parallel_size=8)).model
+    spec = drafter_geometry("mtp", target, None)
     assert spec.num_hidden_layers == 1 and spec.is_moe and spec.num_moe_layers == 1
 
 

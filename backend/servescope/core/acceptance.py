@@ -81,7 +81,7 @@ class AcceptanceModel:
         key = zlib.crc32(request_id.encode())
         rng = np.random.default_rng([self.seed, key])
         hits = rng.random((num_steps, len(self.rates))) < self.rates
-        counts = np.cumprod(hits, axis=1).sum(axis=1).astype(np.int8)
+        counts: np.ndarray = np.cumprod(hits, axis=1).sum(axis=1).astype(np.int8)
         self.drawn[request_id] = counts
         return counts
 
@@ -126,4 +126,5 @@ def describe_source(model_source: str, num_requests: int, num_recorded: int) -> 
         return model_source
     if num_recorded == num_requests:
         return "recorded spec_accepted"
-    return f"recorded spec_accepted ({num_recorded} of {num_requests} requests); else {model_source}"
+    return (f"recorded spec_accepted ({num_recorded} of {num_requests} requests); "
+            f"else {model_source}")

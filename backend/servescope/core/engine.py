@@ -15,9 +15,8 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from servescope.core import acceptance
+from servescope.core import acceptance, async_fast_forward, cost_model, fast_forward, metrics
 from servescope.core import arrivals as admission
-from servescope.core import async_fast_forward, cost_model, fast_forward, metrics
 from servescope.core.arrivals import Arrivals
 from servescope.core.batch_queue import BatchQueue, Flight, record
 from servescope.core.clock import Clock
@@ -28,10 +27,10 @@ from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.records import StepRecord
 from servescope.core.request import FinishedRequest, Request, RequestSpec, RequestStatus
 from servescope.core.scheduler.base import SchedulerOutput
-from servescope.core.spec_metrics import SpecCounters
 from servescope.core.scheduler.make import make_scheduler
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
+from servescope.core.spec_metrics import SpecCounters
 from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
 
 
