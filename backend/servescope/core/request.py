@@ -52,7 +52,7 @@ class Request:
         "spec", "id", "prompt_len", "output_len", "priority", "spec_accepted", "status",
         "_num_computed",
         "_num_output", "_num_placeholders", "num_cached_tokens", "last_cached_tokens",
-        "num_preemptions",
+        "num_preemptions", "num_draft_tokens", "num_verify_steps", "is_prefill_chunk",
         "arrival_index", "block_hashes", "arrival_time", "first_scheduled_time", "token_stretches",
         "step_end_s", "finish_time", "batch", "slot",
     )
@@ -75,6 +75,12 @@ class Request:
         self.num_cached_tokens = -1  # prefix-cache hit found at first admission; -1 until then
         self.last_cached_tokens = -1  # and at its latest (a resume after a preemption)
         self.num_preemptions = 0
+        # speculative decoding: drafts held for the next step (len of vLLM's spec_token_ids),
+        # verify steps so far (the index into spec_accepted), and whether the last schedule
+        # left a prefill unfinished (vLLM's Request.is_prefill_chunk)
+        self.num_draft_tokens = 0
+        self.num_verify_steps = 0
+        self.is_prefill_chunk = False
         self.block_hashes: list[BlockHash] = []
         self.arrival_time = arrival_time
         self.first_scheduled_time: float | None = None

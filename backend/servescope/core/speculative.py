@@ -17,7 +17,7 @@ from servescope.core.config_error import ConfigError
 FIELD = "speculative_config"
 # vllm/config/speculative.py SpeculativeMethod (EagleModelTypes, NgramGPUTypes, DSparkModelTypes)
 METHODS = ("ngram", "draft_model", "suffix", "custom_class", "eagle", "eagle3",
-           "extract_hidden_states", "mtp", "dflash", "ngram_gpu", "dspark", "medusa")
+           "extract_hidden_states", "mtp", "dflash", "ngram_gpu", "dspark")
 # vllm/config/speculative.py MTPModelTypes: __post_init__ warns they are deprecated and maps
 # each to "mtp"
 MTP_ALIASES = ("deepseek_mtp", "dots3_note_mtp", "mimo_mtp", "mimo_v2_mtp", "glm4_moe_mtp",
