@@ -22,6 +22,7 @@ from servescope.core.batch_queue import BatchQueue, Flight, record
 from servescope.core.clock import Clock
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.decode_stretch import DecodeStretch
+from servescope.core.drafter_cost import SpeculativeStepTime
 from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.records import StepRecord
@@ -332,10 +333,13 @@ class Engine:
         from the two it is priced from."""
         if not output.entries:
             return 0.0
-        if not recorded:
-            return float(self.step_time(*output.shape()))
-        columns = output.columns()
-        return float(self.step_time(columns.n, columns.start))
+        if recorded:  # the columns a record reuses
+            n, start = output.columns().n, output.columns().start
+        else:
+            n, start = output.shape()
+        if output.drafts and isinstance(self.step_time, SpeculativeStepTime):
+            return float(self.step_time(n, start, sum(output.drafts.values())))
+        return float(self.step_time(n, start))
 
     def apply_output(self, output: SchedulerOutput, end_s: float) -> tuple[str, ...]:
         """The step's update (its tokens), ending at `end_s`: the requests it finished."""
