@@ -40,16 +40,18 @@ def sim(tmp_path: Path, capsys: pytest.CaptureFixture[str], rate_per_s: float,
     return json.loads(out.read_text()), line
 
 
+@pytest.mark.parametrize("config", [CONFIG, {**CONFIG, "async_scheduling": False}],
+                         ids=["default-async", "sync"])
 def test_sim_prints_acceptance_and_speedup_and_the_speedup_shrinks_under_load(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    low, line = sim(tmp_path, capsys, LOW, CONFIG, "--speculative-config", json.dumps(EAGLE3))
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], config: dict[str, Any]) -> None:
+    low, line = sim(tmp_path, capsys, LOW, config, "--speculative-config", json.dumps(EAGLE3))
     assert "eagle3" in line and "acceptance_rate" in line and "speed-up against K = 0" in line
     assert low["acceptance_source"].startswith("model: eagle3 defaults (")
     # the eagle3 default rate 0.74 a position gives 1 + .74 + .55 + .41 = 2.69 tokens a verify;
     # requests that end mid-verify accept fewer, hence the band
     assert 2.3 < low["mean_acceptance_length"] < 2.9
     assert low["num_accepted_tokens"] == round(low["acceptance_rate"] * low["num_draft_tokens"])
-    high, _ = sim(tmp_path, capsys, HIGH, CONFIG, "--speculative-config", json.dumps(EAGLE3))
+    high, _ = sim(tmp_path, capsys, HIGH, config, "--speculative-config", json.dumps(EAGLE3))
     assert low["speedup"]["mean_itl"] > 1.5  # memory-bound: well over one token a weight read
     assert high["speedup"]["mean_itl"] < low["speedup"]["mean_itl"] - 0.5
 

@@ -5,8 +5,9 @@ it speculated, else the method's default) says how many tokens a verify yields:
   estimated speed-up = mean_acceptance_length x plain decode step / speculative decode step
 
 Memory-bound decode (a small batch: the extra rows ride on the same weight read) gives well
-above 1: speculate. A compute-bound batch with low acceptance gives below 1: turn it off.
-The recommendation is then checked by re-simulation like every knob.
+above 1: the decode floor's verdict suggests speculating. A compute-bound batch with low
+acceptance gives below 1: this verdict says turn it off. Each knob is then checked by
+re-simulation like every other.
 """
 
 from __future__ import annotations
@@ -30,43 +31,35 @@ MIN_GAIN = 0.05
 
 def judge_speculation(stats: dict[str, Any], config: EngineConfig,
                       hardware: dict[str, Any]) -> dict[str, Any] | None:
-    """A verdict when the estimate says to start (or stop) speculating, else None."""
-    if not (config.gpu and (config.model or config.model_config)) or \
-            "decode_batch_mean" not in stats:
+    """A verdict when the run speculates and the estimate says a verify costs more than it
+    yields (starting speculation is the decode floor's knob: core/diagnose_judges.py)."""
+    if config.speculative_config is None or "decode_batch_mean" not in stats or \
+            not (config.gpu and (config.model or config.model_config)):
         return None  # the estimate needs the cost model and the run's decode steps
-    spec = config.speculative_config or SUGGESTED
-    speculating = config.speculative_config is not None
+    spec = config.speculative_config
     gain, length, ratio = estimate(stats, config, spec)
-    if speculating and gain >= 1 - MIN_GAIN or not speculating and gain <= 1 + MIN_GAIN:
+    if gain >= 1 - MIN_GAIN:
         return None
     batch = stats["decode_batch_mean"]
     evidence = [
         ev("decode_batch_mean", batch, "requests decoding in a decode step, on average"),
-        ev("verify_cost_ratio", ratio, f"a step with {spec['num_speculative_tokens']} drafts a "
-           "request (verify and drafter) over a plain decode step, by the cost model"),
+        ev("verify_cost_ratio", ratio, "a step with the drafts (verify and drafter) over a "
+           "plain decode step of the same batch, by the cost model"),
         ev("mean_acceptance_length", length, "tokens a verify yields" + (
             " (measured on this run)" if "mean_acceptance_length" in stats else
-            f" ({spec['method']}'s published default)")),
+            " (the acceptance model's)")),
         ev("estimated_speedup", gain, "mean_acceptance_length / verify_cost_ratio"),
     ]
-    if speculating:
-        recs = [knob("--speculative-config", "off", {"speculative_config": None},
-                     "each verify costs more than the tokens it yields",
-                     [("output_throughput", "up"), ("median_itl_ms", "down")])]
-        title, score = "Speculation costs more than it yields", 1.0 / gain - 1.0
-        headline = (f"at {batch:.0f} decodes a step, a verify costs {ratio:.2f}x a plain step "
-                    f"and yields {length:.2f} tokens: speculation slows decode {1 / gain:.2f}x")
-    else:
-        recs = [knob("--speculative-config", SUGGESTED, {"speculative_config": dict(SUGGESTED)},
-                     "decode is memory-bound: drafts ride on the same weight read (needs an "
-                     "EAGLE-3 head trained for the model)", [("median_itl_ms", "down")])]
-        title, score = "Decode is memory-bound: speculation would pay", gain - 1.0
-        headline = (f"at {batch:.0f} decodes a step, {spec['num_speculative_tokens']} drafts "
-                    f"cost {ratio:.2f}x a plain step and would yield {length:.2f} tokens: "
-                    f"about {gain:.2f}x faster decode")
-    return verdict("speculation", title, score, evidence, recs,
+    recs = [knob("--speculative-config", "off", {"speculative_config": None},
+                 "each verify costs more than the tokens it yields",
+                 [("output_throughput", "up"), ("median_itl_ms", "down")])]
+    headline = (f"at {batch:.0f} decodes a step, a verify costs {ratio:.2f}x a plain step and "
+                f"yields {length:.2f} tokens: speculation slows decode {1 / gain:.2f}x")
+    return verdict("speculation", "Speculation costs more than it yields", 1.0 / gain - 1.0,
+                   evidence, recs,
                    ["acceptance rate per position on your own traffic (vLLM's "
-                    "vllm:spec_decode_num_accepted_tokens_per_pos)"],
+                    "vllm:spec_decode_num_accepted_tokens_per_pos)",
+                    "the same load with speculation off"],
                    explains=("itl", "tpot", "e2el"), headline=headline)
 
 
