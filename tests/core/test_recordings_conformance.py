@@ -19,7 +19,9 @@ def test_the_recordings_cover_the_cases() -> None:
     assert {"ample_kv", "preemption_heavy", "long_prefill_chunked", "long_prefill_lpt256",
             "prefix_sysprompt", "priority_preemption", "async_tight_kv",
             "async_preemption_heavy", "async_prefix_sysprompt", "async_block32",
-            "async_last_token_in_flight"} <= names
+            "async_last_token_in_flight", "spec_ample_kv", "spec_tight_kv", "spec_chunked",
+            "spec_prefix", "async_spec_ample_kv", "async_spec_tight_kv", "async_spec_chunked",
+            "async_spec_prefix"} <= names
     for path in FILES:
         assert path.stat().st_size < 1_000_000, path.name
 
@@ -87,3 +89,30 @@ def test_recordings_read_back_as_step_records(path: Path) -> None:
     _, rows = read_recording(path)
     records = list(steps_servescope.read(path, TraceReport("servescope-steps", "steps")))
     assert [r.to_dict() for r in records] == rows
+
+
+@pytest.mark.parametrize("prefix", ["spec_", "async_spec_"])
+def test_spec_recordings_exercise_what_speculation_changes(prefix: str) -> None:
+    """Drafts partly accepted, preemptions, drafts trimmed beside a prefill chunk, and padded
+    full-hit admissions, each with the workload's explicit spec_accepted lists."""
+    def rows(name: str) -> list[dict]:
+        return read_recording(RECORDINGS / f"{prefix}{name}.jsonl")[1]
+
+    entries = [s for r in rows("ample_kv") for s in r["scheduled"]]
+    assert {s["accepted"] for s in entries if s["drafts"] == 3} >= {0, 1, 2, 3}
+    assert sum(len(r["preempted"]) for r in rows("tight_kv")) >= 2
+    chunked = rows("chunked")
+    assert any(0 < s["drafts"] < 3 for r in chunked for s in r["scheduled"]) or any(
+        s["kind"] == "prefill" and s["n"] < 128 for r in chunked for s in r["scheduled"])
+    prefix_rows = rows("prefix")
+    assert sum(sum(r["num_cached_tokens"].values()) for r in prefix_rows) > 0
+    padded = [s for r in prefix_rows for s in r["scheduled"] if s["id"] in r["new"]
+              and s["drafts"]]
+    assert padded and all(s["accepted"] == 0 and s["n"] == 4 for s in padded)
+
+
+def test_a_changed_acceptance_is_caught() -> None:
+    head, rows = read_recording(RECORDINGS / "spec_ample_kv.jsonl")
+    first = head["requests"][0]
+    first["spec_accepted"] = [3 - a for a in first["spec_accepted"]]
+    assert first_difference(list(views(replay(head))), list(views(rows))) is not None

@@ -127,12 +127,64 @@ def last_token_in_flight(rng: np.random.Generator
                          rng.integers(2, 30, n))
 
 
+# speculative decoding (issue #34): ngram (no draft weights), K = 3, each request with an
+# explicit spec_accepted list (0..K at each verify step)
+NGRAM = {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4,
+         "prompt_lookup_min": 2}
+
+
+def _speculative(rng: np.random.Generator, config: dict[str, Any],
+                 rows: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    k = NGRAM["num_speculative_tokens"]
+    for row in rows:
+        row["spec_accepted"] = [int(a) for a in rng.integers(0, k + 1, row["output_len"])]
+    return {**config, "speculative_config": NGRAM}, rows
+
+
+def spec_ample_kv(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """10 requests, plenty of KV: every decode takes 1 + 3 tokens, a prefix of them kept."""
+    n = 10
+    return _speculative(rng, BASE, _rows("a", _poisson(rng, n, 0.5), rng.integers(50, 400, n),
+                                         rng.integers(10, 60, n)))
+
+
+def spec_tight_kv(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """16 requests in 60 blocks: drafts outgrow the cache, preemptions with drafts held."""
+    n = 16
+    return _speculative(rng, {**BASE, "num_gpu_blocks": 60},
+                        _rows("t", _poisson(rng, n, 2.0), rng.integers(20, 120, n),
+                              rng.integers(40, 120, n)))
+
+
+def spec_chunked(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A 3000-token prompt joins 12 speculating decoders under a 256-token budget, chunk
+    threshold 128: drafts and prefill chunks share the budget."""
+    rows = _rows("d", [0] * 12, rng.integers(30, 150, 12), rng.integers(30, 90, 12))
+    rows.append({"id": "long", "arrival_step": 4, "prompt_len": 3000, "output_len": 20})
+    config = {**BASE, "max_num_batched_tokens": 256, "long_prefill_token_threshold": 128}
+    return _speculative(rng, config, rows)
+
+
+def spec_prefix(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """20 requests sharing a 256-token prompt in 120 blocks with prefix caching: hits, full
+    hits padded with placeholder drafts, evictions."""
+    n = 20
+    rows = _rows("s", _poisson(rng, n, 1.0), rng.integers(260, 600, n), rng.integers(10, 50, n))
+    for i, row in enumerate(rows):
+        row["prefix"] = [["system", 256]]
+        if i % 4 == 3:  # all but the last token shared: a full hit admits one token, padded
+            row["prompt_len"] = 257
+    return _speculative(rng, {**BASE, "num_gpu_blocks": 120, "enable_prefix_caching": True},
+                        rows)
+
+
+SPEC = (spec_ample_kv, spec_tight_kv, spec_chunked, spec_prefix)
 WORKLOADS = {f.__name__: f for f in (ample_kv, preemption_heavy, long_prefill_chunked,
                                      long_prefill_lpt256, prefix_sysprompt,
-                                     priority_preemption)}
+                                     priority_preemption, *SPEC)}
 ASYNC_WORKLOADS = {f"async_{f.__name__}": f for f in (tight_kv, preemption_heavy,
                                                       prefix_sysprompt, block32,
-                                                      last_token_in_flight)}
+                                                      last_token_in_flight, *SPEC)}
 
 
 def record(name: str) -> Path:
@@ -162,7 +214,11 @@ def record(name: str) -> Path:
 
 
 def main() -> None:
-    for name in sys.argv[1:] or [*WORKLOADS, *ASYNC_WORKLOADS]:
+    """Every recording, or the names given (a name ending in * picks those it starts)."""
+    names = [*WORKLOADS, *ASYNC_WORKLOADS]
+    chosen = [n for arg in sys.argv[1:] for n in names
+              if n == arg or (arg.endswith("*") and n.startswith(arg[:-1]))]
+    for name in chosen or names:
         path = record(name)
         print(f"{path.name}: {path.stat().st_size:,} bytes")
 

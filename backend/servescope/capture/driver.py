@@ -69,7 +69,8 @@ def build_scheduler(config: dict[str, Any], max_model_len: int,
                                enable_prefix_caching=bool(config.get("enable_prefix_caching",
                                                                      True)))
     vllm_config = VllmConfig(scheduler_config=scheduler_config, model_config=model_config,
-                             cache_config=cache_config)
+                             cache_config=cache_config,
+                             speculative_config=_speculative(config, model_config))
     spec = FullAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=1,
                              dtype=torch.float32)
     kv_cache_config = KVCacheConfig(num_blocks=num_blocks, kv_cache_tensors=[],
@@ -81,6 +82,18 @@ def build_scheduler(config: dict[str, Any], max_model_len: int,
                     block_size=block_size, log_stats=True)
     _check_effective(scheduler, config)
     return scheduler
+
+
+def _speculative(config: dict[str, Any], model_config: Any) -> Any:
+    """vLLM's SpeculativeConfig from the engine config's speculative_config JSON (ngram needs
+    no draft weights), or None."""
+    given = config.get("speculative_config")
+    if not given:
+        return None
+    from vllm.config import ParallelConfig, SpeculativeConfig
+
+    return SpeculativeConfig(**given, target_model_config=model_config,
+                             target_parallel_config=ParallelConfig())
 
 
 def _tiny_model_dir(max_model_len: int) -> str:
@@ -120,6 +133,8 @@ class RequestFactory:
         from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
 
         self._streams: dict[str, int] = {}
+        self.spec_accepted: dict[str, list[int]] = {}  # each row's, as its workload gives it
+        self.num_verified: dict[str, int] = {}
         self.t_base = time.time()  # arrival_time: wall clock, strictly increasing in order
         self.block_hasher: Callable[..., Any] | None = None
         if enable_prefix_caching:
@@ -142,11 +157,20 @@ class RequestFactory:
         from vllm.sampling_params import SamplingParams
         from vllm.v1.request import Request
 
+        self.spec_accepted[row["id"]] = list(row.get("spec_accepted") or [])
         params = SamplingParams(max_tokens=row["output_len"], ignore_eos=True)
         return Request(request_id=row["id"], prompt_token_ids=self.prompt_tokens(row),
                        sampling_params=params, pooling_params=None,
                        arrival_time=self.t_base + arrival_index * 1e-6,
                        priority=row.get("priority", 0), block_hasher=self.block_hasher)
+
+    def accepted(self, rid: str, num_drafts: int) -> int:
+        """Drafts accepted at the request's next verify step: its spec_accepted entry (0
+        past the end), at most num_drafts (issue #34's contract)."""
+        index = self.num_verified.get(rid, 0)
+        self.num_verified[rid] = index + 1
+        wanted = self.spec_accepted.get(rid, [])
+        return min(wanted[index] if index < len(wanted) else 0, num_drafts)
 
     def next_token(self, request: Any) -> int:
         """A token unique to (request, position): outputs never collide across requests."""
@@ -163,18 +187,42 @@ def prefix_segments(row: dict[str, Any]) -> list[tuple[str, int]]:
 
 def fake_output(scheduler: Any, output: Any, factory: RequestFactory,
                 samples: dict[str, bool] | None = None) -> Any:
-    """One sampled token per request whose prefill completes (or is decoding) this step;
-    `samples` is which ones, when the step was scheduled earlier (async order)."""
+    """One sampled token per request whose prefill completes (or is decoding) this step, plus
+    the drafts its workload row accepts at this verify step (factory.accepted); `samples` is
+    which ones, when the step was scheduled earlier (async order)."""
     from vllm.v1.outputs import ModelRunnerOutput
 
     ids = list(output.num_scheduled_tokens)
     requests = scheduler.requests
     if samples is None:
         samples = {i: not requests[i].is_prefill_chunk for i in ids}
-    sampled = [[factory.next_token(requests[i])] if samples[i] and i in requests else []
-               for i in ids]
+    padded = {r.req_id for r in output.scheduled_new_reqs}
+    padded |= set(output.scheduled_cached_reqs.resumed_req_ids)
+    sampled = []
+    for i in ids:
+        request = requests.get(i)
+        if not samples[i] or request is None or request.is_finished():
+            sampled.append([])  # vLLM skips a request that finished meanwhile
+            continue
+        drafts = len(output.scheduled_spec_decode_tokens.get(i, ()))
+        accepted = factory.accepted(i, drafts) if drafts and i not in padded else 0
+        first = factory.next_token(request)
+        sampled.append([first + j for j in range(accepted + 1)])
     return ModelRunnerOutput(req_ids=ids, req_id_to_index={i: k for k, i in enumerate(ids)},
                              sampled_token_ids=sampled)
+
+
+def propose_drafts(scheduler: Any, output: Any, factory: RequestFactory) -> None:
+    """What EngineCore.post_step hands the sync scheduler after a step: drafts (K, or the
+    dynamic schedule's num_spec_tokens_to_schedule) for every request the step ran."""
+    from vllm.v1.outputs import DraftTokenIds
+
+    k = output.num_spec_tokens_to_schedule
+    if not scheduler.num_spec_tokens or not k:
+        return
+    ids = [i for i in output.num_scheduled_tokens if i in scheduler.requests]
+    drafts = [[factory.next_token(scheduler.requests[i]) + j for j in range(k)] for i in ids]
+    scheduler.update_draft_token_ids(DraftTokenIds(ids, drafts))
 
 
 class _Arrivals:
@@ -233,6 +281,7 @@ def drive(scheduler: Any, requests: list[dict[str, Any]], factory: RequestFactor
         start = perf_counter()
         engine_outputs = scheduler.update_from_output(output, model_output)
         seconds = scheduled_s + perf_counter() - start
+        propose_drafts(scheduler, output, factory)
         finished = [o.request_id for outs in engine_outputs.values() for o in outs.outputs
                     if o.finish_reason is not None] if observe else []
         free = scheduler.kv_cache_manager.block_pool.get_num_free_blocks() if observe else 0

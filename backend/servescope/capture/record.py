@@ -92,10 +92,14 @@ class StepRecorder:
         self.num_records += 1
         self.step += 1
 
-    def on_update(self, scheduler: Any, output: Any, engine_outputs: dict[Any, Any]) -> None:
+    def on_update(self, scheduler: Any, output: Any, engine_outputs: dict[Any, Any],
+                  accepted: dict[str, int] | None = None) -> None:
         if not self.open or self.open[0]["output"] is not output:
             return  # an empty step: nothing was recorded for it
         snap = self.open.popleft()
+        if "speculative_config" in self.config and self.config["speculative_config"]:
+            snap["accepted"] = accepted or {}
+            self._note_verifies(output, snap["accepted"])
         finished = [o.request_id for outs in engine_outputs.values() for o in outs.outputs
                     if o.finish_reason is not None]
         for rid in finished:
@@ -126,6 +130,16 @@ class StepRecorder:
         snap["events"] = snap["events"] + self.events
         self.freed, self.events = [], []
         snap["num_free_blocks"] = scheduler.kv_cache_manager.block_pool.get_num_free_blocks()
+
+    def _note_verifies(self, output: Any, accepted: dict[str, int]) -> None:
+        """Each verify step's accepted count onto its request's spec_accepted (issue #34):
+        steps with real drafts whose output was applied; padded admissions (new or resumed
+        with drafts) are not verify steps."""
+        padded = {r.req_id for r in output.scheduled_new_reqs}
+        padded |= set(output.scheduled_cached_reqs.resumed_req_ids)
+        for rid, drafts in output.scheduled_spec_decode_tokens.items():
+            if drafts and rid in accepted and rid not in padded and rid in self.requests:
+                self.requests[rid].setdefault("spec_accepted", []).append(accepted[rid])
 
     def _set_output_len(self, request: Any) -> None:
         if request is not None and request.request_id in self.requests:

@@ -1,7 +1,7 @@
 """Replaying a recording with our Engine, and the per-step views both sides are compared on.
 
 A view is what vLLM decided and what its cache looked like: the plan in order (id, n, start,
-sampled, kind), preemptions, finishes, the block tables after scheduling, the free block count
+sampled, kind, and with speculative decoding drafts and accepted), preemptions, finishes, the block tables after scheduling, the free block count
 after the update, the queues, prefix-cache hits, freed blocks and cache events.
 """
 
@@ -55,7 +55,8 @@ def views(rows: Iterable[dict[str, Any]], async_scheduling: bool = False,
             tables.setdefault(rid, []).extend(blocks)
         yield {
             "step": row["step"],
-            "scheduled": [(s["id"], s["n"], s["start"], s["sampled"], s["kind"])
+            "scheduled": [(s["id"], s["n"], s["start"], s["sampled"], s["kind"],
+                           *((s["drafts"], s["accepted"]) if "drafts" in s else ()))
                           for s in row["scheduled"]],
             "preempted": list(row["preempted"]),
             "finished": sorted(row["finished"]),

@@ -44,7 +44,23 @@ def engine_config(scheduler: Any) -> dict[str, Any]:
         "watermark": float(sc.watermark),
         "scheduling_policy": scheduler.policy.value,
         "async_scheduling": bool(getattr(scheduler, "_async_scheduling", False)),
+        **_speculative_config(scheduler),
     }
+
+
+def _speculative_config(scheduler: Any) -> dict[str, Any]:
+    """vLLM's speculative config as --speculative-config JSON ({} without one)."""
+    spec = scheduler.vllm_config.speculative_config
+    if spec is None:
+        return {}
+    given = {"method": spec.method, "num_speculative_tokens": spec.num_speculative_tokens}
+    if spec.method == "ngram":
+        given.update(prompt_lookup_max=spec.prompt_lookup_max,
+                     prompt_lookup_min=spec.prompt_lookup_min)
+    if spec.num_speculative_tokens_per_batch_size:
+        given["num_speculative_tokens_per_batch_size"] = [
+            list(entry) for entry in spec.num_speculative_tokens_per_batch_size]
+    return {"speculative_config": given}
 
 
 def _recording_mixin() -> type:
@@ -78,9 +94,10 @@ def _recording_mixin() -> type:
             super()._preempt_request(request, *args, **kwargs)  # type: ignore[misc]
 
         def update_from_output(self, scheduler_output: Any, model_runner_output: Any) -> Any:
+            accepted = _accepted(self, scheduler_output, model_runner_output)
             outputs = super().update_from_output(  # type: ignore[misc]
                 scheduler_output, model_runner_output)
-            self.servescope_recorder.on_update(self, scheduler_output, outputs)
+            self.servescope_recorder.on_update(self, scheduler_output, outputs, accepted)
             return outputs
 
         def finish_requests(self, request_ids: Any, finished_status: Any) -> Any:
@@ -94,6 +111,24 @@ def _recording_mixin() -> type:
             super().shutdown()  # type: ignore[misc]
 
     return Recording
+
+
+def _accepted(scheduler: Any, output: Any, model_output: Any) -> dict[str, int]:
+    """Drafts each scheduled request's verify accepts (update_from_output: sampled tokens
+    minus the one it always samples); requests it skips (finished meanwhile) are left out."""
+    if not scheduler.num_spec_tokens:
+        return {}
+    accepted: dict[str, int] = {}
+    index = getattr(model_output, "req_id_to_index", None) or {}
+    tokens = getattr(model_output, "sampled_token_ids", None) or []
+    for rid in output.num_scheduled_tokens:
+        request = scheduler.requests.get(rid)
+        if request is None or request.is_finished() or rid not in index:
+            continue
+        sampled = tokens[index[rid]] if tokens else []
+        drafts = output.scheduled_spec_decode_tokens.get(rid)
+        accepted[rid] = max(len(sampled) - 1, 0) if drafts and sampled else 0
+    return accepted
 
 
 def _hook_block_pool(pool: Any, recorder: StepRecorder) -> None:

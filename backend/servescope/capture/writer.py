@@ -60,10 +60,15 @@ class StepWriter:
         output = snap["output"]
         starts, totals, new_blocks = self._per_request(output)
         scheduled = []
+        accepted = snap.get("accepted")  # present only with speculative decoding
         for rid, n in output.num_scheduled_tokens.items():
             start, total = starts[rid], totals[rid]
-            scheduled.append({"id": rid, "n": n, "start": start, "sampled": start + n >= total,
-                              "kind": "prefill" if n > 1 or start < total - 1 else "decode"})
+            drafts = len(output.scheduled_spec_decode_tokens.get(rid, ()))
+            row = {"id": rid, "n": n, "start": start, "sampled": start + n >= total,
+                   "kind": "prefill" if n - drafts > 1 or start < total - 1 else "decode"}
+            if accepted is not None:
+                row.update(drafts=drafts, accepted=accepted.get(rid, -1))
+            scheduled.append(row)
         new = [r.req_id for r in output.scheduled_new_reqs]
         resumed_set = output.scheduled_cached_reqs.resumed_req_ids
         resumed = [rid for rid in output.num_scheduled_tokens if rid in resumed_set]

@@ -82,7 +82,27 @@ def record_from_dict(row: dict[str, Any], line: int) -> StepRecord:
                            for k, v in f.mapping("num_cached_tokens").items()},
         running=f.ids("running"), waiting=f.ids("waiting"),
         kv_waste={str(k): f.count_value(v, "kv_waste") for k, v in f.mapping("kv_waste").items()},
+        **_speculation(f),
     )
+
+
+def _speculation(f: Fields) -> dict[str, Any]:
+    """drafts and accepted per scheduled entry, when the run speculated (issue #34)."""
+    items = f.objects("scheduled")
+    if not any("drafts" in item for item in items):
+        return {}
+    drafts: dict[str, int] = {}
+    accepted: dict[str, int] = {}
+    for item in items:
+        g = Fields(item, f.line)
+        drafts[str(item.get("id"))] = g.count("drafts")
+        value = g.get("accepted", -1)
+        if not isinstance(value, int) or isinstance(value, bool) or value < -1:
+            raise TraceFormatError(f.line, "scheduled.accepted",
+                                   f"expected an integer >= -1, got {shown(value)}")
+        if value >= 0:
+            accepted[str(item.get("id"))] = value
+    return {"drafts": drafts, "accepted": accepted}
 
 
 def _entries(f: Fields) -> list[ScheduledEntry]:

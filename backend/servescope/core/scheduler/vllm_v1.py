@@ -72,7 +72,8 @@ class VllmV1Scheduler(Scheduler):
                     index += taken
                     continue
             request = running[index]
-            n = min(self._num_new_tokens(request), self._room(output, budget))
+            n = min(self._num_new_tokens(request), self._room(output, budget),
+                    self._positions_left(request))
             if n == 0:  # (async) nothing to schedule until its step in flight is sampled
                 index += 1
                 continue
@@ -131,6 +132,14 @@ class VllmV1Scheduler(Scheduler):
         return self._chunk(request.num_tokens + request.num_draft_tokens
                            - request.num_computed_tokens)
 
+    def _positions_left(self, request: Request) -> int:
+        """(Speculative) tokens that keep the input inside max_model_len, one position kept
+        for the sampled token (Scheduler.schedule: "Make sure the input position does not
+        exceed the max model len. This is necessary when using spec decoding.")."""
+        if self.spec is None or not self.config.max_model_len:
+            return 1 << 62  # never binds without drafts: admission checked the whole length
+        return self.config.max_model_len - request.num_computed_tokens - 1
+
     def _take_drafts(self, request: Request, n: int) -> int:
         """The drafts among a running request's `n` tokens: those past its known (and in
         flight) tokens, at most the ones it holds, which it then drops (Scheduler.schedule,
@@ -188,7 +197,8 @@ class VllmV1Scheduler(Scheduler):
     def quiet_decode_steps(self) -> int:
         batch, kv, config = self.running, self.kv, self.config
         num_rows = len(batch)
-        if (self.spec is not None or self.waiting or not num_rows or num_rows > config.max_num_batched_tokens
+        if (self.spec is not None or self.waiting or not num_rows
+                or num_rows > config.max_num_batched_tokens
                 or not isinstance(kv, PagedKVCacheManager)):
             return 0
         if not vector_decode.plain_decode_mask(num_rows, batch.prompt_len, batch.num_output,

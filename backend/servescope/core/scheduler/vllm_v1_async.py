@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from servescope.core.config import EngineConfig
+from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.records import ScheduledEntry
 from servescope.core.request import Request, RequestStatus
 from servescope.core.scheduler import async_decode, spec_decode, vector_decode
@@ -22,11 +24,20 @@ from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 class VllmV1AsyncScheduler(VllmV1Scheduler):
     policy_name = ""  # not a policy of its own: vllm-v1 under async_scheduling (engine picks it)
 
+    def __init__(self, config: EngineConfig, kv: KVCacheManager) -> None:
+        super().__init__(config, kv)
+        # (speculative) tokens scheduled per request in steps not yet updated: vLLM's
+        # Request.num_in_flight_tokens, which rollbacks make differ from the planned starts
+        self.num_in_flight_tokens: dict[str, int] = {}
+
     def schedule(self) -> SchedulerOutput:
         output = super().schedule()
         k = 0 if self.spec is None else spec_decode.drafts_per_step(
             self.spec, len(output.entries), self.config.max_num_seqs)
+        in_flight = self.num_in_flight_tokens
         for entry in output.entries:  # vLLM adds the placeholders once the plan is made
+            if self.spec is not None and isinstance(entry, ScheduledEntry):
+                in_flight[entry.id] = in_flight.get(entry.id, 0) + entry.n
             if isinstance(entry, DecodeChunk):
                 self.running.num_placeholders[entry.lo:entry.hi] += 1
             elif entry.sampled:
@@ -45,7 +56,8 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
                            - request.num_computed_tokens)
 
     def _vector_mask(self) -> np.ndarray | None:
-        if len(self.running) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs":
+        if (len(self.running) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs"
+                or self.spec is not None):  # speculative decodes are 1 + drafts each
             return None
         return async_decode.plain_decode_mask(self.running)
 
@@ -83,6 +95,9 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
         request = self.requests.get(entry.id)
         if request is None:
             return []
+        in_flight = self.num_in_flight_tokens.pop(entry.id, entry.n) - entry.n
+        if in_flight:
+            self.num_in_flight_tokens[entry.id] = in_flight
         output.accepted[entry.id] = 0
         if not entry.sampled:
             return []
@@ -92,7 +107,9 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
                                             self.acceptance, iteration, stale=not running)
         output.accepted[entry.id] = accepted
         if running and self.kv.enable_caching:  # through this step: what is not in flight
-            self.kv.cache_full_blocks(request, entry.start + entry.n - drafts + kept - 1)
+            through = (entry.start + entry.n if self.spec is None  # no rollbacks
+                       else request.num_computed_tokens - in_flight)
+            self.kv.cache_full_blocks(request, through)
         return [request] if request.is_finished else []
 
     def _release(self, finished: list[Request]) -> None:
@@ -102,6 +119,7 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
             if request.status is not RequestStatus.RUNNING:
                 self.waiting.remove(request)  # its last token arrived after a preemption
             del self.requests[request.id]
+            self.num_in_flight_tokens.pop(request.id, None)
             request.status = RequestStatus.FINISHED
             self.kv.free(request)
         if running:
