@@ -13,7 +13,12 @@ from typing import Any
 import pytest
 
 from servescope.cli import main
+from servescope.sweep import plan as sweep_plan
+from servescope.sweep.cost import prices
+from servescope.sweep.point import run_point
+from servescope.traces.load import read_requests
 from servescope.traces.synthetic import lesson
+from servescope.traces.upload_options import UploadOptions
 
 CONFIG = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100"}
 EAGLE3 = {"method": "eagle3", "num_speculative_tokens": 3}
@@ -72,3 +77,16 @@ def test_a_bad_speculative_config_names_the_field(
     assert "speculative_config.num_speculative_tokens" in capsys.readouterr().err
     assert main([*args, "--speculative-config", "{eagle"]) != 0
     assert "--speculative-config: not JSON" in capsys.readouterr().err
+
+
+def test_a_sweep_point_resolves_and_runs_the_same_speculative_config(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """core/resolve.py is the one resolution: `sim` and a sweep point (as its Ray task runs
+    it) give the same acceptance and the same summary."""
+    given = {**CONFIG, "speculative_config": EAGLE3}
+    by_sim, _ = sim(tmp_path, capsys, LOW, given)
+    plan = sweep_plan.make_plan(given, {"gpu": ["H100"]}, {})
+    specs = read_requests(workload(tmp_path, LOW), UploadOptions())[1]
+    report = run_point(plan.points[0], specs, {}, prices())
+    assert report["config"]["speculative_config"] == EAGLE3
+    assert {k: v for k, v in by_sim.items() if k != "speedup"} == report["summary"]
