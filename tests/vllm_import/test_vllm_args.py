@@ -203,3 +203,12 @@ def test_a_bad_speculative_config_names_the_flag_or_the_field():
         import_text("vllm serve m --speculative-config '{not json'")
     with pytest.raises(ValueError, match="speculative_config.num_speculative_tokens"):
         import_text("vllm serve m --speculative-config '{\"method\": \"eagle3\"}'")
+
+
+def test_a_method_that_needs_a_draft_checkpoint_is_warned_without_one():
+    """SpeculativeConfig.__post_init__ (0.33): eagle3 with no model raises; mtp takes the
+    target's own weights."""
+    line = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+            "'{\"method\": \"%s\", \"num_speculative_tokens\": 2}'")
+    assert any("without a draft checkpoint" in w for w in import_text(line % "eagle3").warnings)
+    assert not any("draft checkpoint" in w for w in import_text(line % "mtp").warnings)

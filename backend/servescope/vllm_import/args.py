@@ -72,10 +72,25 @@ def import_args(args: dict[str, Any], gpu: str | None = None,
             ignored.append(_ignored(name, raw, "unknown", "not a vLLM 0.33 flag ServeScope knows"))
     warnings = _resolve_defaults(values, resolved, args, usage_context)
     config = EngineConfig.from_dict(values)
+    warnings += _speculative_warnings(config)
     features |= _config_features(config, args)
     return ImportResult(config, resolved, ignored, sorted(features),
                         feature_matrix.check(features, version), warnings,
                         _memory(config, warnings))
+
+
+# vllm/config/speculative.py SpeculativeConfig.__post_init__: with no `model`, these methods
+# take the target's own (mtp, dspark) or need none; every other method raises.
+MODEL_FREE_METHODS = ("mtp", "dspark", "ngram", "ngram_gpu", "suffix", "extract_hidden_states")
+
+
+def _speculative_warnings(config: EngineConfig) -> list[str]:
+    spec = config.speculative
+    if spec is None or spec.model is not None or spec.method in MODEL_FREE_METHODS:
+        return []
+    return [f"speculative_config: vLLM 0.33 refuses method {spec.method!r} without a draft "
+            "checkpoint in speculative_config.model (\"num_speculative_tokens was provided but "
+            "without speculative model\"); ServeScope simulates it with the method's head"]
 
 
 def _memory(config: EngineConfig, warnings: list[str]) -> dict[str, Any] | None:
