@@ -12,6 +12,7 @@ re-simulation like every other.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ MIN_GAIN = 0.05
 
 
 def judge_speculation(stats: dict[str, Any], config: EngineConfig,
-                      hardware: dict[str, Any]) -> dict[str, Any] | None:
+                      hardware: Mapping[str, float]) -> dict[str, Any] | None:
     """A verdict when the run speculates and the estimate says a verify costs more than it
     yields (starting speculation is the decode floor's knob: core/diagnose_judges.py)."""
     if config.speculative_config is None or "decode_batch_mean" not in stats or \
