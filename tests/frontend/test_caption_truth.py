@@ -42,7 +42,8 @@ def configs(name: str) -> list[EngineConfig]:
     named = any("allocator" in v.get("set", {}) for v in variants)
     allocators = ALLOCATORS if named or base.allocator != "paged" else (base.allocator,)
     out = []
-    for policy in POLICIES:
+    # speculative decoding is vLLM V1's alone (EngineConfig refuses it under the others)
+    for policy in POLICIES if base.speculative_config is None else ("vllm-v1",):
         for allocator in allocators:
             caching = base.enable_prefix_caching and allocator == "paged"
             out.append(base.replace(policy=policy, allocator=allocator,

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from servescope.core.config import EngineConfig
+from servescope.core.diagnose_speculation import SUGGESTED as SUGGESTED_SPECULATION
 from servescope.core.diagnose_verdict import ev, knob, num, verdict
 
 FIT_LOW, FIT_OK = 4.0, 16.0  # average requests the KV cache holds: memory-bound .. comfortable
@@ -172,8 +173,11 @@ def judge_floor(stats: dict[str, Any], config: EngineConfig,
     recs.append(knob("--tensor-parallel-size", tp, {"tensor_parallel_size": tp},
                      "weights split over more GPUs: each reads fewer bytes a step",
                      [("median_itl_ms", "down")]))
-    recs.append(knob("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 4}',
-                     {}, "several tokens per weight read (not simulated by ServeScope)", []))
+    if config.speculative_config is None:
+        recs.append(knob("--speculative-config", SUGGESTED_SPECULATION,
+                         {"speculative_config": dict(SUGGESTED_SPECULATION)},
+                         "several tokens per weight read: drafts verified in one pass (needs "
+                         "an EAGLE-3 head trained for the model)", [("median_itl_ms", "down")]))
     headline = (f"median ITL {num(median)} ms is {ratio:.2f}x the {num(floor)} ms decode floor "
                 f"(p99 {tail:.2f}x)")
     return verdict("decode_floor", "Decode floor (memory-bandwidth bound)", score, evidence,
