@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from servescope.observability.columns import Changes, PerRecord, Repeats
+from servescope.observability.spec_decode import SpecDecodeCounts, tokens_out
 from servescope.observability.spill import Column, Spill
 
 # One row per record: the gauges after the step, then the counters up to and including it.
@@ -74,6 +75,7 @@ class Meter:
         self.last_end_s = 0.0  # time_s + step_time of the last record (the run's end)
         self.histograms: dict[str, Repeats | PerRecord] = {
             h: PerRecord(spill) if h == "iteration_tokens" else Repeats(spill) for h in HISTOGRAMS}
+        self.spec_decode = SpecDecodeCounts(spill)
         self._live: dict[str, _Request] = {}
         self._totals = [0.0] * len(COUNTERS)
 
@@ -93,6 +95,7 @@ class Meter:
                                        t0 if arrival is None else float(arrival))
         self._admit(rec, t0, delta)
         num_prompt, num_generation = self._sample(rec, it, t1, delta)
+        self.spec_decode.observe(it, rec.get("scheduled", ()))
         if rec.get("scheduled"):
             self._obs("iteration_tokens", it, num_prompt + num_generation)
         delta["num_preemptions"] = len(rec.get("preempted", ()))
@@ -191,12 +194,11 @@ class Meter:
         vLLM's IterationStats do (num_prompt_tokens is added once, when prefill ends)."""
         num_prompt = num_generation = 0
         for entry in rec.get("scheduled", ()):
-            if not entry.get("sampled"):
-                continue
+            num_new = tokens_out(entry)  # a verify's accepted drafts come out with its token
             req = self._live.get(entry["id"])
-            if req is None:
+            if req is None or not num_new:
                 continue
-            num_generation += 1
+            num_generation += num_new
             if req.first_token_s is None:
                 req.first_token_s = t1
                 num_prompt += req.prompt_len
@@ -206,7 +208,7 @@ class Meter:
             else:
                 self._obs("inter_token_latency", it, t1 - req.last_token_s)
             req.last_token_s = t1
-            req.num_output += 1
+            req.num_output += num_new
         delta["prompt_tokens"] = num_prompt
         delta["generation_tokens"] = num_generation
         return num_prompt, num_generation

@@ -1,21 +1,11 @@
 """Speculative decoding on the wire: each scheduled entry's `drafts` and `accepted` (present
-only when the run speculates), packed against the last record, and the tokens an entry yields
-(docs/protocol.md, "Packed records": `sd`, `sa`, `sz`)."""
+only when the run speculates), packed against the last record, and the count an entry's update
+leaves computed (docs/protocol.md, "Packed records": `sd`, `sa`, `sz`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-
-
-def tokens_out(e: Mapping[str, Any]) -> int:
-    """Output tokens a scheduled entry yields: none unless it samples; a verify yields its
-    accepted drafts plus one token (vllm/v1/core/sched/scheduler.py, update_from_output);
-    `accepted` -1 marks an output vLLM discards (the request finished meanwhile)."""
-    if not e["sampled"]:
-        return 0
-    accepted = e.get("accepted", 0)
-    return 0 if accepted < 0 else 1 + accepted
 
 
 def computed_after(e: Mapping[str, Any]) -> int:

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from servescope.api.wire.drafts import computed_after, tokens_out
+from servescope.api.wire.drafts import computed_after
 from servescope.api.wire.keys import CARRIED, STATUS
 from servescope.core.request_table import request_table
+from servescope.observability.spec_decode import tokens_out
 
 PENDING, WAITING, RUNNING, PREEMPTED, FINISHED, REJECTED = range(len(STATUS))
 
