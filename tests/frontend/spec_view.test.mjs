@@ -80,3 +80,9 @@ test("the acceptance chart plots each step's acceptance rate and mean acceptance
   assert.ok(CHART_SPECS[k].speculative);
   for (const [col] of CHART_SPECS[k].series) assert.ok(COLUMNS.includes(col));
 });
+
+test("the batch line says where the acceptances come from", () => {
+  const { run } = runTo(2);
+  assert.equal(draftsCaption(batchView(run), "recorded"), " · 3 drafts, 1 accepted (acceptance: recorded)");
+  assert.match(draftsCaption(batchView(run), "none"), /acceptance: none, every draft rejected/);
+});

@@ -26,12 +26,15 @@ export function batchView(run) {
   };
 }
 
-/** The batch line's words on drafts: " · D drafts, A accepted" for a speculating step. */
-export function draftsCaption(view) {
+/** The batch line's words on drafts: " · D drafts, A accepted" for a speculating step, and
+ * where the acceptances come from (the engine's acceptance_source: recorded, model or none). */
+export function draftsCaption(view, source = null) {
   if (!view.speculative) return "";
   return ` · ${view.num_draft_tokens} draft${view.num_draft_tokens === 1 ? "" : "s"}, ` +
-    `${view.num_accepted_tokens} accepted`;
+    `${view.num_accepted_tokens} accepted` + (source ? ` (acceptance: ${ACCEPTANCE_WORDS[source] ?? source})` : "");
 }
+
+const ACCEPTANCE_WORDS = { recorded: "recorded", model: "model", none: "none, every draft rejected" };
 
 function sumKind(segments, kind) {
   return segments.reduce((a, s) => a + (s.kind === kind ? s.n : 0), 0);

@@ -183,7 +183,7 @@ export class ExploreView {
     this.timed("strip", () => drawStrip(this.el.strip, past, view.budget || run.record?.token_budget || 1, this.theme, run));
     this.el.batchInfo.textContent = `${view.used} of ${view.budget} tokens · ` +
       `${view.num_prefill_tokens ?? 0} prefill, ${view.num_decode_tokens ?? 0} decode · ` +
-      `${view.num_seqs} of ${view.max_num_seqs} seqs` + draftsCaption(view);
+      `${view.num_seqs} of ${view.max_num_seqs} seqs` + draftsCaption(view, pane.init?.acceptance_source);
     this.drawPoolInfo(run, history);
     this.timed("queues", () => drawQueues(this.el.lanes, lanes(run), run));
     this.drawTimeline(pane);
