@@ -49,3 +49,20 @@ def test_errors_name_the_line_the_request_starts_on(write, bad, field):
     with pytest.raises(TraceFormatError) as info:
         load(write("w.json", text), "workload-json")
     assert (info.value.line, info.value.field) == (4, field)
+
+
+def test_workload_spec_accepted(write):
+    path = write("w.json", '[{"id": "a", "arrival_step": 0, "prompt_len": 4, "output_len": 9, '
+                 '"spec_accepted": [2, 0, 3]}, '
+                 '{"id": "b", "arrival_step": 0, "prompt_len": 4, "output_len": 2}]')
+    (a, b), _ = load(path, "workload-json")
+    assert (a.spec_accepted, b.spec_accepted) == ((2, 0, 3), None)
+
+
+@pytest.mark.parametrize("value", ['"x"', '[1, -1]', '[true]', '[1.5]'])
+def test_workload_bad_spec_accepted_names_it(write, value):
+    path = write("w.json", '[{"id": "a", "arrival_step": 0, "prompt_len": 4, "output_len": 2, '
+                 f'"spec_accepted": {value}}}]')
+    with pytest.raises(TraceFormatError) as err:
+        load(path, "workload-json")
+    assert "spec_accepted" in str(err.value)

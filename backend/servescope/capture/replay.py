@@ -35,7 +35,9 @@ def specs_from_header(head: dict[str, Any]) -> list[RequestSpec]:
                         arrival_step=r.get("arrival_step"),
                         arrival_s=None if r.get("arrival_step") is not None else r["arrival_s"],
                         prefix=tuple((str(k), int(n)) for k, n in r.get("prefix", ())),
-                        priority=r.get("priority", 0))
+                        priority=r.get("priority", 0),
+                        spec_accepted=(None if r.get("spec_accepted") is None
+                                       else tuple(r["spec_accepted"])))
             for r in head["requests"]]
 
 

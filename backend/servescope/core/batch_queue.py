@@ -74,4 +74,6 @@ def record(flight: Flight, iter_: int, finished: tuple[str, ...], scheduler: Sch
         num_usable_blocks=kv.pool.num_usable_blocks,
         token_budget=scheduler.step_token_budget(output),
         max_num_seqs=config.max_num_seqs, kv_waste=waste,
+        drafts=None if config.speculative is None else output.drafts,
+        accepted=None if config.speculative is None else output.accepted,
     )

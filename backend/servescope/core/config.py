@@ -6,7 +6,11 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
+
+from servescope.core.config_error import ConfigError
+from servescope.core.speculative import SpeculativeConfig, parse_speculative_config
 
 ALLOCATORS = ("paged", "max", "pow2", "oracle")
 # vLLM's --dtype, --kv-cache-dtype and --quantization values the cost model prices.
@@ -23,14 +27,6 @@ POLICIES = ("vllm-v1", "vllm-v0", "static", "naive")
 
 def _field(default: Any, help: str, **rules: Any) -> Any:
     return dataclasses.field(default=default, metadata={"help": help, **rules})
-
-
-class ConfigError(ValueError):
-    """A config value out of range; `field` names the offending key."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
 
 
 @dataclass(frozen=True)
@@ -89,6 +85,9 @@ class EngineConfig:
     frontend_overhead_ms: float | None = _field(
         None, "the API server's time per request, added to TTFT and E2E; empty = the cost "
         "model's figure (0 when unpriced)", min=0.0)
+    speculative_config: dict[str, Any] | None = _field(
+        None, "--speculative-config: vLLM's JSON, e.g. {\"method\": \"eagle3\", "
+        "\"num_speculative_tokens\": 3}; empty = no speculative decoding", hidden=True)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EngineConfig:
@@ -108,6 +107,11 @@ class EngineConfig:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    @cached_property
+    def speculative(self) -> SpeculativeConfig | None:
+        """speculative_config parsed (validate() has checked it); None without speculation."""
+        return parse_speculative_config(self.speculative_config)
+
     def validate(self) -> None:
         _check_types(self)
         for f in dataclasses.fields(self):
@@ -117,6 +121,9 @@ class EngineConfig:
         if self.async_scheduling and self.policy != "vllm-v1":
             raise ConfigError("async_scheduling", "only the vllm-v1 policy schedules "
                               f"asynchronously (policy is {self.policy!r})")
+        if self.speculative is not None and self.policy != "vllm-v1":
+            raise ConfigError("speculative_config", "only the vllm-v1 policy decodes "
+                              f"speculatively (policy is {self.policy!r})")
         if self.allocator != "paged" and self.policy == "vllm-v1" and self.enable_prefix_caching:
             raise ConfigError("allocator", "contiguous allocators cannot share prefix blocks; "
                               "set enable_prefix_caching to false")

@@ -60,6 +60,8 @@ class Engine:
         self.batch_queue = BatchQueue() if config.async_scheduling else None
         # quiet decode stretches as one DecodeStretch (advance(), run()); async scheduling (its
         # batch queue overlaps steps) and every policy but vLLM V1's go one step at a time
+        # (speculative decoding: every step its own, each decode being 1 + drafts tokens)
+        fast_forward = fast_forward and config.speculative is None
         self.fast_forward = (fast_forward and self.batch_queue is None
                              and type(self.scheduler) is VllmV1Scheduler)
         # (async: only unrecorded, core/async_fast_forward.py)
@@ -74,6 +76,16 @@ class Engine:
     @property
     def step_end_s(self) -> array[float]:
         return self.clock.step_end_s
+
+    @property
+    def acceptance(self) -> Any:
+        """The acceptance model asked for drafts accepted at a verify step when a request has
+        no spec_accepted list (None: 0 accepted); the scheduler holds it."""
+        return self.scheduler.acceptance
+
+    @acceptance.setter
+    def acceptance(self, model: Any) -> None:
+        self.scheduler.acceptance = model
 
     @property
     def kv(self) -> KVCacheManager:

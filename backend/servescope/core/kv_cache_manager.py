@@ -1,7 +1,8 @@
 """Paged KV cache manager: per-request block tables over the block pool, as vLLM V1 allocates.
 
 A request holds ceil((num_computed_tokens + n) / block_size) blocks after being scheduled for n
-tokens; blocks are taken on demand, with no lookahead.
+tokens; blocks are taken on demand, plus a drafter's lookahead slots under speculative
+decoding (none otherwise).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class KVCacheManager(Protocol):
 
     def allocate_slots(self, request: Request, num_new_tokens: int,
                        computed: list[int] | None = None, reserve_full: bool = False,
-                       watermark: bool = False) -> list[int] | None: ...
+                       watermark: bool = False, num_lookahead_tokens: int = 0,
+                       ) -> list[int] | None: ...
 
     def reserve(self, request: Request, num_tokens: int) -> list[int] | None: ...
 
@@ -104,17 +106,21 @@ class PagedKVCacheManager:
 
     def allocate_slots(self, request: Request, num_new_tokens: int,
                        computed: list[int] | None = None, reserve_full: bool = False,
-                       watermark: bool = False) -> list[int] | None:
+                       watermark: bool = False, num_lookahead_tokens: int = 0,
+                       ) -> list[int] | None:
         """Blocks appended to the request's table (hits first), or None when they do not fit.
 
         `reserve_full` requires room for the whole current sequence, not just this chunk
-        (vLLM's scheduler_reserve_full_isl); `watermark` keeps the watermark blocks free.
+        (vLLM's scheduler_reserve_full_isl); `watermark` keeps the watermark blocks free;
+        `num_lookahead_tokens` more slots are taken past the new tokens for a drafter's KV
+        (vllm/v1/core/kv_cache_manager.py KVCacheManager.allocate_slots: num_tokens_need_slot).
         """
         computed = computed or []
         table = self.tables.setdefault(request.id, [])
         num_computed = request.num_computed_tokens + len(computed) * self.block_size
         num_held = len(table) + len(computed)
-        num_new_blocks = max(self.blocks_needed(num_computed + num_new_tokens) - num_held, 0)
+        num_new_blocks = max(self.blocks_needed(num_computed + num_new_tokens
+                                                + num_lookahead_tokens) - num_held, 0)
         ref_cnt = self.pool.ref_cnt
         num_evictable = sum(1 for b in computed if ref_cnt[b] == 0)
         needed = num_new_blocks + num_evictable

@@ -67,7 +67,8 @@ class ContiguousKVCacheManager:
 
     def allocate_slots(self, request: Request, num_new_tokens: int,
                        computed: list[int] | None = None, reserve_full: bool = False,
-                       watermark: bool = False) -> list[int] | None:
+                       watermark: bool = False, num_lookahead_tokens: int = 0,
+                       ) -> list[int] | None:
         if request.id in self.tables:
             return []  # the reservation made at admission already covers every token
         tokens = self.reservation_tokens(request.prompt_len, request.output_len)

@@ -49,10 +49,12 @@ class CountingKVCacheManager(PagedKVCacheManager):
 
     def allocate_slots(self, request: Request, num_new_tokens: int,
                        computed: list[int] | None = None, reserve_full: bool = False,
-                       watermark: bool = False) -> list[int] | None:
+                       watermark: bool = False, num_lookahead_tokens: int = 0,
+                       ) -> list[int] | None:
         held = self.lengths.get(request.id, 0)
         num_computed = request.num_computed_tokens
-        num_new_blocks = max(cdiv(num_computed + num_new_tokens, self.block_size) - held, 0)
+        num_new_blocks = max(cdiv(num_computed + num_new_tokens + num_lookahead_tokens,
+                                  self.block_size) - held, 0)
         needed = num_new_blocks
         if reserve_full:
             needed = max(needed, cdiv(request.num_tokens, self.block_size) - held)

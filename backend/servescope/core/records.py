@@ -99,6 +99,10 @@ class StepRecord:
     token_budget: int
     max_num_seqs: int
     kv_waste: dict[str, int] = field(default_factory=dict)  # token slots by Fig. 2 category
+    # speculative decoding (None without): drafts scheduled per request (inside its n), and
+    # drafts its verify accepted (a request missing: its output was discarded, -1)
+    drafts: dict[str, int] | None = None
+    accepted: dict[str, int] | None = None
 
     @cached_property
     def scheduled(self) -> tuple[ScheduledEntry, ...]:
@@ -127,11 +131,7 @@ class StepRecord:
             "time_s": round(self.time_s, 9),
             "step_time_ms": round(self.step_time_ms, 6),
             "arrivals": list(self.arrivals),
-            "scheduled": [
-                {"id": e.id, "n": e.n, "start": e.start, "sampled": e.sampled,
-                 "kind": "prefill" if e.prefill else "decode"}
-                for e in self.scheduled
-            ],
+            "scheduled": self._scheduled_dicts(),
             "new": list(self.new),
             "resumed": list(self.resumed),
             "preempted": list(self.preempted),
@@ -151,6 +151,17 @@ class StepRecord:
             "max_num_seqs": self.max_num_seqs,
             "kv_waste": dict(self.kv_waste),
         }
+
+
+    def _scheduled_dicts(self) -> list[dict[str, Any]]:
+        rows = [{"id": e.id, "n": e.n, "start": e.start, "sampled": e.sampled,
+                 "kind": "prefill" if e.prefill else "decode"} for e in self.scheduled]
+        drafts, accepted = self.drafts, self.accepted
+        if drafts is not None:  # only with speculation: other records keep their shape
+            for row in rows:
+                row["drafts"] = drafts.get(row["id"], 0)
+                row["accepted"] = -1 if accepted is None else accepted.get(row["id"], -1)
+        return rows
 
 
 class BlockTables:

@@ -18,6 +18,8 @@ class RequestSpec:
     segments: two requests whose prompts start with the same segments share those tokens
     exactly (a system prompt, a Mooncake hash id). Every other token is unique to the request.
     `measured` keeps what a recorded benchmark measured for this request (ttft_s, itl_s, ...).
+    `spec_accepted` (speculative decoding) is how many drafts the target accepts at each of
+    the request's successive verify steps (issue #34's contract; past its end: 0).
     """
 
     id: str
@@ -28,6 +30,7 @@ class RequestSpec:
     prefix: tuple[tuple[str, int], ...] = ()
     priority: int = 0
     measured: dict[str, object] | None = field(default=None, compare=False, hash=False)
+    spec_accepted: tuple[int, ...] | None = None
 
 
 class RequestStatus(enum.Enum):
@@ -46,9 +49,10 @@ class Request:
     """
 
     __slots__ = (
-        "spec", "id", "prompt_len", "output_len", "priority", "status", "_num_computed",
+        "spec", "id", "prompt_len", "output_len", "priority", "spec_accepted", "status",
+        "_num_computed",
         "_num_output", "_num_placeholders", "num_cached_tokens", "last_cached_tokens",
-        "num_preemptions",
+        "num_preemptions", "num_draft_tokens", "num_verify_steps", "is_prefill_chunk",
         "arrival_index", "block_hashes", "arrival_time", "first_scheduled_time", "token_stretches",
         "step_end_s", "finish_time", "batch", "slot",
     )
@@ -60,6 +64,7 @@ class Request:
         self.prompt_len = spec.prompt_len
         self.output_len = spec.output_len
         self.priority = spec.priority
+        self.spec_accepted = spec.spec_accepted
         self.arrival_index = arrival_index
         self.status = RequestStatus.WAITING
         self._num_computed = 0
@@ -70,6 +75,12 @@ class Request:
         self.num_cached_tokens = -1  # prefix-cache hit found at first admission; -1 until then
         self.last_cached_tokens = -1  # and at its latest (a resume after a preemption)
         self.num_preemptions = 0
+        # speculative decoding: drafts held for the next step (len of vLLM's spec_token_ids),
+        # verify steps so far (the index into spec_accepted), and whether the last schedule
+        # left a prefill unfinished (vLLM's Request.is_prefill_chunk)
+        self.num_draft_tokens = 0
+        self.num_verify_steps = 0
+        self.is_prefill_chunk = False
         self.block_hashes: list[BlockHash] = []
         self.arrival_time = arrival_time
         self.first_scheduled_time: float | None = None

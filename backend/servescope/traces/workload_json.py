@@ -1,10 +1,12 @@
 """ServeScope workload JSON: a list of {id, arrival_step | arrival_s, prompt_len, output_len,
-priority?, shared_prefix?: {id, len} | prefix?: [[key, len], ...]} (the vllm-reference
-`*.workload.json` shape, or a recording header's `requests`); a shared prefix becomes the
-segment ((id, len),). Errors name the line the offending request starts on."""
+priority?, spec_accepted?: [a0, a1, ...], shared_prefix?: {id, len} | prefix?: [[key, len],
+...]} (the vllm-reference `*.workload.json` shape, or a recording header's `requests`); a
+shared prefix becomes the segment ((id, len),). Errors name the line the offending request
+starts on."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -103,13 +105,28 @@ def to_spec(report: TraceReport, row: Any, line: int) -> RequestSpec | None:
         arrival_s=None if seconds is None else _at_least_zero(seconds, line, "arrival_s"),
         arrival_step=None if step is None else parse_count(step, line, "arrival_step"),
         prefix=prefix)
-    priority = row.get("priority", 0)
-    if spec is not None and priority:
-        if not isinstance(priority, int) or isinstance(priority, bool):
-            raise TraceFormatError(line, "priority", f"expected an integer, got {shown(priority)}")
-        spec = RequestSpec(spec.id, spec.prompt_len, spec.output_len, spec.arrival_step,
-                           spec.arrival_s, spec.prefix, priority)
+    priority = row.get("priority", 0) or 0
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        raise TraceFormatError(line, "priority", f"expected an integer, got {shown(priority)}")
+    accepted = _spec_accepted(row, line)
+    if spec is not None and (priority or accepted is not None):
+        spec = dataclasses.replace(spec, priority=priority, spec_accepted=accepted)
     return spec
+
+
+def _spec_accepted(row: dict[str, Any], line: int) -> tuple[int, ...] | None:
+    """Drafts accepted at each verify step (issue #34): a list of integers >= 0. Each is
+    capped at the step's drafts when used, so a value above K accepts them all."""
+    accepted = row.get("spec_accepted")
+    if accepted is None:
+        return None
+    if not isinstance(accepted, list):
+        raise TraceFormatError(line, "spec_accepted", f"expected a list, got {shown(accepted)}")
+    for value in accepted:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise TraceFormatError(line, "spec_accepted",
+                                   f"expected integers >= 0, got {shown(value)}")
+    return tuple(accepted)
 
 
 def _prefix(row: dict[str, Any], line: int) -> tuple[tuple[str, int], ...]:

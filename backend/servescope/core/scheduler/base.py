@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -37,6 +37,11 @@ class SchedulerOutput:
     preempted: list[str] = field(default_factory=list)
     new_blocks: dict[str, tuple[int, ...]] = field(default_factory=dict)
     num_cached_tokens: dict[str, int] = field(default_factory=dict)
+    # speculative decoding: drafts scheduled per request (counted in its n), the admissions
+    # padded with placeholder drafts, and the drafts each verify accepted (set by the update)
+    drafts: dict[str, int] = field(default_factory=dict)
+    padded: set[str] = field(default_factory=set)
+    accepted: dict[str, int] = field(default_factory=dict)
 
     _columns: ScheduledColumns | None = None
 
@@ -80,6 +85,8 @@ class Scheduler:
         self.more_arrivals = True  # set by the engine; a policy that waits to fill a batch reads it
         self.now_s = 0.0  # the time clock, set by the engine before each schedule()
         self.released: list[str] = []  # whose block tables the last update freed
+        self.spec = config.speculative  # None: no speculative decoding
+        self.acceptance: Any = None  # the engine's acceptance model (core/acceptance.py)
 
     def add_request(self, request: Request) -> None:
         self.requests[request.id] = request
@@ -150,12 +157,17 @@ class Scheduler:
                     finished.append(request)
         return finished
 
-    def _record(self, output: SchedulerOutput, request: Request, n: int, blocks: list[int]) -> None:
+    def _record(self, output: SchedulerOutput, request: Request, n: int, blocks: list[int],
+                drafts: int = 0) -> None:
+        """Schedule `n` tokens for `request`, `drafts` of them draft tokens."""
         start = request.num_computed_tokens
         num_tokens = request.num_tokens + request.num_output_placeholders
         sampled = start + n >= num_tokens
-        prefill = n > 1 or start < num_tokens - 1
+        prefill = n - drafts > 1 or start < num_tokens - 1
         output.entries.append(ScheduledEntry(request.id, n, start, sampled, prefill))
+        request.is_prefill_chunk = not sampled  # vLLM sets it in _update_after_schedule
+        if drafts:
+            output.drafts[request.id] = drafts
         if request.first_scheduled_time is None:
             request.first_scheduled_time = self.now_s
         if blocks:
@@ -163,7 +175,7 @@ class Scheduler:
         request.num_computed_tokens = start + n
 
     def _admit_head(self, output: SchedulerOutput, num_computed: int, n: int,
-                    blocks: list[int]) -> None:
+                    blocks: list[int], drafts: int = 0) -> None:
         """Move the head of the waiting queue to the running tail, its `num_computed` tokens
         found in the prefix cache, and schedule `n` tokens for it."""
         request = self.waiting.pop(0)
@@ -176,7 +188,7 @@ class Scheduler:
         request.last_cached_tokens = num_computed
         if request.num_cached_tokens < 0:
             request.num_cached_tokens = num_computed
-        self._record(output, request, n, blocks)
+        self._record(output, request, n, blocks, drafts)
 
     def _preempt(self, request: Request, output: SchedulerOutput) -> None:
         """Recompute preemption: drop every block, start over, go to the front of the queue."""
@@ -185,6 +197,7 @@ class Scheduler:
         self.kv.free(request)
         request.status = RequestStatus.PREEMPTED
         request.num_computed_tokens = 0
+        request.num_draft_tokens = 0  # vLLM's _preempt_request clears spec_token_ids
         request.num_preemptions += 1
         self.waiting.insert(0, request)
         output.preempted.append(request.id)

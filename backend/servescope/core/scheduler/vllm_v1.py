@@ -1,5 +1,7 @@
 """vLLM V1's scheduler as 0.33 runs it: one token budget, running requests first, then FCFS
-(or priority) admission with head-of-line blocking, chunked prefill and recompute preemption.
+(or priority) admission with head-of-line blocking, chunked prefill and recompute preemption;
+with a speculative config, each decode also takes the drafts it holds (core/scheduler/
+spec_decode.py), and the vector path is off.
 
     token budget (max_num_batched_tokens)
     |r0 1|r1 1|r2 1|r3 chunk 200 ...|r9 new, first chunk ......|  unused  |
@@ -12,16 +14,26 @@ import bisect
 
 import numpy as np
 
-from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.config import EngineConfig
+from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
 from servescope.core.records import ScheduledEntry
 from servescope.core.request import Request
-from servescope.core.scheduler import vector_decode
+from servescope.core.scheduler import spec_decode, vector_decode
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 
 
 class VllmV1Scheduler(Scheduler):
 
     policy_name = "vllm-v1"
+
+    def __init__(self, config: EngineConfig, kv: KVCacheManager) -> None:
+        super().__init__(config, kv)
+        spec = self.spec
+        self.lookahead = 0 if spec is None else spec_decode.num_lookahead_tokens(spec)
+        self.draft_slots = 0 if spec is None else spec_decode.draft_slots(spec)
+        self._prefill_scheduled = False  # (speculative) a running prefill chunk this step
+        self._num_running_scheduled = 0
+
     def add_request(self, request: Request) -> None:
         self.requests[request.id] = request
         self._enqueue(request, front=False)
@@ -30,6 +42,7 @@ class VllmV1Scheduler(Scheduler):
         output = SchedulerOutput()
         self._limit_chunks = len(self.running) + len(self.waiting) > 1
         budget = self._schedule_running(output, self.config.max_num_batched_tokens)
+        self._num_running_scheduled = len(output.entries)
         if not output.preempted:
             self._schedule_waiting(output, budget)
         return output
@@ -40,11 +53,18 @@ class VllmV1Scheduler(Scheduler):
             return threshold
         return num_new_tokens
 
+    def _room(self, output: SchedulerOutput, budget: int) -> int:
+        """Tokens the next request may take: vLLM's min(token_budget, input_budget -
+        draft_slots), input_budget also paying draft_slots per scheduled request
+        (Scheduler.schedule); the token budget itself without drafter slots."""
+        return budget - self.draft_slots * (len(output.entries) + 1)
+
     def _schedule_running(self, output: SchedulerOutput, budget: int) -> int:
         index = 0
         running = self.running
         mask = self._vector_mask()
-        while index < len(running) and budget > 0:
+        self._prefill_scheduled = False
+        while index < len(running) and budget > 0 and self._room(output, budget) > 0:
             if mask is not None and mask[index]:
                 taken = self._schedule_chunk(output, mask, index, budget)
                 if taken:
@@ -52,11 +72,11 @@ class VllmV1Scheduler(Scheduler):
                     index += taken
                     continue
             request = running[index]
-            n = min(self._num_new_tokens(request), budget)
+            n = min(self._num_new_tokens(request), self._room(output, budget))
             if n == 0:  # (async) nothing to schedule until its step in flight is sampled
                 index += 1
                 continue
-            blocks = self.kv.allocate_slots(request, n)
+            blocks = self.kv.allocate_slots(request, n, num_lookahead_tokens=self.lookahead)
             while blocks is None:
                 position, victim = self._pick_victim()
                 budget += self._unschedule(victim, output)
@@ -65,13 +85,40 @@ class VllmV1Scheduler(Scheduler):
                     break
                 if position < index:  # (priority) an earlier, already scheduled request went
                     index -= 1
-                blocks = self.kv.allocate_slots(request, n)
+                blocks = self.kv.allocate_slots(request, n, num_lookahead_tokens=self.lookahead)
             if blocks is None:
                 continue  # it preempted itself; vLLM goes on with the rest of the running list
-            self._record(output, request, n, blocks)
+            self._prefill_scheduled |= request.is_prefill_chunk
+            self._record(output, request, n, blocks, self._take_drafts(request, n))
             budget -= n
             index += 1
         return budget
+
+    def update_from_output(self, output: SchedulerOutput, iteration: int) -> list[Request]:
+        """With speculation, each verify keeps a prefix of its drafts (spec_decode.verify),
+        the blocks its kept tokens fill are cached (Scheduler.update_from_output), then the
+        drafter proposes for the requests that sampled and go on
+        (EngineCore.post_step -> Scheduler.update_draft_token_ids)."""
+        if self.spec is None:
+            return super().update_from_output(output, iteration)
+        finished: list[Request] = []
+        sampled: list[Request] = []
+        for entry in output.entries:
+            assert isinstance(entry, ScheduledEntry), "no vector path with speculation"
+            request = self.requests[entry.id]
+            output.accepted[entry.id] = 0
+            if not entry.sampled:
+                continue
+            output.accepted[entry.id] = spec_decode.verify(
+                request, output.drafts.get(entry.id, 0), entry.id in output.padded,
+                self.acceptance, iteration)[0]
+            if self.kv.enable_caching:
+                self.kv.cache_full_blocks(request, request.num_computed_tokens)
+            (finished if request.is_finished else sampled).append(request)
+        k = spec_decode.drafts_per_step(self.spec, len(output.entries), self.config.max_num_seqs)
+        for request in sampled:
+            request.num_draft_tokens = k
+        return self._finish(finished)
 
     def _schedule_chunk(self, output: SchedulerOutput, mask: np.ndarray, index: int,
                         budget: int) -> int:
@@ -79,31 +126,69 @@ class VllmV1Scheduler(Scheduler):
         return vector_decode.schedule_chunk(self.kv, output, self.running, mask, index, budget)
 
     def _num_new_tokens(self, request: Request) -> int:
-        """Tokens a running request would take this step, before the budget."""
-        return self._chunk(request.num_tokens - request.num_computed_tokens)
+        """Tokens a running request would take this step, before the budget (its drafts too:
+        vLLM's num_tokens_with_spec)."""
+        return self._chunk(request.num_tokens + request.num_draft_tokens
+                           - request.num_computed_tokens)
+
+    def _take_drafts(self, request: Request, n: int) -> int:
+        """The drafts among a running request's `n` tokens: those past its known (and in
+        flight) tokens, at most the ones it holds, which it then drops (Scheduler.schedule,
+        "Speculative decode related": spec_token_ids trimmed, then cleared)."""
+        held = request.num_draft_tokens
+        if not held:
+            return 0
+        request.num_draft_tokens = 0
+        past = (n + request.num_computed_tokens - request.num_tokens
+                - request.num_output_placeholders)
+        return max(0, min(past, held))
+
+    def _padding(self, num_computed: int, n: int) -> int | None:
+        """Placeholder drafts for a one-token admission (Scheduler.schedule, "Pad new decode
+        requests to uniform spec decoding size"): K when no running prefill chunk was
+        scheduled and some running request was (or it has computed tokens) and 1 + K + 1
+        tokens fit max_model_len; 0 when it is not padded."""
+        spec = self.spec
+        if (spec is None or n != 1 or not spec_decode.pads_admission(spec)
+                or self._prefill_scheduled
+                or not (self._num_running_scheduled or num_computed > 0)):
+            return 0
+        k = spec.num_speculative_tokens
+        if num_computed + 1 + k + 1 > (self.config.max_model_len or 1 << 62):
+            return 0
+        return k
 
     def _schedule_waiting(self, output: SchedulerOutput, budget: int) -> None:
         config = self.config
-        while self.waiting and budget > 0 and len(self.running) < config.max_num_seqs:
+        while (self.waiting and budget > 0 and len(self.running) < config.max_num_seqs
+               and self._room(output, budget) > 0):
             request = self.waiting[0]
             computed = self.kv.get_computed_blocks(request)
             num_computed = len(computed) * self.kv.block_size
-            n = self._chunk(request.num_tokens - num_computed)
-            if not config.enable_chunked_prefill and n > budget:
+            room = self._room(output, budget)
+            n = request.num_tokens - num_computed
+            drafts = self._padding(num_computed, n)
+            if drafts and 1 + drafts > room:
+                break  # vLLM: "Prefer to not schedule than schedule un-padded"
+            n = self._chunk(n + drafts)
+            if not config.enable_chunked_prefill and n > room:
                 break
-            n = min(n, budget)
+            n = min(n, room)
             blocks = self.kv.allocate_slots(request, n, computed,
                                             reserve_full=config.scheduler_reserve_full_isl,
-                                            watermark=bool(self.running))
+                                            watermark=bool(self.running),
+                                            num_lookahead_tokens=self.lookahead)
             if blocks is None:
                 break
-            self._admit_head(output, num_computed, n, blocks)
+            self._admit_head(output, num_computed, n, blocks, drafts)
+            if drafts:
+                output.padded.add(request.id)
             budget -= n
 
     def quiet_decode_steps(self) -> int:
         batch, kv, config = self.running, self.kv, self.config
         num_rows = len(batch)
-        if (self.waiting or not num_rows or num_rows > config.max_num_batched_tokens
+        if (self.spec is not None or self.waiting or not num_rows or num_rows > config.max_num_batched_tokens
                 or not isinstance(kv, PagedKVCacheManager)):
             return 0
         if not vector_decode.plain_decode_mask(num_rows, batch.prompt_len, batch.num_output,
@@ -115,7 +200,8 @@ class VllmV1Scheduler(Scheduler):
     def _vector_mask(self) -> np.ndarray | None:
         """Plain-decode rows, when this step can take the vector path at all."""
         batch = self.running
-        if len(batch) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs":
+        if (len(batch) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs"
+                or self.spec is not None):  # speculative decodes are 1 + drafts each
             return None
         return vector_decode.plain_decode_mask(len(batch), batch.prompt_len, batch.num_output,
                                                batch.num_computed)
@@ -137,6 +223,7 @@ class VllmV1Scheduler(Scheduler):
             if isinstance(entry, ScheduledEntry) and entry.id == victim.id:
                 del output.entries[i]
                 output.new_blocks.pop(victim.id, None)
+                output.drafts.pop(victim.id, None)
                 return entry.n
         return 0
 

@@ -4,6 +4,8 @@ A request scheduled to sample holds a placeholder for that token (counted in
 `num_computed_tokens`, not in `num_tokens`); step N's update turns it into a token, caches the
 blocks it completed and frees the requests that finished, after step N + 1 was planned with
 their blocks still held. A request whose last token is in flight is not scheduled again.
+With speculation a decode's drafts are placeholders too, and every request that samples holds
+K placeholder drafts for its next step at once (AsyncScheduler._update_after_schedule).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import numpy as np
 
 from servescope.core.records import ScheduledEntry
 from servescope.core.request import Request, RequestStatus
-from servescope.core.scheduler import async_decode, vector_decode
+from servescope.core.scheduler import async_decode, spec_decode, vector_decode
 from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 
@@ -22,11 +24,15 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
 
     def schedule(self) -> SchedulerOutput:
         output = super().schedule()
+        k = 0 if self.spec is None else spec_decode.drafts_per_step(
+            self.spec, len(output.entries), self.config.max_num_seqs)
         for entry in output.entries:  # vLLM adds the placeholders once the plan is made
             if isinstance(entry, DecodeChunk):
                 self.running.num_placeholders[entry.lo:entry.hi] += 1
             elif entry.sampled:
-                self.requests[entry.id].num_output_placeholders += 1
+                request = self.requests[entry.id]
+                request.num_output_placeholders += 1 + output.drafts.get(entry.id, 0)
+                request.num_draft_tokens = k
         return output
 
     def _num_new_tokens(self, request: Request) -> int:
@@ -35,7 +41,8 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
         if placeholders and (request.num_computed_tokens + 2 - placeholders
                              >= request.prompt_len + request.output_len):
             return 0
-        return self._chunk(request.num_tokens + placeholders - request.num_computed_tokens)
+        return self._chunk(request.num_tokens + request.num_draft_tokens + placeholders
+                           - request.num_computed_tokens)
 
     def _vector_mask(self) -> np.ndarray | None:
         if len(self.running) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs":
@@ -55,8 +62,7 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
         finished: list[Request] = []
         for entry in output.entries:
             if isinstance(entry, ScheduledEntry):
-                finished += self._sample_one(entry.id, entry.start + entry.n, entry.sampled,
-                                             iteration)
+                finished += self._sample_one(output, entry, iteration)
                 continue
             requests = [self.requests.get(rid) for rid in entry.ids]
             if async_decode.all_running(requests):
@@ -64,21 +70,29 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
                                                       entry.start, iteration)
                 continue
             for rid, start in zip(entry.ids, entry.start.tolist(), strict=True):
-                finished += self._sample_one(rid, start + 1, True, iteration)
+                finished += self._sample_one(output, ScheduledEntry(rid, 1, start, True, False),
+                                             iteration)
         self._release(finished)
         return finished
 
-    def _sample_one(self, rid: str, computed: int, sampled: bool,
+    def _sample_one(self, output: SchedulerOutput, entry: ScheduledEntry,
                     iteration: int) -> list[Request]:
-        """One request's token; `computed` is its num_computed_tokens through that step."""
-        request = self.requests.get(rid)
-        if request is None or not sampled:
+        """One request's tokens: one, or with drafts the verify's (spec_decode.verify); the
+        blocks they complete are cached unless the output is stale (preempted since). A
+        request gone since (finished) takes nothing: its `accepted` stays unset (-1)."""
+        request = self.requests.get(entry.id)
+        if request is None:
             return []
-        request.add_token(iteration)
-        if request.status is RequestStatus.RUNNING:  # else preempted since: stale output
-            request.num_output_placeholders -= 1
-            if self.kv.enable_caching:
-                self.kv.cache_full_blocks(request, computed)
+        output.accepted[entry.id] = 0
+        if not entry.sampled:
+            return []
+        running = request.status is RequestStatus.RUNNING  # else preempted since: stale
+        drafts = output.drafts.get(entry.id, 0)
+        accepted, kept = spec_decode.verify(request, drafts, entry.id in output.padded,
+                                            self.acceptance, iteration, stale=not running)
+        output.accepted[entry.id] = accepted
+        if running and self.kv.enable_caching:  # through this step: what is not in flight
+            self.kv.cache_full_blocks(request, entry.start + entry.n - drafts + kept - 1)
         return [request] if request.is_finished else []
 
     def _release(self, finished: list[Request]) -> None:
