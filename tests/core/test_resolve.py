@@ -89,6 +89,21 @@ def test_async_scheduling_as_vllm_serve_resolves_it():
     assert not resolve_config({"num_gpu_blocks": 64}).config.async_scheduling
 
 
+def test_async_scheduling_with_speculation_as_model_runner_v2_resolves_it():
+    """VllmConfig.__post_init__ with Model Runner V2 (0.33's default): speculation leaves async
+    on, ngram included; suffix runs on the V1 runner (_get_v2_model_runner_unsupported_features),
+    whose v1_async_sched_incompat turns it off, and refuses it when asked."""
+    def resolved(method: str, **kw: object) -> bool:
+        spec = {"method": method, "num_speculative_tokens": 3}
+        return resolve_config({"model": LLAMA, "gpu": "H100", "speculative_config": spec,
+                               **kw}).config.async_scheduling
+    assert resolved("eagle3") and resolved("ngram")
+    assert not resolved("suffix")
+    with pytest.raises(ConfigError) as err:
+        resolved("suffix", async_scheduling=True)
+    assert err.value.field == "async_scheduling"
+
+
 def test_bad_input_names_the_field_before_any_arithmetic():
     with pytest.raises(ConfigError) as err:
         resolve_config({"model": LLAMA, "gpu": "H100", "max_num_seqs": "many"})

@@ -101,7 +101,7 @@ def test_speculative_decoding_with_lora_is_flagged_with_sources():
     assert [sorted(i["features"]) for i in issues] == [["lora", "speculative_decoding"]]
     assert all(src.startswith("https://docs.vllm.ai/") for src in issues[0]["sources"])
     not_modelled = {i["features"][0] for i in result.compatibility if i["kind"] == "not_modelled"}
-    assert not_modelled == {"lora", "speculative_decoding"}
+    assert not_modelled == {"lora"}  # speculative decoding is simulated (issue #34)
 
 
 def test_chunked_prefill_and_speculative_decoding_by_version():
@@ -109,10 +109,9 @@ def test_chunked_prefill_and_speculative_decoding_by_version():
     assert feature_matrix.pair_status("chunked_prefill", "speculative_decoding") == "compatible"
     assert feature_matrix.pair_status("chunked_prefill", "speculative_decoding",
                                       "0.6.4") == "incompatible"
-    issues = feature_matrix.check({"chunked_prefill", "speculative_decoding"}, "0.33.0")
-    assert [i["kind"] for i in issues] == ["not_modelled"]
+    assert feature_matrix.check({"chunked_prefill", "speculative_decoding"}, "0.33.0") == []
     old = feature_matrix.check({"chunked_prefill", "speculative_decoding"}, "0.6.4")
-    assert [i["kind"] for i in old] == ["compatibility", "not_modelled"]
+    assert [i["kind"] for i in old] == ["compatibility"]
 
 
 def test_async_scheduling_is_on_by_default_as_in_vllm_serve():
@@ -130,7 +129,8 @@ def test_async_scheduling_is_on_by_default_as_in_vllm_serve():
 
 @pytest.mark.parametrize("line", [
     "vllm serve m -pp 2",
-    "vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'",
+    # 0.33: suffix runs on the V1 model runner; ngram under Model Runner V2 stays async
+    "vllm serve m --speculative-config '{\"method\": \"suffix\", \"num_speculative_tokens\": 3}'",
 ])
 def test_vllm_turns_async_scheduling_off_by_default_where_it_cannot_run(line: str) -> None:
     result = import_text(line)
@@ -172,3 +172,34 @@ def test_cpu_kv_offload_is_named_not_modelled_and_data_parallel_is_taken() -> No
     assert offload and offload[0]["status"] == "not_modelled"
     assert {i["flag"] for i in result.ignored} == {"--kv-offloading-size",
                                                    "--kv-offloading-backend"}
+
+
+def test_the_speculative_config_is_read_as_vllm_takes_it():
+    result = import_text("vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+                         "'{\"method\": \"eagle3\", \"model\": \"yuhuili/EAGLE3-LLaMA3.1-"
+                         "Instruct-8B\", \"num_speculative_tokens\": 3}'", gpu="H100")
+    spec = result.config.speculative
+    assert spec is not None and (spec.method, spec.num_speculative_tokens) == ("eagle3", 3)
+    assert result.resolved["speculative_config"]["source"] == "--speculative-config"
+    assert "--speculative-config" in to_vllm_serve(result.config)
+    assert import_text(to_vllm_serve(result.config), gpu="H100").config == result.config
+
+
+def test_async_scheduling_with_speculation_follows_model_runner_v2():
+    """vllm/config/vllm.py 0.33: Model Runner V2 runs ngram asynchronously; suffix falls back
+    to the V1 runner (_get_v2_model_runner_unsupported_features), which turns async off."""
+    ngram = import_text("vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+                        "'{\"method\": \"ngram\", \"num_speculative_tokens\": 4}'", gpu="H100")
+    assert ngram.config.async_scheduling is True
+    suffix = import_text("vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+                         "'{\"method\": \"suffix\", \"num_speculative_tokens\": 4}'",
+                         gpu="H100")
+    assert suffix.config.async_scheduling is False
+    assert "V1 model runner" in suffix.resolved["async_scheduling"]["source"]
+
+
+def test_a_bad_speculative_config_names_the_flag_or_the_field():
+    with pytest.raises(VllmArgsError, match="--speculative-config"):
+        import_text("vllm serve m --speculative-config '{not json'")
+    with pytest.raises(ValueError, match="speculative_config.num_speculative_tokens"):
+        import_text("vllm serve m --speculative-config '{\"method\": \"eagle3\"}'")

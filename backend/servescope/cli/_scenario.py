@@ -67,12 +67,19 @@ def print_effective(config: EngineConfig, label: str = "") -> None:
     print(f"effective config{label}: {json.dumps(shown)}", file=sys.stderr)
 
 
-def load_engine_args(path: Path, model_config: Path | None = None) -> LoadedConfig:
+def load_engine_args(path: Path, model_config: Path | None = None,
+                     speculative_config: str | None = None) -> LoadedConfig:
     """An engine config file: EngineConfig fields and vLLM engine-argument names (what is not
-    modelled is listed), with a Hugging Face config.json for a model outside the catalog."""
+    modelled is listed), with a Hugging Face config.json for a model outside the catalog and
+    a --speculative-config JSON (as vLLM spells it) over the file's own."""
     data = _read_json(path)
     if not isinstance(data, dict):
         raise CliError(f"{path}: an engine config must be a JSON object")
+    if speculative_config is not None:
+        try:
+            data = {**data, "speculative_config": json.loads(speculative_config)}
+        except json.JSONDecodeError as err:
+            raise CliError(f"--speculative-config: not JSON ({err.msg})") from err
     if model_config is not None:
         hf = _read_json(model_config)
         if not isinstance(hf, dict):

@@ -19,6 +19,7 @@ from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
 from servescope.core.replicas import Replicas
 from servescope.scenarios.diagnosis_check import prepare, priced
+from servescope.scenarios.spec_speedup import speculation_line, speedup
 from servescope.traces.recording import atomic_writer, header, write_recording
 
 if TYPE_CHECKING:
@@ -44,6 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "tensor_parallel_size, quantization and other vLLM engine-argument "
                              "names; what it leaves out takes vLLM 0.33's default for the GPU "
                              "and model (the effective config is printed on stderr)")
+    parser.add_argument("--speculative-config", metavar="JSON",
+                        help="vLLM's --speculative-config, e.g. '{\"method\": \"eagle3\", "
+                             "\"num_speculative_tokens\": 3}' (over the config file's "
+                             "speculative_config); the summary then carries the acceptance "
+                             "and the speed-up against the same run without speculation")
     parser.add_argument("--model-config", type=Path,
                         help="a Hugging Face config.json (read offline) for a model not in the "
                              "catalog")
@@ -52,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = load_engine_args(args.config, args.model_config)
+    loaded = load_engine_args(args.config, args.model_config, args.speculative_config)
     specs, report = load_trace(args) if args.trace else (load_workload(args.workload), None)
     try:
         config, step_time = prepare(loaded.config)  # the cost model sizes KV and prices steps
@@ -75,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
         else:  # a summary needs no records: none are built
             _run_to_end(engine, bar)
     summary = engine.summary()
+    if config.speculative is not None:
+        summary["speedup"] = speedup(config, specs, summary)
+        print(speculation_line(config, summary), file=sys.stderr)
     if unmodelled:
         summary["not_modelled"] = unmodelled
     if report is not None and report.meta.get("measured_summary"):

@@ -15,20 +15,45 @@ experts under uniform top-k routing). The API server's own time per request is n
 
 from __future__ import annotations
 
-from servescope.core import catalog
+import dataclasses
+
+from servescope.core import catalog, step_cost
+from servescope.core.catalog import Calibration
 from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.drafter_cost import DrafterCost, SpeculativeStepTime
 from servescope.core.hardware import ACTIVATION_BYTES, GIB, Hardware, resolve
 from servescope.core.step_cost import (
+    RooflineStepTime,
     coefficients,
     decode_step_ms,
     experts_touched,
     frontend_ms,
-    make_step_time,
 )
+from servescope.core.step_time import StepTimeFn
 
 __all__ = ["Hardware", "coefficients", "decode_step_ms", "experts_touched", "frontend_ms",
            "make_step_time",
            "memory_breakdown", "not_modelled", "num_gpu_blocks", "resolve", "with_derived_blocks"]
+
+
+def make_step_time(config: EngineConfig, calibration: Calibration | None = None) -> StepTimeFn:
+    """The engine's StepTimeFn for this config (milliseconds a step); with a speculative
+    config, the verify pass plus the drafter (core/drafter_cost.py). `calibration` replaces
+    the GPU's fitted constants (the fitting procedure tries candidates this way)."""
+    target = step_cost.make_step_time(config, calibration)
+    spec = config.speculative
+    if spec is None:
+        return target
+    assert isinstance(target, RooflineStepTime)
+    hw = resolve(config)
+    if calibration is not None:
+        hw = dataclasses.replace(hw, calibration=calibration)
+    try:
+        drafter = DrafterCost(spec.method, spec.num_speculative_tokens, hw, spec.model,
+                              spec.draft_tensor_parallel_size)
+    except ConfigError as err:
+        raise ConfigError("speculative_config.model", str(err)) from err
+    return SpeculativeStepTime(target, drafter)
 
 
 def weight_bytes_per_gpu(hw: Hardware) -> float:

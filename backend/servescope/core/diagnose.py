@@ -19,16 +19,17 @@ from servescope.core.diagnose_judges import (
     judge_memory,
     judge_slots,
 )
+from servescope.core.diagnose_speculation import judge_speculation
 from servescope.core.diagnose_verdict import plain
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 
 VERDICTS = ("arrival_burst", "kv_starvation", "batch_slots", "token_budget", "decode_floor",
-            "memory_fit")
+            "memory_fit", "speculation")
 # On equal scores the more fundamental limit is named: the load comes before the engine;
 # memory shapes KV pressure, which shapes admission, which shapes the mix of prefill and decode.
 ROOT_CAUSE_ORDER = ("arrival_burst", "memory_fit", "kv_starvation", "batch_slots",
-                    "token_budget", "decode_floor")
+                    "token_budget", "decode_floor", "speculation")
 MIN_SCORE = 0.25  # below this a verdict is reported as minor, and cannot be dominant
 
 
@@ -97,4 +98,5 @@ JUDGES: tuple[tuple[Judge, tuple[str, ...]], ...] = (
     (judge_slots, ("blocked_slots_share",)),
     (judge_budget, ("blocked_budget_share", "itl_tail_ratio")),
     (judge_floor, ("median_itl_ms",)),
-    (judge_memory, ("kv_fit_requests",)))
+    (judge_memory, ("kv_fit_requests",)),
+    (judge_speculation, ("decode_batch_mean",)))

@@ -37,6 +37,9 @@ def measure(records: Iterable[StepRecord], summary: Mapping[str, Any],
         stats["ttft_tail_ratio"] = stats["p99_ttft_ms"] / stats["median_ttft_ms"]
     if stats.get("median_itl_ms") and "p99_itl_ms" in stats:
         stats["itl_tail_ratio"] = stats["p99_itl_ms"] / stats["median_itl_ms"]
+    for key in ("acceptance_rate", "mean_acceptance_length"):  # speculative runs only
+        if summary.get(key) is not None:
+            stats[key] = float(summary[key])
     if summary.get("num_preemptions") is not None:
         stats["num_preemptions"] = int(summary["num_preemptions"])
         stats["preemptions_per_request"] = stats["num_preemptions"] / max(
@@ -59,6 +62,8 @@ class StepMeasures:
         self.prefill_chunks: dict[str, int] = {}
         self.decode_step_ms = array("d")  # steps that carry decodes
         self.decode_step_prefill = array("q")  # and the prefill tokens they carry
+        self.num_decodes = 0  # decoding requests summed over those steps, and their contexts
+        self.decode_context_sum = 0
 
     def add(self, r: StepRecord) -> None:
         if self.num_usable_blocks is None:
@@ -80,6 +85,9 @@ class StepMeasures:
         if not all(prefill):
             self.decode_step_ms.append(r.step_time_ms)
             self.decode_step_prefill.append(int(columns.n[columns.prefill].sum()))
+            decoding = ~columns.prefill
+            self.num_decodes += int(decoding.sum())
+            self.decode_context_sum += int(columns.start[decoding].sum())
 
     def _cause(self, r: StepRecord, at_max: bool, tokens: int) -> str:
         """Why admission waited in a step that left requests waiting."""
@@ -109,6 +117,10 @@ class StepMeasures:
         values = list(self.prefill_chunks.values()) or [0]
         out.update({"prefill_chunks_mean": float(np.mean(values)),
                     "prefill_chunks_max": max(values), "budget_full_share": self.budget_full / n})
+        if self.decode_step_ms:
+            steps = len(self.decode_step_ms)
+            out.update({"decode_batch_mean": self.num_decodes / steps,
+                        "decode_context_mean": self.decode_context_sum / max(self.num_decodes, 1)})
         out.update(_decode_steps(np.frombuffer(self.decode_step_ms),
                                  np.frombuffer(self.decode_step_prefill, np.int64)))
         return out

@@ -172,8 +172,6 @@ def judge_floor(stats: dict[str, Any], config: EngineConfig,
     recs.append(knob("--tensor-parallel-size", tp, {"tensor_parallel_size": tp},
                      "weights split over more GPUs: each reads fewer bytes a step",
                      [("median_itl_ms", "down")]))
-    recs.append(knob("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 4}',
-                     {}, "several tokens per weight read (not simulated by ServeScope)", []))
     headline = (f"median ITL {num(median)} ms is {ratio:.2f}x the {num(floor)} ms decode floor "
                 f"(p99 {tail:.2f}x)")
     return verdict("decode_floor", "Decode floor (memory-bandwidth bound)", score, evidence,

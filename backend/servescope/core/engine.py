@@ -15,13 +15,14 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from servescope.core import acceptance, async_fast_forward, cost_model, fast_forward, metrics
 from servescope.core import arrivals as admission
-from servescope.core import async_fast_forward, cost_model, fast_forward, metrics
 from servescope.core.arrivals import Arrivals
 from servescope.core.batch_queue import BatchQueue, Flight, record
 from servescope.core.clock import Clock
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.decode_stretch import DecodeStretch
+from servescope.core.drafter_cost import SpeculativeStepTime
 from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.records import StepRecord
@@ -30,6 +31,7 @@ from servescope.core.scheduler.base import SchedulerOutput
 from servescope.core.scheduler.make import make_scheduler
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
+from servescope.core.spec_metrics import SpecCounters
 from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
 
 
@@ -50,6 +52,10 @@ class Engine:
             step_time = cost_model.make_step_time(config) if priced else placeholder_step_time_ms
         self.step_time = step_time
         self.priced = priced  # False: step times come from the placeholder, not the cost model
+        # drafts accepted where a request carries no spec_accepted list (core/acceptance.py)
+        self.acceptance, self.acceptance_source = acceptance.for_engine(config.speculative,
+                                                                        requests)
+        self.spec_counters = SpecCounters() if config.speculative is not None else None
         step_clock = all(s.arrival_step is not None for s in requests)
         self.clock = Clock(step_clock)
         self.arrivals = Arrivals(requests, step_clock)
@@ -269,8 +275,12 @@ class Engine:
             totals[key] = totals.get(key, 0) + value
 
     def summary(self) -> dict[str, Any]:
-        return metrics.summarize(self.done_requests, self.clock.time_s, self.rejected,
-                                 self.waste_totals, self.config.frontend_overhead_ms or 0.0)
+        summary = metrics.summarize(self.done_requests, self.clock.time_s, self.rejected,
+                                    self.waste_totals, self.config.frontend_overhead_ms or 0.0)
+        if self.spec_counters is not None:
+            summary.update(self.spec_counters.summary(),
+                           acceptance_source=self.acceptance_source)
+        return summary
 
     def request_metrics(self) -> list[dict[str, Any]]:
         frontend = self.config.frontend_overhead_ms or 0.0
@@ -323,15 +333,20 @@ class Engine:
         from the two it is priced from."""
         if not output.entries:
             return 0.0
-        if not recorded:
-            return float(self.step_time(*output.shape()))
-        columns = output.columns()
-        return float(self.step_time(columns.n, columns.start))
+        if recorded:  # the columns a record reuses
+            n, start = output.columns().n, output.columns().start
+        else:
+            n, start = output.shape()
+        if output.drafts and isinstance(self.step_time, SpeculativeStepTime):
+            return float(self.step_time(n, start, sum(output.drafts.values())))
+        return float(self.step_time(n, start))
 
     def apply_output(self, output: SchedulerOutput, end_s: float) -> tuple[str, ...]:
         """The step's update (its tokens), ending at `end_s`: the requests it finished."""
         self.clock.step_end_s.append(end_s)
         finished = self.scheduler.update_from_output(output, self.clock.iter)
+        if self.spec_counters is not None:
+            self.spec_counters.observe(output.drafts, output.accepted)
         for request in finished:
             request.finish_time = end_s
         self.done_requests.extend(map(FinishedRequest, finished))

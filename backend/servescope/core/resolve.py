@@ -17,6 +17,10 @@ from vLLM 0.33:
   cannot run with is set. `vllm serve` on a GPU is what a priced config (model and GPU) models,
   so it is on there for the vLLM V1 policy; a config with no GPU is vLLM's scheduler alone, as
   its own tests drive it (synchronously), and the contrast policies are not vLLM's.
+- `VllmConfig._get_v2_model_runner_unsupported_features` and `__post_init__`'s
+  `v1_async_sched_incompat`: Model Runner V2, 0.33's default, schedules every speculative
+  method asynchronously (ngram included); the `suffix` and `custom_class` methods fall back to
+  the V1 model runner, which turns async scheduling off for them, and refuses it when asked.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ MAX_NUM_SEQS = {"big": 1024, "small": 256}  # the same for both usage contexts
 GPU_MEMORY_GIB = (("a100-40", 39.4), ("a100", 79.2), ("h100", 79.2), ("h200", 139.8),
                   ("b200", 178.4), ("l40s", 44.4), ("l40", 44.4), ("l4", 22.0), ("a10", 22.0),
                   ("mi300x", 191.5), ("mi325x", 255.5), ("t4", 14.6))
+# speculative methods Model Runner V2 cannot run (the V1 runner, then no async scheduling)
+V1_RUNNER_SPEC_METHODS = ("suffix", "custom_class")
 _NULLABLE = frozenset(f.name for f in fields(EngineConfig) if "None" in str(f.type))
 
 
@@ -77,7 +83,18 @@ def resolve_config(given: Mapping[str, Any], usage_context: str = "api_server") 
         reasons["max_num_seqs"] += "; at most max_num_batched_tokens"
     if "async_scheduling" not in values:
         fills["async_scheduling"], reasons["async_scheduling"] = _async_default(base)
+    elif base.async_scheduling and (why_sync := speculative_sync_reason(base)):
+        raise ConfigError("async_scheduling", f"vLLM 0.33 refuses it: {why_sync}")
     return Resolved(base.replace(**fills), reasons)
+
+
+def speculative_sync_reason(config: EngineConfig) -> str | None:
+    """Why vLLM 0.33 cannot schedule this speculative config asynchronously, else None."""
+    spec = config.speculative
+    if spec is None or spec.method not in V1_RUNNER_SPEC_METHODS:
+        return None
+    return (f"speculative method {spec.method!r} runs on the V1 model runner (Model Runner V2 "
+            "does not support it), which cannot schedule it asynchronously")
 
 
 def batch_defaults(gpu: str | None, usage_context: str = "api_server") -> tuple[int, int, str]:
@@ -137,4 +154,6 @@ def _async_default(config: EngineConfig) -> tuple[bool, str]:
         return False, f"the {config.policy} policy is not vLLM's and schedules synchronously"
     if not (config.gpu and (config.model or config.model_config)):
         return False, "no model and GPU: vLLM's scheduler alone, driven synchronously"
+    if why_sync := speculative_sync_reason(config):
+        return False, why_sync
     return True, "vllm serve turns it on (VllmConfig.__post_init__)"

@@ -85,23 +85,26 @@ class RooflineStepTime:
         self.k = k
         self.fast_kv = max(k.s_per_attention_pair, k.s_per_kv_token)
 
-    def _fixed_s(self, num_requests: int, tokens: int) -> float:
-        """Linear layers and LM head: everything before attention."""
+    def _fixed_s(self, num_requests: int, tokens: int, num_drafts: int = 0) -> float:
+        """Linear layers and LM head: everything before attention. The LM head takes one row
+        per request, plus one per draft token a verify pass scores (vLLM's logits_indices)."""
         k = self.k
         weights = k.s_dense_weights
         if k.s_per_expert:
             weights += k.s_per_expert * experts_touched(tokens, k.num_experts, k.experts_per_tok)
         seconds = max(tokens * k.s_per_linear_token, weights)
-        seconds += max(num_requests * k.s_per_head_row, k.s_head_weights)
+        seconds += max((num_requests + num_drafts) * k.s_per_head_row, k.s_head_weights)
         return seconds
 
-    def __call__(self, num_scheduled: np.ndarray, num_context: np.ndarray) -> float:
+    def __call__(self, num_scheduled: np.ndarray, num_context: np.ndarray,
+                 num_drafts: int = 0) -> float:
+        """num_drafts: draft tokens among the scheduled ones (a verify pass's extra rows)."""
         k = self.k
         num_requests = len(num_scheduled)
         if num_requests == 0:
             return 0.0
         tokens = int(num_scheduled.sum())
-        seconds = self._fixed_s(num_requests, tokens)
+        seconds = self._fixed_s(num_requests, tokens, num_drafts)
         if tokens == num_requests:  # all decodes: one query against context + 1 keys each
             seconds += self.fast_kv * (float(num_context.sum()) + num_requests)
         else:

@@ -11,7 +11,7 @@ from typing import Any
 
 from servescope.core import catalog, cost_model
 from servescope.core.config import ConfigError, EngineConfig
-from servescope.core.resolve import resolve_config
+from servescope.core.resolve import V1_RUNNER_SPEC_METHODS, resolve_config
 from servescope.vllm_import import feature_matrix, flag_list
 from servescope.vllm_import.cmdline import VllmArgsError, parse_command_line, parse_engine_args_json
 from servescope.vllm_import.flags import NO_EFFECT, NOT_MODELLED, SCHEDULING
@@ -149,8 +149,8 @@ def _async_default(args: dict[str, Any]) -> tuple[bool, str]:
         return False, "off with pipeline parallelism (vLLM 0.33's V1 model runner)"
     if str(args.get("runner") or args.get("task") or "").lower() in ("pooling", "embed"):
         return False, "off for pooling models"
-    if method in ("ngram", "suffix", "custom_class"):
-        return False, f"off with {method} speculative decoding"
+    if method in V1_RUNNER_SPEC_METHODS:  # core/resolve.py: the V1 model runner's rule
+        return False, f"off with {method} speculative decoding (the V1 model runner)"
     return True, "vLLM 0.33 turns it on (step N + 1 planned while step N runs)"
 
 
@@ -169,6 +169,8 @@ def _config_features(config: EngineConfig, args: dict[str, Any]) -> set[str]:
         features.add("prefix_caching")
     if config.async_scheduling:
         features.add("async_scheduling")
+    if config.speculative is not None:
+        features.add("speculative_decoding")
     if args.get("enforce_eager") is not True:
         features.add("cuda_graph")
     return features
@@ -202,6 +204,8 @@ def _convert(name: str, raw: Any, kind: str) -> Any:
             return _human_int(raw)
         if kind == "float":
             return float(raw)
+        if kind == "json":  # vLLM's --speculative-config: a JSON object (checked on parsing)
+            return raw if isinstance(raw, dict) else json.loads(str(raw))
     except ValueError as err:
         raise VllmArgsError(f"--{_flag(name)}: expected {kind}, got {raw!r}") from err
     text = str(raw)
@@ -231,6 +235,8 @@ def to_vllm_serve(config: EngineConfig) -> str:
             continue
         if kind == "bool":
             parts.append(f"--{'' if value else 'no-'}{_flag(name)}")
+        elif kind == "json":
+            parts.append(f"--{_flag(name)} {shlex.quote(json.dumps(value))}")
         else:
             parts.append(f"--{_flag(name)} {shlex.quote(str(value))}")
     return " ".join(parts)

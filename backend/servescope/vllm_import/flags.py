@@ -21,10 +21,11 @@ SCHEDULING = {  # vLLM engine arg -> (EngineConfig field, type)
     "scheduling_policy": ("scheduling_policy", "str"),
     "async_scheduling": ("async_scheduling", "bool"),
     "model": ("model", "str"),
+    "speculative_config": ("speculative_config", "json"),
 }
 NOT_MODELLED = {  # flags that change scheduling or memory in ways the simulator does not model
     "pipeline_parallel_size": "pipeline_parallel",
-    "speculative_config": "speculative_decoding", "speculative_model": "speculative_decoding",
+    "speculative_model": "speculative_decoding",
     "num_speculative_tokens": "speculative_decoding", "enable_lora": "lora", "max_loras": "lora",
     "max_lora_rank": "lora", "max_cpu_loras": "lora", "max_num_partial_prefills": None,
     "max_long_partial_prefills": None, "cpu_offload_gb": "cpu_offload", "swap_space": "cpu_offload",
