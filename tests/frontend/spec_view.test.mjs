@@ -83,6 +83,7 @@ test("the acceptance chart plots each step's acceptance rate and mean acceptance
 
 test("the batch line says where the acceptances come from", () => {
   const { run } = runTo(2);
-  assert.equal(draftsCaption(batchView(run), "recorded"), " · 3 drafts, 1 accepted (acceptance: recorded)");
+  assert.equal(draftsCaption(batchView(run), "recorded spec_accepted"),
+    " · 3 drafts, 1 accepted (acceptance: recorded spec_accepted)");
   assert.match(draftsCaption(batchView(run), "none"), /acceptance: none, every draft rejected/);
 });

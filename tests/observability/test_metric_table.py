@@ -18,6 +18,9 @@ LEFT_OUT_HEAD = "| not exported | type | why |"
 
 
 class OneRequest:
+    def output_len_of(self, rid: str) -> int | None:
+        return None
+
     def prompt_len_of(self, rid: str) -> int:
         return 4
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from servescope.observability.families import Families, engine_samples, engine_view
 from servescope.observability.meter import Meter
 from servescope.observability.spec_decode import num_speculative_tokens
@@ -14,6 +16,9 @@ from servescope.observability.text import render
 
 
 class Prompts:
+    def output_len_of(self, rid: str) -> int | None:
+        return None
+
     def prompt_len_of(self, rid: str) -> int:
         return 8
 
@@ -83,3 +88,27 @@ def test_the_families_are_written_only_for_an_engine_that_speculates():
 def test_k_is_read_from_the_config_as_given():
     assert num_speculative_tokens({"speculative_config": '{"num_speculative_tokens": 5}'}) == 5
     assert num_speculative_tokens({"speculative_config": None}) == 0
+
+
+def test_a_simulated_run_folds_to_the_engines_own_totals():
+    """The meter over a speculating run's records against the engine's summary (its own
+    counts, not folded from records): output tokens, accepted drafts and the acceptance rate."""
+    from servescope.api.wire.serialize import normalize, request_info
+    from servescope.core.config import EngineConfig
+    from servescope.core.engine import Engine
+    from servescope.core.request import RequestSpec
+
+    specs = [RequestSpec(f"r{i}", 30 + i, 20 + 3 * i, arrival_step=i) for i in range(6)]
+    config = EngineConfig.from_dict({
+        "block_size": 4, "num_gpu_blocks": 80, "max_num_batched_tokens": 32,
+        "speculative_config": {"method": "ngram", "num_speculative_tokens": 3}})
+    engine = Engine(config, specs)
+    meter = Meter(request_info(specs), enable_prefix_caching=True)
+    for record in engine.run():
+        meter.observe(normalize(record.to_dict()))
+    summary, last = engine.summary(), meter.num_records - 1
+    counts = meter.spec_decode.at(last)
+    assert meter.row(last)["generation_tokens"] == summary["total_output_tokens"]
+    assert counts["num_accepted_tokens"] == summary["num_accepted_tokens"]
+    assert counts["num_accepted_tokens"] / counts["num_draft_tokens"] == pytest.approx(
+        summary["acceptance_rate"])

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from servescope.observability.columns import Changes, PerRecord, Repeats
-from servescope.observability.spec_decode import SpecDecodeCounts, tokens_out
+from servescope.observability.spec_decode import SpecDecodeCounts, kept_tokens
 from servescope.observability.spill import Column, Spill
 
 # One row per record: the gauges after the step, then the counters up to and including it.
@@ -41,10 +41,11 @@ HISTOGRAMS = ("time_to_first_token", "inter_token_latency", "iteration_tokens",
 
 class _Request:
     __slots__ = ("arrival_s", "cached", "first_token_s", "last_token_s", "num_output",
-                 "prompt_len", "scheduled_s")
+                 "output_len", "prompt_len", "scheduled_s")
 
-    def __init__(self, prompt_len: int, arrival_s: float) -> None:
+    def __init__(self, prompt_len: int, arrival_s: float, output_len: int | None) -> None:
         self.prompt_len = prompt_len
+        self.output_len = output_len  # a verify's tokens stop here (its max_tokens)
         self.arrival_s = arrival_s
         self.scheduled_s: float | None = None
         self.first_token_s: float | None = None
@@ -58,6 +59,7 @@ class Requests(Protocol):
     other, so it names only what it needs)."""
 
     def prompt_len_of(self, rid: str) -> int: ...
+    def output_len_of(self, rid: str) -> int | None: ...
     def arrival_s_of(self, rid: str) -> float | None: ...
 
 
@@ -90,9 +92,9 @@ class Meter:
         t1 = t0 + float(rec.get("step_time_ms", 0.0)) / 1000.0
         delta = dict.fromkeys(COUNTERS, 0.0)
         for rid in rec.get("arrivals", ()):
-            arrival = self.requests.arrival_s_of(rid)
-            self._live[rid] = _Request(self.requests.prompt_len_of(rid),
-                                       t0 if arrival is None else float(arrival))
+            arrival, rq = self.requests.arrival_s_of(rid), self.requests
+            self._live[rid] = _Request(rq.prompt_len_of(rid), t0 if arrival is None
+                                       else float(arrival), rq.output_len_of(rid))
         self._admit(rec, t0, delta)
         num_prompt, num_generation = self._sample(rec, it, t1, delta)
         self.spec_decode.observe(it, rec.get("scheduled", ()))
@@ -194,9 +196,8 @@ class Meter:
         vLLM's IterationStats do (num_prompt_tokens is added once, when prefill ends)."""
         num_prompt = num_generation = 0
         for entry in rec.get("scheduled", ()):
-            num_new = tokens_out(entry)  # a verify's accepted drafts come out with its token
             req = self._live.get(entry["id"])
-            if req is None or not num_new:
+            if req is None or (num_new := kept_tokens(entry, req.num_output, req.output_len)) <= 0:
                 continue
             num_generation += num_new
             if req.first_token_s is None:

@@ -32,6 +32,15 @@ def tokens_out(e: Mapping[str, Any]) -> int:
     return 0 if accepted < 0 else 1 + accepted
 
 
+def kept_tokens(e: Mapping[str, Any], num_output: int, output_len: int | None) -> int:
+    """The tokens a request keeps of an entry: a speculating entry's stop at its output length
+    (max_tokens; vllm/v1/core/sched/scheduler.py, _update_request_with_output cuts them)."""
+    tokens = tokens_out(e)
+    if "drafts" not in e or output_len is None:
+        return tokens
+    return max(0, min(tokens, output_len - num_output))
+
+
 def num_speculative_tokens(config: Mapping[str, Any]) -> int:
     """K of a config dict's `speculative_config` (a dict or its JSON text); 0 without one."""
     spec = config.get("speculative_config")

@@ -29,7 +29,10 @@ CASES = [({}, "demo"), ({"enable_prefix_caching": False, "num_gpu_blocks": 120},
          ({"policy": "vllm-v0", "enable_prefix_caching": False}, "demo"),
          ({"policy": "static", "enable_prefix_caching": False}, "demo"),
          ({}, "kv-starvation"), ({}, "prefill-interference"),
-         ({"async_scheduling": True}, "kv-starvation")]
+         ({"async_scheduling": True}, "kv-starvation"),
+         ({"speculative_config": {"method": "ngram", "num_speculative_tokens": 3}}, "demo"),
+         ({"speculative_config": {"method": "eagle3", "num_speculative_tokens": 3},
+           "async_scheduling": True}, "kv-starvation")]
 
 
 def fixture(overrides, preset, every=7, drafts_seed=None):

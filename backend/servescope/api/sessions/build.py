@@ -156,14 +156,13 @@ def _config(base: dict[str, Any], overrides: dict[str, Any], k: int, n: int) -> 
 
 
 def _acceptance_source(track: Track, config: EngineConfig, resolved: Workload) -> str:
-    """Where a speculating run's acceptances come from, in the order the core takes them
-    (docs/notes: a request's spec_accepted list, else the engine's acceptance model, else 0)."""
-    if not config.to_dict().get("speculative_config"):
+    """Where a speculating run's acceptances come from: a replayed recording's, else the
+    engine's words for it (its summary's acceptance_source)."""
+    if config.speculative is None:
         return "none"
-    if resolved.records is not None or any(
-            getattr(spec, "spec_accepted", None) for spec in resolved.specs):
-        return "recorded"
-    return "model" if getattr(track.engine, "acceptance", None) is not None else "none"
+    if resolved.records is not None or track.engine is None:
+        return "recorded: the replayed recording"
+    return str(track.engine.acceptance_source)
 
 
 def _not_modelled(track: Track, config: EngineConfig) -> list[str]:

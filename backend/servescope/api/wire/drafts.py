@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from servescope.observability.spec_decode import kept_tokens, tokens_out
+
 
 def computed_after(e: Mapping[str, Any]) -> int:
     """`num_computed_tokens` after the entry's update: its rejected drafts rolled back
@@ -14,6 +16,15 @@ def computed_after(e: Mapping[str, Any]) -> int:
     accepted = e.get("accepted", 0)
     rejected = e.get("drafts", 0) - accepted if accepted >= 0 else 0
     return int(e["start"] + e["n"] - rejected)
+
+
+def entry_update(e: Mapping[str, Any], num_output: int,
+                 output_len: int | None) -> tuple[int, int]:
+    """(num_computed_tokens after the entry's update, output tokens it keeps): a speculating
+    entry's tokens stop at the request's output length, and the cut ones come off the computed
+    count too (vllm/v1/core/sched/scheduler.py, _update_request_with_output)."""
+    kept = kept_tokens(e, num_output, output_len)
+    return computed_after(e) - (tokens_out(e) - kept), kept
 
 
 def last_drafts(last: Mapping[str, Any] | None) -> dict[str, int]:

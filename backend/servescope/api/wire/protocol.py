@@ -70,9 +70,9 @@ class EngineInfo(BaseModel):
     num_usable_blocks: int
     memory_breakdown: MemoryBreakdown | None  # null: not priced (placeholder step time)
     not_modelled: list[str] = Field(default_factory=list)  # what of the run is left out
-    # where a speculating run's accepted drafts come from: the requests' spec_accepted lists or
-    # a replayed recording (recorded), the acceptance model (model), neither or no speculation
-    acceptance_source: Literal["recorded", "model", "none"] = "none"
+    # where a speculating run's accepted drafts come from, in the summary's words (recorded
+    # spec_accepted, model: ..., recorded: a replayed recording); none: no speculation
+    acceptance_source: str = "none"
 
 
 class TraceInfo(BaseModel):

@@ -8,10 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from servescope.api.wire.drafts import computed_after
+from servescope.api.wire.drafts import entry_update
 from servescope.api.wire.keys import CARRIED, STATUS
 from servescope.core.request_table import request_table
-from servescope.observability.spec_decode import tokens_out
 
 PENDING, WAITING, RUNNING, PREEMPTED, FINISHED, REJECTED = range(len(STATUS))
 
@@ -95,9 +94,12 @@ class StreamState:
             self.status[rid] = RUNNING
         self.cached_tokens.update(rec["num_cached_tokens"])
         for e in rec["scheduled"]:
-            self.computed[e["id"]] = computed_after(e)
+            rid = e["id"]
+            num_output = self.outputs.get(rid, 0)
+            self.computed[rid], kept = entry_update(
+                e, num_output, self.table.output_len_of(rid) if "drafts" in e else None)
             if e["sampled"]:
-                self.outputs[e["id"]] = self.outputs.get(e["id"], 0) + tokens_out(e)
+                self.outputs[rid] = num_output + kept
         for rid, blocks in rec["new_blocks"].items():
             self.tables.setdefault(rid, []).extend(blocks)
         for ev in rec["kv_events"]:

@@ -5,7 +5,7 @@
 //                                        [ 9 | 3 | 12 ]  --->  ..|3|..|9|..|12|..
 //   ref[b] = number of tables holding b; owner[b] = the first live holder (-1 when free).
 
-import { computedAfter, tokensOut } from "../transport/drafts.js";
+import { entryUpdate } from "../transport/drafts.js";
 
 export const NO_OWNER = -1;
 // run.lookahead[b]: block b holds slots of this step's drafts (vLLM's lookahead slots,
@@ -188,8 +188,9 @@ export function clearLookahead(run) {
 function applySchedule(run, rec, firstNew) {
   for (const e of rec.scheduled) {
     const r = run.reqs[requestIndex(run, e.id)];
-    r.num_computed_tokens = computedAfter(e);
-    r.num_output_tokens += tokensOut(e);
+    const [computed, kept] = entryUpdate(e, r.num_output_tokens, r.spec?.output_len);
+    r.num_computed_tokens = computed;
+    r.num_output_tokens += kept;
     markLookahead(run, e, r.num_computed_tokens);
     r.status = "running";
     const from = Math.floor(e.start / run.blockSize);

@@ -30,11 +30,10 @@ export function batchView(run) {
  * where the acceptances come from (the engine's acceptance_source: recorded, model or none). */
 export function draftsCaption(view, source = null) {
   if (!view.speculative) return "";
+  const from = source === "none" ? "none, every draft rejected" : source;
   return ` · ${view.num_draft_tokens} draft${view.num_draft_tokens === 1 ? "" : "s"}, ` +
-    `${view.num_accepted_tokens} accepted` + (source ? ` (acceptance: ${ACCEPTANCE_WORDS[source] ?? source})` : "");
+    `${view.num_accepted_tokens} accepted` + (from ? ` (acceptance: ${from})` : "");
 }
-
-const ACCEPTANCE_WORDS = { recorded: "recorded", model: "model", none: "none, every draft rejected" };
 
 function sumKind(segments, kind) {
   return segments.reduce((a, s) => a + (s.kind === kind ? s.n : 0), 0);

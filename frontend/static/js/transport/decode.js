@@ -3,7 +3,7 @@
 // Mirrors backend/servescope/api/wire/serialize.py and stream_state.py line for line; tests/api
 // checks the two agree.
 
-import { computedAfter, tokensOut, unpackDrafts } from "./drafts.js";
+import { entryUpdate, unpackDrafts } from "./drafts.js";
 import { CARRIED, LISTS, STATUS } from "./keys.js";
 
 export { STATUS };
@@ -26,6 +26,7 @@ export class StreamState {
   constructor(requests, total = requests.length) {
     this.ids = requests.map((r) => r.id);
     this.promptLen = new Map(requests.map((r) => [r.id, r.prompt_len]));
+    this.outputLen = new Map(requests.map((r) => [r.id, r.output_len]));
     this.total = total;
     this.status = new Map();
     this.computed = new Map();
@@ -53,6 +54,7 @@ export class StreamState {
     for (const r of requests) {
       this.ids.push(r.id);
       this.promptLen.set(r.id, r.prompt_len);
+      this.outputLen.set(r.id, r.output_len);
     }
   }
 
@@ -90,8 +92,10 @@ export class StreamState {
     for (const r of [...rec.new, ...rec.resumed]) this.status.set(r, 2);
     for (const [r, n] of Object.entries(rec.num_cached_tokens)) this.cachedTokens.set(r, n);
     for (const e of rec.scheduled) {
-      this.computed.set(e.id, computedAfter(e));
-      if (e.sampled) this.outputs.set(e.id, (this.outputs.get(e.id) ?? 0) + tokensOut(e));
+      const numOutput = this.outputs.get(e.id) ?? 0;
+      const [computed, kept] = entryUpdate(e, numOutput, this.outputLen.get(e.id));
+      this.computed.set(e.id, computed);
+      if (e.sampled) this.outputs.set(e.id, numOutput + kept);
     }
     for (const [r, blocks] of Object.entries(rec.new_blocks)) {
       if (!this.tables.has(r)) this.tables.set(r, []);

@@ -17,6 +17,15 @@ export function computedAfter(e) {
   return e.start + e.n - rejected;
 }
 
+/** [num_computed_tokens after the entry's update, output tokens it keeps]: a speculating
+ * entry's tokens stop at the request's output length, and the cut ones come off the computed
+ * count too. `outputLen` undefined: no cut. */
+export function entryUpdate(e, numOutput, outputLen) {
+  const tokens = tokensOut(e);
+  const kept = e.drafts !== undefined && outputLen != null ? Math.max(0, Math.min(tokens, outputLen - numOutput)) : tokens;
+  return [computedAfter(e) - (tokens - kept), kept];
+}
+
 /** Each request's drafts in the last record: the prediction of its drafts in this one. */
 function lastDrafts(last) {
   const out = new Map();
