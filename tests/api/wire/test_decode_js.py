@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.spec_records import with_drafts
 
 from servescope.api.wire.compact import expand_keyframe
 from servescope.api.wire.keyframes import keyframe, resolve_final
@@ -20,7 +21,6 @@ from servescope.api.wire.text import dump
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.scenarios.workloads import preset_workload
-from support.spec_records import with_drafts
 
 HERE = Path(__file__).parent
 NODE = shutil.which("node")

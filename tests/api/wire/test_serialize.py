@@ -8,6 +8,7 @@ import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.spec_records import with_drafts
 
 from servescope.api.wire.compact import expand_keyframe
 from servescope.api.wire.keyframes import FINAL, keyframe, load_keyframe
@@ -17,7 +18,6 @@ from servescope.api.wire.text import dump
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.request import RequestSpec
-from support.spec_records import with_drafts
 
 CONFIGS = [
     {},
