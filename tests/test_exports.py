@@ -142,3 +142,24 @@ def test_peaks_follow_vllms_buckets_and_half_open_intervals():
     assert exports.peak_concurrency(result) == 1
     result["start_times"][2] = 2.0
     assert exports.peak_concurrency(result) == 2
+
+
+def test_a_speculating_runs_rows_carry_each_requests_acceptance(run):
+    """Rows with `drafts` and `accepted` (a run with a speculative_config) add both and
+    accepted / drafts to the CSV and to bench JSON's servescope section; rows without them
+    export exactly as before."""
+    config, _, _, requests = run
+    plain_csv, plain_bench = requests_csv(requests), bench_json({}, requests, config)
+    assert "acceptance_rate" not in plain_csv and "acceptance_rates" not in plain_bench[
+        "servescope"]
+    spec = [{**r, "drafts": 6 if k % 2 else 0, "accepted": 3 if k % 2 else 0}
+            for k, r in enumerate(requests)]
+    rows = list(csv.DictReader(io.StringIO(requests_csv(spec))))
+    by_id = {r["id"]: r for r in rows}
+    for k, r in enumerate(requests):
+        got = by_id[str(r["id"])]
+        assert (got["drafts"], got["accepted"]) == (("6", "3") if k % 2 else ("0", "0"))
+        assert got["acceptance_rate"] == ("0.5" if k % 2 else "")
+    extra = bench_json({}, spec, config)["servescope"]
+    assert sorted(extra["acceptance_rates"], key=lambda x: x is None) == (
+        [0.5] * (len(spec) // 2) + [None] * (len(spec) - len(spec) // 2))

@@ -22,6 +22,20 @@ ENGINE_PID, REQUEST_PID = 1, 2
 BACKEND = "servescope-sim"  # what bench JSON names as its backend (vLLM: openai, vllm, ...)
 CSV_COLUMNS = ("id", "arrival_s", "prompt_len", "output_len", "ttft_ms", "tpot_ms", "e2el_ms",
                "queue_ms", "itl_mean_ms", "itl_max_ms", "num_preemptions", "num_cached_tokens")
+# a speculating run's rows also carry each request's draft tokens and accepted drafts (summed
+# over its verifies); the exports add them and the acceptance rate, accepted / drafts
+ACCEPTANCE_COLUMNS = ("drafts", "accepted", "acceptance_rate")
+
+
+def speculates(requests: Sequence[dict[str, Any]]) -> bool:
+    """Whether the rows carry acceptance (a run with a speculative_config)."""
+    return any(r.get("drafts") is not None for r in requests)
+
+
+def acceptance_rate(row: dict[str, Any]) -> float | None:
+    """A request's accepted drafts over its draft tokens; None where it had no drafts."""
+    drafts = row.get("drafts") or 0
+    return row.get("accepted", 0) / drafts if drafts else None
 
 
 def bench_json(summary: dict[str, Any], requests: Sequence[dict[str, Any]],
@@ -62,6 +76,10 @@ def bench_json(summary: dict[str, Any], requests: Sequence[dict[str, Any]],
     out["rtfx"] = 0.0  # audio seconds per second: no audio input
     out["servescope"] = {"config": config.to_dict(), "note": "simulated, not measured",
                          "engine_queue_times": [_s(r.get("queue_ms")) for r in rows]}
+    if speculates(rows):
+        out["servescope"].update({"drafts": [r.get("drafts") or 0 for r in rows],
+                                  "accepted": [r.get("accepted") or 0 for r in rows],
+                                  "acceptance_rates": [acceptance_rate(r) for r in rows]})
     return out
 
 
@@ -108,12 +126,15 @@ def _request_rate(arrivals: list[float]) -> float | str:
 def requests_csv(requests: Sequence[dict[str, Any]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    columns = CSV_COLUMNS + (ACCEPTANCE_COLUMNS if speculates(requests) else ())
+    writer.writerow(columns)
     for r in sorted(requests, key=lambda r: (r["arrival_s"], str(r["id"]))):
         itl = r.get("itl_ms") or []
         derived = {"itl_mean_ms": float(np.mean(itl)) if itl else None,
-                   "itl_max_ms": max(itl) if itl else None}
-        writer.writerow(_cell({**r, **derived}.get(c)) for c in CSV_COLUMNS)
+                   "itl_max_ms": max(itl) if itl else None,
+                   "drafts": r.get("drafts") or 0, "accepted": r.get("accepted") or 0,
+                   "acceptance_rate": acceptance_rate(r)}
+        writer.writerow(_cell({**r, **derived}.get(c)) for c in columns)
     return buffer.getvalue()
 
 

@@ -3,10 +3,11 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { CHART_SPECS, metricsTooltip } from "../../frontend/static/js/render/charts.js";
 
-// The names the server exports (backend/servescope/observability/vllm_metrics.py); counters
-// are declared without the _total suffix the exposition adds.
-const DECLARED = readFileSync(
-  new URL("../../backend/servescope/observability/vllm_metrics.py", import.meta.url), "utf8");
+// The names the server exports (backend/servescope/observability/vllm_metrics.py, and the
+// spec-decode counters in spec_decode.py); counters are declared without the _total suffix the
+// exposition adds.
+const DECLARED = ["vllm_metrics.py", "spec_decode.py"].map((f) => readFileSync(
+  new URL(`../../backend/servescope/observability/${f}`, import.meta.url), "utf8")).join("\n");
 
 test("every chart names vLLM metrics the server exports, in its tooltip", () => {
   for (const spec of CHART_SPECS) {

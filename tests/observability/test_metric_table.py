@@ -18,6 +18,9 @@ LEFT_OUT_HEAD = "| not exported | type | why |"
 
 
 class OneRequest:
+    def output_len_of(self, rid: str) -> int | None:
+        return None
+
     def prompt_len_of(self, rid: str) -> int:
         return 4
 
@@ -40,12 +43,14 @@ def table(head: str) -> list[tuple[list[str], str, str]]:
 
 
 def exporter_types() -> dict[str, str]:
-    """The families one finished request's run is written with, and their types."""
+    """The families one finished request's run is written with, and their types (a run that
+    speculates, so the spec-decode families are written too)."""
     meter = Meter(OneRequest(), enable_prefix_caching=True)
     meter.observe({"time_s": 0.0, "step_time_ms": 5.0, "arrivals": ["a"], "new": ["a"],
-                   "scheduled": [{"id": "a", "sampled": True}], "running": ["a"],
-                   "waiting": [], "finished": ["a"], "kv_usage": 0.0})
-    view = engine_view(meter, "m", 0, "s", {"block_size": 16}, 16)
+                   "scheduled": [{"id": "a", "sampled": True, "drafts": 2, "accepted": 1}],
+                   "running": ["a"], "waiting": [], "finished": ["a"], "kv_usage": 0.0})
+    spec = {"method": "ngram", "num_speculative_tokens": 2}
+    view = engine_view(meter, "m", 0, "s", {"block_size": 16, "speculative_config": spec}, 16)
     text = render(engine_samples(view, 0))
     return dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.MULTILINE))
 

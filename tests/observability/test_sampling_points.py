@@ -15,6 +15,9 @@ class Lengths:
     def __init__(self, prompts: dict[str, int]) -> None:
         self.prompts = prompts
 
+    def output_len_of(self, rid: str) -> int | None:
+        return None
+
     def prompt_len_of(self, rid: str) -> int:
         return self.prompts[rid]
 

@@ -103,6 +103,11 @@ class RequestTable(Sequence[dict[str, Any]]):
         k = self.positions.get(rid)
         return 0 if k is None else int(_at(self.prompt_len, k) or 0)
 
+    def output_len_of(self, rid: str) -> int | None:
+        """The request's output length (its max_tokens); None where the table has none."""
+        k = self.positions.get(rid)
+        return None if k is None else _at(self.output_len, k)
+
     def arrival_s_of(self, rid: str) -> float | None:
         k = self.positions.get(rid)
         return None if k is None else _at(self.arrival_s, k)

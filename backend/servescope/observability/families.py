@@ -16,6 +16,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.utils import floatToGoString
 
+from servescope.observability import spec_decode as S
 from servescope.observability import vllm_metrics as V
 from servescope.observability.meter import HistogramCursor, Meter
 
@@ -31,6 +32,7 @@ class EngineView:
     meter: Meter
     max_model_len: int
     cache_info: dict[str, str]
+    num_speculative_tokens: int = 0  # K; 0: the engine does not speculate
     cursors: dict[str, HistogramCursor] = field(default_factory=dict)
     les: dict[str, list[str]] = field(default_factory=dict)  # each histogram's `le` values
 
@@ -65,7 +67,7 @@ def engine_view(meter: Meter, model_name: str, engine: int, session: str,
             "gpu_memory_utilization": config.get("gpu_memory_utilization"),
             "num_gpu_blocks": config.get("num_gpu_blocks")}
     return EngineView((model_name, str(engine), session), meter, max_model_len,
-                      {k: str(v) for k, v in info.items()})
+                      {k: str(v) for k, v in info.items()}, S.num_speculative_tokens(config))
 
 
 Sample = tuple[int, list[str], tuple[Any, ...]]  # (family index, label values, add args)
@@ -110,6 +112,30 @@ def _cache_info(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
              (1.0,))]
 
 
+def _spec_total(name: str) -> Filler:
+    """A spec-decode counter: only an engine that speculates has the series (vLLM registers
+    SpecDecodingProm's counters only with a speculative_config)."""
+    def fill(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
+        if not view.num_speculative_tokens:
+            return []
+        return [(list(view.labels), (view.meter.spec_decode.at(pos)[name],))]
+    return fill
+
+
+def _spec_per_pos(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
+    return [([*view.labels, str(k)], (view.meter.spec_decode.accepted_at(k, pos),))
+            for k in range(view.num_speculative_tokens)]
+
+
+def _spec_table(labels: list[str]) -> list[tuple[Callable[[], Metric], Filler]]:
+    table: list[tuple[Callable[[], Metric], Filler]] = [
+        (lambda c=c: CounterMetricFamily(c[0], c[1], labels=labels), _spec_total(c[2]))
+        for c in S.COUNTERS]
+    table.append((lambda: CounterMetricFamily(*S.PER_POS, labels=[*labels, "position"]),
+                  _spec_per_pos))
+    return table
+
+
 def _table() -> list[tuple[Callable[[], Metric], Filler]]:
     labels = list(V.LABELS)
     table: list[tuple[Callable[[], Metric], Filler]] = []
@@ -139,10 +165,12 @@ def _table() -> list[tuple[Callable[[], Metric], Filler]]:
     for h in V.HISTOGRAMS:
         table.append((lambda h=h: HistogramMetricFamily(h.name, h.doc, labels=labels),
                       _histogram(h)))
-    return table
+    return table + _spec_table(labels)
 
 
 TABLE = _table()
+# families shown only where an engine has series (the spec-decode counters, the table's tail)
+OPTIONAL = frozenset(range(len(TABLE) - len(S.COUNTERS) - 1, len(TABLE)))
 
 
 def engine_samples(view: EngineView, pos: int, only: Sequence[int] | None = None,
@@ -168,4 +196,4 @@ class Families:
             self.metrics[k].add_metric(labels, *args, timestamp=timestamp)
 
     def __iter__(self) -> Iterable[Metric]:
-        return iter(self.metrics.values())
+        return iter([m for k, m in self.metrics.items() if m.samples or k not in OPTIONAL])

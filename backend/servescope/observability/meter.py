@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from servescope.observability.columns import Changes, PerRecord, Repeats
+from servescope.observability.spec_decode import SpecDecodeCounts, kept_tokens
 from servescope.observability.spill import Column, Spill
 
 # One row per record: the gauges after the step, then the counters up to and including it.
@@ -40,10 +41,11 @@ HISTOGRAMS = ("time_to_first_token", "inter_token_latency", "iteration_tokens",
 
 class _Request:
     __slots__ = ("arrival_s", "cached", "first_token_s", "last_token_s", "num_output",
-                 "prompt_len", "scheduled_s")
+                 "output_len", "prompt_len", "scheduled_s")
 
-    def __init__(self, prompt_len: int, arrival_s: float) -> None:
+    def __init__(self, prompt_len: int, arrival_s: float, output_len: int | None) -> None:
         self.prompt_len = prompt_len
+        self.output_len = output_len  # a verify's tokens stop here (its max_tokens)
         self.arrival_s = arrival_s
         self.scheduled_s: float | None = None
         self.first_token_s: float | None = None
@@ -57,6 +59,7 @@ class Requests(Protocol):
     other, so it names only what it needs)."""
 
     def prompt_len_of(self, rid: str) -> int: ...
+    def output_len_of(self, rid: str) -> int | None: ...
     def arrival_s_of(self, rid: str) -> float | None: ...
 
 
@@ -74,6 +77,7 @@ class Meter:
         self.last_end_s = 0.0  # time_s + step_time of the last record (the run's end)
         self.histograms: dict[str, Repeats | PerRecord] = {
             h: PerRecord(spill) if h == "iteration_tokens" else Repeats(spill) for h in HISTOGRAMS}
+        self.spec_decode = SpecDecodeCounts(spill)
         self._live: dict[str, _Request] = {}
         self._totals = [0.0] * len(COUNTERS)
 
@@ -88,11 +92,12 @@ class Meter:
         t1 = t0 + float(rec.get("step_time_ms", 0.0)) / 1000.0
         delta = dict.fromkeys(COUNTERS, 0.0)
         for rid in rec.get("arrivals", ()):
-            arrival = self.requests.arrival_s_of(rid)
-            self._live[rid] = _Request(self.requests.prompt_len_of(rid),
-                                       t0 if arrival is None else float(arrival))
+            arrival, rq = self.requests.arrival_s_of(rid), self.requests
+            self._live[rid] = _Request(rq.prompt_len_of(rid), t0 if arrival is None
+                                       else float(arrival), rq.output_len_of(rid))
         self._admit(rec, t0, delta)
         num_prompt, num_generation = self._sample(rec, it, t1, delta)
+        self.spec_decode.observe(it, rec.get("scheduled", ()))
         if rec.get("scheduled"):
             self._obs("iteration_tokens", it, num_prompt + num_generation)
         delta["num_preemptions"] = len(rec.get("preempted", ()))
@@ -191,12 +196,10 @@ class Meter:
         vLLM's IterationStats do (num_prompt_tokens is added once, when prefill ends)."""
         num_prompt = num_generation = 0
         for entry in rec.get("scheduled", ()):
-            if not entry.get("sampled"):
-                continue
             req = self._live.get(entry["id"])
-            if req is None:
+            if req is None or (num_new := kept_tokens(entry, req.num_output, req.output_len)) <= 0:
                 continue
-            num_generation += 1
+            num_generation += num_new
             if req.first_token_s is None:
                 req.first_token_s = t1
                 num_prompt += req.prompt_len
@@ -206,7 +209,7 @@ class Meter:
             else:
                 self._obs("inter_token_latency", it, t1 - req.last_token_s)
             req.last_token_s = t1
-            req.num_output += 1
+            req.num_output += num_new
         delta["prompt_tokens"] = num_prompt
         delta["generation_tokens"] = num_generation
         return num_prompt, num_generation

@@ -9,7 +9,7 @@ from functools import cache, lru_cache
 
 from prometheus_client.utils import floatToGoString
 
-from servescope.observability.families import TABLE, Sample
+from servescope.observability.families import OPTIONAL, TABLE, Sample
 
 
 def _escape(value: str) -> str:
@@ -58,6 +58,8 @@ def render(samples: Iterable[Sample], size: int = len(TABLE)) -> str:
         by_family[sample[0]].append(sample)
     out: list[str] = []
     for k, rows in enumerate(by_family):
+        if k in OPTIONAL and not rows:
+            continue
         name, head, names, kind = _header(k)
         out.append(head)
         for _, values, args in rows:

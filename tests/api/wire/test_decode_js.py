@@ -4,11 +4,13 @@ decodes streams the server packed, from record 0 and from every keyframe."""
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from support.spec_records import with_drafts
 
 from servescope.api.wire.compact import expand_keyframe
 from servescope.api.wire.keyframes import keyframe, resolve_final
@@ -27,18 +29,23 @@ CASES = [({}, "demo"), ({"enable_prefix_caching": False, "num_gpu_blocks": 120},
          ({"policy": "vllm-v0", "enable_prefix_caching": False}, "demo"),
          ({"policy": "static", "enable_prefix_caching": False}, "demo"),
          ({}, "kv-starvation"), ({}, "prefill-interference"),
-         ({"async_scheduling": True}, "kv-starvation")]
+         ({"async_scheduling": True}, "kv-starvation"),
+         ({"speculative_config": {"method": "ngram", "num_speculative_tokens": 3}}, "demo"),
+         ({"speculative_config": {"method": "eagle3", "num_speculative_tokens": 3},
+           "async_scheduling": True}, "kv-starvation")]
 
 
-def fixture(overrides, preset, every=7):
+def fixture(overrides, preset, every=7, drafts_seed=None):
     w = preset_workload(preset)
     config = EngineConfig.from_dict({**w.base_config, **overrides})
     info = request_info(w.specs)
     state = StreamState(info)
     packed, records = [], []
     kfs = [[-1, json.loads(dump(keyframe(state, 0, config.num_gpu_blocks)))]]
+    rng = random.Random(drafts_seed)
     for record in Engine(config, w.specs).run():
-        rec = json.loads(json.dumps(record.to_dict()))
+        rec = record.to_dict()
+        rec = json.loads(json.dumps(rec if drafts_seed is None else with_drafts(rec, rng)))
         records.append(rec)
         packed.append(pack(state, rec))
         if rec["iter"] % every == 0:
@@ -67,6 +74,17 @@ def fixture(overrides, preset, every=7):
 def test_js_decoder_matches_the_server(tmp_path, overrides, preset):
     path = tmp_path / "stream.json"
     path.write_text(json.dumps(fixture(overrides, preset)))
+    out = subprocess.run([NODE, str(HERE / "decode_check.mjs"), str(path)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("ok ") and int(out.stdout.split()[1]) > 0
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.parametrize("overrides", [{}, {"async_scheduling": True}])
+def test_js_decoder_matches_the_server_on_entries_with_drafts(tmp_path, overrides):
+    path = tmp_path / "stream.json"
+    path.write_text(json.dumps(fixture(overrides, "demo", drafts_seed=34)))
     out = subprocess.run([NODE, str(HERE / "decode_check.mjs"), str(path)], capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]

@@ -91,3 +91,14 @@ def test_the_session_says_what_of_a_run_is_not_modelled(client):
     notes = gemma["engines"][0]["not_modelled"]
     assert any("sliding-window" in n for n in notes)
     assert any(n.startswith("data_parallel_size 2") for n in notes)
+
+
+def test_init_says_where_a_speculating_engines_acceptances_come_from(client):
+    """init.engines[k].acceptance_source: none without speculation, else the engine's own
+    words (the acceptance model for a preset's requests, which carry no spec_accepted)."""
+    with client.websocket_connect("/ws/sessions/new") as ws:
+        plain = configure(ws, {})[0]
+        spec = configure(ws, {"speculative_config": {"method": "ngram",
+                                                     "num_speculative_tokens": 3}})[0]
+    assert plain["engines"][0]["acceptance_source"] == "none"
+    assert spec["engines"][0]["acceptance_source"].startswith("model: ngram")

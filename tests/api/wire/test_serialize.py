@@ -4,9 +4,11 @@ configs, keyframes equal to the engine's own block pool, decoding resumable from
 from __future__ import annotations
 
 import json
+import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.spec_records import with_drafts
 
 from servescope.api.wire.compact import expand_keyframe
 from servescope.api.wire.keyframes import FINAL, keyframe, load_keyframe
@@ -27,6 +29,9 @@ CONFIGS = [
     {"allocator": "pow2", "enable_prefix_caching": False, "max_model_len": 256},
     {"async_scheduling": True},
     {"async_scheduling": True, "enable_prefix_caching": False},
+    {"speculative_config": {"method": "ngram", "num_speculative_tokens": 3}},
+    {"speculative_config": {"method": "eagle3", "num_speculative_tokens": 5},
+     "async_scheduling": True},
 ]
 
 
@@ -50,6 +55,73 @@ def runs(draw):
     base = {"block_size": 4, "num_gpu_blocks": draw(st.integers(40, 120)), "max_num_seqs": 6,
             "max_num_batched_tokens": draw(st.sampled_from([16, 32, 64]))}
     return EngineConfig.from_dict({**base, **draw(st.sampled_from(CONFIGS))}), specs
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs(), st.integers(0, 2**32 - 1))
+def test_entries_with_drafts_round_trip_exactly_from_any_keyframe(run, seed):
+    """A speculating run's entries (drafts inside `n`, accepted 0..drafts or -1) decode to
+    the same records, from record 0 and from every keyframe; the state counts a verify's
+    accepted drafts plus one token out and rolls its rejected drafts back."""
+    config, specs = run
+    rng = random.Random(seed)
+    info = request_info(specs)
+    enc, dec = StreamState(info), StreamState(info)
+    packed, keyframes, records = [], {-1: sent_keyframe(enc, config)}, []
+    for record in Engine(config, specs).run():
+        rec = wire(with_drafts(record.to_dict(), rng))
+        outputs = dict(enc.outputs)
+        records.append(rec)
+        packed.append(wire(pack(enc, rec)))
+        assert "sd" in packed[-1] or not rec["scheduled"]
+        assert unpack(dec, packed[-1]) == rec
+        for e in rec["scheduled"]:
+            gained = enc.outputs.get(e["id"], 0) - outputs.get(e["id"], 0)
+            want = 0 if not e["sampled"] or e["accepted"] < 0 else 1 + e["accepted"]
+            # all of them, or as many as reach the output length (cut at max_tokens)
+            cap = info.output_len_of(e["id"]) - outputs.get(e["id"], 0)
+            assert gained == want or gained == cap < want
+            rolled = e["drafts"] - e["accepted"] if e["accepted"] >= 0 else 0
+            assert enc.computed[e["id"]] == e["start"] + e["n"] - rolled - (want - gained)
+        keyframes[rec["iter"]] = sent_keyframe(enc, config)
+    for at, kf in keyframes.items():
+        state = load_keyframe(info, kf)
+        assert [unpack(state, p) for p in packed[at + 1:]] == records[at + 1:]
+
+
+def test_a_run_without_speculation_packs_no_draft_keys():
+    specs = [RequestSpec(f"r{i}", 20 + i, 6, arrival_step=i) for i in range(4)]
+    config = EngineConfig.from_dict({"block_size": 4, "num_gpu_blocks": 64})
+    enc, dec = StreamState(request_info(specs)), StreamState(request_info(specs))
+    for record in Engine(config, specs).run():
+        p = wire(pack(enc, record.to_dict()))
+        assert not {"sd", "sa", "sz"} & set(p)
+        assert all(set(e) == {"id", "n", "start", "sampled", "kind"}
+                   for e in unpack(dec, p)["scheduled"])
+
+
+def test_steady_drafts_pack_only_the_acceptances():
+    """K drafts every step: `sd` names only a change against the last record, `sa` carries
+    each verify's accepted count."""
+    info = [{"id": "a", "prompt_len": 4, "output_len": 20}]
+    enc, dec = StreamState(info), StreamState(info)
+    first = normalize({"iter": 0, "step": 0, "time_s": 0.0, "arrivals": ["a"], "new": ["a"],
+                       "running": ["a"], "scheduled": [{"id": "a", "n": 4, "start": 0,
+                                                        "sampled": True, "kind": "prefill",
+                                                        "drafts": 0, "accepted": 0}]})
+    p0 = wire(pack(enc, first))
+    assert p0["sd"] == [] and "sa" not in p0 and unpack(dec, p0) == first
+    start = 4
+    for k, accepted in enumerate((2, 0, 3)):
+        rec = normalize({"iter": k + 1, "step": k + 1, "time_s": k + 1.0, "running": ["a"],
+                         "scheduled": [{"id": "a", "n": 4, "start": start, "sampled": True,
+                                        "kind": "decode", "drafts": 3, "accepted": accepted}]})
+        p = wire(pack(enc, rec))
+        assert p["sd"] == ([0, 3] if k == 0 else []) and p["sa"] == [accepted]
+        assert not {"sn", "ss", "sm", "sk"} & set(p)  # a verify is predicted whole
+        assert unpack(dec, p) == rec
+        start += 1 + accepted
+    assert enc.outputs["a"] == 1 + 3 + 1 + 4 and enc.computed["a"] == start
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -87,7 +87,8 @@ def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved:
                             "num_gpu_blocks": blocks, "block_size": config.block_size,
                             "num_usable_blocks": max(0, blocks - 1),
                             "memory_breakdown": _memory_breakdown(track, config),
-                            "not_modelled": _not_modelled(track, config)})
+                            "not_modelled": _not_modelled(track, config),
+                            "acceptance_source": _acceptance_source(track, config, resolved)})
         fits = [(e["label"], t.engine) for e, t in zip(engines, tracks, strict=True)]
         return Built(workload, "replayed" if resolved.records is not None else "simulated",
                      resolved.preset, engines, tracks, configs=configs,
@@ -152,6 +153,16 @@ def _config(base: dict[str, Any], overrides: dict[str, Any], k: int, n: int) -> 
         raise BuildError(str(err), f"{where}{err.field}", "config") from err
     except TypeError as err:
         raise BuildError(f"bad config: {err}", "config", "config") from err
+
+
+def _acceptance_source(track: Track, config: EngineConfig, resolved: Workload) -> str:
+    """Where a speculating run's acceptances come from: a replayed recording's, else the
+    engine's words for it (its summary's acceptance_source)."""
+    if config.speculative is None:
+        return "none"
+    if resolved.records is not None or track.engine is None:
+        return "recorded: the replayed recording"
+    return str(track.engine.acceptance_source)
 
 
 def _not_modelled(track: Track, config: EngineConfig) -> list[str]:

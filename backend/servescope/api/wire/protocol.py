@@ -70,6 +70,9 @@ class EngineInfo(BaseModel):
     num_usable_blocks: int
     memory_breakdown: MemoryBreakdown | None  # null: not priced (placeholder step time)
     not_modelled: list[str] = Field(default_factory=list)  # what of the run is left out
+    # where a speculating run's accepted drafts come from, in the summary's words (recorded
+    # spec_accepted, model: ..., recorded: a replayed recording); none: no speculation
+    acceptance_source: str = "none"
 
 
 class TraceInfo(BaseModel):
@@ -129,6 +132,9 @@ class PackedRecord(BaseModel):
     ss: list[int] | None = None  # [pos, start, ...] exceptions
     sm: list[int] | None = None  # positions whose `sampled` flips the prediction
     sk: list[int] | None = None  # positions whose `kind` flips the prediction
+    sd: list[int] | None = None  # [pos, drafts, ...] exceptions; present: entries carry drafts
+    sa: list[int] | None = None  # `accepted` of each entry with drafts, in order
+    sz: list[int] | None = None  # [pos, accepted, ...] of entries without drafts (else 0)
     nb: list[Index] | None = None  # new_blocks, flat [index, count, block...]
     fb: list[int] | None = None  # freed_blocks
     # kv_events; an eviction (one block removed by no request) as the block id alone

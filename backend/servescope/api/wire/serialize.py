@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from servescope.api.wire.drafts import pack_drafts, unpack_drafts
 from servescope.api.wire.keys import CARRIED, LISTS
 from servescope.api.wire.stream_state import StreamState
 from servescope.core.request import RequestSpec
@@ -136,21 +137,22 @@ def _pack_scheduled(state: StreamState, rec: dict[str, Any], out: dict[str, Any]
     sm: list[int] = []
     sk: list[int] = []
     for pos, e in enumerate(sched):
-        rid, start, n = e["id"], e["start"], e["n"]
+        rid, start, n, drafts = e["id"], e["start"], e["n"], e.get("drafts", 0)
         num_out = outputs.get(rid, 0)
         total = prompt.get(rid, 0) + num_out
         if (hits[rid] if rid in hits else computed.get(rid, 0)) != start:
             ss += [pos, start]
-        if total - start != n:
+        if total - start + drafts != n:
             sn += [pos, n]
-        if (start + n == total) != e["sampled"]:
+        if (start + n - drafts == total) != e["sampled"]:
             sm.append(pos)
-        decode = n == 1 and start == total - 1 and num_out >= 1
+        decode = n == 1 + drafts and start == total - 1 and num_out >= 1
         if decode != (e["kind"] == "decode"):
             sk.append(pos)
     for key, value in (("sn", sn), ("ss", ss), ("sm", sm), ("sk", sk)):
         if value:
             out[key] = value
+    pack_drafts(sched, state.last, out)
 
 
 def _pack_blocks(state: StreamState, rec: dict[str, Any], out: dict[str, Any]) -> None:
@@ -213,15 +215,20 @@ def _unpack_scheduled(state: StreamState, p: dict[str, Any], rec: dict[str, Any]
     starts = dict(zip(p.get("ss", [])[::2], p.get("ss", [])[1::2], strict=True))
     ns = dict(zip(p.get("sn", [])[::2], p.get("sn", [])[1::2], strict=True))
     flip_sampled, flip_kind = set(p.get("sm", [])), set(p.get("sk", []))
+    spec = unpack_drafts(p, ids, state.last)
     out = []
     for pos, r in enumerate(ids):
+        drafts = spec[pos][0] if spec else 0
         start, n, sampled, kind = state.predict_entry(r, starts.get(pos), ns.get(pos),
-                                                      rec["num_cached_tokens"])
+                                                      rec["num_cached_tokens"], drafts)
         if pos in flip_sampled:
             sampled = not sampled
         if pos in flip_kind:
             kind = "decode" if kind == "prefill" else "prefill"
-        out.append({"id": r, "n": n, "start": start, "sampled": sampled, "kind": kind})
+        e = {"id": r, "n": n, "start": start, "sampled": sampled, "kind": kind}
+        if spec:
+            e["drafts"], e["accepted"] = spec[pos]
+        out.append(e)
     return out
 
 

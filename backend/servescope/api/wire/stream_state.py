@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from servescope.api.wire.drafts import entry_update
 from servescope.api.wire.keys import CARRIED, STATUS
 from servescope.core.request_table import request_table
 
@@ -66,14 +67,15 @@ class StreamState:
         return running, waiting
 
     def predict_entry(self, rid: str, start: int | None, n: int | None,
-                      hits: dict[str, int]) -> tuple[int, int, bool, str]:
+                      hits: dict[str, int], drafts: int = 0) -> tuple[int, int, bool, str]:
+        """(start, n, sampled, kind) of a scheduled entry; `n` counts its drafts."""
         total = self.num_tokens(rid)
         if start is None:
             start = hits[rid] if rid in hits else self.computed.get(rid, 0)
         if n is None:
-            n = total - start
-        decode = n == 1 and start == total - 1 and self.outputs.get(rid, 0) >= 1
-        return start, n, start + n == total, "decode" if decode else "prefill"
+            n = total - start + drafts
+        decode = n == 1 + drafts and start == total - 1 and self.outputs.get(rid, 0) >= 1
+        return start, n, start + n - drafts == total, "decode" if decode else "prefill"
 
     # -- folding a record in --
 
@@ -92,9 +94,12 @@ class StreamState:
             self.status[rid] = RUNNING
         self.cached_tokens.update(rec["num_cached_tokens"])
         for e in rec["scheduled"]:
-            self.computed[e["id"]] = e["start"] + e["n"]
+            rid = e["id"]
+            num_output = self.outputs.get(rid, 0)
+            self.computed[rid], kept = entry_update(
+                e, num_output, self.table.output_len_of(rid) if "drafts" in e else None)
             if e["sampled"]:
-                self.outputs[e["id"]] = self.outputs.get(e["id"], 0) + 1
+                self.outputs[rid] = num_output + kept
         for rid, blocks in rec["new_blocks"].items():
             self.tables.setdefault(rid, []).extend(blocks)
         for ev in rec["kv_events"]:

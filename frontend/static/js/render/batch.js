@@ -1,5 +1,7 @@
 // The running batch: this step's token budget as a bar split into each request's scheduled
-// tokens (prefill chunks striped, decodes solid), the budget and max_num_seqs marked, and a
+// tokens (prefill chunks striped, decodes solid; a speculating decode's drafts at its end: the
+// accepted ones lined, the rejected ones ghosted, dotted while the outcome is not applied),
+// the budget and max_num_seqs marked, and a
 // strip of past steps beneath, newest on the right. Both paint pixels straight into ImageData:
 // a 512-request batch is 512 segments narrower than a pixel, so each pixel takes the colour of
 // the request whose tokens cover it.
@@ -43,6 +45,27 @@ function imageFor(ctx, canvas, w, h) {
 }
 
 const STRIPE = 0xb0ffffff;
+// a pixel column's draft role (tokenRole)
+export const ROLE = { none: 0, accepted: 1, rejected: 2, pending: 3 };
+
+/** What the token at `token` (a position along the bar) is within its segment: one of the
+ * drafts at the segment's end (n = 1 + drafts for a decode), accepted, rejected, or pending
+ * (accepted -1: vLLM did not apply the verify's output); else none. */
+export function tokenRole(seg, token) {
+  const drafts = seg.drafts ?? 0;
+  const first = seg.offset + seg.n - drafts;
+  if (!drafts || token < first) return ROLE.none;
+  if (seg.accepted < 0) return ROLE.pending;
+  return token - first < seg.accepted ? ROLE.accepted : ROLE.rejected;
+}
+
+/** A draft pixel's colour: accepted ones lined, rejected ones a ghost of the request's colour
+ * on the track, pending ones dotted. */
+function draftPixel(role, colour, track, x, y) {
+  if (role === ROLE.accepted) return y % 4 === 0 ? STRIPE : colour;
+  if (role === ROLE.rejected) return (x + y) % 4 === 0 ? colour : track;
+  return x % 3 === 0 && y % 3 === 0 ? STRIPE : colour;
+}
 
 /** Where each label goes: `labels` [{x, width, align}] (the mark's x, the text's width), in
  * the order they matter; each sits `gap` / 2 beside its mark, inside [0, w], on the first row
@@ -113,17 +136,23 @@ function paintBar(ctx, canvas, segs, scale, budgetX, w, barH, theme) {
   const at = sampleSegments(segs, scale, w);
   const col = new Uint32Array(w); // each pixel column's colour; stripes go over prefill columns
   const striped = new Uint8Array(w);
+  const role = new Uint8Array(w);
+  let drafts = false;
   for (let x = 0; x < w; x++) {
     const s = at[x];
     if (s < 0) { col[x] = x < budgetX ? track : 0; continue; }
     const edge = x + 1 < w && at[x + 1] !== s && (w / scale) * segs[s].n > 4;
     col[x] = edge ? 0xffffffff : packedFor(segs[s].index ?? 0);
     striped[x] = !edge && segs[s].kind === "prefill" ? 1 : 0;
+    role[x] = edge ? ROLE.none : tokenRole(segs[s], ((x + 0.5) / w) * scale);
+    drafts ||= role[x] !== ROLE.none;
   }
   for (let y = 0; y < barH; y++) {
     const row = y * w;
     px.set(col, row);
     for (let x = 0; x < w; x++) if (striped[x] && (x + y) % 6 < 2) px[row + x] = STRIPE;
+    if (!drafts) continue;
+    for (let x = 0; x < w; x++) if (role[x]) px[row + x] = draftPixel(role[x], col[x], track, x, y);
   }
   ctx.putImageData(img, 0, 0); // replaces the bar's rows; the labels below stay
 }

@@ -10,6 +10,13 @@ export const CHART_SPECS = [
   { key: "throughput", title: "Output tokens/s (rolling)", unit: "tokens/s",
     metrics: ["vllm:generation_tokens_total"],
     series: [["output_tokens_per_s", "output tokens/s", "#0072b2"]] },
+  // shown only for a run that speculates (`speculative`)
+  { key: "acceptance", title: "Draft acceptance per step", unit: "rate / tokens",
+    speculative: true,
+    metrics: ["vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_draft_tokens_total",
+      "vllm:spec_decode_num_drafts_total"],
+    series: [["acceptance_rate", "acceptance rate", "#009e73"],
+      ["mean_acceptance_length", "mean acceptance length", "#cc79a7"]] },
   { key: "ttft", title: "TTFT p50 / p99 (rolling)", unit: "ms",
     metrics: ["vllm:time_to_first_token_seconds"],
     series: [["ttft_p50_ms", "TTFT p50", "#117733"], ["ttft_p99_ms", "TTFT p99", "#882255"]] },
@@ -63,7 +70,7 @@ function options(spec, width, height, theme) {
       { label: "t (s)", value: (u, v) => (v == null ? "-" : v.toFixed(3)) },
       ...spec.series.map(([, label, stroke]) => ({
         label, stroke, width: 2, spanGaps: false,
-        value: (u, v) => (v == null ? "-" : v.toFixed(1)),
+        value: (u, v) => (v == null ? "-" : v.toFixed(spec.speculative ? 2 : 1)),
       })),
     ],
     // projected: one row of names, no live values, and none for one line (the title names it)
@@ -71,7 +78,8 @@ function options(spec, width, height, theme) {
   };
 }
 
-/** One uPlot per spec inside `container`; returns {update(history, cursor_s), resize(w), charts}. */
+/** One uPlot per spec inside `container`; returns {update(history, cursor_s, {speculative}),
+ * resize(w), charts}; a `speculative` spec's chart shows only while `speculative` is true. */
 export function createCharts(uPlot, container, theme, specs = CHART_SPECS, width = 420, height = 170, plugins = []) {
   const charts = specs.map((spec) => {
     const el = container.ownerDocument.createElement("div");
@@ -124,7 +132,8 @@ export function staleCharts(lengths, length, oneChart) {
   return [stale.reduce((a, i) => (lengths[i] < lengths[a] ? i : a), stale[0])];
 }
 
-function updateCharts(charts, history, cursor_s, { oneChart = false } = {}) {
+function updateCharts(charts, history, cursor_s, { oneChart = false, speculative = false } = {}) {
+  for (const c of charts) if (c.spec.speculative) c.el.hidden = !speculative;
   const pick = staleCharts(charts.map((c) => c.length), history.length, oneChart);
   for (const i of pick) {
     const c = charts[i];

@@ -170,7 +170,8 @@ export class KvGrid {
       : owner >= 0 ? Math.round((run.fill[b] / run.blockSize) * cell) : 0;
     const freeCached = owner === -1 && run.cached[b] && run.lastOwner[b] >= 0 && !run.reqs[run.lastOwner[b]]?.placeholder;
     const who = b === 0 ? -3 : owner !== -1 ? owner : freeCached ? -4 - run.lastOwner[b] : -1;
-    const bits = filledRows | (run.cached[b] << 8) | ((run.ref[b] > 1) << 9) | (flash << 10);
+    const bits = filledRows | (run.cached[b] << 8) | ((run.ref[b] > 1) << 9) | (flash << 10) |
+      ((run.lookahead?.[b] ?? 0) << 11);
     if (this.shownWho[b] === who && this.shownBits[b] === bits) return false;
     this.shownWho[b] = who;
     this.shownBits[b] = bits;
@@ -209,6 +210,12 @@ export class KvGrid {
       for (let y = 0; y < dot; y++) {
         for (let x = cell - dot + y; x < cell; x++) px[(y0 + y) * w + x0 + x] = mark;
       }
+    }
+    const lookahead = run.lookahead?.[b] ?? 0;
+    if (lookahead && cell >= 3) { // a dotted top edge: lookahead slots, kept (mark) or released
+      const colour = lookahead === 1 ? mark : this.theme.free;
+      for (let x = 0; x < cell; x += 2) px[y0 * w + x0 + x] = colour;
+      if (lookahead === 2) for (let i = 0; i < cell; i += 2) px[(y0 + i) * w + x0 + cell - 1 - i] = colour;
     }
     if (flash && cell >= 4) {
       for (let i = 0; i < cell; i++) {

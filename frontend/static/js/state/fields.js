@@ -22,8 +22,52 @@ export let SYNTHETIC_FIELDS = [];
 /** The forms' fields from the server's schema {config: [...], synthetic: [...]}. */
 export function setFieldSchema(schema) {
   const rank = (f) => (CONFIG_FORM.includes(f.name) ? CONFIG_FORM.indexOf(f.name) : CONFIG_FORM.length);
-  CONFIG_FIELDS = (schema?.config ?? []).map(withNone).sort((a, b) => rank(a) - rank(b));
+  CONFIG_FIELDS = (schema?.config ?? []).flatMap(speculativeFields).map(withNone)
+    .sort((a, b) => rank(a) - rank(b));
   SYNTHETIC_FIELDS = (schema?.synthetic ?? []).map(withNone);
+}
+
+// vLLM's --speculative-config JSON is one field on the server; the form shows the three a user
+// sets (the rest keep vLLM's defaults) and reads them back into it. The methods: the server's
+// options where it lists them, else the common ones of vLLM 0.33's SpeculativeMethod
+// (vllm/config/speculative.py).
+const SPEC = "speculative_config";
+const SPEC_METHODS = ["ngram", "eagle", "eagle3", "mtp", "draft_model", "suffix"];
+
+function speculativeFields(field) {
+  if (field.name !== SPEC) return [field];
+  return [
+    { name: `${SPEC}.method`, kind: "choice", nullable: true, options: field.options ?? SPEC_METHODS,
+      help: "speculative decoding's drafting method (--speculative-config method); none: off" },
+    { name: `${SPEC}.num_speculative_tokens`, kind: "int", nullable: true, min: 1,
+      help: "K: draft tokens proposed per request per step" },
+    { name: `${SPEC}.model`, kind: "text", nullable: true,
+      help: "the draft model or EAGLE/MTP head (none: the method's own, e.g. [ngram])" },
+  ];
+}
+
+/** A field's value in a config: a speculative_config part is read inside that object. */
+export function fieldValue(values, field) {
+  const [head, part] = field.name.split(".");
+  return part === undefined ? values?.[head] : values?.[head]?.[part];
+}
+
+/** The parts' values as the one speculative_config object (null when no method is chosen). */
+function foldSpeculative(values, errors) {
+  const parts = Object.keys(values).filter((k) => k.startsWith(`${SPEC}.`));
+  if (!parts.length) return;
+  const spec = {};
+  for (const k of parts) {
+    if (values[k] !== null) spec[k.slice(SPEC.length + 1)] = values[k];
+    delete values[k];
+  }
+  if (!spec.method) {
+    values[SPEC] = null;
+    return;
+  }
+  const k = `${SPEC}.num_speculative_tokens`;
+  if (spec.num_speculative_tokens === undefined && !errors[k]) errors[k] = `${k}: a value is required with a method`;
+  values[SPEC] = spec;
 }
 
 function withNone(field) {
@@ -43,7 +87,7 @@ export function parseField(field, raw) {
     if (!field.options.includes(text)) throw new Error(`must be one of ${field.options.join(", ")}`);
     return text;
   }
-  if (field.kind === "catalog") return String(text); // the server resolves the catalog's aliases
+  if (field.kind === "catalog" || field.kind === "text") return String(text); // the server resolves a catalog's aliases
   const value = Number(text);
   if (!Number.isFinite(value)) throw new Error(`expected a number, got ${JSON.stringify(String(text))}`);
   if (field.kind === "int" && !Number.isInteger(value)) throw new Error(`expected a whole number, got ${text}`);
@@ -83,6 +127,7 @@ export function validateForm(fields, raw) {
     }
   }
   crossCheck(values, errors);
+  foldSpeculative(values, errors);
   return { values, errors };
 }
 

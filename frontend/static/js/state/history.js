@@ -2,6 +2,7 @@
 // plot, per-request timeline spans, and each step's batch for the strip of past steps.
 // Records replayed after a seek back are already known and leave the history unchanged.
 
+import { tokensOut } from "../transport/drafts.js";
 import { isPlaceholder } from "./reduce.js";
 import { LogHistogram, Ring } from "./stats.js";
 
@@ -11,7 +12,7 @@ export const COLUMNS = [
   "ttft_p50_ms", "ttft_p99_ms", "itl_p50_ms", "itl_p99_ms", "kv_usage_pct",
   "num_running", "num_waiting", "num_preempted", "num_preemptions_total",
   "throughput_tok_per_s", "mean_ttft_ms", "p99_itl_ms", "kv_waste_pct", "start_s", "iter",
-  "num_finished_total", "num_first_tokens_total",
+  "num_finished_total", "num_first_tokens_total", "acceptance_rate", "mean_acceptance_length",
 ];
 
 const RATE_WINDOW = 32; // records in the rolling output-rate window
@@ -78,8 +79,9 @@ function recordSpans(h, rec, i, t1) {
 function recordTokens(h, rec, t1) {
   let tokens = 0;
   for (const e of rec.scheduled) {
-    if (!e.sampled) continue;
-    tokens += 1;
+    const out = tokensOut(e); // a verify emits its accepted drafts with its token
+    if (!out) continue;
+    tokens += out;
     if (isPlaceholder(e.id)) continue;
     const prev = h.lastToken.get(e.id);
     if (prev === undefined) {
@@ -96,6 +98,20 @@ function recordTokens(h, rec, t1) {
   }
   h.totals.tokens += tokens;
   return tokens;
+}
+
+/** The step's verifies (entries with drafts whose output is applied), as vLLM's spec-decode
+ * metrics take them: accepted / draft tokens, and 1 + accepted / verifies (null: none). */
+export function stepAcceptance(rec) {
+  let verifies = 0, drafts = 0, accepted = 0;
+  for (const e of rec.scheduled) {
+    if (!e.drafts || e.accepted < 0) continue;
+    verifies += 1;
+    drafts += e.drafts;
+    accepted += e.accepted;
+  }
+  return verifies ? { acceptance_rate: accepted / drafts, mean_acceptance_length: 1 + accepted / verifies }
+    : { acceptance_rate: null, mean_acceptance_length: null };
 }
 
 function arrivalTime(run, id, rec) {
@@ -156,6 +172,7 @@ export function appendRecord(h, rec, run = null) {
     kv_waste_pct: tot.slots > 0 ? (100 * tot.waste) / tot.slots : 0,
     num_finished_total: tot.finished,
     num_first_tokens_total: tot.ttft_count,
+    ...stepAcceptance(rec),
   };
   for (const c of COLUMNS) h.cols[c].push(row[c]);
   h.stepToIter.set(rec.step, i);

@@ -9,6 +9,8 @@ function clearBlocks(run) {
   run.ref.fill(0);
   run.fill.fill(0);
   run.cached.fill(0);
+  run.lookahead.fill(0);
+  run.lookaheadList = [];
   run.changed.fill(0);
   run.changedList = [];
   run.tables = new Map();

@@ -5,7 +5,13 @@
 //                                        [ 9 | 3 | 12 ]  --->  ..|3|..|9|..|12|..
 //   ref[b] = number of tables holding b; owner[b] = the first live holder (-1 when free).
 
+import { entryUpdate } from "../transport/drafts.js";
+
 export const NO_OWNER = -1;
+// run.lookahead[b]: block b holds slots of this step's drafts (vLLM's lookahead slots,
+// allocated with the step's blocks), kept; or every draft slot it holds was rejected and rolled
+// back (released: the next step writes over them)
+export const LOOKAHEAD = { none: 0, reserved: 1, released: 2 };
 
 /** A fresh run from the server's init message. */
 export function createRun(init) {
@@ -24,6 +30,8 @@ export function createRun(init) {
     fill: new Uint8Array(numBlocks),
     cached: new Uint8Array(numBlocks),
     changed: new Uint8Array(numBlocks),
+    lookahead: new Uint8Array(numBlocks),
+    lookaheadList: [],
     changedList: [],
     tables: new Map(),
     running: [],
@@ -151,11 +159,39 @@ function applyCacheEvents(run, events) {
   }
 }
 
+/** Mark the blocks holding entry `e`'s draft slots, [start + n - drafts, start + n): released
+ * where all of them lie past what the update kept (its rejected drafts), else reserved. */
+function markLookahead(run, e, kept) {
+  const table = run.tables.get(e.id);
+  if (!e.drafts || !table) return;
+  const bs = run.blockSize;
+  const end = e.start + e.n;
+  for (let p = Math.floor((end - e.drafts) / bs); p <= Math.floor((end - 1) / bs) && p < table.length; p++) {
+    const b = table[p];
+    const from = Math.max(p * bs, end - e.drafts);
+    const mark = from >= kept ? LOOKAHEAD.released : LOOKAHEAD.reserved;
+    if (run.lookahead[b] === LOOKAHEAD.none) run.lookaheadList.push(b);
+    run.lookahead[b] = Math.min(run.lookahead[b] || mark, mark);
+    touch(run, b);
+  }
+}
+
+/** Last step's lookahead marks cleared (each record shows its own). */
+export function clearLookahead(run) {
+  for (const b of run.lookaheadList) {
+    run.lookahead[b] = LOOKAHEAD.none;
+    touch(run, b);
+  }
+  run.lookaheadList = [];
+}
+
 function applySchedule(run, rec, firstNew) {
   for (const e of rec.scheduled) {
     const r = run.reqs[requestIndex(run, e.id)];
-    r.num_computed_tokens = e.start + e.n;
-    if (e.sampled) r.num_output_tokens += 1;
+    const [computed, kept] = entryUpdate(e, r.num_output_tokens, r.spec?.output_len);
+    r.num_computed_tokens = computed;
+    r.num_output_tokens += kept;
+    markLookahead(run, e, r.num_computed_tokens);
     r.status = "running";
     const from = Math.floor(e.start / run.blockSize);
     refill(run, e.id, Math.min(from, firstNew.get(e.id) ?? from));
@@ -204,6 +240,7 @@ function giveBack(run, facts, id, reassign) {
 export function applyRecord(run, rec) {
   const reassign = new Set();
   const facts = stepFacts(run, rec);
+  clearLookahead(run);
   for (const id of rec.preempted) {
     facts.num_computed_at_preemption.set(id, run.reqs[requestIndex(run, id)].num_computed_tokens);
     giveBack(run, facts, id, reassign);

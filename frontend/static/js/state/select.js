@@ -7,7 +7,8 @@ export function batchView(run) {
   if (!rec) return { segments: [], budget: 0, used: 0, num_seqs: 0, max_num_seqs: 0 };
   let offset = 0;
   const segments = rec.scheduled.map((e) => {
-    const seg = { id: e.id, index: run.index.get(e.id), n: e.n, kind: e.kind, offset };
+    const seg = { id: e.id, index: run.index.get(e.id), n: e.n, kind: e.kind, offset,
+      drafts: e.drafts ?? 0, accepted: e.accepted ?? 0 };
     offset += e.n;
     return seg;
   });
@@ -19,7 +20,19 @@ export function batchView(run) {
     max_num_seqs: rec.max_num_seqs,
     num_prefill_tokens: sumKind(segments, "prefill"),
     num_decode_tokens: sumKind(segments, "decode"),
+    speculative: rec.scheduled.length > 0 && rec.scheduled[0].drafts !== undefined,
+    num_draft_tokens: segments.reduce((a, s) => a + s.drafts, 0),
+    num_accepted_tokens: segments.reduce((a, s) => a + (s.drafts && s.accepted > 0 ? s.accepted : 0), 0),
   };
+}
+
+/** The batch line's words on drafts: " · D drafts, A accepted" for a speculating step, and
+ * where the acceptances come from (the engine's acceptance_source: recorded, model or none). */
+export function draftsCaption(view, source = null) {
+  if (!view.speculative) return "";
+  const from = source === "none" ? "none, every draft rejected" : source;
+  return ` · ${view.num_draft_tokens} draft${view.num_draft_tokens === 1 ? "" : "s"}, ` +
+    `${view.num_accepted_tokens} accepted` + (from ? ` (acceptance: ${from})` : "");
 }
 
 function sumKind(segments, kind) {

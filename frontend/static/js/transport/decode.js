@@ -3,6 +3,7 @@
 // Mirrors backend/servescope/api/wire/serialize.py and stream_state.py line for line; tests/api
 // checks the two agree.
 
+import { entryUpdate, unpackDrafts } from "./drafts.js";
 import { CARRIED, LISTS, STATUS } from "./keys.js";
 
 export { STATUS };
@@ -25,6 +26,7 @@ export class StreamState {
   constructor(requests, total = requests.length) {
     this.ids = requests.map((r) => r.id);
     this.promptLen = new Map(requests.map((r) => [r.id, r.prompt_len]));
+    this.outputLen = new Map(requests.map((r) => [r.id, r.output_len]));
     this.total = total;
     this.status = new Map();
     this.computed = new Map();
@@ -52,6 +54,7 @@ export class StreamState {
     for (const r of requests) {
       this.ids.push(r.id);
       this.promptLen.set(r.id, r.prompt_len);
+      this.outputLen.set(r.id, r.output_len);
     }
   }
 
@@ -69,12 +72,13 @@ export class StreamState {
     return [running, waiting];
   }
 
-  predictEntry(rid, start, n, hits) {
+  /** [start, n, sampled, kind] of a scheduled entry; `n` counts its drafts. */
+  predictEntry(rid, start, n, hits, drafts = 0) {
     const total = this.numTokens(rid);
     if (start === undefined) start = Object.hasOwn(hits, rid) ? hits[rid] : (this.computed.get(rid) ?? 0);
-    if (n === undefined) n = total - start;
-    const decode = n === 1 && start === total - 1 && (this.outputs.get(rid) ?? 0) >= 1;
-    return [start, n, start + n === total, decode ? "decode" : "prefill"];
+    if (n === undefined) n = total - start + drafts;
+    const decode = n === 1 + drafts && start === total - 1 && (this.outputs.get(rid) ?? 0) >= 1;
+    return [start, n, start + n - drafts === total, decode ? "decode" : "prefill"];
   }
 
   apply(rec) {
@@ -88,8 +92,10 @@ export class StreamState {
     for (const r of [...rec.new, ...rec.resumed]) this.status.set(r, 2);
     for (const [r, n] of Object.entries(rec.num_cached_tokens)) this.cachedTokens.set(r, n);
     for (const e of rec.scheduled) {
-      this.computed.set(e.id, e.start + e.n);
-      if (e.sampled) this.outputs.set(e.id, (this.outputs.get(e.id) ?? 0) + 1);
+      const numOutput = this.outputs.get(e.id) ?? 0;
+      const [computed, kept] = entryUpdate(e, numOutput, this.outputLen.get(e.id));
+      this.computed.set(e.id, computed);
+      if (e.sampled) this.outputs.set(e.id, numOutput + kept);
     }
     for (const [r, blocks] of Object.entries(rec.new_blocks)) {
       if (!this.tables.has(r)) this.tables.set(r, []);
@@ -123,11 +129,15 @@ function unpackScheduled(state, p, rec) {
   const ns = pairs(p.sn ?? []);
   const flipSampled = new Set(p.sm ?? []);
   const flipKind = new Set(p.sk ?? []);
+  const spec = unpackDrafts(p, ids, state.last);
   return ids.map((r, pos) => {
-    let [start, n, sampled, kind] = state.predictEntry(r, starts.get(pos), ns.get(pos), rec.num_cached_tokens);
+    const drafts = spec ? spec[pos][0] : 0;
+    let [start, n, sampled, kind] = state.predictEntry(r, starts.get(pos), ns.get(pos), rec.num_cached_tokens, drafts);
     if (flipSampled.has(pos)) sampled = !sampled;
     if (flipKind.has(pos)) kind = kind === "prefill" ? "decode" : "prefill";
-    return { id: r, n, start, sampled, kind };
+    const e = { id: r, n, start, sampled, kind };
+    if (spec) [e.drafts, e.accepted] = spec[pos];
+    return e;
   });
 }
 

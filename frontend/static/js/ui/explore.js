@@ -13,7 +13,7 @@ import { requestCount, timelineMode } from "../state/timeline_window.js";
 import { timelineInfo, TimelineView } from "./timeline_view.js";
 import { drainChanged, isPlaceholder } from "../state/reduce.js";
 import { textPx } from "./projection.js";
-import { batchView, blockInfo, blockTable, lanes, lessonRow, pastBatches, requestInfo } from "../state/select.js";
+import { batchView, blockInfo, draftsCaption, blockTable, lanes, lessonRow, pastBatches, requestInfo } from "../state/select.js";
 
 const $ = (doc, id) => doc.getElementById(id);
 // Projection shows the charts a lecture reads from the back row, in one row.
@@ -183,7 +183,7 @@ export class ExploreView {
     this.timed("strip", () => drawStrip(this.el.strip, past, view.budget || run.record?.token_budget || 1, this.theme, run));
     this.el.batchInfo.textContent = `${view.used} of ${view.budget} tokens · ` +
       `${view.num_prefill_tokens ?? 0} prefill, ${view.num_decode_tokens ?? 0} decode · ` +
-      `${view.num_seqs} of ${view.max_num_seqs} seqs`;
+      `${view.num_seqs} of ${view.max_num_seqs} seqs` + draftsCaption(view, pane.init?.acceptance_source);
     this.drawPoolInfo(run, history);
     this.timed("queues", () => drawQueues(this.el.lanes, lanes(run), run));
     this.drawTimeline(pane);
@@ -210,7 +210,8 @@ export class ExploreView {
     if (!this.charts) return;
     const rec = pane.run.record;
     const cursorS = rec ? rec.time_s + rec.step_time_ms / 1000 : undefined;
-    this.timed("charts", () => this.charts.update(pane.history, cursorS, { oneChart: pane.playing }));
+    const speculative = !!pane.run.config?.speculative_config;
+    this.timed("charts", () => this.charts.update(pane.history, cursorS, { oneChart: pane.playing, speculative }));
   }
 
   /** A row per request from the page's history while the run is small and no window is

@@ -1,7 +1,7 @@
 // The config and workload panels: forms built from the field lists (flag names as labels),
 // read back and validated, with each bad field's message shown beside it.
 
-import { CONFIG_FIELDS, SYNTHETIC_FIELDS, setFieldSchema, validateForm } from "../state/fields.js";
+import { CONFIG_FIELDS, SYNTHETIC_FIELDS, fieldValue, setFieldSchema, validateForm } from "../state/fields.js";
 import { bindAsyncDefault, choose, selectFor } from "./config_form.js";
 import { baseConfig, blocksNote, RESOLVED } from "../state/config_state.js";
 
@@ -16,7 +16,7 @@ function input(doc, field, value) {
       el.checked = !!value;
     } else {
       el.type = "text";
-      el.inputMode = "decimal";
+      el.inputMode = field.kind === "text" ? "text" : "decimal";
       el.value = value ?? "";
     }
   }
@@ -39,7 +39,7 @@ export function buildForm(form, fields, values) {
       name.append(...(k ? [doc.createElement("wbr"), part] : [part]));
     }
     if (field.help) name.title = field.help;
-    label.append(name, input(doc, field, values?.[field.name]));
+    label.append(name, input(doc, field, fieldValue(values, field)));
     frag.appendChild(label);
   }
   form.appendChild(frag);
@@ -52,7 +52,7 @@ export function fillForm(form, fields, values, readOnly = false) {
   for (const field of fields) {
     const el = form.querySelector(`[name="${field.name}"]`);
     if (!el) continue;
-    const value = values?.[field.name];
+    const value = fieldValue(values, field);
     if (field.kind === "bool") el.checked = !!value;
     else if (el.tagName === "SELECT") choose(el, field, value);
     else el.value = value ?? "";
