@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from servescope.core.config_error import ConfigError
+from servescope.core.config_error import ConfigError as ConfigError  # re-exported
 from servescope.core.speculative import SpeculativeConfig, parse_speculative_config
 
 ALLOCATORS = ("paged", "max", "pow2", "oracle")

@@ -154,13 +154,13 @@ class StepRecord:
 
 
     def _scheduled_dicts(self) -> list[dict[str, Any]]:
-        rows = [{"id": e.id, "n": e.n, "start": e.start, "sampled": e.sampled,
+        rows: list[dict[str, Any]] = [{"id": e.id, "n": e.n, "start": e.start, "sampled": e.sampled,
                  "kind": "prefill" if e.prefill else "decode"} for e in self.scheduled]
         drafts, accepted = self.drafts, self.accepted
         if drafts is not None:  # only with speculation: other records keep their shape
-            for row in rows:
-                row["drafts"] = drafts.get(row["id"], 0)
-                row["accepted"] = -1 if accepted is None else accepted.get(row["id"], -1)
+            for row, e in zip(rows, self.scheduled, strict=True):
+                row["drafts"] = drafts.get(e.id, 0)
+                row["accepted"] = -1 if accepted is None else accepted.get(e.id, -1)
         return rows
 
 

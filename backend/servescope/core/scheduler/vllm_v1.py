@@ -152,7 +152,7 @@ class VllmV1Scheduler(Scheduler):
                 - request.num_output_placeholders)
         return max(0, min(past, held))
 
-    def _padding(self, num_computed: int, n: int) -> int | None:
+    def _padding(self, num_computed: int, n: int) -> int:
         """Placeholder drafts for a one-token admission (Scheduler.schedule, "Pad new decode
         requests to uniform spec decoding size"): K when no running prefill chunk was
         scheduled and some running request was (or it has computed tokens) and 1 + K + 1
