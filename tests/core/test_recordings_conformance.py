@@ -21,7 +21,8 @@ def test_the_recordings_cover_the_cases() -> None:
             "async_preemption_heavy", "async_prefix_sysprompt", "async_block32",
             "async_last_token_in_flight", "spec_ample_kv", "spec_tight_kv", "spec_chunked",
             "spec_prefix", "async_spec_ample_kv", "async_spec_tight_kv", "async_spec_chunked",
-            "async_spec_prefix"} <= names
+            "async_spec_prefix", "spec_loaded", "async_spec_loaded", "spec_eagle3_tight_kv",
+            "async_spec_eagle3_tight_kv"} <= names
     for path in FILES:
         assert path.stat().st_size < 1_000_000, path.name
 
@@ -116,3 +117,37 @@ def test_a_changed_acceptance_is_caught() -> None:
     first = head["requests"][0]
     first["spec_accepted"] = [3 - a for a in first["spec_accepted"]]
     assert first_difference(list(views(replay(head))), list(views(rows))) is not None
+
+
+def _verifies(name: str) -> list[dict]:
+    return [s for r in read_recording(RECORDINGS / f"{name}.jsonl")[1] for s in r["scheduled"]
+            if s["drafts"]]
+
+
+def test_under_load_async_scheduling_drafts_as_much_as_sync() -> None:
+    """vLLM's AsyncScheduler gives every decode K placeholder drafts when it is scheduled
+    (AsyncScheduler._update_after_schedule; EngineCore.post_step never calls
+    update_draft_token_ids under async): with up to 40 decodes of 1 + 5 tokens at once it
+    verifies as many drafts as the sync scheduler does (a few more: steps in flight for
+    requests that finished meanwhile). Our engine replays both step for step above."""
+    sync, asynchronous = _verifies("spec_loaded"), _verifies("async_spec_loaded")
+    head, rows = read_recording(RECORDINGS / "async_spec_loaded.jsonl")
+    assert head["config"]["speculative_config"]["num_speculative_tokens"] == 5
+    assert max(sum(1 for s in r["scheduled"] if s["drafts"]) for r in rows) >= 30
+    assert len(sync) > 2500 and len(sync) <= len(asynchronous) <= 1.05 * len(sync)
+    assert all(s["drafts"] == 5 for s in asynchronous if s["accepted"] >= 0)
+
+
+@pytest.mark.parametrize("name", ["spec_eagle3_tight_kv", "async_spec_eagle3_tight_kv"])
+def test_eagle3_recordings_check_the_lookahead_slots(name: str) -> None:
+    """EAGLE-3 reserves K lookahead slots in every allocate_slots (VllmConfig.
+    num_lookahead_tokens); the same run with ngram (no lookahead) decides otherwise, and the
+    KV is tight enough to preempt."""
+    head, rows = read_recording(RECORDINGS / f"{name}.jsonl")
+    assert head["recorder"]["model_runner"] == "v2"
+    assert sum(len(r["preempted"]) for r in rows) >= 2
+    asynchronous = head["config"]["async_scheduling"]
+    head["config"]["speculative_config"] = {**head["config"]["speculative_config"],
+                                            "method": "ngram"}
+    assert first_difference(list(views(replay(head), asynchronous)),
+                            list(views(rows, asynchronous))) is not None

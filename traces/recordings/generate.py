@@ -133,12 +133,17 @@ NGRAM = {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4,
          "prompt_lookup_min": 2}
 
 
-def _speculative(rng: np.random.Generator, config: dict[str, Any],
-                 rows: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    k = NGRAM["num_speculative_tokens"]
+# EAGLE-3 without weights: the driver points the draft at its tiny local model config; the
+# scheduler reads only num_lookahead_tokens (K lookahead slots a request, allocate_slots)
+EAGLE3 = {"method": "eagle3", "num_speculative_tokens": 3}
+
+
+def _speculative(rng: np.random.Generator, config: dict[str, Any], rows: list[dict[str, Any]],
+                 spec: dict[str, Any] = NGRAM) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    k = spec["num_speculative_tokens"]
     for row in rows:
         row["spec_accepted"] = [int(a) for a in rng.integers(0, k + 1, row["output_len"])]
-    return {**config, "speculative_config": NGRAM}, rows
+    return {**config, "speculative_config": spec}, rows
 
 
 def spec_ample_kv(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -178,7 +183,33 @@ def spec_prefix(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str
                         rows)
 
 
-SPEC = (spec_ample_kv, spec_tight_kv, spec_chunked, spec_prefix)
+def spec_loaded(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Load: 40 requests within 8 steps, long outputs, ngram K = 5, acceptance mostly low:
+    up to 40 decodes of 1 + 5 tokens at once share a 2048-token budget, the late arrivals'
+    prefills beside them (issue #34: async scheduling drafts as many as sync under load)."""
+    n = 40
+    rows = _rows("l", sorted(int(s) for s in rng.integers(0, 8, n)), rng.integers(30, 200, n),
+                 rng.integers(120, 220, n))
+    spec = {**NGRAM, "num_speculative_tokens": 5}
+    config, rows = _speculative(rng, BASE, rows, spec)
+    for row in rows:  # mostly 0-2 accepted, as n-gram on chat (few long matches)
+        row["spec_accepted"] = [int(a) for a in rng.choice(6, len(row["spec_accepted"]),
+                                                           p=[.4, .25, .15, .1, .05, .05])]
+    return config, rows
+
+
+def spec_eagle3_tight_kv(rng: np.random.Generator
+                         ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """EAGLE-3, K = 3, 16 requests in 70 blocks: every allocation reserves 3 lookahead slots,
+    so blocks run out a few tokens earlier than the scheduled tokens need; preemptions."""
+    n = 16
+    return _speculative(rng, {**BASE, "num_gpu_blocks": 70},
+                        _rows("e", _poisson(rng, n, 2.0), rng.integers(20, 120, n),
+                              rng.integers(40, 120, n)), EAGLE3)
+
+
+SPEC = (spec_ample_kv, spec_tight_kv, spec_chunked, spec_prefix, spec_loaded,
+        spec_eagle3_tight_kv)
 WORKLOADS = {f.__name__: f for f in (ample_kv, preemption_heavy, long_prefill_chunked,
                                      long_prefill_lpt256, prefix_sysprompt,
                                      priority_preemption, *SPEC)}

@@ -17,6 +17,10 @@ from typing import Any
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")  # a CUDA wheel on a GPU-less host
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Model Runner V2, what 0.33 picks by default (VllmConfig.use_v2_model_runner), which falls
+# back to the V1 runner only for want of Triton here; the scheduler reads no more of it
+# than this flag (docs/capture.md, "Model Runner V2")
+os.environ.setdefault("VLLM_USE_V2_MODEL_RUNNER", "1")
 
 from servescope.capture.outputs import fake_output, propose_drafts  # noqa: E402
 
@@ -87,13 +91,16 @@ def build_scheduler(config: dict[str, Any], max_model_len: int,
 
 
 def _speculative(config: dict[str, Any], model_config: Any) -> Any:
-    """vLLM's SpeculativeConfig from the engine config's speculative_config JSON (ngram needs
-    no draft weights), or None."""
+    """vLLM's SpeculativeConfig from the engine config's speculative_config JSON, or None.
+    ngram needs no draft; an EAGLE-family draft without a model is the target's tiny config
+    (read, never run: the scheduler takes only num_lookahead_tokens from it)."""
     given = config.get("speculative_config")
     if not given:
         return None
     from vllm.config import ParallelConfig, SpeculativeConfig
 
+    if given.get("method") in ("eagle", "eagle3") and not given.get("model"):
+        given = {**given, "model": model_config.model}
     return SpeculativeConfig(**given, target_model_config=model_config,
                              target_parallel_config=ParallelConfig())
 

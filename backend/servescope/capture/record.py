@@ -35,6 +35,7 @@ class StepRecorder:
         self.preempted: list[str] = []
         self.freed: list[int] = []
         self.events: list[dict[str, Any]] = []
+        self.seen: set[str] = set()  # scheduled at least once and not finished
         self.open: deque[dict[str, Any]] = deque()  # scheduled, not yet updated
         self.done: list[dict[str, Any]] = []  # updated, not yet handed to the writer
         self.writer = StepWriter(path, lambda rid: self.requests[rid]["prompt_len"],
@@ -79,6 +80,7 @@ class StepRecorder:
         preempted = [rid for rid in self.preempted if rid in preempted_set]
         preempted += sorted(preempted_set.difference(preempted))
         self.open.append({
+            **self._new_rows(output),
             "output": output, "step": self.step, "iter": self.num_records,
             "time_s": round(started - (self.t0 or started), 9), "started": started,
             "arrivals": self.arrivals, "preempted": preempted,
@@ -92,6 +94,20 @@ class StepRecorder:
         self.num_records += 1
         self.step += 1
 
+    def _new_rows(self, output: Any) -> dict[str, Any]:
+        """Model Runner V2 sends a resumed request as a new one (Scheduler.schedule,
+        "if self.use_v2_model_runner: scheduled_new_reqs.extend(scheduled_resumed_reqs)")
+        with its tokens so far (prefill_token_ids, a live list: measured now). Those seen
+        scheduled before are resumed; their num_tokens before the step is that length."""
+        resumed, totals = [], {}
+        for req in output.scheduled_new_reqs:
+            if req.prefill_token_ids is not None:
+                totals[req.req_id] = len(req.prefill_token_ids)
+            if req.req_id in self.seen:
+                resumed.append(req.req_id)
+        self.seen.update(output.num_scheduled_tokens)
+        return {"resumed_as_new": resumed, "new_totals": totals}
+
     def on_update(self, scheduler: Any, output: Any, engine_outputs: dict[Any, Any],
                   accepted: dict[str, int] | None = None) -> None:
         if not self.open or self.open[0]["output"] is not output:
@@ -104,6 +120,7 @@ class StepRecorder:
                     if o.finish_reason is not None]
         for rid in finished:
             self._set_output_len(self.live.pop(rid, None))
+            self.seen.discard(rid)
         aborted = snap.get("finished", [])  # aborted while the step was in flight
         snap["finished"], snap["released"] = finished + aborted, finished + aborted
         snap["step_time_ms"] = round((time.time() - snap.pop("started")) * 1000.0, 6)
@@ -114,6 +131,7 @@ class StepRecorder:
         """Requests finished from outside (client aborts): freed between or during steps."""
         for request in aborted:
             self.live.pop(request.request_id, None)
+            self.seen.discard(request.request_id)
             self._set_output_len(request)
         target = self.open[-1] if self.open else (self.done[-1] if self.done else None)
         if target is None:

@@ -74,7 +74,9 @@ def _recording_mixin() -> type:
             import vllm
 
             info = {"vllm_version": vllm.__version__, "scheduler_cls": type(self).__name__,
-                    "async_scheduling": self._async_scheduling}
+                    "async_scheduling": self._async_scheduling,
+                    "model_runner": "v2" if getattr(self, "use_v2_model_runner", False)
+                    else "v1"}
             self.servescope_recorder = StepRecorder(capture_path(), engine_config(self), info)
             _hook_block_pool(self.kv_cache_manager.block_pool, self.servescope_recorder)
             atexit.register(self.servescope_recorder.close)

@@ -59,6 +59,7 @@ class StepWriter:
     def to_dict(self, snap: dict[str, Any]) -> dict[str, Any]:
         output = snap["output"]
         starts, totals, new_blocks = self._per_request(output)
+        totals.update(snap.get("new_totals", {}))
         scheduled = []
         accepted = snap.get("accepted")  # present only with speculative decoding
         for rid, n in output.num_scheduled_tokens.items():
@@ -69,8 +70,9 @@ class StepWriter:
             if accepted is not None:
                 row.update(drafts=drafts, accepted=accepted.get(rid, -1))
             scheduled.append(row)
-        new = [r.req_id for r in output.scheduled_new_reqs]
-        resumed_set = output.scheduled_cached_reqs.resumed_req_ids
+        resumed_set = {*output.scheduled_cached_reqs.resumed_req_ids,
+                       *snap.get("resumed_as_new", ())}
+        new = [r.req_id for r in output.scheduled_new_reqs if r.req_id not in resumed_set]
         resumed = [rid for rid in output.num_scheduled_tokens if rid in resumed_set]
         free = snap["num_free_blocks"]
         return {

@@ -5,7 +5,9 @@ A request scheduled to sample holds a placeholder for that token (counted in
 blocks it completed and frees the requests that finished, after step N + 1 was planned with
 their blocks still held. A request whose last token is in flight is not scheduled again.
 With speculation a decode's drafts are placeholders too, and every request that samples holds
-K placeholder drafts for its next step at once (AsyncScheduler._update_after_schedule).
+K placeholder drafts for its next step at once (AsyncScheduler._update_after_schedule; no
+drafts come through update_draft_token_ids under async, EngineCore.post_step), so under load
+it drafts as many as the sync scheduler (recordings async_spec_loaded and spec_loaded).
 """
 
 from __future__ import annotations
