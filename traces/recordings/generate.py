@@ -235,7 +235,8 @@ def record(name: str) -> Path:
     os.environ[capture.PATH_ENV] = str(path)
     cls = capture.RecordingAsyncScheduler if asynchronous else capture.RecordingScheduler
     scheduler = build_scheduler(config, effective_max_model_len(config, requests), cls)
-    factory = RequestFactory(scheduler.cache_config.enable_prefix_caching, scheduler.block_size)
+    factory = RequestFactory(scheduler.cache_config.enable_prefix_caching, scheduler.block_size,
+                             scheduler.num_hash_lookahead_tokens)
     steps = (drive_pipelined(scheduler, requests, factory) if asynchronous
              else drive(scheduler, requests, factory, observe=False))
     for _ in steps:

@@ -137,7 +137,8 @@ class RequestFactory:
     (request id, position): two prompts share exactly the tokens ServeScope says they share.
     """
 
-    def __init__(self, enable_prefix_caching: bool, block_size: int) -> None:
+    def __init__(self, enable_prefix_caching: bool, block_size: int,
+                 num_hash_lookahead_tokens: int = 0) -> None:
         from vllm.utils.hashing import sha256
         from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
 
@@ -148,7 +149,10 @@ class RequestFactory:
         self.block_hasher: Callable[..., Any] | None = None
         if enable_prefix_caching:
             init_none_hash(sha256)
-            self.block_hasher = get_request_block_hasher(block_size, sha256)
+            # as EngineCore builds it: EAGLE-family drafters with prefix caching hash each
+            # block with the tokens after it (VllmConfig.num_hash_lookahead_tokens)
+            self.block_hasher = get_request_block_hasher(block_size, sha256,
+                                                         num_hash_lookahead_tokens)
 
     def stream(self, key: str) -> int:
         return self._streams.setdefault(key, len(self._streams) + 1) * TOKEN_STRIDE
