@@ -90,3 +90,20 @@ def test_a_sweep_point_resolves_and_runs_the_same_speculative_config(
     report = run_point(plan.points[0], specs, {}, prices())
     assert report["config"]["speculative_config"] == EAGLE3
     assert {k: v for k, v in by_sim.items() if k != "speedup"} == report["summary"]
+
+
+def test_with_data_parallel_ranks_the_line_sums_the_ranks(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """data_parallel_size 2: acceptance over both ranks' verifies, the speed-up against the
+    same two ranks without speculation (core/replicas.py)."""
+    config = {**CONFIG, "data_parallel_size": 2, "speculative_config": EAGLE3}
+    two, line = sim(tmp_path, capsys, LOW, config)
+    one, _ = sim(tmp_path, capsys, LOW, {**CONFIG, "speculative_config": EAGLE3})
+    assert "n/a" not in line and two["data_parallel_size"] == 2
+    assert two["num_drafts"] > 0.8 * one["num_drafts"]  # every rank's verifies counted
+    assert two["speedup"]["mean_itl"] > 1.5  # fewer decodes a rank: still memory-bound
+    two, _ = sim(tmp_path, capsys, HIGH, config)
+    one, _ = sim(tmp_path, capsys, HIGH, {**CONFIG, "speculative_config": EAGLE3})
+    # all 60 at once: two ranks without speculation finish sooner than one would
+    assert (two["speedup"]["baseline_output_throughput"]
+            > 1.3 * one["speedup"]["baseline_output_throughput"])

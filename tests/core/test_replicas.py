@@ -47,3 +47,24 @@ def test_run_yields_rank_zeros_records_after_the_others_ran() -> None:
     finished = [f for record in replicas.run() for f in record.finished]
     assert sorted(finished) == ["r0", "r3", "r6"]
     assert len(replicas.done_requests) == 9
+
+
+def test_speculative_counters_are_summed_over_the_ranks() -> None:
+    """Each rank counts its own verifies (vLLM's SpecDecodingStats per engine); the summary
+    holds the sums, as two engines run on the two halves count them."""
+    spec = {"method": "ngram", "num_speculative_tokens": 3}
+    config = EngineConfig(block_size=4, num_gpu_blocks=200, speculative_config=spec)
+    specs = [RequestSpec(f"r{i}", 12 + i, 20, arrival_s=0.0001 * i,
+                         spec_accepted=(3, 1, 0, 2) * 5) for i in range(6)]
+    two = Replicas(config.replace(data_parallel_size=2), specs, _step_time, records=False)
+    for engine in two.engines:
+        engine.run_to_end()
+    summary = two.summary()
+    halves = [Engine(config, part, _step_time, records=False) for part in split(specs, 2)]
+    for engine in halves:
+        engine.run_to_end()
+    for key in ("num_drafts", "num_draft_tokens", "num_accepted_tokens"):
+        assert summary[key] == sum(e.summary()[key] for e in halves) > 0, key
+    assert summary["acceptance_rate"] == (summary["num_accepted_tokens"]
+                                          / summary["num_draft_tokens"])
+    assert summary["acceptance_source"] == halves[0].summary()["acceptance_source"]

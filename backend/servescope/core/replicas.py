@@ -13,6 +13,7 @@ from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
+from servescope.core.spec_metrics import SpecCounters
 from servescope.core.step_time import StepTimeFn
 
 
@@ -49,4 +50,11 @@ class Replicas:
                                     [r for e in self.engines for r in e.rejected], dict(waste),
                                     self.config.frontend_overhead_ms or 0.0)
         summary["data_parallel_size"] = len(self.engines)
+        if self.engines[0].spec_counters is not None:  # every rank's verifies, summed
+            counters = SpecCounters()
+            for engine in self.engines:
+                if engine.spec_counters is not None:
+                    counters.add(engine.spec_counters)
+            sources = dict.fromkeys(e.acceptance_source for e in self.engines)
+            summary.update(counters.summary(), acceptance_source="; ".join(sources))
         return summary

@@ -36,6 +36,17 @@ class SpecCounters:
             for i in range(num_accepted):
                 per_pos[i] += 1
 
+    def add(self, other: SpecCounters) -> None:
+        """Fold another engine's counters in (data parallelism: vLLM sums the DP ranks'
+        spec-decode stats alike)."""
+        self.num_drafts += other.num_drafts
+        self.num_draft_tokens += other.num_draft_tokens
+        self.num_accepted_tokens += other.num_accepted_tokens
+        per_pos, theirs = self.num_accepted_tokens_per_pos, other.num_accepted_tokens_per_pos
+        per_pos.extend([0] * (len(theirs) - len(per_pos)))
+        for i, count in enumerate(theirs):
+            per_pos[i] += count
+
     def summary(self) -> dict[str, Any]:
         drafts, tokens = self.num_drafts, self.num_draft_tokens
         return {

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from servescope.core.config import EngineConfig
+from servescope.core.replicas import Replicas
 from servescope.core.request import RequestSpec
+from servescope.core.step_time import StepTimeFn
 from servescope.scenarios.diagnosis_check import prepare, simulated_summary
 
 
@@ -23,7 +25,7 @@ def speedup(config: EngineConfig, specs: Sequence[RequestSpec],
     if config.speculative is None:
         return None
     base_config, step_time = prepare(without_speculation(config))
-    base = simulated_summary(base_config, specs, step_time)
+    base = _summary(base_config, specs, step_time)
     return {
         "output_throughput": _ratio(summary.get("output_throughput"),
                                     base.get("output_throughput")),
@@ -31,6 +33,17 @@ def speedup(config: EngineConfig, specs: Sequence[RequestSpec],
         "baseline_output_throughput": base.get("output_throughput"),
         "baseline_mean_itl_ms": base.get("mean_itl_ms"),
     }
+
+
+def _summary(config: EngineConfig, specs: Sequence[RequestSpec],
+             step_time: StepTimeFn | None) -> dict[str, Any]:
+    """The run's summary without records, over every data-parallel rank as the run had."""
+    if config.data_parallel_size <= 1:
+        return simulated_summary(config, specs, step_time)
+    replicas = Replicas(config, specs, step_time, records=False)
+    for engine in replicas.engines:
+        engine.run_to_end()
+    return replicas.summary()
 
 
 def _ratio(top: float | None, bottom: float | None) -> float | None:
