@@ -33,8 +33,9 @@ def request_metrics(request: FinishedRequest, frontend_ms: float = 0.0) -> dict[
         "num_preemptions": request.num_preemptions,
         "num_cached_tokens": max(request.num_cached_tokens, 0),
     }
-    if request.drafts is not None:  # a speculating run: draft tokens and accepted drafts
-        row.update(drafts=request.drafts, accepted=request.accepted)
+    drafts = getattr(request, "drafts", None)  # a live Request has none until it finishes
+    if drafts is not None:  # a speculating run: draft tokens and accepted drafts
+        row.update(drafts=drafts, accepted=request.accepted)
     return row
 
 

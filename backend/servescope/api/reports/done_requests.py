@@ -12,7 +12,7 @@ import numpy as np
 
 from servescope.core import metrics
 from servescope.core.engine import Engine
-from servescope.core.request import Request
+from servescope.core.request import FinishedRequest
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class DoneRequests:
             token_times = [ends[i] for first, count in runs[offsets[k]:offsets[k + 1]]
                            for i in range(first, first + count)]
             *counts, drafts, accepted = ints[k]
-            out.append(metrics.request_metrics(cast(Request, _Done(
+            out.append(metrics.request_metrics(cast(FinishedRequest, _Done(
                 rid, *counts, None if drafts < 0 else drafts, None if accepted < 0 else accepted,
                 *(None if math.isnan(t) else t for t in times[k]), token_times)),
                 self.frontend_ms))
