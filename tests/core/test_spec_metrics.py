@@ -26,3 +26,12 @@ def test_counts_follow_vllms_definitions() -> None:
 def test_no_drafts_reports_no_rates() -> None:
     summary = SpecCounters().summary()
     assert summary["acceptance_rate"] is None and summary["mean_acceptance_length"] is None
+
+
+def test_each_request_keeps_its_own_drafts_and_accepted_until_taken() -> None:
+    counters = SpecCounters()
+    counters.observe({"a": 3, "b": 3}, {"a": 2, "b": 0})
+    counters.observe({"a": 3, "b": 1}, {"a": -1, "b": 1})  # a's output discarded
+    assert counters.take("a") == (3, 2) and counters.take("b") == (4, 1)
+    assert counters.take("a") == (0, 0) and counters.per_request == {}  # taken once
+    assert counters.take("never-drafted") == (0, 0)

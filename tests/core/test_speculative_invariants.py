@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.factories import run_checked
 
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
-from servescope.core.invariants import check_invariants
 from servescope.core.request import RequestSpec
 
 row_st = st.tuples(st.integers(1, 60), st.integers(1, 30), st.integers(0, 12),
@@ -38,16 +38,10 @@ def test_invariants_hold_with_drafts(data, rows) -> None:
     specs = [RequestSpec(f"r{i}", p, o, arrival_step=a, prefix=pre, priority=i % 2,
                          spec_accepted=None if acc is None else tuple(acc))
              for i, (p, o, a, pre, acc) in enumerate(rows)]
-    engine = Engine(config, specs, fast_forward=False)
-    records = []
-    for record in engine.run():
-        check_invariants(engine.scheduler, record)
-        records.append(record)
-        assert len(records) < 5_000, "engine did not terminate"
-    assert not engine.scheduler.running and not engine.scheduler.waiting
-    # (support.factories.run_checked's block-table fold is not used: under async scheduling a
-    # step already planned for a request that its in-flight verify finishes appends blocks
-    # after the request's release, as vLLM does; records.BlockTables drops them one step late)
+    # invariants after every step, the records folding into the engine's block tables (under
+    # async scheduling a step already planned for a request that its in-flight verify finishes
+    # appends blocks before the release, as vLLM does)
+    records = run_checked(config, specs, max_steps=5_000)
     k = config.speculative.num_speculative_tokens
     for record in records:
         assert all(0 <= d <= k for d in (record.drafts or {}).values())

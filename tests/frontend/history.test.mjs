@@ -96,3 +96,19 @@ test("an anonymous batch slot's tokens count towards the rate but give no TTFT o
   assert.equal(h.itlRing.size, 1); // a's second token only
   assert.equal(h.itlAll.total, 1);
 });
+
+test("a verify's tokens count up to the request's output length (the kept rule)", () => {
+  // a: 10 prompt, 3 out. Its first token with the prompt, then a verify of 3 drafts that all
+  // pass yields 4 tokens, of which max_tokens keeps 2 (vLLM's _update_request_with_output)
+  const spec = (n, start, drafts, accepted) =>
+    ({ ...entry("a", n, start, drafts ? "decode" : "prefill"), drafts, accepted });
+  const records = [
+    rec({ arrivals: ["a"], scheduled: [spec(10, 0, 0, 0)], new: ["a"], running: ["a"],
+          new_blocks: { a: [1, 2, 3, 4] } }),
+    rec({ step: 1, iter: 1, time_s: 0.01, scheduled: [spec(4, 10, 3, 3)], running: ["a"],
+          finished: ["a"], released: ["a"] }),
+  ];
+  const { h } = build(records);
+  assert.equal(h.totals.tokens, 3);
+  assert.ok(Math.abs(h.cols.throughput_tok_per_s[1] - 3 / 0.02) < 1e-6);
+});

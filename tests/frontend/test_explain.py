@@ -16,7 +16,10 @@ TEMPLATES = Path(__file__).resolve().parents[2] / "frontend" / "templates"
 VLLM = "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/"
 # What the page may cite, file by file, as vLLM 0.33.0 defines it.
 VLLM_FUNCTIONS = {
-    "v1/core/sched/scheduler.py": {"Scheduler.schedule", "Scheduler._preempt_request"},
+    "v1/core/sched/scheduler.py": {"Scheduler.schedule", "Scheduler._preempt_request",
+                                   "Scheduler.update_from_output",
+                                   "Scheduler._update_request_with_output"},
+    "v1/core/sched/async_scheduler.py": {"AsyncScheduler._update_after_schedule"},
     "v1/core/kv_cache_manager.py": {"KVCacheManager.allocate_slots",
                                     "KVCacheManager.get_computed_blocks"},
     "v1/core/block_pool.py": {"BlockPool.free_blocks", "BlockPool.get_new_blocks"},

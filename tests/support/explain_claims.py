@@ -177,3 +177,73 @@ def lazy_eviction() -> None:
                 assert set(ev.block_ids) <= handed, rec.step
                 removed += len(ev.block_ids)
     assert removed > 0
+
+
+NGRAM3 = {"method": "ngram", "num_speculative_tokens": 3}
+
+
+def speculative_rows(spec: dict[str, Any], specs: list[RequestSpec],
+                     **config: Any) -> list[dict[str, Any]]:
+    data = {"num_gpu_blocks": 64, "block_size": 4, "max_num_batched_tokens": 64,
+            "async_scheduling": False, "speculative_config": spec, **config}
+    return [r.to_dict() for r in Engine(EngineConfig.from_dict(data), specs).run()]
+
+
+@claim("spec-budget")
+def spec_budget() -> None:
+    """A decode is 1 + drafts inside the budget; the last one's drafts are cut to fit."""
+    specs = [RequestSpec("a", 2, 9, arrival_step=0), RequestSpec("b", 4, 9, arrival_step=0)]
+    rows = speculative_rows(NGRAM3, specs, max_num_batched_tokens=6)
+    assert [(s["id"], s["n"], s["drafts"]) for s in rows[1]["scheduled"]] == [
+        ("a", 4, 3), ("b", 2, 1)]
+    assert all(sum(s["n"] for s in r["scheduled"]) <= 6 for r in rows)
+
+
+@claim("spec-lookahead")
+def spec_lookahead() -> None:
+    """An 8-token prompt in 4-token blocks: EAGLE-3 with K = 3 takes ceil(11 / 4) = 3 blocks,
+    n-gram the prompt's 2."""
+    one = [RequestSpec("a", 8, 4, arrival_step=0)]
+    eagle = speculative_rows({"method": "eagle3", "num_speculative_tokens": 3}, one)
+    assert len(eagle[0]["new_blocks"]["a"]) == 3
+    assert len(speculative_rows(NGRAM3, one)[0]["new_blocks"]["a"]) == 2
+
+
+@claim("spec-padding")
+def spec_padding() -> None:
+    """A prompt found whole in the cache is admitted as 1 + K, its placeholder drafts not
+    accepted (nor do they use its spec_accepted entry)."""
+    shared = (("sys", 8),)
+    specs = [RequestSpec("a", 9, 6, arrival_step=0, prefix=shared),
+             RequestSpec("b", 9, 4, arrival_step=3, prefix=shared, spec_accepted=(2,))]
+    rows = speculative_rows(NGRAM3, specs, enable_prefix_caching=True)
+    b = [(s["n"], s["drafts"], s["accepted"]) for r in rows for s in r["scheduled"]
+         if s["id"] == "b"]
+    assert b[:2] == [(4, 3, 0), (4, 3, 2)]
+
+
+@claim("spec-rollback")
+def spec_rollback() -> None:
+    """1 of 3 accepted: 2 tokens, computed rolled back by 2; then the cut at max_tokens."""
+    rows = speculative_rows(NGRAM3, [RequestSpec("a", 10, 6, arrival_step=0,
+                                                 spec_accepted=(1, 3))])
+    plan = [(s["n"], s["start"], s["drafts"], s["accepted"]) for r in rows
+            for s in r["scheduled"]]
+    assert plan == [(10, 0, 0, 0), (4, 10, 3, 1), (4, 12, 3, 3)]  # 10 + 4 - 2 = 12
+    assert rows[-1]["finished"] == ["a"]  # 1 + 2 + 4 tokens, 6 kept
+
+
+@claim("spec-async-placeholders")
+def spec_async_placeholders() -> None:
+    """Async: a verify that finishes a request leaves the step already planned for it wasted,
+    its output discarded (accepted -1)."""
+    specs = [RequestSpec(f"r{k}", 5 + k, 6 + 2 * k, arrival_step=k, spec_accepted=(3, 3, 3))
+             for k in range(6)]
+    rows = speculative_rows(NGRAM3, specs, async_scheduling=True)
+    wasted = [(s["id"], r["step"]) for prev, r in zip(rows, rows[1:], strict=False)
+              for s in r["scheduled"] if s["id"] in prev["finished"]]
+    assert wasted
+    for rid, step in wasted:
+        entry = next(s for r in rows if r["step"] == step for s in r["scheduled"]
+                     if s["id"] == rid)
+        assert entry["accepted"] == -1

@@ -32,7 +32,7 @@ def run_checked(config: EngineConfig, specs: Sequence[RequestSpec],
     fast-forward, whose expanded records must be the same (see checked_fast_forward)."""
     engine = Engine(config, specs, fast_forward=False)
     records = []
-    tables = BlockTables()
+    tables = BlockTables(config.async_scheduling)
     for record in engine.run():
         check_invariants(engine.scheduler, record)
         tables.apply(record)
@@ -56,7 +56,7 @@ def checked_fast_forward(config: EngineConfig, specs: Sequence[RequestSpec],
     last step, passes every invariant against that last record."""
     engine = Engine(config, specs, step_time)
     records: list[StepRecord] = []
-    tables = BlockTables()
+    tables = BlockTables(config.async_scheduling)
     while (item := engine.advance()) is not None:
         expanded = list(item.records()) if isinstance(item, DecodeStretch) else [item]
         if isinstance(item, DecodeStretch):
@@ -80,11 +80,13 @@ def serialized(record: StepRecord) -> str:
 
 
 def _with_in_flight(engine: Engine, folded: BlockTables) -> dict[str, list[int]]:
-    """The tables folded so far, plus (async scheduling) those of the step already scheduled."""
+    """The tables folded so far, plus (async scheduling) those of the step already scheduled,
+    less those the update that followed it released (a finished request's whole table, blocks
+    that step appended for it included)."""
     flight = engine.batch_queue.in_flight if engine.batch_queue else None
     if flight is None:
-        return folded.tables
+        return {k: v for k, v in folded.tables.items() if k not in folded.held}
     tables = {k: list(v) for k, v in folded.tables.items() if k not in flight.output.preempted}
     for rid, blocks in flight.output.new_blocks.items():
         tables.setdefault(rid, []).extend(blocks)
-    return tables
+    return {k: v for k, v in tables.items() if k not in folded.held}

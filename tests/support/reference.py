@@ -66,16 +66,10 @@ def run_case(directory: Path, name: str, config: EngineConfig | None = None,
 def _folded(engine: Engine) -> Iterator[tuple[StepRecord, dict[str, list[int]]]]:
     """Each record with the block tables after its schedule. Under async scheduling step N's
     update (its frees) comes after step N + 1's schedule."""
-    tables = BlockTables()
-    previous: StepRecord | None = None
+    tables = BlockTables(engine.config.async_scheduling)
     for record in engine.run():
         yield record, tables.apply(record)
-        if engine.config.async_scheduling:
-            if previous is not None:
-                tables.after_update(previous)
-            previous = record
-        else:
-            tables.after_update(record)
+        tables.after_update(record)
 
 
 def _events(row: dict[str, Any]) -> dict[str, Any]:

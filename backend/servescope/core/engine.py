@@ -345,9 +345,13 @@ class Engine:
         """The step's update (its tokens), ending at `end_s`: the requests it finished."""
         self.clock.step_end_s.append(end_s)
         finished = self.scheduler.update_from_output(output, self.clock.iter)
-        if self.spec_counters is not None:
-            self.spec_counters.observe(output.drafts, output.accepted)
+        counters = self.spec_counters
+        if counters is not None:
+            counters.observe(output.drafts, output.accepted)
         for request in finished:
             request.finish_time = end_s
-        self.done_requests.extend(map(FinishedRequest, finished))
+            done = FinishedRequest(request)
+            if counters is not None:
+                done.drafts, done.accepted = counters.take(request.id)
+            self.done_requests.append(done)
         return tuple(r.id for r in finished)

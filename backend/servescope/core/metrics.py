@@ -12,7 +12,8 @@ from servescope.core.request import FinishedRequest
 
 
 def request_metrics(request: FinishedRequest, frontend_ms: float = 0.0) -> dict[str, Any]:
-    """`frontend_ms`, the API server's time outside the engine, is added to TTFT and E2E."""
+    """`frontend_ms`, the API server's time outside the engine, is added to TTFT and E2E. A
+    speculating run's row also carries `drafts` and `accepted` (what the exports read)."""
     times = request.token_times
     first = times[0] if times else None
     finish = request.finish_time
@@ -25,13 +26,17 @@ def request_metrics(request: FinishedRequest, frontend_ms: float = 0.0) -> dict[
     queued = None
     if request.first_scheduled_time is not None:
         queued = (request.first_scheduled_time - request.arrival_time) * 1000.0
-    return {
+    row = {
         "id": request.id, "prompt_len": request.prompt_len, "output_len": request.output_len,
         "arrival_s": request.arrival_time, "ttft_ms": ttft, "tpot_ms": tpot,
         "itl_ms": [float(x) for x in itl], "e2el_ms": e2el, "queue_ms": queued,
         "num_preemptions": request.num_preemptions,
         "num_cached_tokens": max(request.num_cached_tokens, 0),
     }
+    drafts = getattr(request, "drafts", None)  # a live Request has none until it finishes
+    if drafts is not None:  # a speculating run: draft tokens and accepted drafts
+        row.update(drafts=drafts, accepted=request.accepted)
+    return row
 
 
 def latency_stats(prefix: str, values: Sequence[float] | np.ndarray) -> dict[str, float]:

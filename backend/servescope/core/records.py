@@ -165,10 +165,16 @@ class StepRecord:
 
 
 class BlockTables:
-    """Folds records into the block tables of running requests (after each step's schedule)."""
+    """Folds records into the block tables of running requests (after each step's schedule).
+    Under async scheduling step N's update comes after step N + 1's schedule, so the tables it
+    releases stay in step N + 1's tables (a speculative verify that finishes a request in step
+    N even finds blocks appended for it by step N + 1's schedule, which vLLM's scheduler had
+    already planned); `held` are those released by the update still to come."""
 
-    def __init__(self) -> None:
+    def __init__(self, async_scheduling: bool = False) -> None:
         self.tables: dict[str, list[int]] = {}
+        self.async_scheduling = async_scheduling
+        self.held: tuple[str, ...] = ()
 
     def apply(self, record: StepRecord) -> dict[str, list[int]]:
         for rid in record.preempted:
@@ -178,5 +184,10 @@ class BlockTables:
         return self.tables
 
     def after_update(self, record: StepRecord) -> None:
-        for rid in record.released:
+        """The update that follows the schedule just applied: `record`'s own (sync), or the
+        previous record's (async; `record`'s is held until the next schedule is applied)."""
+        released = record.released
+        if self.async_scheduling:
+            self.held, released = released, self.held
+        for rid in released:
             self.tables.pop(rid, None)

@@ -171,7 +171,7 @@ class FinishedRequest:
 
     __slots__ = ("_runs", "arrival_time", "finish_time", "first_scheduled_time", "id",
                  "last_cached_tokens", "num_cached_tokens", "num_preemptions", "output_len",
-                 "prompt_len", "step_end_s")
+                 "prompt_len", "step_end_s", "drafts", "accepted")
 
     def __init__(self, request: Request) -> None:
         self.id = request.id
@@ -185,6 +185,10 @@ class FinishedRequest:
         self.num_preemptions = request.num_preemptions
         self.step_end_s = request.step_end_s
         self._runs = tuple(x for run in request.all_token_stretches for x in run)  # flat pairs
+        # speculation: draft tokens and accepted drafts over its applied verifies (the engine
+        # sets them from its SpecCounters); None when the run does not speculate
+        self.drafts: int | None = None
+        self.accepted: int | None = None
 
     @property
     def token_stretches(self) -> list[tuple[int, int]]:

@@ -1,7 +1,8 @@
 """Speculative decoding's counters over a run, as vLLM 0.33 counts them
 (`SpecDecodingStats.observe_draft` and `SpecDecodingLogging.log`,
 vllm/v1/spec_decode/metrics.py): one draft per verify of a request with drafts whose output
-is applied, its draft tokens, the ones the target accepted, and per position.
+is applied, its draft tokens, the ones the target accepted, and per position; and each
+unfinished request's own draft tokens and accepted drafts, which its finished row takes.
 
   acceptance_rate         accepted tokens / draft tokens
   mean_acceptance_length  1 + accepted tokens / drafts (the bonus token counted, as vLLM does)
@@ -20,6 +21,8 @@ class SpecCounters:
     num_draft_tokens: int = 0
     num_accepted_tokens: int = 0
     num_accepted_tokens_per_pos: list[int] = field(default_factory=list)
+    # request id -> [draft tokens, accepted drafts] over its applied verifies so far
+    per_request: dict[str, list[int]] = field(default_factory=dict)
 
     def observe(self, drafts: Mapping[str, int], accepted: Mapping[str, int]) -> None:
         """One step's verifies: drafts scheduled per request and how many of them were
@@ -31,6 +34,9 @@ class SpecCounters:
             self.num_drafts += 1
             self.num_draft_tokens += num_draft_tokens
             self.num_accepted_tokens += num_accepted
+            mine = self.per_request.setdefault(request_id, [0, 0])
+            mine[0] += num_draft_tokens
+            mine[1] += num_accepted
             per_pos = self.num_accepted_tokens_per_pos
             per_pos.extend([0] * (num_accepted - len(per_pos)))
             for i in range(num_accepted):
@@ -46,6 +52,11 @@ class SpecCounters:
         per_pos.extend([0] * (len(theirs) - len(per_pos)))
         for i, count in enumerate(theirs):
             per_pos[i] += count
+
+    def take(self, request_id: str) -> tuple[int, int]:
+        """A finished request's (draft tokens, accepted drafts), no longer kept here."""
+        drafts, accepted = self.per_request.pop(request_id, (0, 0))
+        return drafts, accepted
 
     def summary(self) -> dict[str, Any]:
         drafts, tokens = self.num_drafts, self.num_draft_tokens

@@ -45,3 +45,16 @@ def test_a_snapshot_mid_run_holds_the_requests_finished_so_far() -> None:
     for _ in records:  # the engine runs on; the snapshot does not change
         pass
     assert snapshot.metrics() == done_then and len(e.done_requests) == 120
+
+
+def test_a_speculating_runs_columns_carry_each_requests_drafts_and_accepted() -> None:
+    specs = [RequestSpec(id=f"r{k}", prompt_len=20 + 7 * k % 60, output_len=2 + 11 * k % 40,
+                         arrival_s=k * 0.004) for k in range(30)]
+    config = EngineConfig.from_dict({**CONFIG.to_dict(), "speculative_config": {
+        "method": "ngram", "num_speculative_tokens": 3, "acceptance_rates": [0.5]}})
+    e = Engine(config, specs)
+    e.run_to_end()
+    shipped = pickle.loads(pickle.dumps(DoneRequests.of(e)))
+    expected = e.request_metrics()
+    assert shipped.metrics() == expected
+    assert sum(m["accepted"] for m in expected) == e.summary()["num_accepted_tokens"] > 0

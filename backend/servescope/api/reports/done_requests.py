@@ -12,14 +12,14 @@ import numpy as np
 
 from servescope.core import metrics
 from servescope.core.engine import Engine
-from servescope.core.request import Request
+from servescope.core.request import FinishedRequest
 
 
 @dataclass(frozen=True)
 class DoneRequests:
     ids: list[str]
     ints: np.ndarray  # int64, a row a request: prompt_len, output_len, num_preemptions,
-    # num_cached_tokens
+    # num_cached_tokens, drafts, accepted (the last two -1 when the run does not speculate)
     times: np.ndarray  # float64, a row a request: arrival, first scheduled, finish (nan: None)
     # request k's token stretches are runs[stretch_offsets[k]:stretch_offsets[k+1]]
     stretch_offsets: np.ndarray
@@ -38,8 +38,9 @@ class DoneRequests:
         flat = [x for rs in runs for run in rs for x in run]
         return cls(
             [r.id for r in done],
-            np.array([(r.prompt_len, r.output_len, r.num_preemptions, r.num_cached_tokens)
-                      for r in done], np.int64).reshape(-1, 4),
+            np.array([(r.prompt_len, r.output_len, r.num_preemptions, r.num_cached_tokens,
+                       _or_none(r.drafts), _or_none(r.accepted)) for r in done],
+                     np.int64).reshape(-1, 6),
             # None (not scheduled, not finished) becomes nan
             np.array([(r.arrival_time, r.first_scheduled_time, r.finish_time) for r in done],
                      np.float64).reshape(-1, 3),
@@ -59,8 +60,10 @@ class DoneRequests:
         for k, rid in enumerate(self.ids):
             token_times = [ends[i] for first, count in runs[offsets[k]:offsets[k + 1]]
                            for i in range(first, first + count)]
-            out.append(metrics.request_metrics(cast(Request, _Done(
-                rid, *ints[k], *(None if math.isnan(t) else t for t in times[k]), token_times)),
+            *counts, drafts, accepted = ints[k]
+            out.append(metrics.request_metrics(cast(FinishedRequest, _Done(
+                rid, *counts, None if drafts < 0 else drafts, None if accepted < 0 else accepted,
+                *(None if math.isnan(t) else t for t in times[k]), token_times)),
                 self.frontend_ms))
         return out
 
@@ -69,8 +72,13 @@ class _Done:
     """What request_metrics reads of a Request."""
 
     __slots__ = ("id", "prompt_len", "output_len", "num_preemptions", "num_cached_tokens",
-                 "arrival_time", "first_scheduled_time", "finish_time", "token_times")
+                 "drafts", "accepted", "arrival_time", "first_scheduled_time", "finish_time",
+                 "token_times")
 
     def __init__(self, *values: Any) -> None:
         for name, value in zip(self.__slots__, values, strict=True):
             setattr(self, name, value)
+
+
+def _or_none(count: int | None) -> int:
+    return -1 if count is None else count

@@ -137,7 +137,7 @@ function paintBar(ctx, canvas, segs, scale, budgetX, w, barH, theme) {
   const col = new Uint32Array(w); // each pixel column's colour; stripes go over prefill columns
   const striped = new Uint8Array(w);
   const role = new Uint8Array(w);
-  let drafts = false;
+  const columns = [0, 0, 0, 0]; // pixel columns by ROLE
   for (let x = 0; x < w; x++) {
     const s = at[x];
     if (s < 0) { col[x] = x < budgetX ? track : 0; continue; }
@@ -145,8 +145,11 @@ function paintBar(ctx, canvas, segs, scale, budgetX, w, barH, theme) {
     col[x] = edge ? 0xffffffff : packedFor(segs[s].index ?? 0);
     striped[x] = !edge && segs[s].kind === "prefill" ? 1 : 0;
     role[x] = edge ? ROLE.none : tokenRole(segs[s], ((x + 0.5) / w) * scale);
-    drafts ||= role[x] !== ROLE.none;
+    columns[role[x]] += 1;
   }
+  const drafts = columns[ROLE.none] < w;
+  // the draft columns drawn by outcome (tests read them)
+  canvas.dataset.draftColumns = `accepted ${columns[ROLE.accepted]} rejected ${columns[ROLE.rejected]} pending ${columns[ROLE.pending]}`;
   for (let y = 0; y < barH; y++) {
     const row = y * w;
     px.set(col, row);

@@ -2,7 +2,7 @@
 // plot, per-request timeline spans, and each step's batch for the strip of past steps.
 // Records replayed after a seek back are already known and leave the history unchanged.
 
-import { tokensOut } from "../transport/drafts.js";
+import { entryUpdate } from "../transport/drafts.js";
 import { isPlaceholder } from "./reduce.js";
 import { LogHistogram, Ring } from "./stats.js";
 
@@ -35,6 +35,7 @@ export function createHistory() {
     rate: [], // [{t0_s, t1_s, tokens}] of the last RATE_WINDOW records
     arrival: new Map(), // id -> arrival time, s
     lastToken: new Map(), // id -> time of the request's last sampled token, s
+    numOutput: new Map(), // id -> output tokens it kept so far (a verify's stop at output_len)
     preempted: new Set(),
     scratch: new Map(),
     totals: { tokens: 0, ttft_sum_ms: 0, ttft_count: 0, preemptions: 0, waste: 0, slots: 0, finished: 0 },
@@ -76,11 +77,14 @@ function recordSpans(h, rec, i, t1) {
 
 // A placeholder (an anonymous batch slot of a vLLM log) is no request from step to step: its
 // tokens count towards the output rate, but it has no TTFT or ITL of its own.
-function recordTokens(h, rec, t1) {
+function recordTokens(h, rec, t1, run) {
   let tokens = 0;
   for (const e of rec.scheduled) {
-    const out = tokensOut(e); // a verify emits its accepted drafts with its token
+    // a verify emits its accepted drafts with its token, cut at max_tokens (the kept rule)
+    const numOutput = h.numOutput.get(e.id) ?? 0;
+    const [, out] = entryUpdate(e, numOutput, outputLen(run, e.id));
     if (!out) continue;
+    h.numOutput.set(e.id, numOutput + out);
     tokens += out;
     if (isPlaceholder(e.id)) continue;
     const prev = h.lastToken.get(e.id);
@@ -114,6 +118,10 @@ export function stepAcceptance(rec) {
     : { acceptance_rate: null, mean_acceptance_length: null };
 }
 
+function outputLen(run, id) {
+  return run?.reqs[run.index.get(id)]?.spec?.output_len;
+}
+
 function arrivalTime(run, id, rec) {
   const spec = run?.reqs[run.index.get(id)]?.spec;
   return spec?.arrival_s ?? rec.time_s;
@@ -144,7 +152,7 @@ export function appendRecord(h, rec, run = null) {
   for (const id of rec.resumed ?? []) h.preempted.delete(id);
   for (const e of rec.scheduled) h.preempted.delete(e.id);
   recordSpans(h, rec, i, t1);
-  const tokens = recordTokens(h, rec, t1);
+  const tokens = recordTokens(h, rec, t1, run);
   const { slots, waste } = wasteOf(rec);
   const tot = h.totals;
   tot.preemptions += rec.preempted.length;

@@ -188,6 +188,7 @@ export function clearLookahead(run) {
 function applySchedule(run, rec, firstNew) {
   for (const e of rec.scheduled) {
     const r = run.reqs[requestIndex(run, e.id)];
+    if (finishedBefore(run, e.id)) continue;
     const [computed, kept] = entryUpdate(e, r.num_output_tokens, r.spec?.output_len);
     r.num_computed_tokens = computed;
     r.num_output_tokens += kept;
@@ -236,6 +237,13 @@ function giveBack(run, facts, id, reassign) {
   release(run, id, reassign);
 }
 
+/** (Async speculation) A verify in the previous record finished the request after this step,
+ * already scheduled, had appended blocks for it; that update freed its whole table (vLLM's
+ * Scheduler._free_request), so this step's blocks and tokens for it are never held. */
+function finishedBefore(run, id) {
+  return run.reqs[requestIndex(run, id)].status === "finished";
+}
+
 /** Apply one record to the live state; the cursor moves to its step. */
 export function applyRecord(run, rec) {
   const reassign = new Set();
@@ -247,7 +255,7 @@ export function applyRecord(run, rec) {
   }
   const firstNew = new Map();
   for (const [id, blocks] of Object.entries(rec.new_blocks)) {
-    firstNew.set(id, allocate(run, id, blocks));
+    if (!finishedBefore(run, id)) firstNew.set(id, allocate(run, id, blocks));
   }
   applyCacheEvents(run, rec.kv_events);
   // A request arrives before it is scheduled: one admitted in its arrival step is running.
