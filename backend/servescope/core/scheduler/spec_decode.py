@@ -54,6 +54,18 @@ def num_prefill_lookahead_tokens(spec: SpeculativeConfig) -> int:
     return 1
 
 
+def reserve_prefill_lookahead(num_prefill_lookahead: int, num_tokens: int, num_computed: int,
+                              num_new_tokens: int) -> int:
+    """A prefill chunk never ends within num_prefill_lookahead tokens of the prefill's end
+    (vllm/v1/core/sched/scheduler.py Scheduler._reserve_prefill_lookahead: a multi-module MTP
+    drafter reads that many known tokens past a chunk): it ends there, or that many before.
+    A no-op for lookahead 1 (EAGLE)."""
+    remaining = num_tokens - num_computed - num_new_tokens
+    if 0 < remaining < num_prefill_lookahead:
+        num_new_tokens -= num_prefill_lookahead - remaining
+    return max(num_new_tokens, 0)
+
+
 def num_hash_lookahead_tokens(spec: SpeculativeConfig | None, enable_prefix_caching: bool
                               ) -> int:
     """Tokens after each block that its prefix-cache hash covers (vllm/config/vllm.py
