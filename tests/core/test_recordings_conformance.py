@@ -22,7 +22,8 @@ def test_the_recordings_cover_the_cases() -> None:
             "async_last_token_in_flight", "spec_ample_kv", "spec_tight_kv", "spec_chunked",
             "spec_prefix", "async_spec_ample_kv", "async_spec_tight_kv", "async_spec_chunked",
             "async_spec_prefix", "spec_loaded", "async_spec_loaded", "spec_eagle3_tight_kv",
-            "async_spec_eagle3_tight_kv"} <= names
+            "async_spec_eagle3_tight_kv", "spec_eagle3_prefix", "async_spec_eagle3_prefix"
+            } <= names
     for path in FILES:
         assert path.stat().st_size < 1_000_000, path.name
 
@@ -149,5 +150,23 @@ def test_eagle3_recordings_check_the_lookahead_slots(name: str) -> None:
     asynchronous = head["config"]["async_scheduling"]
     head["config"]["speculative_config"] = {**head["config"]["speculative_config"],
                                             "method": "ngram"}
+    assert first_difference(list(views(replay(head), asynchronous)),
+                            list(views(rows, asynchronous))) is not None
+
+
+@pytest.mark.parametrize("name", ["spec_eagle3_prefix", "async_spec_eagle3_prefix"])
+def test_eagle3_prefix_recordings_need_lookahead_hashes(name: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prefix hits, a padded full hit, segments one token past their blocks (the recorder's
+    lookahead rule); replayed with plain hashes, the engine departs from vLLM."""
+    from servescope.core.scheduler import spec_decode
+
+    head, rows = read_recording(RECORDINGS / f"{name}.jsonl")
+    assert head["recorder"]["num_hash_lookahead_tokens"] == 1
+    assert sum(sum(r["num_cached_tokens"].values()) for r in rows) > 0
+    assert any(s["id"] in r["new"] and s["drafts"] for r in rows for s in r["scheduled"])
+    assert {r["prefix"][0][1] % 16 for r in head["requests"] if r.get("prefix")} == {1}
+    asynchronous = head["config"]["async_scheduling"]
+    monkeypatch.setattr(spec_decode, "num_hash_lookahead_tokens", lambda spec, caching: 0)
     assert first_difference(list(views(replay(head), asynchronous)),
                             list(views(rows, asynchronous))) is not None

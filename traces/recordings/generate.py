@@ -208,8 +208,27 @@ def spec_eagle3_tight_kv(rng: np.random.Generator
                               rng.integers(40, 120, n)), EAGLE3)
 
 
+def spec_eagle3_prefix(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """EAGLE-3, K = 3, prefix caching: each block hash covers the token after the block
+    (lookahead hashes). 24 requests in 110 blocks share a 256-token prompt (block-aligned: its
+    last block is shared only by requests whose 257th token is shared too) or a 200-token one;
+    some prompts are a whole shared prompt plus its next token (the second such is a full hit,
+    padded), some block-aligned."""
+    n = 24
+    rows = _rows("h", _poisson(rng, n, 1.0), rng.integers(260, 500, n), rng.integers(10, 50, n))
+    for i, row in enumerate(rows):
+        row["prefix"] = [["system", 256]] if i % 2 == 0 else [["tools", 200]]
+        if i % 6 == 1:  # the shared prompt plus one token, all shared: the second of each
+            key, length = ("system", 257) if i < 12 else ("tools", 201)  # pair is a full hit
+            row["prefix"], row["prompt_len"] = [[key, length]], length  # (padded admission)
+        elif i % 6 == 3:  # block-aligned prompt: its last block waits for its first output
+            row["prompt_len"] = 16 * int(rng.integers(17, 30))
+    return _speculative(rng, {**BASE, "num_gpu_blocks": 110, "enable_prefix_caching": True},
+                        rows, EAGLE3)
+
+
 SPEC = (spec_ample_kv, spec_tight_kv, spec_chunked, spec_prefix, spec_loaded,
-        spec_eagle3_tight_kv)
+        spec_eagle3_tight_kv, spec_eagle3_prefix)
 WORKLOADS = {f.__name__: f for f in (ample_kv, preemption_heavy, long_prefill_chunked,
                                      long_prefill_lpt256, prefix_sysprompt,
                                      priority_preemption, *SPEC)}

@@ -3,7 +3,10 @@
 Chained hashes form a trie: two prompts share block i exactly when they share blocks 0..i.
 A request's prefix is its leading run of blocks that some other request also holds, cut into
 segments wherever the set of requests sharing it changes; a segment is named by the hash of
-its last block, so requests that share a segment name it alike.
+its last block, so requests that share a segment name it alike. With lookahead hashes (an
+EAGLE-family drafter with prefix caching) a shared block also shares the tokens after it, so
+the first segment is that many tokens longer (vllm/v1/core/kv_cache_utils.py
+get_request_block_hasher).
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 
-def prefix_segments(prompt_hashes: Mapping[str, Sequence[bytes]],
-                    block_size: int) -> dict[str, list[tuple[str, int]]]:
-    """{request id: [(segment key, num_tokens), ...]} for requests sharing leading blocks."""
+def prefix_segments(prompt_hashes: Mapping[str, Sequence[bytes]], block_size: int,
+                    num_hash_lookahead_tokens: int = 0) -> dict[str, list[tuple[str, int]]]:
+    """{request id: [(segment key, num_tokens), ...]} for requests sharing leading blocks.
+    Segment boundaries sit num_hash_lookahead_tokens past the block boundaries: n shared
+    blocks prove n * block_size + num_hash_lookahead_tokens shared tokens."""
     holders = Counter(h for hashes in prompt_hashes.values() for h in set(hashes))
     segments: dict[str, list[tuple[str, int]]] = {}
     for rid, hashes in prompt_hashes.items():
@@ -25,7 +30,8 @@ def prefix_segments(prompt_hashes: Mapping[str, Sequence[bytes]],
         first = 0
         for i in range(shared):
             if i == shared - 1 or holders[hashes[i + 1]] != holders[hashes[i]]:
-                out.append((_key(hashes[i]), (i + 1 - first) * block_size))
+                extra = 0 if out else num_hash_lookahead_tokens
+                out.append((_key(hashes[i]), (i + 1 - first) * block_size + extra))
                 first = i + 1
         if out:
             segments[rid] = out

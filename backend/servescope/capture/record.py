@@ -165,7 +165,8 @@ class StepRecorder:
 
     # --- output ---------------------------------------------------------------------------
     def header(self) -> dict[str, Any]:
-        segments = prefix_segments(self.prompt_hashes, self.block_size)
+        segments = prefix_segments(self.prompt_hashes, self.block_size,
+                                   self.info.get("num_hash_lookahead_tokens", 0))
         requests = []
         for rid, row in self.requests.items():
             row = dict(row)

@@ -77,6 +77,9 @@ def _recording_mixin() -> type:
                     "async_scheduling": self._async_scheduling,
                     "model_runner": "v2" if getattr(self, "use_v2_model_runner", False)
                     else "v1"}
+            lookahead = getattr(self, "num_hash_lookahead_tokens", 0)
+            if lookahead:  # each block hash covers the tokens after it (docs/capture.md)
+                info["num_hash_lookahead_tokens"] = lookahead
             self.servescope_recorder = StepRecorder(capture_path(), engine_config(self), info)
             _hook_block_pool(self.kv_cache_manager.block_pool, self.servescope_recorder)
             atexit.register(self.servescope_recorder.close)

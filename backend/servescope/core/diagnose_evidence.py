@@ -40,6 +40,9 @@ def measure(records: Iterable[StepRecord], summary: Mapping[str, Any],
     for key in ("acceptance_rate", "mean_acceptance_length"):  # speculative runs only
         if summary.get(key) is not None:
             stats[key] = float(summary[key])
+    if summary.get("acceptance_rate_per_position"):
+        stats["acceptance_rate_per_position"] = [
+            float(a) for a in summary["acceptance_rate_per_position"]]
     if summary.get("num_preemptions") is not None:
         stats["num_preemptions"] = int(summary["num_preemptions"])
         stats["preemptions_per_request"] = stats["num_preemptions"] / max(

@@ -61,11 +61,19 @@ class PagedKVCacheManager:
     on_demand = True
 
     def __init__(self, num_gpu_blocks: int, block_size: int, enable_caching: bool,
-                 watermark: float = 0.0) -> None:
+                 watermark: float = 0.0, num_hash_lookahead_tokens: int = 0,
+                 num_prefill_lookahead: int = 0) -> None:
+        """The last two as vLLM's KVCacheManager takes them (core/scheduler/spec_decode.py):
+        tokens after a block its hash covers, and tokens a multi-module MTP drafter reads past
+        a prefill chunk (the last num_prefill_lookahead - 1 computed are not cached yet)."""
         self.block_size = block_size
         self.enable_caching = enable_caching
         self.pool = BlockPool(num_gpu_blocks, enable_caching)
-        self.hasher = BlockHasher(block_size)
+        self.hasher = BlockHasher(block_size, num_hash_lookahead_tokens)
+        self.num_hash_lookahead_tokens = num_hash_lookahead_tokens
+        self.num_prefill_lookahead = num_prefill_lookahead
+        # vllm/v1/core/kv_cache_coordinator.py KVCacheCoordinator: num_reprefillable_tokens
+        self.num_reprefillable_tokens = max(0, num_prefill_lookahead - 1)
         self.tables: dict[str, list[int]] = {}
         self.num_cached_blocks: dict[str, int] = {}
         self.num_table_blocks = 0  # sum of block-table lengths (a shared block counts per table)
@@ -95,7 +103,10 @@ class PagedKVCacheManager:
         """The longest run of cached full blocks from block 0, never covering the last token."""
         if not self.enable_caching:
             return []
-        max_blocks = (request.num_tokens - 1) // self.block_size
+        # vLLM caps a hit at num_tokens - 1 (KVCacheManager.get_computed_blocks) and finds
+        # only blocks hashed so far (get_request_block_hasher: their lookahead tokens exist)
+        max_blocks = (request.num_tokens - max(1, self.num_hash_lookahead_tokens)
+                      ) // self.block_size
         hits: list[int] = []
         for block_hash in self.hasher.hashes(request, max_blocks):
             block = self.pool.lookup(block_hash)
@@ -162,10 +173,19 @@ class PagedKVCacheManager:
                 self.pool.publish_own(table)
             self.pool.free_blocks(table[::-1])
 
+    def num_cacheable_tokens(self, request: Request, num_tokens: int) -> int:
+        """Of `num_tokens` computed, those whose blocks may be cached: finalized (vllm/v1/core/
+        kv_cache_coordinator.py KVCacheCoordinator.get_num_cacheable_tokens: a multi-module MTP
+        may re-prefill the last num_reprefillable_tokens) and hashed (single_type_kv_cache_
+        manager.py SingleTypeKVCacheManager.cache_blocks: a block's hash waits for the
+        num_hash_lookahead_tokens after it, kv_cache_utils.py get_request_block_hasher)."""
+        return min(num_tokens - self.num_reprefillable_tokens,
+                   request.num_tokens - self.num_hash_lookahead_tokens)
+
     def cache_full_blocks(self, request: Request, num_tokens: int) -> None:
         table = self.tables[request.id]
         done = self.num_cached_blocks.get(request.id, 0)
-        num_full = num_tokens // self.block_size
+        num_full = self.num_cacheable_tokens(request, num_tokens) // self.block_size
         if num_full <= done:
             return
         hashes = self.hasher.hashes(request, num_full)

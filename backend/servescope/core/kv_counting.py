@@ -35,8 +35,10 @@ class CountingKVCacheManager(PagedKVCacheManager):
     (make_scheduler gives it to no other policy: static batching's `reserve` is not)."""
 
     def __init__(self, num_gpu_blocks: int, block_size: int, enable_caching: bool,
-                 watermark: float = 0.0) -> None:
-        super().__init__(num_gpu_blocks, block_size, enable_caching, watermark)
+                 watermark: float = 0.0, num_hash_lookahead_tokens: int = 0,
+                 num_prefill_lookahead: int = 0) -> None:
+        super().__init__(num_gpu_blocks, block_size, enable_caching, watermark,
+                         num_hash_lookahead_tokens, num_prefill_lookahead)
         self.num_free = self.pool.num_free_blocks
         self.lengths: dict[str, int] = {}  # each table's length
 
@@ -86,7 +88,7 @@ class CountingKVCacheManager(PagedKVCacheManager):
         self.num_free += held
 
     def cache_full_blocks(self, request: Request, num_tokens: int) -> None:
-        num_full = num_tokens // self.block_size
+        num_full = self.num_cacheable_tokens(request, num_tokens) // self.block_size
         if num_full > self.num_cached_blocks.get(request.id, 0):
             self.num_cached_blocks[request.id] = num_full
 
@@ -117,7 +119,8 @@ class CountingKVCacheManager(PagedKVCacheManager):
         free (with caching off, self)."""
         if not self.enable_caching:
             return self  # a preempted request's blocks are found by nobody: counts still do
-        kv = PagedKVCacheManager(self.pool.num_gpu_blocks, self.block_size, True)
+        kv = PagedKVCacheManager(self.pool.num_gpu_blocks, self.block_size, True, 0.0,
+                                 self.num_hash_lookahead_tokens, self.num_prefill_lookahead)
         kv.watermark_blocks, kv.unique_ids = self.watermark_blocks, self.unique_ids
         kv.pool.record_events = self.pool.record_events
         for rid, length in self.lengths.items():

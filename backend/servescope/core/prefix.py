@@ -2,7 +2,9 @@
 
 A full block's key is (parent key, the token streams it covers). Tokens of a shared prefix
 segment are identified by (segment key, offset), every other token by (request id, position),
-so two requests share block i exactly when their first (i + 1) blocks hold the same tokens.
+so two requests share block i exactly when their first (i + 1) blocks hold the same tokens,
+and, with lookahead hashes (an EAGLE-family drafter), the num_hash_lookahead_tokens after them
+(vllm/v1/core/kv_cache_utils.py get_request_block_hasher).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ OWN_SHIFT = 32
 
 
 class BlockHasher:
-    def __init__(self, block_size: int) -> None:
+    def __init__(self, block_size: int, num_hash_lookahead_tokens: int = 0) -> None:
         self.block_size = block_size
+        self.num_hash_lookahead_tokens = num_hash_lookahead_tokens
         self._ids: dict[tuple[BlockHash, tuple[Piece, ...]], int] = {}
         self._own: dict[tuple[int, str], int] = {}  # (shared base, request id) -> K, see _own
         self.by_arrival = False  # ids are unique: K is the request's arrival index + 1
@@ -64,8 +67,9 @@ class BlockHasher:
         return value
 
     def _pieces(self, request: Request, index: int) -> tuple[Piece, ...]:
+        span = self.block_size + self.num_hash_lookahead_tokens  # a block and its lookahead
         start = index * self.block_size
-        end = start + self.block_size
+        end = start + span
         pieces: list[Piece] = []
         seg_start = 0
         for key, length in request.spec.prefix:
@@ -75,6 +79,6 @@ class BlockHasher:
                 pieces.append(("p", key, lo - seg_start, hi - seg_start))
             seg_start = seg_end
         covered = sum(p[3] - p[2] for p in pieces)
-        if covered < self.block_size:
+        if covered < span:
             pieces.append(("u", request.id, start + covered, end))
         return tuple(pieces)

@@ -44,6 +44,10 @@ class SpeculativeConfig:
     prompt_lookup_min: int | None = None
     num_speculative_tokens_per_batch_size: tuple[tuple[int, int, int], ...] | None = None
     acceptance_rates: tuple[float, ...] | None = None
+    # the MTP draft's modules: vLLM reads num_nextn_predict_layers from the draft checkpoint's
+    # config.json (SpeculativeConfig.use_multi_module_mtp, default 1); ServeScope has no
+    # checkpoint, so speculative_config may carry it
+    num_nextn_predict_layers: int = 1
 
 
 def parse_speculative_config(value: dict[str, Any] | str | None) -> SpeculativeConfig | None:
@@ -68,7 +72,8 @@ def parse_speculative_config(value: dict[str, Any] | str | None) -> SpeculativeC
         draft_tensor_parallel_size=_int(value, "draft_tensor_parallel_size", 1),
         prompt_lookup_max=lookup_max, prompt_lookup_min=lookup_min,
         num_speculative_tokens_per_batch_size=_per_batch_size(value),
-        acceptance_rates=_rates(value, k))
+        acceptance_rates=_rates(value, k),
+        num_nextn_predict_layers=_int(value, "num_nextn_predict_layers", 1) or 1)
 
 
 def _method(value: dict[str, Any]) -> tuple[str, str | None]:

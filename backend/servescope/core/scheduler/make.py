@@ -9,6 +9,7 @@ from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
 from servescope.core.kv_contiguous import ContiguousKVCacheManager
 from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.request import RequestSpec
+from servescope.core.scheduler import spec_decode
 from servescope.core.scheduler.base import Scheduler
 from servescope.core.scheduler.naive import NaiveScheduler
 from servescope.core.scheduler.static import StaticScheduler
@@ -32,15 +33,18 @@ def make_scheduler(config: EngineConfig, requests: Sequence[RequestSpec],
     kv: KVCacheManager
     blocks, size = config.num_gpu_blocks or 0, config.block_size
     caching = config.enable_prefix_caching
+    spec = config.speculative
+    lookahead = (spec_decode.num_hash_lookahead_tokens(spec, caching),
+                 0 if spec is None else spec_decode.num_prefill_lookahead_tokens(spec))
     unique = len({spec.id for spec in requests}) == len(requests)
     if config.allocator != "paged":
         kv = ContiguousKVCacheManager(blocks, size, config.allocator, config.max_model_len)
     elif (not records and unique and not config.async_scheduling
           and config.policy == VllmV1Scheduler.policy_name
           and not (caching and any(spec.prefix for spec in requests))):
-        kv = CountingKVCacheManager(blocks, size, caching, config.watermark)
+        kv = CountingKVCacheManager(blocks, size, caching, config.watermark, *lookahead)
     else:
-        kv = PagedKVCacheManager(blocks, size, caching, config.watermark)
+        kv = PagedKVCacheManager(blocks, size, caching, config.watermark, *lookahead)
     if isinstance(kv, PagedKVCacheManager):  # (a later request with an earlier one's id
         kv.unique_ids = unique  # looks up that one's own blocks: then they are kept as they come)
     if config.async_scheduling:

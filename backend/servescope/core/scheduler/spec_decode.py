@@ -18,6 +18,9 @@ from servescope.core.speculative import SpeculativeConfig
 # vllm/config/speculative.py SpeculativeConfig.use_eagle(): drafters reading the target's
 # hidden states
 EAGLE_METHODS = ("eagle", "eagle3", "mtp", "dflash", "dspark")
+# vllm/config/speculative.py SpeculativeConfig.needs_eagle_block_drop(): EAGLE-family drafters
+# whose KV at a position reads the next token (dflash and dspark read the hidden state only)
+NEXT_TOKEN_METHODS = ("eagle", "eagle3", "mtp")
 
 
 class Acceptance(Protocol):
@@ -36,6 +39,42 @@ def num_lookahead_tokens(spec: SpeculativeConfig) -> int:
     if spec.method in EAGLE_METHODS or spec.method == "draft_model":
         return k
     return 0
+
+
+def num_prefill_lookahead_tokens(spec: SpeculativeConfig) -> int:
+    """Prefill tokens past a chunk that the drafter reads (vllm/config/vllm.py
+    VllmConfig.num_prefill_lookahead_tokens): 0 without an EAGLE-family drafter, K for a
+    multi-module MTP (SpeculativeConfig.use_multi_module_mtp: min(num_nextn_predict_layers,
+    K) > 1), else 1 (the next token)."""
+    k = spec.num_speculative_tokens
+    if spec.method not in EAGLE_METHODS:
+        return 0
+    if spec.method == "mtp" and min(spec.num_nextn_predict_layers, k) > 1:
+        return k
+    return 1
+
+
+def reserve_prefill_lookahead(num_prefill_lookahead: int, num_tokens: int, num_computed: int,
+                              num_new_tokens: int) -> int:
+    """A prefill chunk never ends within num_prefill_lookahead tokens of the prefill's end
+    (vllm/v1/core/sched/scheduler.py Scheduler._reserve_prefill_lookahead: a multi-module MTP
+    drafter reads that many known tokens past a chunk): it ends there, or that many before.
+    A no-op for lookahead 1 (EAGLE)."""
+    remaining = num_tokens - num_computed - num_new_tokens
+    if 0 < remaining < num_prefill_lookahead:
+        num_new_tokens -= num_prefill_lookahead - remaining
+    return max(num_new_tokens, 0)
+
+
+def num_hash_lookahead_tokens(spec: SpeculativeConfig | None, enable_prefix_caching: bool
+                              ) -> int:
+    """Tokens after each block that its prefix-cache hash covers (vllm/config/vllm.py
+    VllmConfig.num_hash_lookahead_tokens): with prefix caching and a drafter whose KV at a
+    position is built from the next token (SpeculativeConfig.needs_eagle_block_drop: EAGLE,
+    EAGLE-3, MTP), num_prefill_lookahead_tokens; else 0, the plain hashes."""
+    if spec is None or not enable_prefix_caching or spec.method not in NEXT_TOKEN_METHODS:
+        return 0
+    return num_prefill_lookahead_tokens(spec)
 
 
 def draft_slots(spec: SpeculativeConfig) -> int:

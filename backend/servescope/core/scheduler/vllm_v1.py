@@ -31,6 +31,8 @@ class VllmV1Scheduler(Scheduler):
         spec = self.spec
         self.lookahead = 0 if spec is None else spec_decode.num_lookahead_tokens(spec)
         self.draft_slots = 0 if spec is None else spec_decode.draft_slots(spec)
+        self.prefill_lookahead = (0 if spec is None
+                                  else spec_decode.num_prefill_lookahead_tokens(spec))
         self._prefill_scheduled = False  # (speculative) a running prefill chunk this step
         self._num_running_scheduled = 0
 
@@ -72,8 +74,10 @@ class VllmV1Scheduler(Scheduler):
                     index += taken
                     continue
             request = running[index]
-            n = min(self._num_new_tokens(request), self._room(output, budget),
-                    self._positions_left(request))
+            n = spec_decode.reserve_prefill_lookahead(
+                self.prefill_lookahead, request.num_tokens, request.num_computed_tokens,
+                min(self._num_new_tokens(request), self._room(output, budget),
+                    self._positions_left(request)))
             if n == 0:  # (async) nothing to schedule until its step in flight is sampled
                 index += 1
                 continue
@@ -168,6 +172,16 @@ class VllmV1Scheduler(Scheduler):
         return k
 
     def _schedule_waiting(self, output: SchedulerOutput, budget: int) -> None:
+        """Admissions from the head; one whose chunk the prefill lookahead empties is set
+        aside for this step and the next one tried (Scheduler.schedule, skip_request; the
+        set-aside go back to the front in order, waiting.prepend_requests)."""
+        skipped: list[Request] = []
+        self._admit_waiting(output, budget, skipped)
+        for request in reversed(skipped):
+            self.waiting.insert(0, request)
+
+    def _admit_waiting(self, output: SchedulerOutput, budget: int,
+                       skipped: list[Request]) -> None:
         config = self.config
         while (self.waiting and budget > 0 and len(self.running) < config.max_num_seqs
                and self._room(output, budget) > 0):
@@ -182,7 +196,12 @@ class VllmV1Scheduler(Scheduler):
             n = self._chunk(n + drafts)
             if not config.enable_chunked_prefill and n > room:
                 break
-            n = min(n, room)
+            n = spec_decode.reserve_prefill_lookahead(self.prefill_lookahead,
+                                                      request.num_tokens, num_computed,
+                                                      min(n, room))
+            if n == 0:
+                skipped.append(self.waiting.pop(0))
+                continue
             blocks = self.kv.allocate_slots(request, n, computed,
                                             reserve_full=config.scheduler_reserve_full_isl,
                                             watermark=bool(self.running),
