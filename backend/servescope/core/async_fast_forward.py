@@ -50,7 +50,9 @@ def skip(engine: Engine, max_pairs: int) -> int:
     """Quiet stretches of pairs, each with the finishing pair after it, while they come: how
     many pairs (at most max_pairs)."""
     done = 0
-    while done < max_pairs and quiet_batch(engine):  # (and it stays so through skip_pairs)
+    if not quiet_batch(engine):
+        return 0
+    while done < max_pairs:  # (the batch stays quiet through skip_pairs and finish_pair)
         done += skip_pairs(engine, max_pairs - done)
         if done >= max_pairs or not finish_pair(engine):
             break

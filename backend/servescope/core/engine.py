@@ -101,12 +101,12 @@ class Engine:
     def advance_unrecorded(self, max_steps: int | None = None) -> int:
         """advance() without its record or block events (for callers that read neither): how
         many steps it took (a quiet stretch cut at `max_steps`), 0 at the end."""
-        if self.batch_queue is not None:  # quiet and finishing pairs at once, then one step
-            skipped = async_fast_forward.skip_unrecorded(self, max_steps)
-            return skipped + self._step_unrecorded()
         pool = self.kv.pool
         pool.record_events = False
         try:
+            if self.batch_queue is not None:  # quiet and finishing pairs at once, then a step
+                skipped = async_fast_forward.skip_unrecorded(self, max_steps)
+                return skipped + self._step_unrecorded()
             plan = fast_forward.plan_stretch(self) if self._quiet() else None
             if plan is not None and max_steps is not None and len(plan[1]) > max_steps:
                 start, step_ms, clock = plan
@@ -150,8 +150,10 @@ class Engine:
         flight = self._next_update(queue, hold)
         return None if flight is None else self._update(flight)
 
-    def _next_update(self, queue: BatchQueue, hold: bool = False) -> Flight | None:
-        """step_with_batch_queue up to the update: the step to update (None at the end)."""
+    def _next_update(self, queue: BatchQueue, hold: bool = False,
+                     recorded: bool = True) -> Flight | None:
+        """step_with_batch_queue up to the update: the step to update (None at the end);
+        unrecorded, the steps it plans keep no columns (price)."""
         clock, scheduler = self.clock, self.scheduler
         while True:
             if hold and queue.in_flight is not None:
@@ -170,7 +172,8 @@ class Engine:
             scheduler.now_s = start_s
             output = scheduler.schedule()
             ran = bool(output.entries or output.preempted)
-            flight = self._launch(output, start_s, *queue.take_joined()) if ran else None
+            flight = (self._launch(output, start_s, *queue.take_joined(), recorded=recorded)
+                      if ran else None)
             previous, queue.in_flight = queue.in_flight, flight
             if previous is not None:
                 clock.step_no += not ran  # the empty plan used a loop step
@@ -184,14 +187,14 @@ class Engine:
             return self._launch(output, start_s, *queue.take_joined())
 
     def _launch(self, output: SchedulerOutput, start_s: float, arrivals: tuple[str, ...],
-                rejected: tuple[tuple[str, str], ...]) -> Flight:
+                rejected: tuple[tuple[str, str], ...], recorded: bool = True) -> Flight:
         """The step `output` plans, priced, starting at `start_s`; under async scheduling it
         keeps the events its schedule raised (the sync step drains them with its update's)."""
         scheduler = self.scheduler
         events, freed = ([], []) if self.batch_queue is None else self.kv.pool.drain()
-        flight = Flight(output, self.clock.step_no, start_s, self.price(output), arrivals,
-                        rejected, tuple(scheduler.running.ids), scheduler.waiting.ids, events,
-                        freed)
+        flight = Flight(output, self.clock.step_no, start_s, self.price(output, recorded),
+                        arrivals, rejected, tuple(scheduler.running.ids), scheduler.waiting.ids,
+                        events, freed)
         if self.batch_queue is not None:
             self.clock.step_no += 1
         return flight
@@ -217,7 +220,7 @@ class Engine:
     def _step_unrecorded(self) -> bool:
         """step() without its record (run_to_end); False at the end."""
         if self.batch_queue is not None:
-            flight = self._next_update(self.batch_queue)
+            flight = self._next_update(self.batch_queue, recorded=False)
             if flight is not None:
                 self._update(flight, recorded=False)
             return flight is not None
