@@ -101,12 +101,13 @@ class Engine:
     def advance_unrecorded(self, max_steps: int | None = None) -> int:
         """advance() without its record or block events (for callers that read neither): how
         many steps it took (a quiet stretch cut at `max_steps`), 0 at the end."""
+        if self.batch_queue is not None:  # quiet and finishing pairs at once, then one step
+            # (whose plan keeps its block events: the next step or a checkpoint may record it)
+            skipped = async_fast_forward.skip_unrecorded(self, max_steps)
+            return skipped + self._step_unrecorded()
         pool = self.kv.pool
         pool.record_events = False
         try:
-            if self.batch_queue is not None:  # quiet and finishing pairs at once, then a step
-                skipped = async_fast_forward.skip_unrecorded(self, max_steps)
-                return skipped + self._step_unrecorded()
             plan = fast_forward.plan_stretch(self) if self._quiet() else None
             if plan is not None and max_steps is not None and len(plan[1]) > max_steps:
                 start, step_ms, clock = plan
