@@ -4,9 +4,9 @@ The clocks (core/clock.py) and the requests yet to arrive (core/arrivals.py) are
 own. When nothing is runnable the clock the workload uses jumps to the next arrival. Under
 `async_scheduling` the loop is `step_with_batch_queue` (schedule N + 1, then update N) beside
 the synchronous `step`, as in vLLM's EngineCore; both apply and record a step the same way
-(core/batch_queue.py). advance() takes a quiet stretch of decode steps as one DecodeStretch
-(fast-forward), records the steps' own; under async scheduling only advance_unrecorded()
-fast-forwards (core/async_fast_forward.py), and its step builds no record.
+(core/batch_queue.py). Fast-forward takes quiet stretches of decode steps at once: advance() as
+one DecodeStretch (core/fast_forward.py), advance_unrecorded() also under async scheduling
+(core/async_fast_forward.py).
 """
 
 from __future__ import annotations
@@ -58,11 +58,10 @@ class Engine:
         self.num_arrived = 0
         self.waste_totals: dict[str, int] = {}
         self.batch_queue = BatchQueue() if config.async_scheduling else None
-        # quiet decode stretches as one DecodeStretch (advance(), run()); async scheduling (its
-        # batch queue overlaps steps) and every policy but vLLM V1's go one step at a time
+        # quiet decode stretches at once, under vLLM V1's policy only; under async scheduling
+        # (its batch queue overlaps steps) only unrecorded (core/async_fast_forward.py)
         self.fast_forward = (fast_forward and self.batch_queue is None
                              and type(self.scheduler) is VllmV1Scheduler)
-        # (async: only unrecorded, core/async_fast_forward.py)
         self.fast_forward_async = fast_forward and type(self.scheduler) is VllmV1AsyncScheduler
 
     # the clocks, as the engine's readers know them
@@ -86,52 +85,26 @@ class Engine:
     def run(self) -> Iterator[StepRecord]:
         """Every step's record, decode stretches expanded: the same stream as step() gives."""
         while (item := self.advance()) is not None:
-            if isinstance(item, DecodeStretch):
-                yield from item.records()
-            else:
-                yield item
+            yield from item.records() if isinstance(item, DecodeStretch) else (item,)
 
     def run_to_end(self) -> int:
         """Simulate to the end without building records (for a summary); the step count."""
-        num_steps = 0
-        while steps := self.advance_unrecorded():
-            num_steps += steps
-        return num_steps
+        return sum(iter(self.advance_unrecorded, 0))  # (advances until one takes no step)
 
     def advance_unrecorded(self, max_steps: int | None = None) -> int:
         """advance() without its record or block events (for callers that read neither): how
         many steps it took (a quiet stretch cut at `max_steps`), 0 at the end."""
         if self.batch_queue is not None:  # quiet and finishing pairs at once, then one step
             # (whose plan keeps its block events: the next step or a checkpoint may record it)
-            skipped = async_fast_forward.skip_unrecorded(self, max_steps)
-            return skipped + self._step_unrecorded()
-        pool = self.kv.pool
-        pool.record_events = False
-        try:
-            plan = fast_forward.plan_stretch(self) if self._quiet() else None
-            if plan is not None and max_steps is not None and len(plan[1]) > max_steps:
-                start, step_ms, clock = plan
-                plan = (start, step_ms[:max_steps], clock[:max_steps + 1])
-            if plan is not None:
-                steps = fast_forward.apply_stretch(self, plan, record=False)
-                assert isinstance(steps, int)
-                return steps
-            return 1 if self._step_unrecorded() else 0
-        finally:
-            pool.record_events = True
+            return async_fast_forward.skip_unrecorded(self, max_steps) + self._step_unrecorded()
+        with fast_forward.without_events(self.kv.pool):
+            return fast_forward.skip_unrecorded(self, max_steps) or int(self._step_unrecorded())
 
     def advance(self) -> StepRecord | DecodeStretch | None:
         """The next step, or the quiet stretch of decode steps that starts here, as one run."""
         assert self.records, "an Engine(records=False) makes no records"
-        plan = fast_forward.plan_stretch(self) if self._quiet() else None
-        if plan is not None:
-            run = fast_forward.apply_stretch(self, plan)
-            assert isinstance(run, DecodeStretch)
-            return run
-        return self.step()
-
-    def _quiet(self) -> bool:
-        return self.fast_forward and bool(self.scheduler.running) and not self.scheduler.waiting
+        run = fast_forward.next_stretch(self)
+        return run if run is not None else self.step()
 
     def step(self) -> StepRecord | None:
         assert not isinstance(self.kv, CountingKVCacheManager), "records=False: no block ids"
@@ -222,18 +195,13 @@ class Engine:
         """step() without its record (run_to_end); False at the end."""
         if self.batch_queue is not None:
             flight = self._next_update(self.batch_queue, recorded=False)
-            if flight is not None:
-                self._update(flight, recorded=False)
-            return flight is not None
-        planned = self._schedule()
-        if planned is None:
-            return False
-        step_time_ms = self.price(planned[0], recorded=False)
-        self.apply_output(planned[0], self.clock.time_s + step_time_ms / 1000.0)
-        self.kv.pool.drain()
-        self.add_waste(self.kv.waste(self.scheduler.running))
-        self.clock.tick(step_time_ms)
-        return True
+        else:
+            planned = self._schedule()
+            flight = None if planned is None else self._launch(
+                planned[0], self.clock.time_s, (), (), recorded=False)
+        if flight is not None:
+            self._update(flight, recorded=False)
+        return flight is not None
 
     def _schedule(self) -> tuple[SchedulerOutput, list[str], list[tuple[str, str]]] | None:
         """Admit what has arrived and schedule the next step (jumping idle time); None: done."""
