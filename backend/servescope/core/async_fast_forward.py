@@ -108,12 +108,18 @@ def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.nda
 def whole(plan: SchedulerOutput, running: RunningBatch) -> bool:
     """Whether a plan samples a token of each running request (a last prefill chunk or a
     decode each), so that its update leaves every one a token on."""
-    n = len(running)
-    if len(plan.entries) == 1 and isinstance(plan.entries[0], DecodeChunk):
-        return (plan.entries[0].lo, plan.entries[0].hi) == (0, n)
-    columns = plan.columns()
-    return (len(columns.ids) == n and bool(columns.sampled.all())
-            and set(columns.ids) == set(running.ids[:n]))
+    n, entries = len(running), plan.entries
+    if len(entries) == 1 and isinstance(entries[0], DecodeChunk):
+        return (entries[0].lo, entries[0].hi) == (0, n)
+    ids: list[str] = []  # (the plan's columns, without building them)
+    for entry in entries:
+        if isinstance(entry, DecodeChunk):
+            ids += entry.ids
+        elif entry.sampled:
+            ids.append(entry.id)
+        else:
+            return False
+    return len(ids) == n and set(ids) == set(running.ids[:n])
 
 
 def skip_pairs(engine: Engine, max_pairs: int) -> int:
