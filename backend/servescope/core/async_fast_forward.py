@@ -38,10 +38,12 @@ class Engine(fast_forward.Engine, Protocol):
 def skip_unrecorded(engine: Engine, max_steps: int | None) -> int:
     """Engine.advance_unrecorded under async scheduling, before its one step as it comes: the
     quiet and finishing pairs from here (at most max_steps - 1), without block events."""
-    if not engine.fast_forward_async:
-        return 0
-    with fast_forward.without_events(engine.kv.pool):
-        return skip(engine, (max_steps or 1 << 62) - 1)
+    pool = engine.kv.pool
+    pool.record_events = False
+    try:
+        return skip(engine, (max_steps or 1 << 62) - 1) if engine.fast_forward_async else 0
+    finally:
+        pool.record_events = True
 
 
 def skip(engine: Engine, max_pairs: int) -> int:

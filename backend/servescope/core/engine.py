@@ -11,7 +11,6 @@ one DecodeStretch (core/fast_forward.py), advance_unrecorded() also under async 
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -69,10 +68,7 @@ class Engine:
     step_no = property(lambda self: self.clock.step_no)
     time_s = property(lambda self: self.clock.time_s)
     iter = property(lambda self: self.clock.iter)
-
-    @property
-    def step_end_s(self) -> array[float]:
-        return self.clock.step_end_s
+    step_end_s = property(lambda self: self.clock.step_end_s)
 
     @property
     def kv(self) -> KVCacheManager:
@@ -97,8 +93,7 @@ class Engine:
         if self.batch_queue is not None:  # quiet and finishing pairs at once, then one step
             # (whose plan keeps its block events: the next step or a checkpoint may record it)
             return async_fast_forward.skip_unrecorded(self, max_steps) + self._step_unrecorded()
-        with fast_forward.without_events(self.kv.pool):
-            return fast_forward.skip_unrecorded(self, max_steps) or int(self._step_unrecorded())
+        return fast_forward.advance_unrecorded(self, max_steps, self._step_unrecorded)
 
     def advance(self) -> StepRecord | DecodeStretch | None:
         """The next step, or the quiet stretch of decode steps that starts here, as one run."""
@@ -195,13 +190,18 @@ class Engine:
         """step() without its record (run_to_end); False at the end."""
         if self.batch_queue is not None:
             flight = self._next_update(self.batch_queue, recorded=False)
-        else:
-            planned = self._schedule()
-            flight = None if planned is None else self._launch(
-                planned[0], self.clock.time_s, (), (), recorded=False)
-        if flight is not None:
-            self._update(flight, recorded=False)
-        return flight is not None
+            if flight is not None:
+                self._update(flight, recorded=False)
+            return flight is not None
+        planned = self._schedule()
+        if planned is None:
+            return False
+        step_time_ms = self.price(planned[0], recorded=False)
+        self.apply_output(planned[0], self.clock.time_s + step_time_ms / 1000.0)
+        self.kv.pool.drain()
+        self.add_waste(self.kv.waste(self.scheduler.running))
+        self.clock.tick(step_time_ms)
+        return True
 
     def _schedule(self) -> tuple[SchedulerOutput, list[str], list[tuple[str, str]]] | None:
         """Admit what has arrived and schedule the next step (jumping idle time); None: done."""

@@ -4,14 +4,12 @@ as a bare count of steps when nobody reads the records (Engine.run_to_end)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
 
 from servescope.core.arrivals import Arrivals
-from servescope.core.block_pool import BlockPool
 from servescope.core.clock import Clock
 from servescope.core.config import EngineConfig
 from servescope.core.decode_stretch import DecodeStretch
@@ -51,34 +49,30 @@ def next_stretch(engine: Engine) -> DecodeStretch | None:
     return run
 
 
-def skip_unrecorded(engine: Engine, max_steps: int | None) -> int:
-    """Engine.advance_unrecorded's quiet stretch from here (cut at `max_steps`), applied
-    without records: how many steps (0: none starts here)."""
-    plan = plan_stretch(engine) if quiet(engine) else None
-    if plan is None:
-        return 0
-    start, step_ms, clock = plan
-    if max_steps is not None:
-        plan = (start, step_ms[:max_steps], clock[:max_steps + 1])
-    steps = apply_stretch(engine, plan, record=False)
-    assert isinstance(steps, int)
-    return steps
+def advance_unrecorded(engine: Engine, max_steps: int | None, step: Callable[[], bool]) -> int:
+    """Engine.advance_unrecorded under synchronous scheduling, its pool raising no block
+    events: the quiet stretch from here (cut at `max_steps`), else `step` (the engine's step
+    without its record; False at the end): how many steps."""
+    pool = engine.kv.pool
+    pool.record_events = False
+    try:
+        plan = plan_stretch(engine) if quiet(engine) else None
+        if plan is None:
+            return int(step())
+        start, step_ms, clock = plan
+        if max_steps is not None:
+            plan = (start, step_ms[:max_steps], clock[:max_steps + 1])
+        steps = apply_stretch(engine, plan, record=False)
+        assert isinstance(steps, int)
+        return steps
+    finally:
+        pool.record_events = True
 
 
 def quiet(engine: Engine) -> bool:
     """Whether a stretch may start here: fast-forward on, and every request running."""
     scheduler = engine.scheduler
     return engine.fast_forward and bool(scheduler.running) and not scheduler.waiting
-
-
-@contextlib.contextmanager
-def without_events(pool: BlockPool) -> Iterator[None]:
-    """The pool raises no block events meanwhile (nobody reads the records)."""
-    pool.record_events = False
-    try:
-        yield
-    finally:
-        pool.record_events = True
 
 
 def plan_stretch(engine: Engine) -> Plan | None:
