@@ -167,10 +167,12 @@ def finish_pair(engine: Engine) -> bool:
     if not len(keep) or len(keep) == n:
         return False
     start = running.num_computed[keep]
-    if int(np.count_nonzero(start % kv.block_size == 0)) > kv.num_free_blocks:
+    crossing = int(np.count_nonzero(start % kv.block_size == 0))
+    if crossing > kv.num_free_blocks:
         return False  # a row would find no block: the scheduler preempts
     requests, ids = [running.requests[i] for i in keep.tolist()], running.ids[:n]
-    kv.advance_decodes(requests, start, 1, record=False, known_lag=1)  # plan step F + 1
+    if crossing:  # plan step F + 1 (a row whose known tokens fill its blocks takes a block)
+        kv.advance_decodes(requests, start, 1, record=False, known_lag=1)
     running.num_computed[keep] += 1
     running.num_placeholders[keep] += 1
     step_ms = float(engine.step_time(np.ones(len(keep), np.int64), start))
