@@ -1,6 +1,7 @@
 """Fast-forward: a quiet stretch of decode steps (nobody due to arrive, nothing waiting, every
-running request decoding one token a step) planned and applied at once, as one DecodeStretch, or
-as a bare count of steps when nobody reads the records (Engine.run_to_end)."""
+running request decoding one token a step) planned and applied at once, as one DecodeStretch
+(Engine.advance: next_stretch), or as a bare count of steps when nobody reads the records
+(Engine.advance_unrecorded under synchronous scheduling: run_to_end, a scout)."""
 
 from __future__ import annotations
 
