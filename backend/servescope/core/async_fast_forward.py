@@ -50,7 +50,9 @@ def skip(engine: Engine, max_pairs: int) -> int:
     """Quiet stretches of pairs, each with the finishing pair after it, while they come: how
     many pairs (at most max_pairs)."""
     done = 0
-    while done < max_pairs and quiet_batch(engine):  # (and it stays so through skip_pairs)
+    if not quiet_batch(engine):
+        return 0
+    while done < max_pairs:  # (the batch stays quiet through skip_pairs and finish_pair)
         done += skip_pairs(engine, max_pairs - done)
         if done >= max_pairs or not finish_pair(engine):
             break
@@ -108,12 +110,18 @@ def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.nda
 def whole(plan: SchedulerOutput, running: RunningBatch) -> bool:
     """Whether a plan samples a token of each running request (a last prefill chunk or a
     decode each), so that its update leaves every one a token on."""
-    n = len(running)
-    if len(plan.entries) == 1 and isinstance(plan.entries[0], DecodeChunk):
-        return (plan.entries[0].lo, plan.entries[0].hi) == (0, n)
-    columns = plan.columns()
-    return (len(columns.ids) == n and bool(columns.sampled.all())
-            and set(columns.ids) == set(running.ids[:n]))
+    n, entries = len(running), plan.entries
+    if len(entries) == 1 and isinstance(entries[0], DecodeChunk):
+        return (entries[0].lo, entries[0].hi) == (0, n)
+    ids: list[str] = []  # (the plan's columns, without building them)
+    for entry in entries:
+        if isinstance(entry, DecodeChunk):
+            ids += entry.ids
+        elif entry.sampled:
+            ids.append(entry.id)
+        else:
+            return False
+    return len(ids) == n and set(ids) == set(running.ids[:n])
 
 
 def skip_pairs(engine: Engine, max_pairs: int) -> int:
@@ -159,10 +167,12 @@ def finish_pair(engine: Engine) -> bool:
     if not len(keep) or len(keep) == n:
         return False
     start = running.num_computed[keep]
-    if int(np.count_nonzero(start % kv.block_size == 0)) > kv.num_free_blocks:
+    crossing = int(np.count_nonzero(start % kv.block_size == 0))
+    if crossing > kv.num_free_blocks:
         return False  # a row would find no block: the scheduler preempts
     requests, ids = [running.requests[i] for i in keep.tolist()], running.ids[:n]
-    kv.advance_decodes(requests, start, 1, record=False, known_lag=1)  # plan step F + 1
+    if crossing:  # plan step F + 1 (a row whose known tokens fill its blocks takes a block)
+        kv.advance_decodes(requests, start, 1, record=False, known_lag=1)
     running.num_computed[keep] += 1
     running.num_placeholders[keep] += 1
     step_ms = float(engine.step_time(np.ones(len(keep), np.int64), start))

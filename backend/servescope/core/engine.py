@@ -4,14 +4,13 @@ The clocks (core/clock.py) and the requests yet to arrive (core/arrivals.py) are
 own. When nothing is runnable the clock the workload uses jumps to the next arrival. Under
 `async_scheduling` the loop is `step_with_batch_queue` (schedule N + 1, then update N) beside
 the synchronous `step`, as in vLLM's EngineCore; both apply and record a step the same way
-(core/batch_queue.py). advance() takes a quiet stretch of decode steps as one DecodeStretch
-(fast-forward), records the steps' own; under async scheduling only advance_unrecorded()
-fast-forwards (core/async_fast_forward.py), and its step builds no record.
+(core/batch_queue.py). Fast-forward takes quiet stretches of decode steps at once: advance() as
+one DecodeStretch (core/fast_forward.py), advance_unrecorded() also under async scheduling
+(core/async_fast_forward.py).
 """
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -64,13 +63,12 @@ class Engine:
         self.num_arrived = 0
         self.waste_totals: dict[str, int] = {}
         self.batch_queue = BatchQueue() if config.async_scheduling else None
-        # quiet decode stretches as one DecodeStretch (advance(), run()); async scheduling (its
-        # batch queue overlaps steps) and every policy but vLLM V1's go one step at a time
-        # (speculative decoding: every step its own, each decode being 1 + drafts tokens)
+        # quiet decode stretches at once, under vLLM V1's policy only; under async scheduling
+        # (its batch queue overlaps steps) only unrecorded (core/async_fast_forward.py); with
+        # speculative decoding every step is its own (each decode is 1 + drafts tokens)
         fast_forward = fast_forward and config.speculative is None
         self.fast_forward = (fast_forward and self.batch_queue is None
                              and type(self.scheduler) is VllmV1Scheduler)
-        # (async: only unrecorded, core/async_fast_forward.py)
         self.fast_forward_async = fast_forward and type(self.scheduler) is VllmV1AsyncScheduler
 
     # the clocks, as the engine's readers know them
@@ -78,10 +76,7 @@ class Engine:
     step_no = property(lambda self: self.clock.step_no)
     time_s = property(lambda self: self.clock.time_s)
     iter = property(lambda self: self.clock.iter)
-
-    @property
-    def step_end_s(self) -> array[float]:
-        return self.clock.step_end_s
+    step_end_s = property(lambda self: self.clock.step_end_s)
 
     @property
     def acceptance(self) -> Any:
@@ -104,51 +99,25 @@ class Engine:
     def run(self) -> Iterator[StepRecord]:
         """Every step's record, decode stretches expanded: the same stream as step() gives."""
         while (item := self.advance()) is not None:
-            if isinstance(item, DecodeStretch):
-                yield from item.records()
-            else:
-                yield item
+            yield from item.records() if isinstance(item, DecodeStretch) else (item,)
 
     def run_to_end(self) -> int:
         """Simulate to the end without building records (for a summary); the step count."""
-        num_steps = 0
-        while steps := self.advance_unrecorded():
-            num_steps += steps
-        return num_steps
+        return sum(iter(self.advance_unrecorded, 0))  # (advances until one takes no step)
 
     def advance_unrecorded(self, max_steps: int | None = None) -> int:
         """advance() without its record or block events (for callers that read neither): how
         many steps it took (a quiet stretch cut at `max_steps`), 0 at the end."""
         if self.batch_queue is not None:  # quiet and finishing pairs at once, then one step
-            skipped = async_fast_forward.skip_unrecorded(self, max_steps)
-            return skipped + self._step_unrecorded()
-        pool = self.kv.pool
-        pool.record_events = False
-        try:
-            plan = fast_forward.plan_stretch(self) if self._quiet() else None
-            if plan is not None and max_steps is not None and len(plan[1]) > max_steps:
-                start, step_ms, clock = plan
-                plan = (start, step_ms[:max_steps], clock[:max_steps + 1])
-            if plan is not None:
-                steps = fast_forward.apply_stretch(self, plan, record=False)
-                assert isinstance(steps, int)
-                return steps
-            return 1 if self._step_unrecorded() else 0
-        finally:
-            pool.record_events = True
+            # (whose plan keeps its block events: the next step or a checkpoint may record it)
+            return async_fast_forward.skip_unrecorded(self, max_steps) + self._step_unrecorded()
+        return fast_forward.advance_unrecorded(self, max_steps, self._step_unrecorded)
 
     def advance(self) -> StepRecord | DecodeStretch | None:
         """The next step, or the quiet stretch of decode steps that starts here, as one run."""
         assert self.records, "an Engine(records=False) makes no records"
-        plan = fast_forward.plan_stretch(self) if self._quiet() else None
-        if plan is not None:
-            run = fast_forward.apply_stretch(self, plan)
-            assert isinstance(run, DecodeStretch)
-            return run
-        return self.step()
-
-    def _quiet(self) -> bool:
-        return self.fast_forward and bool(self.scheduler.running) and not self.scheduler.waiting
+        run = fast_forward.next_stretch(self)
+        return run if run is not None else self.step()
 
     def step(self) -> StepRecord | None:
         assert not isinstance(self.kv, CountingKVCacheManager), "records=False: no block ids"
@@ -168,8 +137,10 @@ class Engine:
         flight = self._next_update(queue, hold)
         return None if flight is None else self._update(flight)
 
-    def _next_update(self, queue: BatchQueue, hold: bool = False) -> Flight | None:
-        """step_with_batch_queue up to the update: the step to update (None at the end)."""
+    def _next_update(self, queue: BatchQueue, hold: bool = False,
+                     recorded: bool = True) -> Flight | None:
+        """step_with_batch_queue up to the update: the step to update (None at the end);
+        unrecorded, the steps it plans keep no columns (price)."""
         clock, scheduler = self.clock, self.scheduler
         while True:
             if hold and queue.in_flight is not None:
@@ -188,7 +159,8 @@ class Engine:
             scheduler.now_s = start_s
             output = scheduler.schedule()
             ran = bool(output.entries or output.preempted)
-            flight = self._launch(output, start_s, *queue.take_joined()) if ran else None
+            flight = (self._launch(output, start_s, *queue.take_joined(), recorded=recorded)
+                      if ran else None)
             previous, queue.in_flight = queue.in_flight, flight
             if previous is not None:
                 clock.step_no += not ran  # the empty plan used a loop step
@@ -202,14 +174,14 @@ class Engine:
             return self._launch(output, start_s, *queue.take_joined())
 
     def _launch(self, output: SchedulerOutput, start_s: float, arrivals: tuple[str, ...],
-                rejected: tuple[tuple[str, str], ...]) -> Flight:
+                rejected: tuple[tuple[str, str], ...], recorded: bool = True) -> Flight:
         """The step `output` plans, priced, starting at `start_s`; under async scheduling it
         keeps the events its schedule raised (the sync step drains them with its update's)."""
         scheduler = self.scheduler
         events, freed = ([], []) if self.batch_queue is None else self.kv.pool.drain()
-        flight = Flight(output, self.clock.step_no, start_s, self.price(output), arrivals,
-                        rejected, tuple(scheduler.running.ids), scheduler.waiting.ids, events,
-                        freed)
+        flight = Flight(output, self.clock.step_no, start_s, self.price(output, recorded),
+                        arrivals, rejected, tuple(scheduler.running.ids), scheduler.waiting.ids,
+                        events, freed)
         if self.batch_queue is not None:
             self.clock.step_no += 1
         return flight
@@ -235,7 +207,7 @@ class Engine:
     def _step_unrecorded(self) -> bool:
         """step() without its record (run_to_end); False at the end."""
         if self.batch_queue is not None:
-            flight = self._next_update(self.batch_queue)
+            flight = self._next_update(self.batch_queue, recorded=False)
             if flight is not None:
                 self._update(flight, recorded=False)
             return flight is not None

@@ -1,9 +1,11 @@
 """Fast-forward: a quiet stretch of decode steps (nobody due to arrive, nothing waiting, every
-running request decoding one token a step) planned and applied at once, as one DecodeStretch, or
-as a bare count of steps when nobody reads the records (Engine.run_to_end)."""
+running request decoding one token a step) planned and applied at once, as one DecodeStretch
+(Engine.advance: next_stretch), or as a bare count of steps when nobody reads the records
+(Engine.advance_unrecorded under synchronous scheduling: run_to_end, a scout)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -30,11 +32,48 @@ class Engine(Protocol):
     arrivals: Arrivals
     step_time: StepTimeFn
     done_requests: list[FinishedRequest]
+    fast_forward: bool  # (synchronous scheduling, vLLM V1's policy)
 
     @property
     def kv(self) -> KVCacheManager: ...
 
     def add_waste(self, waste: dict[str, int]) -> None: ...
+
+
+def next_stretch(engine: Engine) -> DecodeStretch | None:
+    """Engine.advance's quiet stretch from here, applied, as one run (None: none starts here)."""
+    plan = plan_stretch(engine) if quiet(engine) else None
+    if plan is None:
+        return None
+    run = apply_stretch(engine, plan)
+    assert isinstance(run, DecodeStretch)
+    return run
+
+
+def advance_unrecorded(engine: Engine, max_steps: int | None, step: Callable[[], bool]) -> int:
+    """Engine.advance_unrecorded under synchronous scheduling, its pool raising no block
+    events: the quiet stretch from here (cut at `max_steps`), else `step` (the engine's step
+    without its record; False at the end): how many steps."""
+    pool = engine.kv.pool
+    pool.record_events = False
+    try:
+        plan = plan_stretch(engine) if quiet(engine) else None
+        if plan is None:
+            return int(step())
+        start, step_ms, clock = plan
+        if max_steps is not None:
+            plan = (start, step_ms[:max_steps], clock[:max_steps + 1])
+        steps = apply_stretch(engine, plan, record=False)
+        assert isinstance(steps, int)
+        return steps
+    finally:
+        pool.record_events = True
+
+
+def quiet(engine: Engine) -> bool:
+    """Whether a stretch may start here: fast-forward on, and every request running."""
+    scheduler = engine.scheduler
+    return engine.fast_forward and bool(scheduler.running) and not scheduler.waiting
 
 
 def plan_stretch(engine: Engine) -> Plan | None:

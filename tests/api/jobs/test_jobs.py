@@ -1,11 +1,12 @@
 """Heavy REST work runs on worker threads, bounded: a job over the limit waits in a short line
 for a slot, one past the line is refused at once (503), a slow one answers 503 at its time
-budget, and the event loop answers meanwhile."""
+budget, the event loop answers meanwhile, and a cancel is never lost."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
@@ -72,5 +73,41 @@ def test_a_wait_for_a_slot_counts_against_the_time_budget():
         release.set()
         with pytest.raises(JobError):
             await slow
+
+    asyncio.run(main())
+
+
+class InlineExecutor(ThreadPoolExecutor):
+    """Runs each job as it is submitted: its asyncio future then completes at the loop's next
+    turn, so that a cancel can be sent at every turn around it, deterministically."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        future: Future = Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
+@pytest.mark.parametrize("turns", range(8))
+def test_a_cancel_that_comes_as_a_job_or_a_slot_does_is_never_lost(turns):
+    # Python 3.11's asyncio.wait_for returns the awaited result when the cancel and the result
+    # come at the same turn of the loop: the cancelled request would run on (and a shutdown
+    # would wait for it)
+    async def main():
+        asyncio.get_running_loop().set_default_executor(InlineExecutor())
+        jobs = Jobs(max_jobs=1, timeout_s=60, max_waiting=1)
+        first = asyncio.create_task(jobs.run("export", lambda: 1))
+        second = asyncio.create_task(jobs.run("diagnosis", lambda: 2))  # waits for the slot
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        cancels = [task.cancel() for task in (first, second)]
+        for task, cancelled in zip((first, second), cancels, strict=True):
+            if cancelled:  # the cancel reached a task not yet done: it ends cancelled
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+            else:
+                assert await task in (1, 2)
+        while jobs.running:  # a cancelled job's thread runs out, then frees its slot
+            await asyncio.sleep(0)
+        assert jobs.waiting == 0
 
     asyncio.run(main())

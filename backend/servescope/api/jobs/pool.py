@@ -24,7 +24,6 @@ T = TypeVar("T")
 MIB = 1024 * 1024
 
 
-
 class Jobs:
     def __init__(self, max_jobs: int, timeout_s: float, max_waiting: int = 8,
                  memory_cap_mb: int = 0, max_waiting_shared: int = 256) -> None:
@@ -62,8 +61,10 @@ class Jobs:
         await self._take_slot(what, deadline)
         future = loop.run_in_executor(None, functools.partial(fn, *args))
         future.add_done_callback(functools.partial(self._ended, what))
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), deadline - loop.time())
+        try:  # asyncio.timeout, not wait_for: on Python 3.11 wait_for loses a cancel that
+            # comes as the job ends (api/web/outflow.py)
+            async with asyncio.timeout_at(deadline):
+                return await asyncio.shield(future)
         except TimeoutError as err:
             raise self._late(what) from err
 
@@ -160,11 +161,11 @@ class Jobs:
                            f"the {what} again shortly")
         self.waiting += 1
         try:
-            while self.running >= self.max_jobs:
-                self._freed = self._freed or asyncio.Event()
-                self._freed.clear()
-                left = deadline - asyncio.get_running_loop().time()
-                await asyncio.wait_for(self._freed.wait(), max(left, 0.0))
+            async with asyncio.timeout_at(deadline):  # (not wait_for: as in run)
+                while self.running >= self.max_jobs:
+                    self._freed = self._freed or asyncio.Event()
+                    self._freed.clear()
+                    await self._freed.wait()
         except TimeoutError as err:
             raise JobError(f"the server stayed busy with {self.running} heavy jobs "
                            f"({self.running_kinds()}) for {self.timeout_s:g} s "

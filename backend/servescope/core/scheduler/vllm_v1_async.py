@@ -78,6 +78,9 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
             if isinstance(entry, ScheduledEntry):
                 finished += self._sample_one(output, entry, iteration)
                 continue
+            if entry.ids == self.running.ids[entry.lo:entry.hi]:
+                finished += self._update_rows(entry, iteration)
+                continue
             requests = [self.requests.get(rid) for rid in entry.ids]
             if async_decode.all_running(requests):
                 finished += async_decode.update_chunk(self.kv, self.running, requests,
@@ -88,6 +91,18 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
                                              iteration)
         self._release(finished)
         return finished
+
+    def _update_rows(self, entry: DecodeChunk, iteration: int) -> list[Request]:
+        """async_decode.update_chunk for a chunk whose rows are where it planned them (the
+        batch unchanged since), on the batch's own columns: the finished, in row order."""
+        running, kv, lo, hi = self.running, self.kv, entry.lo, entry.hi
+        done = running.sample_chunk(lo, hi, iteration)
+        running.num_placeholders[lo:hi] -= 1
+        if kv.enable_caching:
+            requests, start = running.requests, entry.start
+            for row in np.flatnonzero((start + 1) % kv.block_size == 0).tolist():
+                kv.cache_full_blocks(requests[lo + row], int(start[row]) + 1)
+        return done
 
     def _sample_one(self, output: SchedulerOutput, entry: ScheduledEntry,
                     iteration: int) -> list[Request]:
