@@ -7,7 +7,7 @@ import time
 
 from servescope.api.uploads.store import Store
 
-OWNER = "owner-digest-1"  # whose uploads these are (api/uploads/owner.py's key)
+OWNER = "owner-digest-1"  # whose uploads these are (api/uploads/owner.py's owner_of)
 
 
 def put(store: Store, text: str) -> dict:
@@ -16,12 +16,12 @@ def put(store: Store, text: str) -> dict:
     return store.commit_trace(part, "t.json", "json", 1, {}, owner=OWNER)
 
 
-def test_stored_bytes_count_per_client_and_the_first_claim_holds(tmp_path):
+def test_stored_bytes_count_per_payer_and_the_first_claim_holds(tmp_path):
     store = Store(tmp_path)
     a, b = put(store, "a" * 100), put(store, "b" * 30)
     store.claim(a["trace_id"], "address:1")
     store.claim(b["trace_id"], "address:2")
-    store.claim(a["trace_id"], "address:2")  # the same bytes again: still the first client's
+    store.claim(a["trace_id"], "address:2")  # the same bytes again: still the first payer's
     assert store.stored_bytes() == 130
     assert store.stored_bytes("address:1") == 100
     assert store.stored_bytes("address:2") == 30

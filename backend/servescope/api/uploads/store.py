@@ -1,6 +1,6 @@
 """Uploads and saved scenarios in the data directory, indexed by an embedded SQLite database.
 
-    data_dir/index.sqlite3      one row per upload (with its owner's client key) / scenario
+    data_dir/index.sqlite3      one row per upload (with its owner's digest) / scenario
     data_dir/blobs/<id>         an upload's bytes, named only by its server-made id
     data_dir/tmp/<random>.part  an upload in flight; removed at start-up
 
@@ -86,8 +86,13 @@ class Store:
             db.execute("ALTER TABLE traces ADD COLUMN digest TEXT")
         if "owner" not in columns:  # an index from before private uploads
             db.execute("ALTER TABLE traces ADD COLUMN owner TEXT")
-        if "client" not in columns:  # an index from before per-client quotas
-            db.execute("ALTER TABLE traces ADD COLUMN client TEXT")
+        if "payer" not in columns:  # an index from before per-client quotas charged payers
+            db.execute("ALTER TABLE traces ADD COLUMN payer TEXT")
+        if "client" in columns:  # its quota key held the raw upload token: the owner instead
+            db.execute("UPDATE traces SET payer = CASE WHEN client LIKE 'upload:%' "
+                       "THEN 'upload:' || owner WHEN client LIKE 'address:%' THEN client "
+                       "END WHERE payer IS NULL")
+            db.execute("ALTER TABLE traces DROP COLUMN client")
         db.execute("CREATE UNIQUE INDEX IF NOT EXISTS traces_digest ON traces(digest)")
         self.recover()
 
@@ -132,9 +137,9 @@ class Store:
                      summary: dict[str, Any], options: dict[str, Any] | None = None, *,
                      owner: str) -> dict[str, Any]:
         """`options`: what the upload asked for (window, sample, ...), applied at each load;
-        `owner`: the uploader's client key. The same bytes with the same options from the same
-        owner answer with the row already stored. A blob is stored inflated, so the readers
-        inflate nothing: a gzip part is a ValueError."""
+        `owner`: the uploader's digest (api/uploads/owner.py). The same bytes with the same
+        options from the same owner answer with the row already stored. A blob is stored
+        inflated, so the readers inflate nothing: a gzip part is a ValueError."""
         if is_gzip(part):
             raise ValueError("a stored trace is inflated: this one is still gzip")
         options = options or {}
@@ -167,7 +172,7 @@ class Store:
         return stored
 
     def trace(self, tid: str, owner: str) -> dict[str, Any] | None:
-        """The upload `tid` if `owner` (a client key) made it; None for anyone else, as for
+        """The upload `tid` if `owner` (an owner digest) made it; None for anyone else, as for
         an id that does not exist."""
         if not valid_id(tid):
             return None
@@ -185,16 +190,16 @@ class Store:
     def trace_path(self, tid: str, owner: str) -> Path | None:
         return self.blobs / tid if self.trace(tid, owner) is not None else None
 
-    def claim(self, tid: str, client: str) -> None:
-        """Count a stored upload against `client` (api/web/clients.py), unless another client
-        stored the same bytes first."""
+    def claim(self, tid: str, payer: str) -> None:
+        """Charge a stored upload to `payer` (api/web/clients.py's payer_of), unless another
+        payer stored the same bytes first."""
         with self._transaction() as db:
-            db.execute("UPDATE traces SET client = ? WHERE id = ? AND client IS NULL",
-                       (client, tid))
+            db.execute("UPDATE traces SET payer = ? WHERE id = ? AND payer IS NULL",
+                       (payer, tid))
 
-    def stored_bytes(self, client: str | None = None) -> int:
-        """Bytes of the stored uploads: all of them, or `client`'s."""
-        where, args = ("WHERE client = ?", (client,)) if client is not None else ("", ())
+    def stored_bytes(self, payer: str | None = None) -> int:
+        """Bytes of the stored uploads: all of them, or those charged to `payer`."""
+        where, args = ("WHERE payer = ?", (payer,)) if payer is not None else ("", ())
         row = self.db.execute(f"SELECT COALESCE(SUM(size), 0) FROM traces {where}",
                               args).fetchone()
         return int(row[0])
