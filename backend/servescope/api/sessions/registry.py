@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 
 from servescope.api.errors import SessionError
+from servescope.api.jobs.arenas import bound_arenas
 from servescope.api.jobs.pool import Jobs
 from servescope.api.records.run_store import remove_runs
 from servescope.api.sessions.session import Session
@@ -30,6 +31,9 @@ class Registry:
         self.jobs = Jobs(settings.max_jobs, settings.job_timeout_s,
                          memory_cap_mb=settings.memory_cap_mb)
         self.jobs.others = self.scouts_memory
+        # the sessions' simulate-ahead threads share a few malloc arenas, so what an ended
+        # session freed serves the next instead of growing the process (api/jobs/arenas.py)
+        bound_arenas()
         remove_runs(settings.data_dir / "runs")  # a previous process's: nobody owns them
 
     def create(self, payer: str = "") -> Session:
