@@ -1,8 +1,12 @@
 """The store's part of fair shares: whose an upload is (the first client to store its bytes),
-the bytes stored in all and per client, and uploads deleted once past their retention."""
+the bytes stored in all and per client, uploads deleted once past their retention, and no
+connection kept open for a thread that has ended."""
 
 from __future__ import annotations
 
+import gc
+import sqlite3
+import threading
 import time
 
 from servescope.api.uploads.store import Store
@@ -39,3 +43,22 @@ def test_expired_uploads_go_with_their_blobs_but_those_kept(tmp_path):
     assert store.trace(old["trace_id"], OWNER) is None
     assert not (tmp_path / "blobs" / old["trace_id"]).exists()
     assert store.trace(kept["trace_id"], OWNER) and store.trace(new["trace_id"], OWNER)
+
+
+
+def live_connections() -> int:
+    gc.collect()  # a connection may sit in a reference cycle until a collection
+    return sum(isinstance(o, sqlite3.Connection) for o in gc.get_objects())
+
+
+def test_threads_that_come_and_go_leave_no_connection_behind(tmp_path):
+    # the threads that serve sync routes end after a while idle and new ones start: each
+    # uses the store on a connection of its own, which must not outlive it
+    store = Store(tmp_path)
+    before = live_connections()
+    for _ in range(20):
+        thread = threading.Thread(target=store.stored_bytes)
+        thread.start()
+        thread.join()
+    assert live_connections() == before
+    store.close()

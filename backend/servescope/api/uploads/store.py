@@ -22,6 +22,7 @@ import secrets
 import sqlite3
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,6 +63,10 @@ def valid_id(text: str) -> bool:
     return 16 <= len(text) <= 64 and all(c.isalnum() or c in "-_" for c in text)
 
 
+class _Connection(sqlite3.Connection):
+    """A connection a weak reference can name (sqlite3's own cannot be)."""
+
+
 class Store:
     def __init__(self, data_dir: Path) -> None:
         self.root = Path(data_dir)
@@ -70,7 +75,9 @@ class Store:
         for d in (self.root, self.blobs, self.tmp):
             d.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        # for close(); a thread's own closes when the thread ends (sync routes' threads come
+        # and go: a connection kept for each would hold its files and page cache for good)
+        self._connections: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
         self._connect_lock = threading.Lock()
         self._write_lock = threading.Lock()
         # trace id -> what it loads as (api/uploads/trace_workload.py): at most four traces and a
@@ -102,16 +109,17 @@ class Store:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
             db = sqlite3.connect(self.root / "index.sqlite3", isolation_level=None, timeout=30,
-                                 check_same_thread=False)  # closed by close(), any thread
+                                 check_same_thread=False,  # closed by close(), any thread
+                                 factory=_Connection)
             db.execute("PRAGMA synchronous=FULL")
             self._local.db = db
             with self._connect_lock:
-                self._connections.append(db)
+                self._connections.add(db)
         return db
 
     def close(self) -> None:
         with self._connect_lock:
-            for db in self._connections:
+            for db in list(self._connections):
                 db.close()
             self._connections.clear()
         self._local = threading.local()
