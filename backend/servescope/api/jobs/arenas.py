@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import os
 import re
+import sys
 import tempfile
 
 # Arenas the server's threads share: the main one and one more. The simulating threads hold
@@ -23,7 +23,7 @@ M_ARENA_MAX = -8  # glibc's malloc.h
 
 def _libc() -> ctypes.CDLL | None:
     name = ctypes.util.find_library("c")
-    if name is None or os.uname().sysname != "Linux":
+    if name is None or not sys.platform.startswith("linux"):
         return None
     libc = ctypes.CDLL(name)
     return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_info") else None
