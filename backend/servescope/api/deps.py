@@ -39,8 +39,8 @@ def get_upload_token(conn: HTTPConnection) -> str | None:
 
 
 def get_upload_owner(token: Annotated[str | None, Depends(get_upload_token)]) -> str:
-    """The caller's client key (api/uploads/owner.py): whose uploads it may list and use."""
-    return owners.client_key(token)
+    """The caller's owner digest (api/uploads/owner.py): whose uploads it may list and use."""
+    return owners.owner_of(token)
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]

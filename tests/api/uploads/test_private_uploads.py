@@ -8,7 +8,7 @@ import json
 
 from support.server import UPLOAD_TOKEN, receive
 
-from servescope.api.uploads.owner import client_key, valid_token
+from servescope.api.uploads.owner import owner_of, valid_token
 
 ROWS = [{"id": "a", "arrival_s": 0.0, "prompt_len": 40, "output_len": 5}]
 OTHER = {"X-Upload-Token": "another-visitor-token"}
@@ -38,7 +38,7 @@ def test_the_upload_answers_the_token_that_owns_it(client):
     assert valid_token(fresh["upload_token"]) and fresh["upload_token"] != UPLOAD_TOKEN
     theirs = client.get("/api/traces", headers={"X-Upload-Token": fresh["upload_token"]})
     assert [t["trace_id"] for t in theirs.json()] == [fresh["trace_id"]]
-    assert client_key(fresh["upload_token"]) != client_key(UPLOAD_TOKEN)
+    assert owner_of(fresh["upload_token"]) != owner_of(UPLOAD_TOKEN)
 
 
 def test_another_visitor_can_neither_list_nor_read_it(client):

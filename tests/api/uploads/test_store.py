@@ -8,10 +8,10 @@ import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
-from servescope.api.uploads.owner import client_key
+from servescope.api.uploads.owner import owner_of
 from servescope.api.uploads.store import Recent, Store, valid_id
 
-ME = client_key("first-client-token-1")
+ME = owner_of("first-client-token-1")
 
 
 def put(store: Store, text: str = "[]", owner: str = ME) -> dict:
@@ -159,7 +159,7 @@ def test_loaded_traces_past_the_weight_bound_go_oldest_first_but_the_last_stays(
 def test_an_upload_is_found_only_for_its_owner(tmp_path):
     store = Store(tmp_path)
     mine = put(store, '[{"id": "a", "prompt_len": 3, "output_len": 2}]')
-    other = client_key("second-client-token")
+    other = owner_of("second-client-token")
     assert store.trace(mine["trace_id"], other) is None
     assert store.trace_path(mine["trace_id"], other) is None
     assert store.traces(other) == [] and store.traces("") == []

@@ -1,25 +1,30 @@
-"""client_key (who a quota counts) and Shares (a client's sockets, and what it did in the last
+"""payer_of (who a quota charges) and Shares (a payer's sockets, and what it did in the last
 hour), on hand-made headers and a hand-moved clock."""
 
 from __future__ import annotations
 
 from support.server import FakeClock
 
-from servescope.api.web.clients import HOUR_S, Shares, client_key
+from servescope.api.uploads.owner import owner_of
+from servescope.api.web.clients import HOUR_S, Shares, payer_of
 
 
-def test_a_client_is_its_upload_token_else_its_session_token_else_its_address():
-    both = {"x-upload-token": "up", "x-session-token": "s1, s2"}
-    assert client_key(both, "10.0.0.7", "ws-token") == "upload:up"
-    assert client_key({"x-session-token": "s1, s2"}, "10.0.0.7") == "session:s1"
-    assert client_key({}, "10.0.0.7", "ws-token") == "session:ws-token"
-    assert client_key({}, "10.0.0.7") == "address:10.0.0.7"
-    assert client_key({"x-upload-token": "  "}, None) == "address:unknown"
+def test_a_payer_is_its_upload_owner_else_its_session_token_else_its_address():
+    both = {"x-upload-token": "upload-token-1", "x-session-token": "s1, s2"}
+    # charged to the upload token's owner (the digest the store knows it by)
+    assert payer_of(both, "10.0.0.7", "ws-token") == "upload:" + owner_of("upload-token-1")
+    first = payer_of({"x-session-token": "s1, s2"}, "10.0.0.7")
+    assert first.startswith("session:") and first == payer_of({}, "10.0.0.9", "s1")
+    assert payer_of({}, "10.0.0.7", "s2") not in (first, "session:s2")
+    assert payer_of({}, "10.0.0.7") == "address:10.0.0.7"
+    assert payer_of({"x-upload-token": "  "}, None) == "address:unknown"
 
 
-def test_a_token_never_stands_for_an_address_and_a_long_one_is_cut():
-    assert client_key({"x-upload-token": "10.0.0.7"}, "1.2.3.4") != client_key({}, "10.0.0.7")
-    assert len(client_key({"x-upload-token": "t" * 100_000}, None)) == len("upload:") + 128
+def test_a_token_never_stands_for_an_address_nor_is_kept_and_a_long_one_is_bounded():
+    assert payer_of({"x-upload-token": "10.0.0.7"}, "1.2.3.4") != payer_of({}, "10.0.0.7")
+    for header in ("x-upload-token", "x-session-token"):
+        payer = payer_of({header: "t" * 100_000}, None)
+        assert "tt" not in payer and len(payer) < 100
 
 
 def test_sockets_are_counted_up_to_the_limit_and_given_back():

@@ -41,7 +41,7 @@ class Sweep:
     error: str | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
-    client: str = ""  # who started it (api/web/clients.py's key)
+    payer: str = ""  # who started it, charged for it (api/web/clients.py's payer_of)
     started_s: float = field(default_factory=time.monotonic)
     stopped: str | None = None  # why the server cancelled it (deadline, memory)
 
@@ -75,7 +75,7 @@ class Sweeps:
         self.release: threading.Timer | None = None
 
     def start(self, plan: sweep_plan.Plan, specs: list[RequestSpec],
-              workload: dict[str, Any], max_parallel: int | None, client: str = "") -> Sweep:
+              workload: dict[str, Any], max_parallel: int | None, payer: str = "") -> Sweep:
         with self.lock:
             running = [j for j in self.sweeps.values() if j.status == "running"]
             if running:
@@ -83,7 +83,7 @@ class Sweeps:
                 raise SweepBusy("a sweep is already running on this server; its owner may "
                                 "cancel it, and the server stops it at its deadline "
                                 "(sweep_deadline_s)", max(1.0, min(left, 86400.0)))
-            sweep = Sweep(secrets.token_hex(8), plan, workload, client=client)
+            sweep = Sweep(secrets.token_hex(8), plan, workload, payer=payer)
             self.sweeps[sweep.sweep_id] = sweep
             self.num_started += 1
             if self.release is not None:

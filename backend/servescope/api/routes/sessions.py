@@ -14,7 +14,7 @@ from servescope.api.errors import BuildError, SessionError
 from servescope.api.reports import runs
 from servescope.api.routes._lookup import BuiltSessionDep, found, http_error
 from servescope.api.sessions import access
-from servescope.api.web.clients import client_key
+from servescope.api.web.clients import payer_of
 from servescope.api.wire import protocol as P
 from servescope.observability import openmetrics as om
 
@@ -52,9 +52,9 @@ def list_sessions(registry: RegistryDep, x_session_token: Annotated[
 async def create_session(request: Request, registry: RegistryDep,
                          body: NewSession) -> dict[str, Any]:
     msg = P.Configure(type="configure", **body.model_dump(exclude_none=True))
-    client = client_key(request.headers, request.client.host if request.client else None)
+    payer = payer_of(request.headers, request.client.host if request.client else None)
     try:
-        return runs.describe(await registry.create_configured(msg, client), with_token=True)
+        return runs.describe(await registry.create_configured(msg, payer), with_token=True)
     except (BuildError, SessionError) as err:
         raise http_error(err) from err
 

@@ -15,7 +15,7 @@ from servescope.api.errors import JobError, SweepBusy
 from servescope.api.jobs.sweeps import Sweep, Sweeps, base_config
 from servescope.api.routes._lookup import found, http_error
 from servescope.api.uploads.trace_workload import stored_trace
-from servescope.api.web.clients import Shares, client_key
+from servescope.api.web.clients import Shares, payer_of
 from servescope.core.config import ConfigError
 from servescope.scenarios.workloads import Workload, WorkloadError, preset_workload
 from servescope.sweep import plan as sweep_plan
@@ -78,15 +78,15 @@ def start_sweep(request: Request, body: SweepRequest, store: StoreDep, sweeps: S
         registry.jobs.check_memory("sweep")
     except JobError as err:
         raise http_error(err) from err
-    client = client_key(request.headers, request.client.host if request.client else None)
+    payer = payer_of(request.headers, request.client.host if request.client else None)
     shares: Shares = request.app.state.shares
-    if wait := shares.take("sweep", client, settings.client_max_sweeps_per_hour):
+    if wait := shares.take("sweep", payer, settings.client_max_sweeps_per_hour):
         raise HTTPException(429, {"message": "you started the most sweeps one client may in "
                                   "an hour (client_max_sweeps_per_hour)", "field": "sweep"},
                             {"Retry-After": str(int(wait))})
     try:
         sweep = sweeps.start(plan, workload.specs, body.workload.model_dump(exclude_none=True),
-                             body.max_parallel, client)
+                             body.max_parallel, payer)
     except SweepBusy as err:
         raise HTTPException(409, {"message": str(err), "field": "sweep"},
                             {"Retry-After": str(int(err.retry_after_s))}) from err

@@ -17,7 +17,7 @@ from servescope.api.settings import Settings
 from servescope.api.uploads import owner as owners
 from servescope.api.uploads import receive as uploads
 from servescope.api.uploads.store import Store
-from servescope.api.web.clients import Shares, client_key
+from servescope.api.web.clients import Shares, payer_of
 from servescope.traces import registry
 from servescope.traces.upload_options import FIELDS
 
@@ -65,8 +65,8 @@ are all yours under one token; without one a new token is made."""
 async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep,
                        registry: RegistryDep, given: UploadTokenDep) -> dict[str, Any]:
     token = given or owners.new_token()
-    client = client_key(request.headers, request.client.host if request.client else None)
-    limit = upload_share(request, client, store, registry, settings)
+    payer = payer_of(request.headers, request.client.host if request.client else None)
+    limit = upload_share(request, payer, store, registry, settings)
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit + 65536:
         raise HTTPException(413, {"message": f"upload larger than the limit of {limit} bytes "
@@ -79,13 +79,13 @@ async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep,
                                        settings.max_upload_ratio,
                                        lambda *args: upload_jobs(request, settings).call(
                                            "upload", uploads.parse_upload, *args),
-                                       owner=owners.client_key(token))
+                                       owner=owners.owner_of(token))
     except JobError as err:  # busy, over its memory budget or its deadline
         raise http_error(err) from err
     except UploadError as err:  # a 413 closes the connection: the rest goes unread
         raise HTTPException(err.status, err.detail, CLOSE if err.status == 413 else None) \
             from err
-    await asyncio.to_thread(store.claim, stored["trace_id"], client)
+    await asyncio.to_thread(store.claim, stored["trace_id"], payer)
     summary = dict(stored["summary"])
     report = summary.pop("report", {})
     return {"trace_id": stored["trace_id"], "upload_token": token, "format": stored["format"],
@@ -94,17 +94,17 @@ async def upload_trace(request: Request, store: StoreDep, settings: SettingsDep,
             "report": report}
 
 
-def upload_share(request: Request, client: str, store: Store, registry: Registry,
+def upload_share(request: Request, payer: str, store: Store, registry: Registry,
                  settings: Settings) -> int:
     """The most bytes this upload may store: the upload limit, or less where the client's
     stored bytes or the data directory near their quotas; refused (429, 507) when nothing is
     left or the client uploaded its most this hour."""
     shares: Shares = request.app.state.shares
-    if wait := shares.take("upload", client, settings.client_max_uploads_per_hour):
+    if wait := shares.take("upload", payer, settings.client_max_uploads_per_hour):
         raise HTTPException(429, {"message": "you uploaded the most one client may in an hour "
                                   "(client_max_uploads_per_hour)", "field": "file"},
                             {"Retry-After": str(int(wait)), **CLOSE})
-    mine = settings.client_max_stored_mb * MIB - store.stored_bytes(client)
+    mine = settings.client_max_stored_mb * MIB - store.stored_bytes(payer)
     free = settings.data_quota_mb * MIB - registry.data_used()
     if mine <= 0:
         raise HTTPException(429, {"message": "your uploads fill your share of this server's "

@@ -17,7 +17,7 @@ from servescope.api.sessions.session import Session
 from servescope.api.sessions.viewer import Viewer
 from servescope.api.settings import Settings
 from servescope.api.web import control
-from servescope.api.web.clients import Shares, client_key
+from servescope.api.web.clients import Shares, payer_of
 from servescope.api.web.origin import host_refusal, origin_allowed
 from servescope.api.web.outflow import Outlet
 from servescope.api.wire import protocol as P
@@ -45,16 +45,16 @@ async def session_socket(socket: WebSocket, session_id: str, registry: RegistryD
         await socket.close(code=4403, reason="origin not allowed")
         return
     await socket.accept()
-    client = client_key(socket.headers, socket.client.host if socket.client else None, token)
+    payer = payer_of(socket.headers, socket.client.host if socket.client else None, token)
     shares: Shares = socket.app.state.shares
-    if not shares.open_socket(client, settings.client_max_sockets):
+    if not shares.open_socket(payer, settings.client_max_sockets):
         await refuse(socket, "you have the most sockets open one client may "
                              "(client_max_sockets)", "limit", 4429)
         return
     try:
-        await join(socket, session_id, registry, settings, follow, token, client)
+        await join(socket, session_id, registry, settings, follow, token, payer)
     finally:
-        shares.close_socket(client)
+        shares.close_socket(payer)
 
 
 async def refuse(socket: WebSocket, message: str, code: str, close: int) -> None:
@@ -63,10 +63,10 @@ async def refuse(socket: WebSocket, message: str, code: str, close: int) -> None
 
 
 async def join(socket: WebSocket, session_id: str, registry: Registry, settings: Settings,
-               follow: bool, token: str | None, client: str) -> None:
+               follow: bool, token: str | None, payer: str) -> None:
     created = session_id == "new" and not follow
     try:
-        session = registry.create(client) if created else registry.get(session_id)
+        session = registry.create(payer) if created else registry.get(session_id)
     except SessionError as err:
         await refuse(socket, str(err), err.code, 4507 if err.code == "storage_full" else 4429)
         return

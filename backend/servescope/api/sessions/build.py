@@ -15,7 +15,7 @@ from servescope.api.leaps.scout import Job
 from servescope.api.records.track_source import engine_source, replay_source
 from servescope.api.sessions.track import Track
 from servescope.api.settings import Settings
-from servescope.api.uploads.owner import client_key
+from servescope.api.uploads.owner import owner_of
 from servescope.api.uploads.store import Store
 from servescope.api.uploads.trace_workload import stored_trace, with_fit_notes
 from servescope.api.wire import protocol as P
@@ -123,7 +123,7 @@ async def resolve(workload: P.WorkloadSpec, configs: list[dict[str, Any]],
             return Workload({}, specs), configs
         if workload.trace is not None:
             return await asyncio.to_thread(stored_trace, store, workload.trace,
-                                           client_key(workload.upload_token)), configs
+                                           owner_of(workload.upload_token)), configs
         scenario = store.scenario(workload.scenario or "")
         if scenario is None:
             raise BuildError(f"no saved scenario {shown(workload.scenario)}", "scenario",

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 
 from servescope.api.errors import SessionError
+from servescope.api.jobs.arenas import bound_arenas
 from servescope.api.jobs.pool import Jobs
 from servescope.api.records.run_store import remove_runs
 from servescope.api.sessions.session import Session
@@ -30,11 +31,14 @@ class Registry:
         self.jobs = Jobs(settings.max_jobs, settings.job_timeout_s,
                          memory_cap_mb=settings.memory_cap_mb)
         self.jobs.others = self.scouts_memory
+        # the sessions' simulate-ahead threads share a few malloc arenas, so what an ended
+        # session freed serves the next instead of growing the process (api/jobs/arenas.py)
+        bound_arenas()
         remove_runs(settings.data_dir / "runs")  # a previous process's: nobody owns them
 
-    def create(self, client: str = "") -> Session:
-        """A new session for `client` (api/web/clients.py's key): refused when the server or
-        the client holds its most, or the data directory is over its quota."""
+    def create(self, payer: str = "") -> Session:
+        """A new session charged to `payer` (api/web/clients.py's payer_of): refused when the
+        server or the payer holds its most, or the data directory is over its quota."""
         if len(self.sessions) >= self.settings.max_sessions:
             self.reap()
         if len(self.sessions) >= self.settings.max_sessions:
@@ -42,15 +46,15 @@ class Registry:
         if len(self.sessions) >= self.settings.max_sessions:
             raise SessionError(f"this server holds at most {self.settings.max_sessions} "
                                "sessions; close one or try later", None, "limit")
-        held = sum(s.client == client and (bool(s.viewers) or s.driver_left_s is None)
+        held = sum(s.payer == payer and (bool(s.viewers) or s.driver_left_s is None)
                    for s in self.sessions.values())  # abandoned ones go when the server fills
-        if client and held >= self.settings.client_max_sessions:
+        if payer and held >= self.settings.client_max_sessions:
             raise SessionError(f"you hold {held} sessions, the most one client may "
                                "(client_max_sessions); close one first", None, "limit")
         self.check_data("new session")
         self.jobs.check_memory("new session")
         session = Session(new_id(), self.settings, self.store, self.jobs, self.clock)
-        session.client = client
+        session.payer = payer
         self.sessions[session.id] = session
         return session
 
@@ -73,8 +77,8 @@ class Registry:
             self.sessions.pop(session.id, None)
             session.close()
 
-    async def create_configured(self, msg: P.Configure, client: str = "") -> Session:
-        session = self.create(client)
+    async def create_configured(self, msg: P.Configure, payer: str = "") -> Session:
+        session = self.create(payer)
         try:
             await session.configure(msg)
         except Exception:

@@ -69,7 +69,7 @@ class Session:
         self.driver_left_s: float | None = clock()  # None while a driver is connected
         self.lesson: P.LessonNote | None = None  # the driver's lesson note, for followers
         self.lesson_version = 0
-        self.client = ""  # who created it (api/web/clients.py's key), for its fair share
+        self.payer = ""  # who created it (api/web/clients.py's payer_of), for its fair share
 
     @property
     def tracks(self) -> list[Any]:

@@ -2,7 +2,8 @@
 upload without a token is answered with a new one; the client sends it back with every later
 upload and use (REST: the `X-Upload-Token` header, as sessions take `X-Session-Token`; a
 configure: `upload_token` beside `trace` in its workload). The store keeps only a digest of
-the token, the client key, which is also what per-client quotas count by."""
+the token, its `owner` (`owner_of`), which per-client quotas also charge an upload token's
+client by (api/web/clients.py's `charged_to`)."""
 
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ def valid_token(text: str) -> bool:
     return 16 <= len(text) <= 64 and all(c.isalnum() or c in "-_" for c in text)
 
 
-def client_key(token: str | None) -> str:
-    """The client an upload token names, as the store and per-client quotas know it: a digest,
-    so the index never holds a token that grants access. No token: "", which owns nothing."""
+def owner_of(token: str | None) -> str:
+    """The owner an upload token names, as the store and per-client quotas know it: a digest,
+    so neither ever holds a token that grants access. No token: "", which owns nothing."""
     if not token:
         return ""
     return hashlib.sha256(f"servescope-upload:{token}".encode()).hexdigest()

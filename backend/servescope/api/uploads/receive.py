@@ -142,7 +142,7 @@ async def receive(chunks: AsyncIterator[bytes], content_type: str, store: Store,
                   limit: int, max_requests: int, max_ratio: float = 100.0,
                   parse: Parse = in_thread, *, owner: str) -> dict[str, Any]:
     """Stream, inflate (once, bounded), parse (through `parse`) and commit one upload as
-    `owner`'s (a client key: api/uploads/owner.py);
+    `owner`'s (an owner digest: api/uploads/owner.py);
     returns the stored trace's description."""
     kind, params = parse_options_header(content_type)
     if kind != b"multipart/form-data" or b"boundary" not in params:

@@ -1,6 +1,6 @@
 """Uploads and saved scenarios in the data directory, indexed by an embedded SQLite database.
 
-    data_dir/index.sqlite3      one row per upload (with its owner's client key) / scenario
+    data_dir/index.sqlite3      one row per upload (with its owner's digest) / scenario
     data_dir/blobs/<id>         an upload's bytes, named only by its server-made id
     data_dir/tmp/<random>.part  an upload in flight; removed at start-up
 
@@ -22,6 +22,7 @@ import secrets
 import sqlite3
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,6 +63,10 @@ def valid_id(text: str) -> bool:
     return 16 <= len(text) <= 64 and all(c.isalnum() or c in "-_" for c in text)
 
 
+class _Connection(sqlite3.Connection):
+    """A connection a weak reference can name (sqlite3's own cannot be)."""
+
+
 class Store:
     def __init__(self, data_dir: Path) -> None:
         self.root = Path(data_dir)
@@ -70,7 +75,9 @@ class Store:
         for d in (self.root, self.blobs, self.tmp):
             d.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        # for close(); a thread's own closes when the thread ends (sync routes' threads come
+        # and go: a connection kept for each would hold its files and page cache for good)
+        self._connections: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
         self._connect_lock = threading.Lock()
         self._write_lock = threading.Lock()
         # trace id -> what it loads as (api/uploads/trace_workload.py): at most four traces and a
@@ -86,8 +93,13 @@ class Store:
             db.execute("ALTER TABLE traces ADD COLUMN digest TEXT")
         if "owner" not in columns:  # an index from before private uploads
             db.execute("ALTER TABLE traces ADD COLUMN owner TEXT")
-        if "client" not in columns:  # an index from before per-client quotas
-            db.execute("ALTER TABLE traces ADD COLUMN client TEXT")
+        if "payer" not in columns:  # an index from before per-client quotas charged payers
+            db.execute("ALTER TABLE traces ADD COLUMN payer TEXT")
+        if "client" in columns:  # its quota key held the raw upload token: the owner instead
+            db.execute("UPDATE traces SET payer = CASE WHEN client LIKE 'upload:%' "
+                       "THEN 'upload:' || owner WHEN client LIKE 'address:%' THEN client "
+                       "END WHERE payer IS NULL")
+            db.execute("ALTER TABLE traces DROP COLUMN client")
         db.execute("CREATE UNIQUE INDEX IF NOT EXISTS traces_digest ON traces(digest)")
         self.recover()
 
@@ -97,16 +109,17 @@ class Store:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
             db = sqlite3.connect(self.root / "index.sqlite3", isolation_level=None, timeout=30,
-                                 check_same_thread=False)  # closed by close(), any thread
+                                 check_same_thread=False,  # closed by close(), any thread
+                                 factory=_Connection)
             db.execute("PRAGMA synchronous=FULL")
             self._local.db = db
             with self._connect_lock:
-                self._connections.append(db)
+                self._connections.add(db)
         return db
 
     def close(self) -> None:
         with self._connect_lock:
-            for db in self._connections:
+            for db in list(self._connections):
                 db.close()
             self._connections.clear()
         self._local = threading.local()
@@ -132,9 +145,9 @@ class Store:
                      summary: dict[str, Any], options: dict[str, Any] | None = None, *,
                      owner: str) -> dict[str, Any]:
         """`options`: what the upload asked for (window, sample, ...), applied at each load;
-        `owner`: the uploader's client key. The same bytes with the same options from the same
-        owner answer with the row already stored. A blob is stored inflated, so the readers
-        inflate nothing: a gzip part is a ValueError."""
+        `owner`: the uploader's digest (api/uploads/owner.py). The same bytes with the same
+        options from the same owner answer with the row already stored. A blob is stored
+        inflated, so the readers inflate nothing: a gzip part is a ValueError."""
         if is_gzip(part):
             raise ValueError("a stored trace is inflated: this one is still gzip")
         options = options or {}
@@ -167,7 +180,7 @@ class Store:
         return stored
 
     def trace(self, tid: str, owner: str) -> dict[str, Any] | None:
-        """The upload `tid` if `owner` (a client key) made it; None for anyone else, as for
+        """The upload `tid` if `owner` (an owner digest) made it; None for anyone else, as for
         an id that does not exist."""
         if not valid_id(tid):
             return None
@@ -185,16 +198,16 @@ class Store:
     def trace_path(self, tid: str, owner: str) -> Path | None:
         return self.blobs / tid if self.trace(tid, owner) is not None else None
 
-    def claim(self, tid: str, client: str) -> None:
-        """Count a stored upload against `client` (api/web/clients.py), unless another client
-        stored the same bytes first."""
+    def claim(self, tid: str, payer: str) -> None:
+        """Charge a stored upload to `payer` (api/web/clients.py's payer_of), unless another
+        payer stored the same bytes first."""
         with self._transaction() as db:
-            db.execute("UPDATE traces SET client = ? WHERE id = ? AND client IS NULL",
-                       (client, tid))
+            db.execute("UPDATE traces SET payer = ? WHERE id = ? AND payer IS NULL",
+                       (payer, tid))
 
-    def stored_bytes(self, client: str | None = None) -> int:
-        """Bytes of the stored uploads: all of them, or `client`'s."""
-        where, args = ("WHERE client = ?", (client,)) if client is not None else ("", ())
+    def stored_bytes(self, payer: str | None = None) -> int:
+        """Bytes of the stored uploads: all of them, or those charged to `payer`."""
+        where, args = ("WHERE payer = ?", (payer,)) if payer is not None else ("", ())
         row = self.db.execute(f"SELECT COALESCE(SUM(size), 0) FROM traces {where}",
                               args).fetchone()
         return int(row[0])

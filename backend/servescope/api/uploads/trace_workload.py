@@ -51,7 +51,7 @@ def read_trace(path: Path, options: UploadOptions | None = None,
 
 
 def stored_trace(store: Store, trace_id: str, owner: str) -> Workload:
-    """An uploaded trace of `owner`'s (a client key) as loaded with the options it was uploaded
+    """An uploaded trace of `owner`'s (an owner digest) as loaded with the options it was uploaded
     with (read again unless the store still holds what it loads as). Another client's upload
     is refused as one that does not exist."""
     stored, path = store.trace(trace_id, owner), store.trace_path(trace_id, owner)
