@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from servescope.traces import registry
+from servescope.traces.errors import shown
 from servescope.traces.options import TraceOptions
 
 MAX_SCALE = 1000.0
@@ -64,7 +65,7 @@ class UploadOptions:
         values: dict[str, Any] = {}
         for name, text in fields.items():
             if name not in FIELDS:
-                raise OptionError(name, f"unknown upload field {name!r}; known: file, "
+                raise OptionError(name[:100], f"unknown upload field {shown(name)}; known: file, "
                                         f"{', '.join(FIELDS)}")
             if text.strip():
                 values[name] = _parse(name, text.strip(), max_requests)

@@ -20,6 +20,7 @@ from support.server import (
 
 from servescope.api.app import create_app
 from servescope.traces import registry
+from servescope.traces.upload_options import OptionError, UploadOptions
 
 
 def mooncake(n: int, prompt_len=lambda i: 100 + i, gap_ms: int = 1000) -> bytes:
@@ -276,3 +277,11 @@ def test_a_benchmark_cut_by_the_options_shows_what_its_kept_requests_measured(cl
     scaled = session_init(client, upload(client, body, "bench.json", length_scale=2).json()
                           ["trace_id"])
     assert scaled["trace"]["measured"]["mean_ttft_ms"] == 50.0
+
+
+def test_a_huge_unknown_field_name_is_echoed_bounded():
+    name = "x" * 200_000
+    with pytest.raises(OptionError, match="unknown upload field 'xxx") as caught:
+        UploadOptions.from_fields({name: "1"}, max_requests=10)
+    assert len(str(caught.value)) < 2048
+    assert len(caught.value.field) < 1024

@@ -202,6 +202,31 @@ def _shell(path: str) -> bool:
         path.startswith(("/static/", "/vendor/"))
 
 
+def _host_refused(request: Request, why: str | None) -> Response | None:
+    """A request naming a Host this server does not serve gets 421, but for the page's shell."""
+    if why is None:
+        return None
+    if request.method not in ("GET", "HEAD") or not _shell(request.url.path):
+        return error(421, why, "host", "misdirected")
+    if request.url.path == "/":  # the bare page, which shows why (api/origin)
+        request.scope["query_string"] = b""
+    return None
+
+
+async def _write_refused(request: Request, allowed: bool, forms: frozenset[str],
+                         limit: int) -> Response | None:
+    """A write's checks: same site, the CSRF token, then the body's kind and size."""
+    if cross_site(request.headers) or not allowed:
+        return error(403, "cross-site request refused", "origin", "forbidden")
+    if not csrf_ok(request):
+        return error(403, "a browser's write needs the page's CSRF token (the "
+                     f"{CSRF_COOKIE} cookie echoed in X-CSRF-Token)", "csrf", "forbidden")
+    refused = form_refused(request, forms)
+    if refused is None and not request.headers.get("content-type", "").startswith(FORMS):
+        refused = await _read_json(request, limit)
+    return refused
+
+
 def install(app: FastAPI, allowed: Callable[[Request], bool], limit: int,
             misdirected: Callable[[str | None], str | None] = lambda host: None) -> None:
     """`allowed(request)`: whether its Origin may write; `limit`: a JSON body's largest size;
@@ -211,26 +236,13 @@ def install(app: FastAPI, allowed: Callable[[Request], bool], limit: int,
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable) -> Response:  # type: ignore[type-arg]
         nonlocal forms
-        why = misdirected(request.headers.get("host"))
-        if why is not None:
-            if request.method not in ("GET", "HEAD") or not _shell(request.url.path):
-                return error(421, why, "host", "misdirected")
-            if request.url.path == "/":  # the bare page, which shows why (api/origin)
-                request.scope["query_string"] = b""
-        if request.method in WRITES:
-            if cross_site(request.headers) or not allowed(request):
-                return error(403, "cross-site request refused", "origin", "forbidden")
-            if not csrf_ok(request):
-                return error(403, "a browser's write needs the page's CSRF token (the "
-                             f"{CSRF_COOKIE} cookie echoed in X-CSRF-Token)", "csrf",
-                             "forbidden")
+        refused = _host_refused(request, misdirected(request.headers.get("host")))
+        if refused is None and request.method in WRITES:
             if forms is None:
                 forms = form_paths(app)
-            refused = form_refused(request, forms)
-            if refused is None and not request.headers.get("content-type", "").startswith(FORMS):
-                refused = await _read_json(request, limit)
-            if refused is not None:
-                return refused
+            refused = await _write_refused(request, allowed(request), forms, limit)
+        if refused is not None:
+            return refused
         response: Response = await call_next(request)
         if response.headers.get("content-type", "").startswith("text/html") and \
                 not request.cookies.get(CSRF_COOKIE):
