@@ -163,7 +163,7 @@ def finish_pair(engine: Engine) -> bool:
     assert flight is not None
     n = len(running)
     last = running.output_len[:n] - running.num_output[:n] <= 1
-    keep = np.flatnonzero(~last)
+    keep = (~last).nonzero()[0]
     if not len(keep) or len(keep) == n:
         return False
     start = running.num_computed[keep]

@@ -39,7 +39,7 @@ def schedule_chunk(kv: KVCacheManager, output: SchedulerOutput, running: Running
         return 0
     size = kv.block_size
     start = running.num_computed[index:index + count].copy()
-    crossing = (np.flatnonzero(start % size == 0) if kv.on_demand
+    crossing = ((start % size == 0).nonzero()[0] if kv.on_demand
                 else np.zeros(0, np.int64))
     if len(crossing) > kv.num_free_blocks:  # stop before the first row without a block
         count = int(crossing[kv.num_free_blocks])
@@ -47,7 +47,7 @@ def schedule_chunk(kv: KVCacheManager, output: SchedulerOutput, running: Running
         if count < 1:
             return 0
     known = start + 1 - running.num_placeholders[index:index + count]
-    caching = (np.flatnonzero(known % size == 0) if kv.enable_caching
+    caching = ((known % size == 0).nonzero()[0] if kv.enable_caching
                else np.zeros(0, np.int64))
     needs = set(crossing.tolist())
     for row in sorted(needs | set(caching.tolist())):
@@ -74,9 +74,9 @@ def update_chunk(kv: KVCacheManager, running: RunningBatch, requests: list[Reque
     running.num_output[slots] += 1
     running.num_placeholders[slots] -= 1
     if kv.enable_caching:
-        for row in np.flatnonzero((start + 1) % kv.block_size == 0).tolist():
+        for row in ((start + 1) % kv.block_size == 0).nonzero()[0].tolist():
             kv.cache_full_blocks(requests[row], int(start[row]) + 1)
-    done = np.flatnonzero(running.num_output[slots] >= running.output_len[slots])
+    done = (running.num_output[slots] >= running.output_len[slots]).nonzero()[0]
     return [requests[row] for row in done.tolist()]
 
 

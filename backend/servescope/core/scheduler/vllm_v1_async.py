@@ -100,7 +100,7 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
         running.num_placeholders[lo:hi] -= 1
         if kv.enable_caching:
             requests, start = running.requests, entry.start
-            for row in np.flatnonzero((start + 1) % kv.block_size == 0).tolist():
+            for row in ((start + 1) % kv.block_size == 0).nonzero()[0].tolist():
                 kv.cache_full_blocks(requests[lo + row], int(start[row]) + 1)
         return done
 
