@@ -43,3 +43,15 @@ test("the form reads back one speculative_config object, or null with no method"
   const missing = form("ngram", "", "");
   assert.match(missing.errors["speculative_config.num_speculative_tokens"], /required with a method/);
 });
+
+test("keys the form does not show are kept from the config it was filled with, same method only", () => {
+  setFieldSchema(SCHEMA);
+  const filled = { speculative_config: { method: "eagle3", num_speculative_tokens: 5, acceptance_rates: [0.3] } };
+  const form = (method, k) => validateForm(CONFIG_FIELDS, {
+    "speculative_config.method": method, "speculative_config.num_speculative_tokens": k,
+    "speculative_config.model": "" }, filled);
+  assert.deepEqual(form("eagle3", "3").values.speculative_config,
+    { method: "eagle3", num_speculative_tokens: 3, acceptance_rates: [0.3] });
+  assert.deepEqual(form("ngram", "3").values.speculative_config, { method: "ngram", num_speculative_tokens: 3 });
+  assert.equal(form("", "3").values.speculative_config, null);
+});

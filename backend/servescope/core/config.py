@@ -87,7 +87,8 @@ class EngineConfig:
         "model's figure (0 when unpriced)", min=0.0)
     speculative_config: dict[str, Any] | None = _field(
         None, "--speculative-config: vLLM's JSON, e.g. {\"method\": \"eagle3\", "
-        "\"num_speculative_tokens\": 3}; empty = no speculative decoding", hidden=True)
+        "\"num_speculative_tokens\": 3}; empty = no speculative decoding (the page's form shows "
+        "it as method, num_speculative_tokens and model)")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EngineConfig:

@@ -52,8 +52,10 @@ export function fieldValue(values, field) {
   return part === undefined ? values?.[head] : values?.[head]?.[part];
 }
 
-/** The parts' values as the one speculative_config object (null when no method is chosen). */
-function foldSpeculative(values, errors) {
+/** The parts' values as the one speculative_config object (null when no method is chosen);
+ * the keys the form does not show (e.g. acceptance_rates) are kept from `base`, the object the
+ * form was filled with, while its method stays the same. */
+function foldSpeculative(values, errors, base) {
   const parts = Object.keys(values).filter((k) => k.startsWith(`${SPEC}.`));
   if (!parts.length) return;
   const spec = {};
@@ -67,7 +69,9 @@ function foldSpeculative(values, errors) {
   }
   const k = `${SPEC}.num_speculative_tokens`;
   if (spec.num_speculative_tokens === undefined && !errors[k]) errors[k] = `${k}: a value is required with a method`;
-  values[SPEC] = spec;
+  const kept = base?.method === spec.method ? Object.entries(base)
+    .filter(([key]) => !parts.includes(`${SPEC}.${key}`)) : [];
+  values[SPEC] = { ...Object.fromEntries(kept), ...spec };
 }
 
 function withNone(field) {
@@ -114,8 +118,9 @@ function span(field) {
   return `in ${left}, ${right}`;
 }
 
-/** Validate a form's raw values: {values, errors: {name: message}}. */
-export function validateForm(fields, raw) {
+/** Validate a form's raw values: {values, errors: {name: message}}; `filled`: the config the
+ * form was last filled with (what its hidden parts keep). */
+export function validateForm(fields, raw, filled = null) {
   const values = {};
   const errors = {};
   for (const field of fields) {
@@ -127,7 +132,7 @@ export function validateForm(fields, raw) {
     }
   }
   crossCheck(values, errors);
-  foldSpeculative(values, errors);
+  foldSpeculative(values, errors, filled?.[SPEC]);
   return { values, errors };
 }
 

@@ -46,9 +46,11 @@ export function buildForm(form, fields, values) {
 }
 
 let refreshAsyncNote = () => {};
+const filledWith = new WeakMap(); // form -> the config it was last filled with
 
 /** Show `values` in the form's inputs; `readOnly` disables them (a replay's recorded config). */
 export function fillForm(form, fields, values, readOnly = false) {
+  filledWith.set(form, values);
   for (const field of fields) {
     const el = form.querySelector(`[name="${field.name}"]`);
     if (!el) continue;
@@ -90,7 +92,7 @@ export function showErrors(form, errors) {
 
 /** Validate both forms; {config, synthetic, errors}. */
 export function collect(configForm, workloadForm) {
-  const c = validateForm(CONFIG_FIELDS, readForm(configForm, CONFIG_FIELDS));
+  const c = validateForm(CONFIG_FIELDS, readForm(configForm, CONFIG_FIELDS), filledWith.get(configForm));
   const s = validateForm(SYNTHETIC_FIELDS, readForm(workloadForm, SYNTHETIC_FIELDS));
   showErrors(configForm, c.errors);
   showErrors(workloadForm, s.errors);
