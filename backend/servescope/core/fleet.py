@@ -26,6 +26,7 @@ from servescope.core.fleet_summary import fleet_summary
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import ReplicaState, Router
+from servescope.core.routers.make import make_router
 from servescope.core.step_time import StepTimeFn
 
 
@@ -144,3 +145,14 @@ class Fleet:
     def summary(self) -> dict[str, Any]:
         """The fleet-wide vllm-bench keys, `replicas` (one object each) and `router`."""
         return fleet_summary(self.engines, self.kv_usage_peak, self.router.totals())
+
+
+def make_fleet(configs: Sequence[EngineConfig], specs: Sequence[RequestSpec],
+               step_time_fns: Sequence[StepTimeFn | None] | None = None, records: bool = True,
+               seed: int = 0) -> Fleet:
+    """The fleet the first config's fleet keys ask for (router, router_config,
+    scrape_interval_ms), one engine per config (core/resolve.py's resolve_fleet)."""
+    first = configs[0]
+    router = make_router(first.router, len(configs), first.router_config, seed,
+                         first.block_size)
+    return Fleet(configs, specs, router, step_time_fns, records, first.scrape_interval_ms)
