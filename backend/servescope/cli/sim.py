@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from servescope.cli import CliError
 from servescope.cli._scenario import load_engine_args, load_workload, print_effective
@@ -16,8 +16,10 @@ from servescope.core import cost_model
 from servescope.core.config import ConfigError
 from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
+from servescope.core.fleet import Fleet, make_fleet
 from servescope.core.records import StepRecord
-from servescope.core.replicas import Replicas
+from servescope.core.replicas import DataParallel
+from servescope.core.resolve import resolve_fleet
 from servescope.scenarios.diagnosis_check import prepare, priced
 from servescope.scenarios.spec_speedup import speculation_line, speedup
 from servescope.traces.recording import atomic_writer, header, write_recording
@@ -53,6 +55,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-config", type=Path,
                         help="a Hugging Face config.json (read offline) for a model not in the "
                              "catalog")
+    parser.add_argument("--replicas", type=int, metavar="N",
+                        help="N replicas of the engine behind a router (the config's "
+                             "`replicas`); the summary gains `replicas` (one object each) and "
+                             "`router`, and --out holds replica 0's records")
+    parser.add_argument("--router", metavar="NAME",
+                        help="the fleet's router (the config's `router`, default round-robin): "
+                             "round-robin, random, least-requests, least-kv, shortest-queue, "
+                             "session")
+    parser.add_argument("--router-config", type=Path, metavar="FILE",
+                        help="a JSON object of the router's own settings (`router_config`)")
     parser.add_argument("--out", type=Path, help="write step records as JSONL here")
     parser.add_argument("--summary", type=Path, help="write the run summary JSON here")
 
@@ -61,9 +73,12 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_engine_args(args.config, args.model_config, args.speculative_config)
     specs, report = load_trace(args) if args.trace else (load_workload(args.workload), None)
     try:
-        config, step_time = prepare(loaded.config)  # the cost model sizes KV and prices steps
+        configs = resolve_fleet({**loaded.given, **_fleet_flags(args)})
+        # the cost model sizes KV and prices steps, per replica
+        prepared = [prepare(c) for c in configs]
     except ConfigError as err:
         raise CliError(f"{args.config}: {err}") from err
+    config, step_time = prepared[0]
     unmodelled = loaded.not_modelled + (cost_model.not_modelled(config)
                                         if priced(config) else [])
     for sentence in unmodelled:
@@ -72,8 +87,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {name} = {getattr(config, name)}: {why}", file=sys.stderr)
     print_effective(config)
     records = args.out is not None
-    engine = (Replicas(config, specs, step_time, records) if config.data_parallel_size > 1
-              else Engine(config, specs, step_time, records=records))
+    engine: Engine | Fleet
+    if config.data_parallel_size > 1:
+        engine = DataParallel(config, specs, step_time, records)
+    elif config.replicas > 1 or args.replicas or args.router:
+        engine = make_fleet([c for c, _ in prepared], specs, [f for _, f in prepared], records)
+    else:
+        engine = Engine(config, specs, step_time, records=records)
     with _progress_bar(len(specs)) as bar:
         if args.out:  # decode stretches expanded into their steps' records
             write_recording(args.out, header(config, specs, "simulated"),
@@ -120,10 +140,32 @@ def _progress_bar(total: int) -> tqdm | _NoBar:
     return tqdm(total=total, unit="req", desc="simulating", file=sys.stderr, mininterval=0.2)
 
 
-def _advance(engine: Engine | Replicas, bar: tqdm | _NoBar) -> Iterator[StepRecord | DecodeStretch]:
-    """The engine's steps and decode stretches to the end (data-parallel replicas: their records),
+def _fleet_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """--replicas, --router and --router-config as the config keys they set."""
+    flags: dict[str, Any] = {}
+    if args.replicas is not None:
+        flags["replicas"] = args.replicas
+    if args.router is not None:
+        flags["router"] = args.router
+    if args.router_config is not None:
+        flags["router_config"] = _read_json(args.router_config)
+    return flags
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except OSError as err:
+        raise CliError(f"{path}: {err.strerror}") from err
+    except json.JSONDecodeError as err:
+        raise CliError(f"{path}: line {err.lineno}: {err.msg}") from err
+
+
+def _advance(engine: Engine | Fleet, bar: tqdm | _NoBar) -> Iterator[StepRecord | DecodeStretch]:
+    """The engine's steps and decode stretches to the end (a fleet: replica 0's records),
     moving the bar as requests finish."""
-    items = engine.run() if isinstance(engine, Replicas) else iter(engine.advance, None)
+    items = (_replica_zero(engine) if isinstance(engine, Fleet)
+             else iter(engine.advance, None))
     for item in items:
         done = len(engine.done_requests)
         if done > bar.n:
@@ -131,15 +173,23 @@ def _advance(engine: Engine | Replicas, bar: tqdm | _NoBar) -> Iterator[StepReco
         yield item
 
 
-def _run_to_end(engine: Engine | Replicas, bar: tqdm | _NoBar) -> None:
-    """Each engine (data-parallel ranks one after another) to its end, unrecorded, moving the
-    bar as requests finish."""
-    done = 0
-    for one in engine.engines if isinstance(engine, Replicas) else [engine]:
-        while one.advance_unrecorded():
-            if done + len(one.done_requests) > bar.n:
-                bar.update(done + len(one.done_requests) - bar.n)
-        done += len(one.done_requests)
+def _replica_zero(fleet: Fleet) -> Iterator[StepRecord]:
+    for item in fleet.run():
+        if isinstance(item, tuple) and item[0] == 0:
+            yield item[1]
+
+
+def _run_to_end(engine: Engine | Fleet, bar: tqdm | _NoBar) -> None:
+    """The engine (a fleet: every replica) to its end, unrecorded, moving the bar as requests
+    finish."""
+    if isinstance(engine, Fleet):
+        for _ in engine.run():
+            if len(engine.done_requests) > bar.n:
+                bar.update(len(engine.done_requests) - bar.n)
+        return
+    while engine.advance_unrecorded():
+        if len(engine.done_requests) > bar.n:
+            bar.update(len(engine.done_requests) - bar.n)
 
 
 def _records(items: Iterator[StepRecord | DecodeStretch]) -> Iterator[StepRecord]:

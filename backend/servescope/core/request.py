@@ -20,8 +20,8 @@ class RequestSpec:
     `measured` keeps what a recorded benchmark measured for this request (ttft_s, itl_s, ...).
     `spec_accepted` (speculative decoding) is how many drafts the target accepts at each of
     the request's successive verify steps (issue #34's contract; past its end: 0).
-    `session_id` names the session or user the request belongs to, where the trace says
-    (a router's session affinity reads it); None when it does not.
+    `session_id` names the session or user the request belongs to (a fleet's session router
+    keeps one on one replica); None when the workload carries none.
     """
 
     id: str

@@ -1,7 +1,8 @@
 """A config resolved as vLLM 0.33 resolves its engine arguments: the settings given are kept, and
 what is left out takes vLLM's default for the GPU, the model and the usage context. Every door
 (the CLI's subcommands, each sweep point after its grid keys, the page's configure, uploads and
-presets) runs this one function, so the same settings give the same engine everywhere.
+presets) runs this one function (a fleet's doors `resolve_fleet`, once per replica), so the
+same settings give the same engine everywhere.
 
 A key left out, or given as null where the field cannot be null, is not given (as vLLM's
 Optional engine arguments are None until `create_engine_config` fills them). The rules, each
@@ -86,6 +87,19 @@ def resolve_config(given: Mapping[str, Any], usage_context: str = "api_server") 
     elif base.async_scheduling and (why_sync := speculative_sync_reason(base)):
         raise ConfigError("async_scheduling", f"vLLM 0.33 refuses it: {why_sync}")
     return Resolved(base.replace(**fills), reasons)
+
+
+def resolve_fleet(given: Mapping[str, Any], usage_context: str = "api_server",
+                  ) -> list[EngineConfig]:
+    """One resolved config per replica: `given` alone, or with the replica's
+    `replica_configs` entry over it (each resolved as its own settings ask: an H200 replica
+    gets the H200's defaults beside an H100 one)."""
+    base = resolve_config(given, usage_context).config
+    if base.replica_configs is None:
+        return [base] * base.replicas
+    shared = {k: v for k, v in given.items() if k != "replica_configs"}
+    return [resolve_config({**shared, **entry}, usage_context).config
+            for entry in base.replica_configs]
 
 
 def speculative_sync_reason(config: EngineConfig) -> str | None:

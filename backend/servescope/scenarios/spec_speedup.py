@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from servescope.core.config import EngineConfig
-from servescope.core.replicas import Replicas
+from servescope.core.replicas import DataParallel
 from servescope.core.request import RequestSpec
 from servescope.core.step_time import StepTimeFn
 from servescope.scenarios.diagnosis_check import prepare, simulated_summary
@@ -40,9 +40,8 @@ def _summary(config: EngineConfig, specs: Sequence[RequestSpec],
     """The run's summary without records, over every data-parallel rank as the run had."""
     if config.data_parallel_size <= 1:
         return simulated_summary(config, specs, step_time)
-    replicas = Replicas(config, specs, step_time, records=False)
-    for engine in replicas.engines:
-        engine.run_to_end()
+    replicas = DataParallel(config, specs, step_time, records=False)
+    replicas.run_to_end()
     return replicas.summary()
 
 

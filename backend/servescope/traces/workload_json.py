@@ -1,6 +1,6 @@
 """ServeScope workload JSON: a list of {id, arrival_step | arrival_s, prompt_len, output_len,
-priority?, spec_accepted?: [a0, a1, ...], session_id?, shared_prefix?: {id, len} | prefix?:
-[[key, len], ...]} (the vllm-reference `*.workload.json` shape, or a recording header's `requests`); a
+priority?, spec_accepted?: [a0, a1, ...], session_id?, shared_prefix?: {id, len} | prefix?: [[key, len],
+...]} (the vllm-reference `*.workload.json` shape, or a recording header's `requests`); a
 shared prefix becomes the segment ((id, len),). Errors name the line the offending request
 starts on."""
 
@@ -104,24 +104,18 @@ def to_spec(report: TraceReport, row: Any, line: int) -> RequestSpec | None:
         parse_count(require(row, "output_len", line), line, "output_len"),
         arrival_s=None if seconds is None else _at_least_zero(seconds, line, "arrival_s"),
         arrival_step=None if step is None else parse_count(step, line, "arrival_step"),
-        prefix=prefix, session_id=_session_id(row, line))
+        prefix=prefix)
     priority = row.get("priority", 0) or 0
     if not isinstance(priority, int) or isinstance(priority, bool):
         raise TraceFormatError(line, "priority", f"expected an integer, got {shown(priority)}")
     accepted = _spec_accepted(row, line)
-    if spec is not None and (priority or accepted is not None):
-        spec = dataclasses.replace(spec, priority=priority, spec_accepted=accepted)
+    session = row.get("session_id")
+    if session is not None and (not isinstance(session, str | int) or isinstance(session, bool)):
+        raise TraceFormatError(line, "session_id", f"expected a string, got {shown(session)}")
+    if spec is not None and (priority or accepted is not None or session is not None):
+        spec = dataclasses.replace(spec, priority=priority, spec_accepted=accepted,
+                                   session_id=None if session is None else str(session))
     return spec
-
-
-def _session_id(row: dict[str, Any], line: int) -> str | None:
-    """The session or user id (a string or an integer), or None when the row has none."""
-    value = row.get("session_id")
-    if value is None:
-        return None
-    if not isinstance(value, str | int) or isinstance(value, bool):
-        raise TraceFormatError(line, "session_id", f"expected a string, got {shown(value)}")
-    return str(value)
 
 
 def _spec_accepted(row: dict[str, Any], line: int) -> tuple[int, ...] | None:
