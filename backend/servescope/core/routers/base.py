@@ -44,6 +44,7 @@ class Router:
 
     name = ""
     settings: tuple[str, ...] = ()  # the router_config keys the rule reads
+    wants_kv_events = False  # whether the fleet feeds it each replica's KV events (kv_feed.py)
 
     def __init__(self, num_replicas: int, config: dict[str, Any], seed: int,
                  block_size: int) -> None:

@@ -53,7 +53,8 @@ class LlmDRouter(Router):
         self.profile = parse_profile(config.get("scorers"), self.default_profile)
         names = {name for name, _ in self.profile}
         self.uses_approx = "prefix-cache-scorer" in names
-        self.uses_prefix = self.uses_approx or "precise-prefix-cache-scorer" in names
+        self.wants_kv_events = "precise-prefix-cache-scorer" in names
+        self.uses_prefix = self.uses_approx or self.wants_kv_events
         self.capacity = (int(self.setting("lru_capacity_per_server", 1))
                          if "lru_capacity_per_server" in config else None)
         self.max_blocks = int(self.setting("max_prefix_blocks", MAX_PREFIX_BLOCKS))
