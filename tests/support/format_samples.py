@@ -200,7 +200,8 @@ def inference_perf_requests(_: Path) -> Sample:  # sends at 10.0 and 10.5 s; 8 -
 
 
 SAMPLES = {
-    "azure": azure, "bailian": bailian, "burstgpt": burstgpt, "mooncake": mooncake, "splitwise": splitwise,
+    "azure": azure, "bailian": bailian, "burstgpt": burstgpt, "mooncake": mooncake,
+    "splitwise": splitwise,
     "sharegpt-stats": sharegpt_stats, "vllm-bench": vllm_bench, "workload-json": workload_json,
     "servescope-steps": servescope_steps, "vllm-iteration-log": vllm_iteration_log,
     "vllm-kv-events": vllm_kv_events, "inference-perf": inference_perf,

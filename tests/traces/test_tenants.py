@@ -33,7 +33,8 @@ def test_turns_extend_their_session_and_tenants_share_their_system_prompt():
         assert len({t.prefix[0] for t in turns}) == 1  # one tenant a session
         for earlier, later in zip(turns, turns[1:], strict=False):
             assert later.prefix[:len(earlier.prefix)] == earlier.prefix
-            assert later.prefix[len(earlier.prefix)][0].endswith(f"-a{len(earlier.prefix) // 2 - 1}")
+            answer = later.prefix[len(earlier.prefix)][0]  # the earlier turn's answer
+            assert answer.endswith(f"-a{len(earlier.prefix) // 2 - 1}")
     systems = {s.prefix[0][0] for s in specs}
     assert len(systems) == 3 and len(by_session) > 3  # tenants are shared by several sessions
     arrivals = [s.arrival_s for s in specs]
