@@ -20,6 +20,7 @@ from servescope.core.scheduler.base import Scheduler
 from servescope.core.step_time import StepTimeFn, decode_steps_ms
 
 MIN_RUN_STEPS = 2  # a one-step run costs more than the step
+FIRST_CHUNK_STEPS = 8  # priced_until's first chunk (then 16, 32, ...): a few scrapes' steps
 Plan = tuple[np.ndarray, np.ndarray, np.ndarray]  # start, step times (ms), clock (num_steps + 1)
 
 
@@ -91,13 +92,33 @@ def plan_stretch(engine: Engine) -> Plan | None:
         return None
     running = engine.scheduler.running
     start = running.num_computed[:len(running)].copy()
-    step_ms = decode_steps_ms(engine.step_time, start, num_steps)
+    due_s = None if pending is None or clock.step_clock else (pending.arrival_s or 0.0)
+    step_ms = priced_until(engine.step_time, start, num_steps, clock.time_s, due_s)
+    num_steps = len(step_ms)
     ends = np.add.accumulate(np.concatenate(([clock.time_s], step_ms / 1000.0)))
     if pending is not None and not clock.step_clock:  # it arrives at the first step it is due
         num_steps = 1 + int(ends[1:num_steps].searchsorted(pending.arrival_s or 0.0))
         if num_steps < MIN_RUN_STEPS:
             return None
     return start, step_ms[:num_steps], ends[:num_steps + 1]
+
+
+def priced_until(step_time: StepTimeFn, start: np.ndarray, num_steps: int, time_s: float,
+                 due_s: float | None) -> np.ndarray:
+    """The stretch's step times, priced in doubling chunks that stop once the steps reach
+    `due_s` (the next arrival, or a fleet's gate: core/fleet.py moves one every scrape, so a
+    stretch there is a few steps of the hundreds the running requests could take)."""
+    if due_s is None:
+        return decode_steps_ms(step_time, start, num_steps)
+    chunks: list[np.ndarray] = []
+    priced, chunk, end_s = 0, FIRST_CHUNK_STEPS, time_s
+    while priced < num_steps and end_s < due_s:
+        part = decode_steps_ms(step_time, start + priced, min(chunk, num_steps - priced))
+        chunks.append(part)
+        priced += len(part)
+        end_s += float(part.sum()) / 1000.0
+        chunk *= 2
+    return np.concatenate(chunks) if chunks else np.zeros(0)
 
 
 def apply_stretch(engine: Engine, plan: Plan, record: bool = True) -> DecodeStretch | int:

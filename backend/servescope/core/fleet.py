@@ -10,7 +10,9 @@ scrapes vLLM's /metrics every 50 ms: config.SCRAPE_INTERVAL_MS); finishes reach 
 scrapes. A routed request joins its replica's queue of arrivals, exactly as the single engine
 holds its own up front, so one replica gives the single engine's records byte for byte, and
 fast-forward and the counting KV manager work per replica between scrapes. Workloads on the
-step clock (arrival_step) are routed at each arrival's step, unstale.
+step clock (arrival_step) are routed at each arrival's step, unstale. A router that reads
+neither states nor finishes (round-robin, random, session) stops no replica when no records are
+wanted: every request is routed, then each replica runs to its end, as a separate engine.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ class Fleet:
         self.routed: list[RoutedArrival] = []
         self.replica_of: dict[str, int] = {}
         self.num_reported = [0] * len(self.engines)  # done requests the router has heard of
-        self.kv_usage_peak = [0.0] * len(self.engines)
+        self.kv_usage_peak: list[float | None] = [None] * len(self.engines)  # as scraped
         self.states: list[ReplicaState] = []
         self.scraped_at: float | None = None
         self.feed = CacheFeed(len(self.engines)) if router.wants_kv_events else None
@@ -84,9 +86,10 @@ class Fleet:
 
     def run(self) -> Iterator[RoutedArrival | tuple[int, StepRecord]]:
         """Routing decisions and (replica, record) pairs in time order."""
+        scrapes = self.records or self.router.reads_replicas
         for spec in self.specs:
             at = self.scrape_time(spec)
-            if at != self.scraped_at:
+            if scrapes and at != self.scraped_at:
                 yield from self.catch_up(at)
             yield self.route(spec)
         yield from self.catch_up(None)
@@ -127,7 +130,7 @@ class Fleet:
         for replica, engine in enumerate(self.engines):
             state = scrape(engine, replica, engine.time_s if engine.step_clock else at)
             states.append(state)
-            self.kv_usage_peak[replica] = max(self.kv_usage_peak[replica], state.kv_usage)
+            self.kv_usage_peak[replica] = max(self.kv_usage_peak[replica] or 0.0, state.kv_usage)
             done = engine.done_requests
             for request in done[self.num_reported[replica]:]:
                 self.router.finished(request.id, replica, request.finish_time or 0.0)
@@ -138,7 +141,7 @@ class Fleet:
         self.states = states
 
     def route(self, spec: RequestSpec) -> RoutedArrival:
-        now_s = spec.arrival_s if spec.arrival_s is not None else self.states[0].scraped_s
+        now_s = spec.arrival_s if spec.arrival_s is not None else float(spec.arrival_step or 0)
         decision = self.router.pick(spec, self.states, now_s)
         self.engines[decision.replica].add_request(spec)
         self.router.sent(spec, decision.replica, now_s)

@@ -32,8 +32,9 @@ def merged(engines: Sequence[Any]) -> dict[str, Any]:
     return summary
 
 
-def replica_summary(replica: int, engine: Any, kv_usage_peak: float) -> dict[str, Any]:
-    """One replica's object: its requests, prefix cache hits, KV peak (as scraped) and TTFT."""
+def replica_summary(replica: int, engine: Any, kv_usage_peak: float | None) -> dict[str, Any]:
+    """One replica's object: its requests, prefix cache hits, KV peak (the highest usage the
+    router's scrapes saw; None when it scraped none) and TTFT."""
     own = engine.summary()
     done = engine.done_requests
     prompt = sum(r.prompt_len for r in done)
@@ -44,7 +45,7 @@ def replica_summary(replica: int, engine: Any, kv_usage_peak: float) -> dict[str
             "mean_ttft_ms": own["mean_ttft_ms"], "duration": own["duration"]}
 
 
-def fleet_summary(engines: Sequence[Any], kv_usage_peak: Sequence[float],
+def fleet_summary(engines: Sequence[Any], kv_usage_peak: Sequence[float | None],
                   router: dict[str, Any]) -> dict[str, Any]:
     summary = merged(engines)
     summary["replicas"] = [replica_summary(i, e, kv_usage_peak[i])

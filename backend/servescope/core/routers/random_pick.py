@@ -18,6 +18,7 @@ from servescope.core.routers.base import Decision, ReplicaState, Router
 
 class RandomRouter(Router):
     name = "random"
+    reads_replicas = False
 
     def __init__(self, num_replicas: int, config: dict[str, Any], seed: int,
                  block_size: int) -> None:

@@ -15,6 +15,7 @@ from servescope.core.routers.base import Decision, ReplicaState, Router
 
 class RoundRobinRouter(Router):
     name = "round-robin"
+    reads_replicas = False
 
     def pick(self, request: RequestSpec, replicas: Sequence[ReplicaState],
              now_s: float) -> Decision:

@@ -43,6 +43,7 @@ def ring_point(key: str) -> int:
 
 class SessionRouter(Router):
     name = "session"
+    reads_replicas = False
     settings = ("qps_window_s",)
 
     def __init__(self, num_replicas: int, config: dict[str, Any], seed: int,
