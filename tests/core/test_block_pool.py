@@ -24,7 +24,7 @@ from servescope.core.request import RequestSpec
 def step_path(config: EngineConfig, specs: list[RequestSpec], defer: bool | None = None,
               ) -> tuple[list[str], Engine]:
     """Every record, invariants checked after each; `defer` overrides the engine's choice
-    (False: own hashes interned by id and in the map when computed, as before)."""
+    (False: own hashes in the map when computed, as before)."""
     engine = Engine(config, specs, fast_forward=False)
     if defer is not None:
         assert isinstance(engine.kv, PagedKVCacheManager)

@@ -52,6 +52,18 @@ def mooncake(_: Path) -> Sample:
                   [0.0, 0.25, 0.5], [600, 700, 100])
 
 
+def bailian(_: Path) -> Sample:  # two turns of chat 7 and a chat of its own
+    rows = [{"chat_id": 7, "parent_chat_id": -1, "timestamp": 61.0, "input_length": 40,
+             "output_length": 5, "type": "text", "turn": 1, "hash_ids": [1, 2, 3]},
+            {"chat_id": 9, "parent_chat_id": -1, "timestamp": 61.5, "input_length": 20,
+             "output_length": 3, "type": "text", "turn": 1, "hash_ids": [8, 9]},
+            {"chat_id": 8, "parent_chat_id": 7, "timestamp": 62.0, "input_length": 70,
+             "output_length": 4, "type": "text", "turn": 2, "hash_ids": [1, 2, 3, 4, 5]}]
+    body = "".join(json.dumps(r) + "\n" for r in rows)
+    return Sample("qwen_traceA_blksz_16.jsonl", body.encode(), 3, ["qb0", "qb1", "qb2"],
+                  [0.0, 0.5, 1.0], [40, 20, 70])
+
+
 def splitwise(_: Path) -> Sample:  # the Vidur layout (the SplitwiseSim one is a real copy)
     body = "arrived_at,num_prefill_tokens,num_decode_tokens\n2.0,256,8\n2.5,128,4\n"
     return Sample("vidur_trace.csv", body.encode(), 2, ["sw0", "sw1"], [0.0, 0.5], [256, 128])
@@ -188,7 +200,8 @@ def inference_perf_requests(_: Path) -> Sample:  # sends at 10.0 and 10.5 s; 8 -
 
 
 SAMPLES = {
-    "azure": azure, "burstgpt": burstgpt, "mooncake": mooncake, "splitwise": splitwise,
+    "azure": azure, "bailian": bailian, "burstgpt": burstgpt, "mooncake": mooncake,
+    "splitwise": splitwise,
     "sharegpt-stats": sharegpt_stats, "vllm-bench": vllm_bench, "workload-json": workload_json,
     "servescope-steps": servescope_steps, "vllm-iteration-log": vllm_iteration_log,
     "vllm-kv-events": vllm_kv_events, "inference-perf": inference_perf,

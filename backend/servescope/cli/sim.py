@@ -13,7 +13,7 @@ from servescope.cli import CliError
 from servescope.cli._scenario import load_engine_args, load_workload, print_effective
 from servescope.cli._trace import add_trace_options, load_trace
 from servescope.core import cost_model
-from servescope.core.config import ConfigError
+from servescope.core.config import ROUTERS, ConfigError
 from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.core.fleet import Fleet, make_fleet
@@ -22,6 +22,8 @@ from servescope.core.replicas import DataParallel
 from servescope.core.resolve import resolve_fleet
 from servescope.scenarios.diagnosis_check import prepare, priced
 from servescope.scenarios.spec_speedup import speculation_line, speedup
+from servescope.traces.epp_config import read_router_config
+from servescope.traces.errors import TraceFormatError
 from servescope.traces.recording import atomic_writer, header, write_recording
 
 if TYPE_CHECKING:
@@ -61,10 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "`router`, and --out holds replica 0's records")
     parser.add_argument("--router", metavar="NAME",
                         help="the fleet's router (the config's `router`, default round-robin): "
-                             "round-robin, random, least-requests, least-kv, shortest-queue, "
-                             "session")
+                             + ", ".join(ROUTERS))
     parser.add_argument("--router-config", type=Path, metavar="FILE",
-                        help="a JSON object of the router's own settings (`router_config`)")
+                        help="a JSON object of the router's own settings (`router_config`), "
+                             "or llm-d's EndpointPickerConfig YAML (.yaml) for the llm-d routers")
     parser.add_argument("--out", type=Path, help="write step records as JSONL here")
     parser.add_argument("--summary", type=Path, help="write the run summary JSON here")
 
@@ -148,8 +150,20 @@ def _fleet_flags(args: argparse.Namespace) -> dict[str, Any]:
     if args.router is not None:
         flags["router"] = args.router
     if args.router_config is not None:
-        flags["router_config"] = _read_json(args.router_config)
+        flags["router_config"] = _read_router_config(args.router_config)
     return flags
+
+
+def _read_router_config(path: Path) -> Any:
+    """A JSON object, or an EndpointPickerConfig YAML file (traces/epp_config.py)."""
+    if path.suffix not in (".yaml", ".yml"):
+        return _read_json(path)
+    try:
+        return read_router_config(path)
+    except TraceFormatError as err:
+        raise CliError(f"{path}: {err}") from err
+    except OSError as err:
+        raise CliError(f"{path}: {err.strerror}") from err
 
 
 def _read_json(path: Path) -> Any:

@@ -25,7 +25,8 @@ SCHEDULING_POLICIES = ("fcfs", "priority")
 POLICIES = ("vllm-v1", "vllm-v0", "static", "naive")
 # the routers a fleet picks a replica with; core/routers/make.py maps each to its class
 # (tests/core/test_routers.py keeps the two equal)
-ROUTERS = ("round-robin", "random", "least-requests", "least-kv", "shortest-queue", "session")
+ROUTERS = ("round-robin", "random", "least-requests", "least-kv", "shortest-queue", "session",
+           "prefix-approx", "prefix-precise", "llm-d")
 # llm-d's endpoint picker scrapes each vLLM pod's /metrics this often: gateway-api-inference-
 # extension pkg/epp/server/runserver.go, DefaultRefreshMetricsInterval = 50 * time.Millisecond
 SCRAPE_INTERVAL_MS = 50.0

@@ -25,6 +25,7 @@ from typing import Any
 from servescope.core.config import SCRAPE_INTERVAL_MS, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.fleet_summary import fleet_summary
+from servescope.core.kv_feed import CacheFeed
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import ReplicaState, Router
@@ -77,6 +78,7 @@ class Fleet:
         self.kv_usage_peak: list[float | None] = [None] * len(self.engines)  # as scraped
         self.states: list[ReplicaState] = []
         self.scraped_at: float | None = None
+        self.feed = CacheFeed(len(self.engines)) if router.wants_kv_events else None
 
     @property
     def done_requests(self) -> list[Any]:
@@ -133,6 +135,9 @@ class Fleet:
             for request in done[self.num_reported[replica]:]:
                 self.router.finished(request.id, replica, request.finish_time or 0.0)
             self.num_reported[replica] = len(done)
+            events = [] if self.feed is None else self.feed.changes(replica, engine.kv.pool)
+            if events:
+                self.router.kv_events(replica, events, at)
         self.states = states
 
     def route(self, spec: RequestSpec) -> RoutedArrival:

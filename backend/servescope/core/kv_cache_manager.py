@@ -81,13 +81,13 @@ class PagedKVCacheManager:
 
     @property
     def unique_ids(self) -> bool:
-        """Whether no request id comes twice: then own-block hashes are keyed by arrival and
-        stay out of the cache map until a preemption (core/prefix.py, core/block_pool.py)."""
+        """Whether no request id comes twice: then own-block hashes stay out of the cache map
+        until a preemption (core/block_pool.py)."""
         return self.pool.defer_own
 
     @unique_ids.setter
     def unique_ids(self, value: bool) -> None:
-        self.pool.defer_own = self.hasher.by_arrival = value
+        self.pool.defer_own = value
 
     @property
     def num_free_blocks(self) -> int:

@@ -1,28 +1,55 @@
-"""Chained block hashes for prefix caching, interned to small deterministic integers.
+"""Chained block hashes for prefix caching, derived from the blocks' contents alone.
 
 A full block's key is (parent key, the token streams it covers). Tokens of a shared prefix
 segment are identified by (segment key, offset), every other token by (request id, position),
 so two requests share block i exactly when their first (i + 1) blocks hold the same tokens,
 and, with lookahead hashes (an EAGLE-family drafter), the num_hash_lookahead_tokens after them
-(vllm/v1/core/kv_cache_utils.py get_request_block_hasher).
+(vllm/v1/core/kv_cache_utils.py get_request_block_hasher, vLLM 0.33).
+
+The value is a digest of the key, as vLLM's sha256 block hash is, so every engine of a fleet and
+a router (`prompt_block_hashes`) compute the same hash for the same tokens without sharing state
+(llm-d's prefix scorers and Dynamo's KV router match the hashes replicas report the same way).
 """
 
 from __future__ import annotations
 
+import hashlib
+
 from servescope.core.block_pool import BlockHash
-from servescope.core.request import Request
+from servescope.core.request import Request, RequestSpec
 
 Piece = tuple[str, str, int, int]  # (kind, key, first offset, end offset)
 OWN_SHIFT = 32
+# 8-byte digests: a shared block's hash takes 63 bits (positive; 0 is "no parent"), an own
+# key 62; a collision among a million distinct keys has odds of about 1e-7
+_DIGEST_BYTES = 8
+
+
+def _digest(text: str, bits: int) -> int:
+    """A deterministic integer in [1, 2**bits) from `text` (no PYTHONHASHSEED dependence)."""
+    raw = hashlib.blake2b(text.encode(), digest_size=_DIGEST_BYTES).digest()
+    return (int.from_bytes(raw, "little") >> (8 * _DIGEST_BYTES - bits)) or 1
+
+
+def prompt_block_hashes(spec: RequestSpec, block_size: int, num_hash_lookahead_tokens: int = 0,
+                        hasher: BlockHasher | None = None) -> tuple[BlockHash, ...]:
+    """The hashes of the prompt's full blocks (those hashable before any output: their
+    lookahead tokens are prompt tokens too), equal to the ones an engine's prefix cache gives
+    the same request. `hasher` (same block size and lookahead) only memoizes: pass one kept
+    across calls to hash a shared prefix once."""
+    if hasher is None:
+        hasher = BlockHasher(block_size, num_hash_lookahead_tokens)
+    assert (hasher.block_size, hasher.num_hash_lookahead_tokens) == (
+        block_size, num_hash_lookahead_tokens), "a memo hasher of another block layout"
+    num_blocks = max(0, spec.prompt_len - num_hash_lookahead_tokens) // block_size
+    return tuple(hasher.hashes(Request(spec, 0, 0.0), num_blocks)[:num_blocks])
 
 
 class BlockHasher:
     def __init__(self, block_size: int, num_hash_lookahead_tokens: int = 0) -> None:
         self.block_size = block_size
         self.num_hash_lookahead_tokens = num_hash_lookahead_tokens
-        self._ids: dict[tuple[BlockHash, tuple[Piece, ...]], int] = {}
-        self._own: dict[tuple[int, str], int] = {}  # (shared base, request id) -> K, see _own
-        self.by_arrival = False  # ids are unique: K is the request's arrival index + 1
+        self._ids: dict[tuple[BlockHash, tuple[Piece, ...]], int] = {}  # memo: key -> hash
 
     def hashes(self, request: Request, num_blocks: int) -> list[BlockHash]:
         """The hashes of the request's first `num_blocks` full blocks (extended lazily)."""
@@ -36,25 +63,27 @@ class BlockHasher:
         while len(hashes) < num_blocks and len(hashes) * size < shared:
             parent = hashes[-1] if hashes else 0
             key = (parent, self._pieces(request, len(hashes)))
-            hashes.append(ids.setdefault(key, len(ids) + 1))
+            value = ids.get(key)
+            if value is None:
+                value = ids[key] = _digest(repr(key), 63)
+            hashes.append(value)
         if len(hashes) >= num_blocks:
             return hashes
         # Past the shared segments a block holds only the request's own tokens: its key is
         # (the last shared block's hash, request id, block index). It names the same chain of
-        # tokens the interned (parent, pieces) key would, and costs one interning a request.
+        # tokens the (parent, pieces) key would, and costs one digest a request.
         return self._extend_own(request, hashes, num_blocks, self.shared_base(hashes, shared))
 
     def _extend_own(self, request: Request, hashes: list[BlockHash], num_blocks: int,
                     base: int) -> list[BlockHash]:
-        """Own block i of (base, request id) hashes to -(K << 32) - i, K interned from 1 (or,
-        ids unique, the request's arrival index + 1: no dict entry a request): negative, so
-        never an interned shared block's id, and distinct for i < 2**32."""
+        """Own block i of (base, request id) hashes to -(K << 32) - i, K a 62-bit digest of
+        (base, request id): negative, so never a shared block's hash, and distinct for
+        i < 2**32."""
         num = len(hashes)
         if num and hashes[-1] < 0:  # own blocks hashed already: go on from the last
             first = hashes[-1] - 1
         else:
-            key = request.arrival_index + 1 if self.by_arrival else self._own.setdefault(
-                (base, request.id), len(self._own) + 1)
+            key = _digest(f"{base}/{request.id}", 62)
             first = -(key << OWN_SHIFT) - num
         hashes.extend(range(first, first - (num_blocks - num), -1))
         return hashes

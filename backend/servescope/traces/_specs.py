@@ -16,7 +16,8 @@ from servescope.traces.report import TraceReport
 def build_spec(report: TraceReport, rid: str, prompt_len: int, output_len: int,
                arrival_s: float | None = None, arrival_step: int | None = None,
                prefix: tuple[tuple[str, int], ...] = (),
-               measured: dict[str, object] | None = None) -> RequestSpec | None:
+               measured: dict[str, object] | None = None,
+               session_id: str | None = None) -> RequestSpec | None:
     """A spec, or None (counted in report.skipped) when the request has no prompt or output."""
     report.num_rows += 1
     if prompt_len < 1:
@@ -27,7 +28,8 @@ def build_spec(report: TraceReport, rid: str, prompt_len: int, output_len: int,
         return None
     report.num_yielded += 1
     return RequestSpec(rid, prompt_len, output_len, arrival_step=arrival_step,
-                       arrival_s=arrival_s, prefix=prefix, measured=measured)
+                       arrival_s=arrival_s, prefix=prefix, measured=measured,
+                       session_id=session_id)
 
 
 def json_lines(handle: IO[str]) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -1,6 +1,6 @@
 """BurstGPT v1 and v3 CSV, columns by name (`Timestamp` s, `Request tokens`, `Response tokens`;
-v3 adds `Session ID`, `Elapsed time`). `Response tokens` 0 marks a failed request: skipped and
-counted as "failed"."""
+v3 adds `Session ID`, `Elapsed time`; it becomes the request's `session_id`). `Response tokens` 0
+marks a failed request: skipped and counted as "failed"."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ def read(path: Path, report: TraceReport, id_prefix: str = "bg") -> Iterator[Req
         i_ts = table.column("Timestamp")
         i_in = table.column("Request tokens")
         i_out = table.column("Response tokens")
-        report.meta["version"] = 3 if table.has("Session ID") else 1
+        i_session = table.column("Session ID") if table.has("Session ID") else None
+        report.meta["version"] = 1 if i_session is None else 3
         first: float | None = None
         for index, (line, row) in enumerate(table.rows()):
             seconds = parse_seconds(row[i_ts], line, "Timestamp")
@@ -32,7 +33,9 @@ def read(path: Path, report: TraceReport, id_prefix: str = "bg") -> Iterator[Req
                 report.skip("failed")
                 continue
             spec = build_spec(report, f"{id_prefix}{index}", prompt_len, output_len,
-                              arrival_s=seconds - first)
+                              arrival_s=seconds - first,
+                              session_id=None if i_session is None else row[i_session].strip()
+                              or None)
             if spec is not None:
                 yield spec
         if report.skipped["failed"]:

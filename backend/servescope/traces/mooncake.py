@@ -3,7 +3,9 @@
 Each hash id names one 512-token block of the prompt; equal ids mean equal tokens. They become
 prefix segments ("h:<id>", 512), the last one trimmed to the prompt, so the simulator re-cuts
 them into its own block size: with 16-token blocks one shared hash id is 32 shared blocks.
-vLLM's `--dataset-name timed_trace`, GenAI-Perf and guidellm read the same format.
+vLLM's `--dataset-name timed_trace`, GenAI-Perf and guidellm read the same format. An optional
+`session_id` (AIPerf's multi-turn Mooncake rows, docs/benchmark-modes/trace-replay.md) becomes
+the request's `session_id`; the FAST'25 traces carry none (their turns show as shared hash ids).
 """
 
 from __future__ import annotations
@@ -33,9 +35,19 @@ def read(path: Path, report: TraceReport, id_prefix: str = "mc",
             if first is None:
                 first = ms
             spec = build_spec(report, f"{id_prefix}{index}", prompt_len, output_len,
-                              arrival_s=(ms - first) / 1000.0, prefix=prefix)
+                              arrival_s=(ms - first) / 1000.0, prefix=prefix,
+                              session_id=session_of(row, line))
             if spec is not None:
                 yield spec
+
+
+def session_of(row: dict[str, Any], line: int) -> str | None:
+    value = row.get("session_id")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise TraceFormatError(line, "session_id", f"expected a string, got {shown(value)}")
+    return str(value)
 
 
 def hash_prefix(hash_ids: Any, prompt_len: int, block_tokens: int,

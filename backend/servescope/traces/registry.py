@@ -11,6 +11,7 @@ from typing import Any
 
 from servescope.traces import (
     azure,
+    bailian,
     burstgpt,
     inference_perf,
     inference_perf_report,
@@ -44,6 +45,7 @@ FORMATS = {f.name: f for f in (
     Format("azure", "requests", azure.read, "Azure LLM inference 2023/2024 CSV"),
     Format("burstgpt", "requests", burstgpt.read, "BurstGPT v1/v3 CSV"),
     Format("mooncake", "requests", mooncake.read, "Mooncake / timed-trace JSONL"),
+    Format("bailian", "requests", bailian.read, "Qwen-Bailian usage trace JSONL (chat turns)"),
     Format("splitwise", "requests", splitwise.read, "SplitwiseSim or Vidur request CSV"),
     Format("sharegpt-stats", "requests", sharegpt.read, "ShareGPT length statistics CSV"),
     Format("vllm-bench", "requests", vllm_bench.read, "vllm bench serve result JSON/JSONL"),
@@ -107,7 +109,7 @@ def _sniff_json(text: str) -> str | None:
     if '"servescope-steps"' in first:
         return "servescope-steps"
     if {"timestamp", "input_length", "output_length"} <= keys:
-        return "mooncake"
+        return "bailian" if bailian.KEYS <= keys else "mooncake"
     if vllm_request_stats.KEYS <= keys or vllm_request_stats.DUMP_KEYS <= keys:
         return "vllm-request-stats"
     if any(key in text for key in BENCH_KEYS):

@@ -1,31 +1,17 @@
 """Synthetic workloads from an injected numpy Generator: Poisson, gamma-bursty, closed-loop fixed
-concurrency, mixed long-prompt traffic, and the lesson workload (shared with `exercises`)."""
+concurrency, mixed long-prompt traffic, multi-tenant sessions (traces/tenants.py), and the lesson
+workload (shared with `exercises`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from servescope.core.request import RequestSpec
-
-# A length is fixed (int), uniform on [lo, hi] (a tuple), or drawn from choices (a list).
-LengthSpec = int | tuple[int, int] | Sequence[int]
-
-
-def lengths(rng: np.random.Generator, spec: LengthSpec, n: int) -> np.ndarray:
-    if isinstance(spec, int):
-        values = np.full(n, spec)
-    elif isinstance(spec, tuple) and len(spec) == 2:
-        values = rng.integers(spec[0], spec[1] + 1, n)
-    elif len(spec) > 0:
-        values = rng.choice(np.asarray(spec, dtype=np.int64), n)
-    else:
-        raise ValueError(f"bad length spec {spec!r}")
-    if (values < 1).any():
-        raise ValueError(f"lengths must be at least 1: {spec!r}")
-    return values
+from servescope.traces.lengths import LengthSpec, lengths
+from servescope.traces.tenants import multi_tenant
 
 
 def _specs(prefix: str, arrivals: np.ndarray, prompts: np.ndarray,
@@ -114,6 +100,7 @@ def lesson(seed: int = 0, num_requests: int = 60, rate_per_s: float = 40.0) -> l
 
 GENERATORS: dict[str, Callable[..., list[RequestSpec]]] = {
     "poisson": poisson, "gamma": gamma, "closed_loop": closed_loop, "mixed_long": mixed_long,
+    "multi_tenant": multi_tenant,
 }
 
 

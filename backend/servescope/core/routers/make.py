@@ -8,6 +8,9 @@ from servescope.core.config import ConfigError
 from servescope.core.routers.base import Router
 from servescope.core.routers.least_kv import LeastKVRouter
 from servescope.core.routers.least_requests import LeastRequestsRouter
+from servescope.core.routers.llm_d import LlmDRouter
+from servescope.core.routers.prefix_approx import PrefixApproxRouter
+from servescope.core.routers.prefix_precise import PrefixPreciseRouter
 from servescope.core.routers.random_pick import RandomRouter
 from servescope.core.routers.round_robin import RoundRobinRouter
 from servescope.core.routers.session import SessionRouter
@@ -20,6 +23,9 @@ ROUTERS: dict[str, type[Router]] = {
     "least-kv": LeastKVRouter,
     "shortest-queue": ShortestQueueRouter,
     "session": SessionRouter,
+    "prefix-approx": PrefixApproxRouter,
+    "prefix-precise": PrefixPreciseRouter,
+    "llm-d": LlmDRouter,
 }
 
 

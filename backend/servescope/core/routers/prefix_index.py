@@ -1,0 +1,94 @@
+"""Where a router believes each prompt block is cached: llm-d's two prefix indexes.
+
+ApproxIndex is llm-d-inference-scheduler's approximate one (pkg/epp/framework/plugins/
+requestcontrol/dataproducer/approximateprefix/indexer.go, commit 520af478): the hashes the router
+itself sent to each replica, in an LRU per replica whose capacity is the replica's number of KV
+blocks (autoTune, from its cache metrics) or `lruCapacityPerServer`; evicting a hash from a
+replica's LRU forgets that replica for it. EventIndex is the precise one (llm-d-kv-cache's
+kvblock index, fed by vLLM's KV events as the precise-prefix-cache-scorer subscribes to them;
+Dynamo's KV router keeps the same radix of stored blocks): a block is on a replica between its
+BlockStored and BlockRemoved events. Counted, since a replica can hold two copies of a hash.
+
+Both answer `match`, llm-d's matchLongestPrefix (approximateprefix/plugin.go): walk the prompt's
+hashes in order, stop at the first no replica holds, and count for each replica the hashes
+it holds up to there.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Collection, Sequence
+
+
+def match_longest_prefix(hashes: Sequence[int], holders: Callable[[int], Collection[int]],
+                         num_replicas: int) -> list[int]:
+    """Matched blocks per replica, greedily from the first block (see the module docstring)."""
+    counts = [0] * num_replicas
+    for block_hash in hashes:
+        found = holders(block_hash)
+        if not found:
+            break
+        for replica in found:
+            counts[replica] += 1
+    return counts
+
+
+class ApproxIndex:
+    """Per-replica LRUs of the block hashes the router sent there."""
+
+    def __init__(self, num_replicas: int) -> None:
+        self.num_replicas = num_replicas
+        self.lrus: list[OrderedDict[int, None]] = [OrderedDict() for _ in range(num_replicas)]
+        self.replicas_of: dict[int, set[int]] = {}
+
+    def add(self, replica: int, hashes: Sequence[int], capacity: int) -> None:
+        """indexer.Add: each hash becomes the replica's most recent; the LRU's oldest go."""
+        lru = self.lrus[replica]
+        for block_hash in hashes:
+            if block_hash in lru:
+                lru.move_to_end(block_hash)
+            else:
+                lru[block_hash] = None
+                self.replicas_of.setdefault(block_hash, set()).add(replica)
+            while len(lru) > capacity:
+                gone, _ = lru.popitem(last=False)
+                self._forget(gone, replica)
+
+    def _forget(self, block_hash: int, replica: int) -> None:
+        holders = self.replicas_of[block_hash]
+        holders.discard(replica)
+        if not holders:
+            del self.replicas_of[block_hash]
+
+    def match(self, hashes: Sequence[int]) -> list[int]:
+        return match_longest_prefix(hashes, lambda h: self.replicas_of.get(h, ()),
+                                    self.num_replicas)
+
+
+class EventIndex:
+    """Per-replica counts of the block hashes its KV events say it holds."""
+
+    def __init__(self, num_replicas: int) -> None:
+        self.num_replicas = num_replicas
+        self.copies: list[Counter[int]] = [Counter() for _ in range(num_replicas)]
+        self.replicas_of: dict[int, set[int]] = {}
+
+    def apply(self, replica: int, kind: str, hashes: Sequence[int]) -> None:
+        """One event: "stored" adds a copy of each hash, "removed" takes one away."""
+        copies = self.copies[replica]
+        for block_hash in hashes:
+            if kind == "stored":
+                copies[block_hash] += 1
+                self.replicas_of.setdefault(block_hash, set()).add(replica)
+            elif copies[block_hash] > 0:  # a removal of a block stored before we listened
+                copies[block_hash] -= 1
+                if not copies[block_hash]:
+                    del copies[block_hash]
+                    holders = self.replicas_of[block_hash]
+                    holders.discard(replica)
+                    if not holders:
+                        del self.replicas_of[block_hash]
+
+    def match(self, hashes: Sequence[int]) -> list[int]:
+        return match_longest_prefix(hashes, lambda h: self.replicas_of.get(h, ()),
+                                    self.num_replicas)

@@ -1,0 +1,92 @@
+"""llm-d's scorers: each gives every replica a score in [0, 1] (higher = preferred), and a
+profile sums them with weights (llm-d-inference-scheduler, commit 520af478, under
+pkg/epp/framework/plugins/scheduling/scorer/):
+
+  queue-scorer                 queuedepth/queue.go: (max waiting - waiting) / (max - min)
+                               of the scraped vllm:num_requests_waiting; all equal: 1
+  kv-cache-utilization-scorer  kvcacheutilization/kvcache_utilization.go: 1 - KV usage
+  active-request-scorer        activerequest/active_request.go: the requests the router has
+                               in flight there; at most idleThreshold (0): 1, else
+                               (max - count) / max * maxBusyScore (1)
+  load-aware-scorer            loadaware/load_aware.go: no waiting request 0.5, else
+                               0.5 * (1 - min(waiting, threshold) / threshold), threshold 128
+  prefix-cache-scorer          prefix/plugin.go (and the precise scorer's absoluteScoredPods,
+  precise-prefix-cache-scorer  preciseprefixcache/utils.go): matched blocks / prompt blocks
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from servescope.core.routers.base import ReplicaState
+
+IDLE_THRESHOLD = 0  # active-request-scorer's idleThreshold default
+MAX_BUSY_SCORE = 1.0  # and its maxBusyScore default
+LOAD_AWARE_THRESHOLD = 128.0  # load-aware-scorer's threshold default
+
+
+@dataclass(frozen=True)
+class View:
+    """What the scorers read for one request: the scraped replicas, the router's own
+    in-flight counts, and each replica's matched prompt blocks out of `num_blocks` in the
+    router's own index (`approx`) and by the replicas' KV events (`precise`)."""
+
+    replicas: Sequence[ReplicaState]
+    in_flight: Sequence[int]
+    num_blocks: int
+    approx: Sequence[int]
+    precise: Sequence[int]
+
+
+def queue(view: View) -> list[float]:
+    waiting = [r.num_waiting for r in view.replicas]
+    low, high = min(waiting), max(waiting)
+    return [1.0 if high == low else (high - w) / (high - low) for w in waiting]
+
+
+def kv_utilization(view: View) -> list[float]:
+    return [1.0 - r.kv_usage for r in view.replicas]
+
+
+def active_requests(view: View) -> list[float]:
+    most = max(view.in_flight)
+    return [1.0 if n <= IDLE_THRESHOLD else (most - n) / most * MAX_BUSY_SCORE
+            for n in view.in_flight]
+
+
+def load_aware(view: View) -> list[float]:
+    return [0.5 if not r.num_waiting
+            else 0.5 * (1.0 - min(r.num_waiting, LOAD_AWARE_THRESHOLD) / LOAD_AWARE_THRESHOLD)
+            for r in view.replicas]
+
+
+def prefix_cache(view: View) -> list[float]:
+    return _fraction(view.approx, view.num_blocks)
+
+
+def precise_prefix_cache(view: View) -> list[float]:
+    return _fraction(view.precise, view.num_blocks)
+
+
+def _fraction(matched: Sequence[int], num_blocks: int) -> list[float]:
+    return [m / num_blocks if num_blocks > 0 else 0.0 for m in matched]
+
+
+SCORERS: dict[str, Callable[[View], list[float]]] = {
+    "queue-scorer": queue,
+    "kv-cache-utilization-scorer": kv_utilization,
+    "active-request-scorer": active_requests,
+    "load-aware-scorer": load_aware,
+    "prefix-cache-scorer": prefix_cache,
+    "precise-prefix-cache-scorer": precise_prefix_cache,
+}
+
+
+def weighted(profile: Sequence[tuple[str, float]], view: View) -> list[float]:
+    """Each replica's sum of weight x score over the profile's scorers."""
+    totals = [0.0] * len(view.replicas)
+    for name, weight in profile:
+        for i, score in enumerate(SCORERS[name](view)):
+            totals[i] += weight * score
+    return totals

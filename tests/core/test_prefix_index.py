@@ -1,0 +1,42 @@
+"""The routers' prefix indexes (core/routers/prefix_index.py) on hand-made sends and KV events:
+llm-d's approximate indexer (approximateprefix/indexer.go: an LRU per replica) and its greedy
+matchLongestPrefix (approximateprefix/plugin.go), and the precise index from KV events."""
+
+from servescope.core.routers.prefix_index import ApproxIndex, EventIndex
+
+
+def test_the_lru_forgets_a_replicas_oldest_hashes():
+    index = ApproxIndex(2)
+    index.add(0, [1, 2, 3], capacity=3)
+    index.add(0, [4], capacity=3)  # 1 is the oldest: gone
+    assert index.match([1, 2, 3]) == [0, 0]  # the walk stops at the first block nobody holds
+    assert index.match([2, 3, 4]) == [3, 0]
+
+
+def test_using_a_hash_again_makes_it_recent():
+    index = ApproxIndex(1)
+    index.add(0, [1, 2], capacity=2)
+    index.add(0, [1], capacity=2)  # 1 is now newer than 2
+    index.add(0, [5], capacity=2)  # so 2 goes
+    assert index.match([1]) == [1] and index.match([2]) == [0]
+
+
+def test_the_walk_counts_every_holder_until_a_block_nobody_holds():
+    # replica 0 holds blocks 1, 2; replica 1 holds 1 and 3: block 2 is held (by 0), so the
+    # walk reaches block 3 and counts it for replica 1 too; llm-d's greedy count
+    index = ApproxIndex(3)
+    index.add(0, [1, 2], capacity=10)
+    index.add(1, [1, 3], capacity=10)
+    assert index.match([1, 2, 3, 4]) == [2, 2, 0]
+
+
+def test_kv_events_store_and_remove_copies():
+    index = EventIndex(2)
+    index.apply(1, "stored", (7, 8))
+    index.apply(1, "stored", (7,))  # a second copy of 7
+    index.apply(1, "removed", (7,))
+    assert index.match([7, 8]) == [0, 2]
+    index.apply(1, "removed", (7,))
+    assert index.match([7, 8]) == [0, 0]
+    index.apply(0, "removed", (9,))  # a block stored before the router listened: ignored
+    assert index.match([9]) == [0, 0]
