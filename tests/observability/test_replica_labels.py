@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+import pytest
 from prometheus_client import generate_latest
 
 from servescope.observability.families import Families, engine_samples
 from servescope.observability.fleet import replica_meters, replica_views
-from servescope.observability.openmetrics import openmetrics, sample_times
+from servescope.observability.openmetrics import ExportError, openmetrics, sample_times
 from servescope.observability.text import render
 
 PROMPT = {"a": 4, "b": 7, "c": 9}
@@ -98,3 +99,13 @@ def test_the_export_samples_every_replica_on_one_clock_to_the_fleets_end() -> No
     at_end = re.findall(r'^vllm:prompt_tokens_total\{.*replica="(\d)".*\} (\S+) 1001\.01$',
                         text, re.MULTILINE)
     assert sorted(at_end) == [("0", "13.0"), ("1", "7.0")]
+
+
+def test_the_exports_sample_bound_counts_every_replica() -> None:
+    _, views = fleet()
+    # 1.01 s at 1e-5 s: 101,001 sampling times, under the bound for one engine, over it for two
+    assert len(sample_times(views[:1], 1e-5)) == 101_001
+    with pytest.raises(ExportError, match=r"sampling times x 2 replicas.*at least 1\.01e-05") \
+            as err:
+        sample_times(views, 1e-5)
+    assert err.value.field == "interval_s"

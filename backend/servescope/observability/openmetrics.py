@@ -15,6 +15,8 @@ from prometheus_client.samples import Sample
 from servescope.observability.families import TABLE, EngineView, Families, engine_samples
 
 MEDIA_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+# sampling times x engines: a fleet's replicas each write at every time, so a fleet's file is
+# held to the size one engine's was (the bound this export has had since it was written)
 MAX_SAMPLES = 200_000
 
 
@@ -35,9 +37,12 @@ def sample_times(views: Sequence[EngineView], interval_s: float,
         raise ExportError("interval_s must be > 0", "interval_s")
     end = run_end_s(views)
     n = math.floor(end / interval_s) + 1
-    if n > MAX_SAMPLES:
-        raise ExportError(f"the run lasts {end:.1f} s: at most {MAX_SAMPLES} samples, so "
-                          f"interval_s must be at least {end / MAX_SAMPLES:.3g}", "interval_s")
+    per_time = len(views)
+    if n * per_time > MAX_SAMPLES:
+        engines = f" (sampling times x {per_time} replicas)" if per_time > 1 else ""
+        raise ExportError(f"the run lasts {end:.1f} s: at most {MAX_SAMPLES} samples{engines}, "
+                          f"so interval_s must be at least {end * per_time / MAX_SAMPLES:.3g}",
+                          "interval_s")
     times = [k * interval_s for k in range(n)]
     if times[-1] < end:
         times.append(end)
