@@ -10,8 +10,6 @@ from pathlib import Path
 BACKEND = Path(__file__).resolve().parents[1] / "backend" / "servescope"
 # (file, attribute): why a third-party object's private member is used there
 EXEMPT = {
-    ("observability/text.py", "_labelnames"):
-        "prometheus_client keeps a metric's label names only there",
     ("api/web/edge.py", "_body"):
         "Starlette's Request caches a read body there; BaseHTTPMiddleware replays it",
     ("capture/scheduler.py", "_maybe_evict_cached_block"):

@@ -20,7 +20,10 @@ PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
 
 class Prometheus:
     def __init__(self, workdir: Path, targets: list[str] | None = None,
-                 scrape_interval: str = "1s", data_dir: Path | None = None) -> None:
+                 scrape_interval: str = "1s", data_dir: Path | None = None,
+                 scrape_extra: str = "") -> None:
+        """`scrape_extra`: YAML lines added to the scrape job (indented 4 spaces), e.g. its
+        metric_relabel_configs."""
         workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -28,7 +31,7 @@ class Prometheus:
         scrape = "" if not targets else (
             "scrape_configs:\n  - job_name: servescope\n"
             f"    scrape_interval: {scrape_interval}\n"
-            f"    static_configs:\n      - targets: {json.dumps(targets)}\n")
+            f"    static_configs:\n      - targets: {json.dumps(targets)}\n{scrape_extra}")
         config.write_text(f"global:\n  scrape_interval: {scrape_interval}\n{scrape}")
         self.log = (workdir / "prometheus.log").open("wb")
         self.proc = subprocess.Popen(

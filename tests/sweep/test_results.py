@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from servescope.sweep.results import answer, pareto, why_fails
+from servescope.sweep.results import pareto, why_fails
+from servescope.sweep.words import answer
 
 SLOS = {"p99_ttft_ms": 1000.0}
 

@@ -107,9 +107,9 @@ def _write_openmetrics(args: argparse.Namespace, config: EngineConfig,
     data = config.to_dict()
     view = engine_view(meter, model_name(data), 0, args.label, data,
                        max_model_len(data, request_info(specs)))
-    start = args.epoch if args.epoch is not None else default_epoch(view)
+    start = args.epoch if args.epoch is not None else default_epoch([view])
     try:
-        chunks = openmetrics(view, start, args.interval_s)
+        chunks = openmetrics([view], start, args.interval_s)
         with atomic_writer(Path(args.openmetrics)) as out:
             for chunk in chunks:
                 out.write(chunk)

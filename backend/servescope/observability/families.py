@@ -1,12 +1,13 @@
 """vLLM's metric families for a set of engines at given playback positions, built with
 prometheus-client: `GET /metrics` takes each session at its position, the OpenMetrics
-export takes one run at every sampling time, stamped with simulated time."""
+export takes one run at every sampling time, stamped with simulated time. A fleet's replica
+adds a `replica` label, last, to each of its samples (a single engine's stay as vLLM's)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -33,6 +34,7 @@ class EngineView:
     max_model_len: int
     cache_info: dict[str, str]
     num_speculative_tokens: int = 0  # K; 0: the engine does not speculate
+    replica: int | None = None  # its index in a fleet of several; None: a single engine
     cursors: dict[str, HistogramCursor] = field(default_factory=dict)
     les: dict[str, list[str]] = field(default_factory=dict)  # each histogram's `le` values
 
@@ -60,14 +62,16 @@ def max_model_len(config: dict[str, Any], requests: Sequence[dict[str, Any]]) ->
 
 
 def engine_view(meter: Meter, model_name: str, engine: int, session: str,
-                config: dict[str, Any], max_model_len: int) -> EngineView:
+                config: dict[str, Any], max_model_len: int,
+                replica: int | None = None) -> EngineView:
     info = {"block_size": config.get("block_size"),
             "cache_dtype": config.get("kv_cache_dtype", "auto"),
             "enable_prefix_caching": config.get("enable_prefix_caching"),
             "gpu_memory_utilization": config.get("gpu_memory_utilization"),
             "num_gpu_blocks": config.get("num_gpu_blocks")}
     return EngineView((model_name, str(engine), session), meter, max_model_len,
-                      {k: str(v) for k, v in info.items()}, S.num_speculative_tokens(config))
+                      {k: str(v) for k, v in info.items()}, S.num_speculative_tokens(config),
+                      replica=replica)
 
 
 Sample = tuple[int, list[str], tuple[Any, ...]]  # (family index, label values, add args)
@@ -127,44 +131,49 @@ def _spec_per_pos(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
             for k in range(view.num_speculative_tokens)]
 
 
-def _spec_table(labels: list[str]) -> list[tuple[Callable[[], Metric], Filler]]:
-    table: list[tuple[Callable[[], Metric], Filler]] = [
-        (lambda c=c: CounterMetricFamily(c[0], c[1], labels=labels), _spec_total(c[2]))
-        for c in S.COUNTERS]
-    table.append((lambda: CounterMetricFamily(*S.PER_POS, labels=[*labels, "position"]),
-                  _spec_per_pos))
+class Family(NamedTuple):
+    """One metric family: its prometheus-client type, name, help, label names (a replica's
+    samples add `replica` after them) and how an engine's samples are filled."""
+
+    kind: type[Metric]
+    name: str
+    doc: str
+    labels: tuple[str, ...]
+    fill: Filler
+
+    def make(self) -> Metric:
+        return self.kind(self.name, self.doc, labels=list(self.labels))  # type: ignore[call-arg]
+
+
+def _spec_table(labels: tuple[str, ...]) -> list[Family]:
+    table = [Family(CounterMetricFamily, c[0], c[1], labels, _spec_total(c[2]))
+             for c in S.COUNTERS]
+    table.append(Family(CounterMetricFamily, *S.PER_POS, (*labels, "position"), _spec_per_pos))
     return table
 
 
-def _table() -> list[tuple[Callable[[], Metric], Filler]]:
-    labels = list(V.LABELS)
-    table: list[tuple[Callable[[], Metric], Filler]] = []
-    for g in V.GAUGES:
-        table.append((lambda g=g: GaugeMetricFamily(g.name, g.doc, labels=labels),
-                      _column(g.column)))
-    for c in V.COUNTERS:
-        table.append((lambda c=c: CounterMetricFamily(c.name, c.doc, labels=labels),
-                      _column(c.column)))
+def _table() -> list[Family]:
+    labels = V.LABELS
+    table = [Family(GaugeMetricFamily, g.name, g.doc, labels, _column(g.column))
+             for g in V.GAUGES]
+    table += [Family(CounterMetricFamily, c.name, c.doc, labels, _column(c.column))
+              for c in V.COUNTERS]
     table += [
-        (lambda: CounterMetricFamily(V.REQUEST_SUCCESS, "Count of successfully processed "
-                                     "requests.", labels=[*labels, "finished_reason"]),
-         _success),
-        (lambda: CounterMetricFamily(V.PROMPT_TOKENS_BY_SOURCE, "Number of prompt tokens by "
-                                     "source.", labels=[*labels, "source"]), _by_source),
-        (lambda: GaugeMetricFamily(V.WAITING_BY_REASON, "Number of requests waiting, by "
-                                   "reason.", labels=[*labels, "reason"]), _waiting),
-        (lambda: GaugeMetricFamily(V.SLEEP_STATE, "Engine sleep state; awake = 0 means "
-                                   "engine is sleeping; awake = 1 means engine is awake; "
-                                   "weights_offloaded = 1 means sleep level 1; discard_all = "
-                                   "1 means sleep level 2.", labels=[*labels, "sleep_state"]),
-         _sleep_state),
-        (lambda: GaugeMetricFamily(V.CACHE_CONFIG_INFO, "Information of the LLMEngine "
-                                   "CacheConfig", labels=[*CACHE_INFO_KEYS, "engine",
-                                                          "session"]), _cache_info),
+        Family(CounterMetricFamily, V.REQUEST_SUCCESS, "Count of successfully processed "
+               "requests.", (*labels, "finished_reason"), _success),
+        Family(CounterMetricFamily, V.PROMPT_TOKENS_BY_SOURCE, "Number of prompt tokens by "
+               "source.", (*labels, "source"), _by_source),
+        Family(GaugeMetricFamily, V.WAITING_BY_REASON, "Number of requests waiting, by "
+               "reason.", (*labels, "reason"), _waiting),
+        Family(GaugeMetricFamily, V.SLEEP_STATE, "Engine sleep state; awake = 0 means "
+               "engine is sleeping; awake = 1 means engine is awake; weights_offloaded = 1 "
+               "means sleep level 1; discard_all = 1 means sleep level 2.",
+               (*labels, "sleep_state"), _sleep_state),
+        Family(GaugeMetricFamily, V.CACHE_CONFIG_INFO, "Information of the LLMEngine "
+               "CacheConfig", (*CACHE_INFO_KEYS, "engine", "session"), _cache_info),
     ]
-    for h in V.HISTOGRAMS:
-        table.append((lambda h=h: HistogramMetricFamily(h.name, h.doc, labels=labels),
-                      _histogram(h)))
+    table += [Family(HistogramMetricFamily, h.name, h.doc, labels, _histogram(h))
+              for h in V.HISTOGRAMS]
     return table + _spec_table(labels)
 
 
@@ -173,14 +182,22 @@ TABLE = _table()
 OPTIONAL = frozenset(range(len(TABLE) - len(S.COUNTERS) - 1, len(TABLE)))
 
 
+def label_names(k: int, num_values: int) -> tuple[str, ...]:
+    """The label names of a sample of family k with `num_values` label values: the family's,
+    and `replica` when the sample has one more (a fleet's replica)."""
+    names = TABLE[k].labels
+    return (*names, V.REPLICA) if num_values > len(names) else names
+
+
 def engine_samples(view: EngineView, pos: int, only: Sequence[int] | None = None,
                    ) -> list[Sample]:
     """Every sample of one engine after record `pos`; computed whole before any is added,
     so an engine in a bad state adds nothing."""
     out: list[Sample] = []
     row = view.meter.row(pos)
+    extra = [] if view.replica is None else [str(view.replica)]
     for k in (range(len(TABLE)) if only is None else only):
-        out += [(k, labels, args) for labels, args in TABLE[k][1](view, pos, row)]
+        out += [(k, [*labels, *extra], args) for labels, args in TABLE[k].fill(view, pos, row)]
     return out
 
 
@@ -188,12 +205,19 @@ class Families:
     """The families of one exposition, filled sample by sample."""
 
     def __init__(self, only: Sequence[int] | None = None) -> None:
-        self.metrics = {k: TABLE[k][0]() for k in (range(len(TABLE)) if only is None
-                                                   else only)}
+        self.metrics = {k: TABLE[k].make() for k in (range(len(TABLE)) if only is None
+                                                     else only)}
 
     def put(self, samples: Iterable[Sample], timestamp: float | None = None) -> None:
         for k, labels, args in samples:
-            self.metrics[k].add_metric(labels, *args, timestamp=timestamp)
+            metric, base = self.metrics[k], len(TABLE[k].labels)
+            first = len(metric.samples)
+            metric.add_metric(labels[:base], *args, timestamp=timestamp)
+            if len(labels) > base:  # a replica's: its label on each sample just added
+                extra = dict(zip(label_names(k, len(labels))[base:], labels[base:],
+                                 strict=True))
+                for sample in metric.samples[first:]:  # (each has a label dict of its own)
+                    sample.labels.update(extra)
 
     def __iter__(self) -> Iterable[Metric]:
         return iter([m for k, m in self.metrics.items() if m.samples or k not in OPTIONAL])

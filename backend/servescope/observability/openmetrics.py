@@ -1,12 +1,13 @@
 """A whole run as an OpenMetrics backfill file: vLLM's metrics sampled every `interval_s` of
 simulated time (and at the run's end), each sample stamped `epoch + simulated time`, for
-`promtool tsdb create-blocks-from openmetrics`."""
+`promtool tsdb create-blocks-from openmetrics`. A fleet's run writes every replica's series,
+each with its `replica` label."""
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from prometheus_client.openmetrics.exposition import ALLOWUTF8, generate_latest
 from prometheus_client.samples import Sample
@@ -14,6 +15,8 @@ from prometheus_client.samples import Sample
 from servescope.observability.families import TABLE, EngineView, Families, engine_samples
 
 MEDIA_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+# sampling times x engines: a fleet's replicas each write at every time, so a fleet's file is
+# held to the size one engine's was (the bound this export has had since it was written)
 MAX_SAMPLES = 200_000
 
 
@@ -23,29 +26,38 @@ class ExportError(ValueError):
         self.field = field
 
 
-def sample_times(view: EngineView, interval_s: float) -> list[tuple[float, int]]:
-    """(simulated time, last record started by then) on the grid 0, interval, ... and at the
-    end of the last step, where every counter holds the run's totals."""
-    meter = view.meter
-    if meter.num_records == 0:
+def sample_times(views: Sequence[EngineView], interval_s: float,
+                 ) -> list[tuple[float, list[int]]]:
+    """(simulated time, each view's last record started by then) on the grid 0, interval, ...
+    and at the end of the run's last step, where every counter holds the run's totals. The
+    views are one engine, or a fleet's replicas sharing one clock."""
+    if all(view.meter.num_records == 0 for view in views):
         return []
     if not interval_s > 0:
         raise ExportError("interval_s must be > 0", "interval_s")
-    end = meter.last_end_s
+    end = run_end_s(views)
     n = math.floor(end / interval_s) + 1
-    if n > MAX_SAMPLES:
-        raise ExportError(f"the run lasts {end:.1f} s: at most {MAX_SAMPLES} samples, so "
-                          f"interval_s must be at least {end / MAX_SAMPLES:.3g}", "interval_s")
-    out = [(k * interval_s, meter.index_at_time(k * interval_s)) for k in range(n)]
-    if out[-1][0] < end:
-        out.append((end, meter.num_records - 1))
-    return out
+    per_time = len(views)
+    if n * per_time > MAX_SAMPLES:
+        engines = f" (sampling times x {per_time} replicas)" if per_time > 1 else ""
+        raise ExportError(f"the run lasts {end:.1f} s: at most {MAX_SAMPLES} samples{engines}, "
+                          f"so interval_s must be at least {end * per_time / MAX_SAMPLES:.3g}",
+                          "interval_s")
+    times = [k * interval_s for k in range(n)]
+    if times[-1] < end:
+        times.append(end)
+    # a replica's records all start before the run's end: its last is its position there
+    return [(t, [view.meter.index_at_time(t) for view in views]) for t in times]
 
 
-def default_epoch(view: EngineView) -> float:
+def run_end_s(views: Sequence[EngineView]) -> float:
+    return max((view.meter.last_end_s for view in views if view.meter.num_records),
+               default=0.0)
+
+
+def default_epoch(views: Sequence[EngineView]) -> float:
     """Simulated time zero such that the run ends now (Grafana's default range shows it)."""
-    end = view.meter.last_end_s if view.meter.num_records else 0.0
-    return round(time.time() - end, 3)
+    return round(time.time() - run_end_s(views), 3)
 
 
 class _One:
@@ -56,18 +68,21 @@ class _One:
         return iter(self.families)
 
 
-def openmetrics(view: EngineView, epoch_s: float, interval_s: float) -> Iterator[str]:
+def openmetrics(views: Sequence[EngineView], epoch_s: float, interval_s: float,
+                ) -> Iterator[str]:
     """The file as text chunks, one metric family at a time (all its samples in time order).
     Bad options raise ExportError here, before the first chunk."""
-    times = sample_times(view, interval_s)
-    return _chunks(view, [(round(epoch_s + t, 3), pos) for t, pos in times])
+    times = sample_times(views, interval_s)
+    return _chunks(views, [(round(epoch_s + t, 3), pos) for t, pos in times])
 
 
-def _chunks(view: EngineView, times: list[tuple[float, int]]) -> Iterator[str]:
+def _chunks(views: Sequence[EngineView], times: list[tuple[float, list[int]]],
+            ) -> Iterator[str]:
     for k in range(len(TABLE)):
         families = Families(only=[k])
-        for stamp, pos in times:
-            families.put(engine_samples(view, pos, only=[k]), timestamp=stamp)
+        for stamp, positions in times:
+            for view, pos in zip(views, positions, strict=True):
+                families.put(engine_samples(view, pos, only=[k]), timestamp=stamp)
         for metric in families:  # OpenMetrics wants each series' points together, in order
             metric.samples.sort(key=_series)
         text = generate_latest(_One(families), escaping=ALLOWUTF8).decode()  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ from functools import cache, lru_cache
 
 from prometheus_client.utils import floatToGoString
 
-from servescope.observability.families import OPTIONAL, TABLE, Sample
+from servescope.observability.families import OPTIONAL, TABLE, Sample, label_names
 
 
 def _escape(value: str) -> str:
@@ -17,15 +17,13 @@ def _escape(value: str) -> str:
 
 
 @cache
-def _header(k: int) -> tuple[str, str, tuple[str, ...], str]:
-    """(sample name, HELP and TYPE lines, label names, type) of family k."""
-    metric = TABLE[k][0]()
+def _header(k: int) -> tuple[str, str, str]:
+    """(sample name, HELP and TYPE lines, type) of family k."""
+    metric = TABLE[k].make()
     name = metric.name + "_total" if metric.type == "counter" else metric.name
     doc = metric.documentation.replace("\\", r"\\").replace("\n", r"\n")
     head = f"# HELP {name} {doc}\n# TYPE {name} {metric.type}\n"
-    # prometheus_client keeps a metric's label names only in its private _labelnames
-    # (exempt in tests/test_private_members.py)
-    return name, head, tuple(metric._labelnames), metric.type  # noqa: SLF001
+    return name, head, metric.type
 
 
 @lru_cache(maxsize=1 << 14)  # a few label sets per engine, the same at every scrape
@@ -40,8 +38,8 @@ def _labels(names: tuple[str, ...], values: tuple[str, ...]) -> tuple[str, str, 
 
 @lru_cache(maxsize=1 << 12)
 def _bucket_prefixes(k: int, values: tuple[str, ...], les: tuple[str, ...]) -> tuple[str, ...]:
-    name, _, names, _ = _header(k)
-    _, before, after = _labels(names, values)
+    name = _header(k)[0]
+    _, before, after = _labels(label_names(k, len(values)), values)
     return tuple(f'{name}_bucket{{{before}le="{le}"{after}}} ' for le in les)
 
 
@@ -60,10 +58,10 @@ def render(samples: Iterable[Sample], size: int = len(TABLE)) -> str:
     for k, rows in enumerate(by_family):
         if k in OPTIONAL and not rows:
             continue
-        name, head, names, kind = _header(k)
+        name, head, kind = _header(k)
         out.append(head)
         for _, values, args in rows:
-            base = _labels(names, tuple(values))[0]
+            base = _labels(label_names(k, len(values)), tuple(values))[0]
             if kind != "histogram":
                 out.append(f"{name}{{{base}}} {_value(args[0])}\n")
                 continue

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from servescope.core.request import RequestSpec
-from servescope.sweep import cost, ray_runner, results
+from servescope.sweep import cost, ray_runner, results, words
 from servescope.sweep.grid import Point, expand
 
 REPLICA_ROUTING = "round-robin"
@@ -71,5 +71,5 @@ def summarize(plan: Plan, reports: list[dict[str, Any]], ray_info: dict[str, Any
                        "sources": sources},
         "cost_unit": results.cost_unit(reports),
         "points": reports, "pareto": results.pareto(reports),
-        "answer": results.answer(reports, plan.slos), "ray": ray_info,
+        "answer": words.answer(reports, plan.slos), "ray": ray_info,
     }

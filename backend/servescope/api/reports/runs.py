@@ -167,7 +167,7 @@ def _openmetrics(session: Session, track: Track, epoch_s: float | None,
     view = engine_view(track.meter, model_name(config), track.number, public_label(session.id),
                        config, max_model_len(config, track.requests))
     try:
-        return om.openmetrics(view, om.default_epoch(view) if epoch_s is None else epoch_s,
+        return om.openmetrics([view], om.default_epoch([view]) if epoch_s is None else epoch_s,
                               interval_s)
     except om.ExportError as err:
         raise SessionError(str(err), err.field) from err
