@@ -36,7 +36,7 @@ def workload(num_replicas: int, per_replica: int, rate_per_replica: float,
     prompts = rng.integers(64, 1024, n)
     outputs = rng.integers(32, 256, n)
     return [RequestSpec(f"r{i}", int(p), int(o), arrival_s=float(t))
-            for i, (t, p, o) in enumerate(zip(arrivals, prompts, outputs))]
+            for i, (t, p, o) in enumerate(zip(arrivals, prompts, outputs, strict=True))]
 
 
 def timed_fleet(specs: list[RequestSpec], n: int, router: str) -> tuple[float, Fleet]:

@@ -15,7 +15,6 @@ from servescope.core.config import EngineConfig
 from servescope.core.kv_cache_manager import KVCacheManager, cdiv
 from servescope.core.request import RequestSpec
 
-
 GATE_ID = "<gate>"  # the gate's id: never admitted, never in a record
 
 

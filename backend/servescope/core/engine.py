@@ -26,7 +26,7 @@ from servescope.core.drafter_cost import SpeculativeStepTime
 from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.records import StepRecord
-from servescope.core.request import FinishedRequest, Request, RequestSpec, RequestStatus
+from servescope.core.request import FinishedRequest, RequestSpec
 from servescope.core.scheduler.base import SchedulerOutput
 from servescope.core.scheduler.make import make_scheduler
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler

@@ -63,7 +63,8 @@ class Fleet:
         fns = list(step_time_fns or [None] * len(configs))
         # each engine sees the whole workload once (its scheduler's and acceptance's choices),
         # then holds only what the router sends it
-        self.engines = [Engine(c, specs, fn, records=records) for c, fn in zip(configs, fns)]
+        self.engines = [Engine(c, specs, fn, records=records)
+                        for c, fn in zip(configs, fns, strict=True)]
         arrivals = self.engines[0].arrivals
         self.specs = list(arrivals.pending)  # in arrival order
         self.key = arrivals.key
