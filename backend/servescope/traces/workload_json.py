@@ -1,8 +1,8 @@
 """ServeScope workload JSON: a list of {id, arrival_step | arrival_s, prompt_len, output_len,
 priority?, spec_accepted?: [a0, a1, ...], session_id?, shared_prefix?: {id, len} |
 prefix?: [[key, len], ...]} (the vllm-reference `*.workload.json` shape, or a recording
-header's `requests`); a shared prefix becomes the segment ((id, len),). Errors name the line the offending request
-starts on."""
+header's `requests`); a shared prefix becomes the segment ((id, len),). Errors name the line
+the offending request starts on."""
 
 from __future__ import annotations
 
