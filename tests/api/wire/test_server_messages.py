@@ -66,7 +66,9 @@ def test_every_message_of_a_session_is_its_protocol_models_text(client):
         assert isinstance(msg, MODELS[kind])
         assert text == as_sent(text, msg), kind
         kinds.add(kind)
-    assert kinds == set(MODELS)  # the script reaches every message the protocol defines
+    # the script reaches every message the protocol defines; a fleet's frames need a session
+    # that runs a fleet (core/fleet.py, not on this branch yet): test_fleet_wire.py checks them
+    assert kinds == set(MODELS) - {"fleet"}
     progress = [m for m in map(json.loads, seen) if m["type"] == "progress"]
     assert all(e is None for m in progress for e in m["errors"])  # keyframes dumped cleanly
 
