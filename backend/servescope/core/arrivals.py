@@ -1,5 +1,10 @@
 """The requests yet to arrive, in arrival order on the clock the workload uses, and the check
-that refuses one no config can run (too long, or more KV than the whole cache)."""
+that refuses one no config can run (too long, or more KV than the whole cache).
+
+A fleet's replica (core/fleet.py) also holds a gate: a stand-in arrival, last in the queue, at
+the next moment the router may send it a request. Fast-forward and the scheduler see it as an
+arrival to come; the engine admits nothing past it and pauses there (core/admit.py) until the
+fleet adds what it routed and moves the gate on."""
 
 from __future__ import annotations
 
@@ -11,12 +16,41 @@ from servescope.core.kv_cache_manager import KVCacheManager, cdiv
 from servescope.core.request import RequestSpec
 
 
+GATE_ID = "<gate>"  # the gate's id: never admitted, never in a record
+
+
 class Arrivals:
-    __slots__ = ("pending", "step_clock")
+    __slots__ = ("gate", "pending", "step_clock")
 
     def __init__(self, specs: Sequence[RequestSpec], step_clock: bool) -> None:
         self.step_clock = step_clock
         self.pending = deque(sorted(specs, key=self.key))
+        self.gate: RequestSpec | None = None
+
+    def add(self, spec: RequestSpec) -> None:
+        """A request routed here, arriving no earlier than every one queued (the gate goes:
+        the fleet sets the next before it advances the engine again)."""
+        self.drop_gate()
+        assert not self.pending or self.key(self.pending[-1]) <= self.key(spec)
+        self.pending.append(spec)
+
+    def hold_at(self, key: float) -> None:
+        """Admit nothing due at or after `key` (on the workload's clock) until moved on."""
+        self.drop_gate()
+        assert not self.pending or self.key(self.pending[-1]) <= key
+        self.gate = (RequestSpec(GATE_ID, 1, 1, arrival_step=int(key)) if self.step_clock
+                     else RequestSpec(GATE_ID, 1, 1, arrival_s=key))
+        self.pending.append(self.gate)
+
+    def drop_gate(self) -> None:
+        if self.gate is not None:
+            assert self.pending[-1] is self.gate
+            self.pending.pop()
+            self.gate = None
+
+    def gate_due(self, now: float) -> bool:
+        """Whether the engine stands at its gate: the next plan would admit what is due now."""
+        return self.gate is not None and self.key(self.gate) <= now
 
     def key(self, spec: RequestSpec) -> float:
         return float(spec.arrival_step or 0) if self.step_clock else (spec.arrival_s or 0.0)
@@ -33,8 +67,8 @@ class Arrivals:
 
     def take_due(self, now: float) -> Iterator[RequestSpec]:
         """The requests due by `now`, taken in arrival order."""
-        pending, key = self.pending, self.key
-        while pending and key(pending[0]) <= now:
+        pending, key, gate = self.pending, self.key, self.gate
+        while pending and pending[0] is not gate and key(pending[0]) <= now:
             yield pending.popleft()
 
     def specs(self) -> list[RequestSpec]:

@@ -191,7 +191,7 @@ def finish_pair(engine: Engine) -> bool:
 
 
 def arrival_due(engine: Engine) -> bool:
-    """Whether a request is due at the next plan (Engine.add_arrivals would admit it)."""
+    """Whether a request is due at the next plan (core/admit.py would admit it)."""
     clock, pending = engine.clock, engine.arrivals.pending
     return bool(pending) and engine.arrivals.key(pending[0]) <= (
         clock.step_no if clock.step_clock else clock.time_s)

@@ -23,6 +23,14 @@ SCHEDULING_POLICIES = ("fcfs", "priority")
 # the batching policies, in the order lists show them; core/scheduler/make.py maps each to its
 # scheduler class (tests/core/test_policies.py keeps the two equal)
 POLICIES = ("vllm-v1", "vllm-v0", "static", "naive")
+# the routers a fleet picks a replica with; core/routers/make.py maps each to its class
+# (tests/core/test_routers.py keeps the two equal)
+ROUTERS = ("round-robin", "random", "least-requests", "least-kv", "shortest-queue", "session")
+# llm-d's endpoint picker scrapes each vLLM pod's /metrics this often: gateway-api-inference-
+# extension pkg/epp/server/runserver.go, DefaultRefreshMetricsInterval = 50 * time.Millisecond
+SCRAPE_INTERVAL_MS = 50.0
+# the keys that shape a fleet rather than one engine (a replica_configs entry cannot set them)
+FLEET_KEYS = ("replicas", "router", "router_config", "scrape_interval_ms", "replica_configs")
 
 
 def _field(default: Any, help: str, **rules: Any) -> Any:
@@ -80,6 +88,20 @@ class EngineConfig:
     data_parallel_size: int = _field(
         1, "--data-parallel-size: replicas of the TP group; a session runs one engine with every "
         "request, `servescope sim` deals them over the ranks", min=1)
+    replicas: int = _field(
+        1, "replicas of the engine behind a router (core/fleet.py); not with data_parallel_size "
+        "> 1", min=1, hidden=True)
+    router: str = _field("round-robin", "how the fleet's router picks a replica per request",
+                         choices=ROUTERS, hidden=True)
+    router_config: dict[str, Any] | None = _field(
+        None, "the router's own settings (each router documents its keys)", hidden=True)
+    scrape_interval_ms: float = _field(
+        SCRAPE_INTERVAL_MS, "how stale the router's view of each replica's metrics is: it "
+        "scrapes them this often (llm-d's endpoint picker default, 50 ms; 0: every arrival)",
+        min=0.0, hidden=True)
+    replica_configs: list[dict[str, Any]] | None = _field(
+        None, "mixed replicas: one object of engine-config overrides per replica (as many as "
+        "replicas), each over this config", hidden=True)
     model_config: dict[str, Any] | None = _field(
         None, "a Hugging Face config.json's values, for a model outside the catalog", hidden=True)
     frontend_overhead_ms: float | None = _field(
@@ -124,6 +146,7 @@ class EngineConfig:
         if self.speculative is not None and self.policy != "vllm-v1":
             raise ConfigError("speculative_config", "only the vllm-v1 policy decodes "
                               f"speculatively (policy is {self.policy!r})")
+        _check_fleet(self)
         if self.allocator != "paged" and self.policy == "vllm-v1" and self.enable_prefix_caching:
             raise ConfigError("allocator", "contiguous allocators cannot share prefix blocks; "
                               "set enable_prefix_caching to false")
@@ -207,12 +230,34 @@ def _check_types(config: EngineConfig) -> None:
             ok = isinstance(value, int) and not isinstance(value, bool)
         elif expected.startswith("dict"):
             ok = isinstance(value, dict)
+        elif expected.startswith("list"):
+            ok = isinstance(value, list)
         elif expected.startswith("float"):
             ok = isinstance(value, int | float) and not isinstance(value, bool)
         else:
             ok = isinstance(value, str)
         if not ok:
             raise ConfigError(f.name, f"expected {expected.split(' ')[0]}, got {value!r}")
+
+
+def _check_fleet(config: EngineConfig) -> None:
+    if config.replicas > 1 and config.data_parallel_size > 1:
+        raise ConfigError("replicas", "give replicas (a router's fleet) or data_parallel_size "
+                          "(vLLM's own balancing), not both above 1")
+    overrides = config.replica_configs
+    if overrides is None:
+        return
+    if len(overrides) != config.replicas:
+        raise ConfigError("replica_configs", f"{len(overrides)} entries for {config.replicas} "
+                          "replicas (give one per replica)")
+    known = {f.name for f in dataclasses.fields(EngineConfig)} - set(FLEET_KEYS)
+    for entry in overrides:
+        if not isinstance(entry, dict):
+            raise ConfigError("replica_configs", f"each entry is an object, got {entry!r:.80}")
+        for key in entry:
+            if key not in known:
+                raise ConfigError("replica_configs", f"{str(key)[:80]!r} is not an engine "
+                                  "setting a replica may override")
 
 
 def _one_of(name: str, options: tuple[str, ...], value: Any) -> None:

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from servescope.core import acceptance, async_fast_forward, cost_model, fast_forward, metrics
+from servescope.core import acceptance, admit, async_fast_forward, cost_model, fast_forward, metrics
 from servescope.core import arrivals as admission
+from servescope.core.admit import Held
 from servescope.core.arrivals import Arrivals
 from servescope.core.batch_queue import BatchQueue, Flight, record
 from servescope.core.clock import Clock
@@ -63,6 +64,7 @@ class Engine:
         self.num_arrived = 0
         self.waste_totals: dict[str, int] = {}
         self.batch_queue = BatchQueue() if config.async_scheduling else None
+        self.held: Held | None = None  # a plan paused at a fleet's gate (core/admit.py)
         # quiet decode stretches at once, under vLLM V1's policy only; under async scheduling
         # (its batch queue overlaps steps) only unrecorded (core/async_fast_forward.py); with
         # speculative decoding every step is its own (each decode is 1 + drafts tokens)
@@ -123,7 +125,7 @@ class Engine:
         assert not isinstance(self.kv, CountingKVCacheManager), "records=False: no block ids"
         if self.batch_queue is not None:
             return self.step_with_batch_queue(self.batch_queue)
-        planned = self._schedule()
+        planned = admit.plan_sync(self)
         if planned is None:
             return None
         output, arrivals, rejected = planned
@@ -139,39 +141,57 @@ class Engine:
 
     def _next_update(self, queue: BatchQueue, hold: bool = False,
                      recorded: bool = True) -> Flight | None:
-        """step_with_batch_queue up to the update: the step to update (None at the end);
-        unrecorded, the steps it plans keep no columns (price)."""
-        clock, scheduler = self.clock, self.scheduler
+        """step_with_batch_queue up to the update: the step to update (None at the end, or
+        paused at a fleet's gate); unrecorded, the steps it plans keep no columns (price)."""
+        clock = self.clock
+        waiting = self.held[2] if self.held else None  # an empty plan a gate paused
+        self.held = None
         while True:
             if hold and queue.in_flight is not None:
                 held, queue.in_flight = queue.in_flight, None
                 return held
-            if self.done and queue.in_flight is None:
-                if not (queue.arrivals or queue.rejected):
+            if waiting is None:
+                if self.done and queue.in_flight is None:
+                    if not (queue.arrivals or queue.rejected):
+                        return None
+                    # the last arrivals joined at an empty plan and were all refused: say so
+                    return self._launch(SchedulerOutput(), clock.time_s, *queue.take_joined())
+                idle = not self.scheduler.has_unfinished and queue.in_flight is None
+                if (idle and not admit.jump(self)) or self.arrivals.gate_due(admit.now(self)):
+                    self.held = queue.arrivals, queue.rejected, None
                     return None
-                # the last arrivals joined at an empty plan and were all refused: say so
-                return self._launch(SchedulerOutput(), clock.time_s, *queue.take_joined())
-            if not scheduler.has_unfinished and queue.in_flight is None:
-                self.jump_to_next_arrival()
-            self.add_arrivals(queue.arrivals, queue.rejected)
-            scheduler.more_arrivals = bool(self.arrivals.pending)
-            start_s = queue.in_flight.end_s if queue.in_flight else clock.time_s
-            scheduler.now_s = start_s
-            output = scheduler.schedule()
-            ran = bool(output.entries or output.preempted)
-            flight = (self._launch(output, start_s, *queue.take_joined(), recorded=recorded)
-                      if ran else None)
-            previous, queue.in_flight = queue.in_flight, flight
-            if previous is not None:
-                clock.step_no += not ran  # the empty plan used a loop step
-                return previous
-            if ran:
-                continue  # the queue fills before any update (schedule 0, schedule 1)
-            if self.arrivals.pending:
-                self.jump_to_next_arrival(force=True)
-                continue
-            self.reject_stuck(queue.rejected)
-            return self._launch(output, start_s, *queue.take_joined())
+                output, previous = self._plan_next(queue, recorded)
+                ran = queue.in_flight is not None
+                if previous is not None:
+                    clock.step_no += not ran  # the empty plan used a loop step
+                    return previous
+                if ran:
+                    continue  # the queue fills before any update (schedule 0, schedule 1)
+                waiting = output
+            # an empty plan, nothing in flight: on to the next arrival, or refuse the stuck
+            if not self.arrivals.pending:
+                admit.reject_stuck(self, queue.rejected)
+                return self._launch(waiting, clock.time_s, *queue.take_joined())
+            if not admit.jump(self, force=True):
+                self.held = queue.arrivals, queue.rejected, waiting
+                return None
+            waiting = None
+
+    def _plan_next(self, queue: BatchQueue,
+                   recorded: bool) -> tuple[SchedulerOutput, Flight | None]:
+        """Admit what is due and plan the step after the one in flight (which it replaces
+        there only if it runs): the plan, and the step it replaced (None if none)."""
+        scheduler = self.scheduler
+        admit.admit_due(self, queue.arrivals, queue.rejected)
+        scheduler.more_arrivals = bool(self.arrivals.pending)
+        start_s = queue.in_flight.end_s if queue.in_flight else self.clock.time_s
+        scheduler.now_s = start_s
+        output = scheduler.schedule()
+        ran = bool(output.entries or output.preempted)
+        flight = (self._launch(output, start_s, *queue.take_joined(), recorded=recorded)
+                  if ran else None)
+        previous, queue.in_flight = queue.in_flight, flight
+        return output, previous
 
     def _launch(self, output: SchedulerOutput, start_s: float, arrivals: tuple[str, ...],
                 rejected: tuple[tuple[str, str], ...], recorded: bool = True) -> Flight:
@@ -211,7 +231,7 @@ class Engine:
             if flight is not None:
                 self._update(flight, recorded=False)
             return flight is not None
-        planned = self._schedule()
+        planned = admit.plan_sync(self)
         if planned is None:
             return False
         step_time_ms = self.price(planned[0], recorded=False)
@@ -220,26 +240,6 @@ class Engine:
         self.add_waste(self.kv.waste(self.scheduler.running))
         self.clock.tick(step_time_ms)
         return True
-
-    def _schedule(self) -> tuple[SchedulerOutput, list[str], list[tuple[str, str]]] | None:
-        """Admit what has arrived and schedule the next step (jumping idle time); None: done."""
-        if self.done:
-            return None
-        arrivals: list[str] = []
-        rejected: list[tuple[str, str]] = []
-        while True:
-            if not self.scheduler.has_unfinished:
-                self.jump_to_next_arrival()
-            self.add_arrivals(arrivals, rejected)
-            self.scheduler.more_arrivals = bool(self.arrivals.pending)
-            self.scheduler.now_s = self.clock.time_s
-            output = self.scheduler.schedule()
-            if output.entries or output.preempted or not self.scheduler.has_unfinished:
-                return output, arrivals, rejected
-            if not self.arrivals.pending:
-                self.reject_stuck(rejected)
-                return output, arrivals, rejected
-            self.jump_to_next_arrival(force=True)
 
     def add_waste(self, waste: dict[str, int]) -> None:
         totals = self.waste_totals
@@ -258,43 +258,10 @@ class Engine:
         frontend = self.config.frontend_overhead_ms or 0.0
         return [metrics.request_metrics(r, frontend) for r in self.done_requests]
 
-    def jump_to_next_arrival(self, force: bool = False) -> None:
-        """Move the workload's clock to the next arrival (when forced, at least one step on, or
-        on the time clock to the policy's own wake-up if that comes first)."""
-        spec = self.arrivals.next()
-        assert spec is not None
-        wake = self.scheduler.wake_s() if force and not self.clock.step_clock else None
-        self.clock.jump_to(spec.arrival_step or 0, spec.arrival_s or 0.0, force, wake)
-
-    def add_arrivals(self, arrivals: list[str], rejected: list[tuple[str, str]]) -> None:
-        """Admit the requests due now to the scheduler, or refuse them (both listed)."""
-        clock = self.clock
-        now = clock.step_no if clock.step_clock else clock.time_s
-        pending = self.arrivals.pending
-        if not pending or self.arrivals.key(pending[0]) > now:  # most steps: nobody is due
-            return
-        for spec in self.arrivals.take_due(now):
-            arrivals.append(spec.id)
-            reason = admission.rejection(spec, self.config, self.kv,
-                                         spec.id in self.scheduler.requests)
-            if reason:
-                rejected.append((spec.id, reason))
-                self.rejected.append((spec.id, reason))
-                continue
-            arrival_time = clock.time_s if clock.step_clock else (spec.arrival_s or 0.0)
-            self.scheduler.add_request(Request(spec, self.num_arrived, arrival_time,
-                                               clock.step_end_s))
-            self.num_arrived += 1
-
-    def reject_stuck(self, rejected: list[tuple[str, str]]) -> None:
-        """Waiting requests that no future step can admit: refuse them instead of looping."""
-        for request in list(self.scheduler.waiting):
-            reason = "can never be scheduled under this policy and cache size"
-            self.scheduler.waiting.remove(request)
-            del self.scheduler.requests[request.id]
-            request.status = RequestStatus.REJECTED
-            rejected.append((request.id, reason))
-            self.rejected.append((request.id, reason))
+    def add_request(self, spec: RequestSpec) -> None:
+        """A request joining while the engine runs (a fleet's router sent it), arriving no
+        earlier than the ones it holds and no earlier than the engine's gate."""
+        self.arrivals.add(spec)
 
     def unfit(self, spec: RequestSpec) -> tuple[str, str] | None:
         """Why this config can never run `spec`: ("max_model_len" | "kv", why), else None."""

@@ -20,6 +20,8 @@ class RequestSpec:
     `measured` keeps what a recorded benchmark measured for this request (ttft_s, itl_s, ...).
     `spec_accepted` (speculative decoding) is how many drafts the target accepts at each of
     the request's successive verify steps (issue #34's contract; past its end: 0).
+    `session_id` names the session or user the request belongs to (a fleet's session router
+    keeps one on one replica); None when the workload carries none.
     """
 
     id: str
@@ -31,6 +33,7 @@ class RequestSpec:
     priority: int = 0
     measured: dict[str, object] | None = field(default=None, compare=False, hash=False)
     spec_accepted: tuple[int, ...] | None = None
+    session_id: str | None = None
 
 
 class RequestStatus(enum.Enum):

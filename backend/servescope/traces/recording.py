@@ -34,7 +34,8 @@ def request_rows(specs: Iterable[RequestSpec]) -> list[dict[str, Any]]:
     return [{"id": s.id, "prompt_len": s.prompt_len, "output_len": s.output_len,
              "arrival_step": s.arrival_step, "arrival_s": s.arrival_s,
              "prefix": [list(segment) for segment in s.prefix], "priority": s.priority,
-             **({} if s.spec_accepted is None else {"spec_accepted": list(s.spec_accepted)})}
+             **({} if s.spec_accepted is None else {"spec_accepted": list(s.spec_accepted)}),
+             **({} if s.session_id is None else {"session_id": s.session_id})}
             for s in specs]
 
 

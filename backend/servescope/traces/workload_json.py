@@ -1,5 +1,5 @@
 """ServeScope workload JSON: a list of {id, arrival_step | arrival_s, prompt_len, output_len,
-priority?, spec_accepted?: [a0, a1, ...], shared_prefix?: {id, len} | prefix?: [[key, len],
+priority?, spec_accepted?: [a0, a1, ...], session_id?, shared_prefix?: {id, len} | prefix?: [[key, len],
 ...]} (the vllm-reference `*.workload.json` shape, or a recording header's `requests`); a
 shared prefix becomes the segment ((id, len),). Errors name the line the offending request
 starts on."""
@@ -109,8 +109,12 @@ def to_spec(report: TraceReport, row: Any, line: int) -> RequestSpec | None:
     if not isinstance(priority, int) or isinstance(priority, bool):
         raise TraceFormatError(line, "priority", f"expected an integer, got {shown(priority)}")
     accepted = _spec_accepted(row, line)
-    if spec is not None and (priority or accepted is not None):
-        spec = dataclasses.replace(spec, priority=priority, spec_accepted=accepted)
+    session = row.get("session_id")
+    if session is not None and (not isinstance(session, str | int) or isinstance(session, bool)):
+        raise TraceFormatError(line, "session_id", f"expected a string, got {shown(session)}")
+    if spec is not None and (priority or accepted is not None or session is not None):
+        spec = dataclasses.replace(spec, priority=priority, spec_accepted=accepted,
+                                   session_id=None if session is None else str(session))
     return spec
 
 

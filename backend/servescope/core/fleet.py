@@ -1,0 +1,146 @@
+"""A fleet: N engines (each core/engine.py's exact Engine; configs may differ, sync or async)
+behind a router, advanced in one simulated clock.
+
+Arrivals are routed in time order. Before a request arriving at T is routed, every replica has
+run each step that starts before the router's latest scrape S <= T and stands at a gate there
+(core/arrivals.py, core/admit.py): an idle one waits, it never jumps past a moment the router
+may still send it something. The router sees each replica as of S: S is T when
+`scrape_interval_ms` is 0, else the last multiple of the interval (llm-d's endpoint picker
+scrapes vLLM's /metrics every 50 ms: config.SCRAPE_INTERVAL_MS); finishes reach it at the same
+scrapes. A routed request joins its replica's queue of arrivals, exactly as the single engine
+holds its own up front, so one replica gives the single engine's records byte for byte, and
+fast-forward and the counting KV manager work per replica between scrapes. Workloads on the
+step clock (arrival_step) are routed at each arrival's step, unstale.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from servescope.core.config import SCRAPE_INTERVAL_MS, EngineConfig
+from servescope.core.engine import Engine
+from servescope.core.fleet_summary import fleet_summary
+from servescope.core.records import StepRecord
+from servescope.core.request import RequestSpec
+from servescope.core.routers.base import ReplicaState, Router
+from servescope.core.step_time import StepTimeFn
+
+
+@dataclass(frozen=True)
+class RoutedArrival:
+    """One routing decision, as the view draws it."""
+
+    request_id: str
+    arrival_s: float
+    replica: int
+    scores: tuple[float, ...]
+    reason: str
+
+
+FleetEvent = RoutedArrival
+
+
+def scrape(engine: Engine, replica: int, at_s: float) -> ReplicaState:
+    """What vLLM's /metrics says of one replica now: its queues and KV cache usage."""
+    kv, scheduler = engine.kv, engine.scheduler
+    usable, free = kv.pool.num_usable_blocks, kv.num_free_blocks
+    return ReplicaState(replica, len(scheduler.running), len(scheduler.waiting),
+                        1.0 - free / usable if usable else 0.0, free, usable,
+                        engine.config.block_size, at_s)
+
+
+class Fleet:
+    def __init__(self, configs: Sequence[EngineConfig], specs: Sequence[RequestSpec],
+                 router: Router, step_time_fns: Sequence[StepTimeFn | None] | None = None,
+                 records: bool = True, scrape_interval_ms: float = SCRAPE_INTERVAL_MS) -> None:
+        fns = list(step_time_fns or [None] * len(configs))
+        # each engine sees the whole workload once (its scheduler's and acceptance's choices),
+        # then holds only what the router sends it
+        self.engines = [Engine(c, specs, fn, records=records) for c, fn in zip(configs, fns)]
+        arrivals = self.engines[0].arrivals
+        self.specs = list(arrivals.pending)  # in arrival order
+        self.key = arrivals.key
+        for engine in self.engines:
+            engine.arrivals.pending.clear()
+        self.records = records
+        self.router = router
+        self.interval_s = scrape_interval_ms / 1000.0
+        self.routed: list[RoutedArrival] = []
+        self.replica_of: dict[str, int] = {}
+        self.num_reported = [0] * len(self.engines)  # done requests the router has heard of
+        self.kv_usage_peak = [0.0] * len(self.engines)
+        self.states: list[ReplicaState] = []
+        self.scraped_at: float | None = None
+
+    @property
+    def done_requests(self) -> list[Any]:
+        return [r for engine in self.engines for r in engine.done_requests]
+
+    def run(self) -> Iterator[RoutedArrival | tuple[int, StepRecord]]:
+        """Routing decisions and (replica, record) pairs in time order."""
+        for spec in self.specs:
+            at = self.scrape_time(spec)
+            if at != self.scraped_at:
+                yield from self.catch_up(at)
+            yield self.route(spec)
+        yield from self.catch_up(None)
+
+    def run_to_end(self) -> None:
+        for _ in self.run():
+            pass
+
+    def scrape_time(self, spec: RequestSpec) -> float:
+        """When the router last scraped before `spec` arrives (on the workload's clock)."""
+        at = self.key(spec)
+        if self.engines[0].step_clock or self.interval_s <= 0:
+            return at
+        return (at // self.interval_s) * self.interval_s
+
+    def catch_up(self, at: float | None) -> Iterator[tuple[int, StepRecord]]:
+        """Every replica run to the gate at `at` (None: to its end), then scraped."""
+        streams = []
+        for replica, engine in enumerate(self.engines):
+            if at is None:
+                engine.arrivals.drop_gate()
+            else:
+                engine.arrivals.hold_at(at)
+            if self.records:
+                streams.append([(r.time_s, replica, r.iter, r) for r in engine.run()])
+            else:
+                while engine.advance_unrecorded():
+                    pass
+        for _, replica, _, record in heapq.merge(*streams):
+            yield replica, record
+        if at is not None:
+            self.scraped_at = at
+            self.observe(at)
+
+    def observe(self, at: float) -> None:
+        """Scrape every replica and tell the router which requests finished."""
+        states = []
+        for replica, engine in enumerate(self.engines):
+            state = scrape(engine, replica, engine.time_s if engine.step_clock else at)
+            states.append(state)
+            self.kv_usage_peak[replica] = max(self.kv_usage_peak[replica], state.kv_usage)
+            done = engine.done_requests
+            for request in done[self.num_reported[replica]:]:
+                self.router.finished(request.id, replica, request.finish_time or 0.0)
+            self.num_reported[replica] = len(done)
+        self.states = states
+
+    def route(self, spec: RequestSpec) -> RoutedArrival:
+        now_s = spec.arrival_s if spec.arrival_s is not None else self.states[0].scraped_s
+        decision = self.router.pick(spec, self.states, now_s)
+        self.engines[decision.replica].add_request(spec)
+        self.router.sent(spec, decision.replica, now_s)
+        self.replica_of[spec.id] = decision.replica
+        routed = RoutedArrival(spec.id, now_s, decision.replica, decision.scores, decision.reason)
+        self.routed.append(routed)
+        return routed
+
+    def summary(self) -> dict[str, Any]:
+        """The fleet-wide vllm-bench keys, `replicas` (one object each) and `router`."""
+        return fleet_summary(self.engines, self.kv_usage_peak, self.router.totals())
