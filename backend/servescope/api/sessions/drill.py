@@ -31,5 +31,8 @@ async def view_replica(session: Session, msg: P.ViewReplica) -> None:
     await session.configure(again, viewed)
     if t != float("-inf"):
         await session.seek(P.Seek(type="seek", time_s=t))
+        session.sim_time = t  # lockstep: the time it was at, not the new replica's last step's
     if playing:
         session.play(speed)
+    else:
+        session.pause()  # tells every viewer where it stands

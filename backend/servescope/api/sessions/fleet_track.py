@@ -14,6 +14,8 @@ from servescope.api.sessions.track import Track
 from servescope.api.settings import Settings
 from servescope.api.wire.fleet import MAX_VIEW_REPLICAS
 from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.fleet import Fleet
+from servescope.core.routers.make import make_router
 from servescope.scenarios.diagnosis_check import prepare
 from servescope.scenarios.workloads import Workload
 
@@ -24,10 +26,15 @@ FLEET_NO_LEAP = ("a fleet runs from its start (it has no checkpoints yet): a see
 
 
 def is_fleet(config: EngineConfig) -> bool:
-    """Whether the config asks for a fleet: more than one replica, or a router named. (Until
-    fleet-core's EngineConfig fields are merged, resolve_config refuses both keys, naming them,
-    and no config is a fleet.)"""
-    return getattr(config, "replicas", 1) > 1 or getattr(config, "router", None) is not None
+    """Whether the config asks for a fleet: more than one replica (one replica behind any router
+    is the single engine, record for record: core/fleet.py)."""
+    return config.replicas > 1
+
+
+def replica_configs(config: EngineConfig) -> list[EngineConfig]:
+    """Each replica's engine config: the fleet's, under its replica_configs entry if any."""
+    overrides = config.replica_configs or [{}] * config.replicas
+    return [config.replace(**{**o, "replicas": 1, "replica_configs": None}) for o in overrides]
 
 
 def fleet_track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str, Any]],
@@ -43,14 +50,10 @@ def fleet_track(k: int, config: EngineConfig, resolved: Workload, info: list[dic
     if viewed >= config.replicas:
         raise BuildError(f"replica {viewed}: this fleet has {config.replicas}", "replica",
                          "config")
-    # fleet-core's modules (issue #35's shared interface), imported where a fleet is asked for
-    # until they are merged into this branch
-    from servescope.core.fleet import Fleet, fleet_configs
-    from servescope.core.routers.make import make_router
-
     try:
-        prepared = [prepare(c) for c in fleet_configs(config)]
-        router = make_router(config, len(prepared))
+        prepared = [prepare(c) for c in replica_configs(config)]
+        router = make_router(config.router, config.replicas, config.router_config,
+                             block_size=config.block_size)
         fleet = Fleet([c for c, _ in prepared], resolved.specs, router,
                       step_time_fns=[fn for _, fn in prepared], records=True,
                       scrape_interval_ms=config.scrape_interval_ms)
