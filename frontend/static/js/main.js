@@ -11,6 +11,7 @@ import { createStore, markDirty, onFrame } from "./state/store.js";
 import { paceStepMs, parseScenario } from "./state/url.js";
 import { ExploreView } from "./ui/explore.js";
 import { CompareView } from "./ui/compare.js";
+import { FleetView } from "./ui/fleet_view.js";
 import { bindPlayback } from "./ui/controls.js";
 import { bindTools } from "./ui/diagnosis.js";
 import { bindOverview } from "./ui/overview.js";
@@ -40,7 +41,7 @@ scenario.upload_token ??= uploadToken(); // a link's token, else this browser's 
 const presetAsked = Boolean(scenario.preset);
 if (!scenario.preset) scenario.preset = boot.preset ?? boot.presets?.[0]?.name ?? "demo";
 const store = createStore((cb) => requestAnimationFrame(cb));
-const built = { explore: null, compare: null, overview: null }; // the views, once built
+const built = { explore: null, compare: null, overview: null, fleet: null }; // the views, once built
 const views = () => built;
 const sessionId = () => store.sessionId ?? boot.session_id;
 const error = (message) => showError(doc, message);
@@ -94,12 +95,14 @@ async function start() {
     { plugins: [eventMarksPlugin(() => lesson.events)], sessionId, getJson });
   bindLessonBar(doc, lesson, (act) => store.role !== "follower" && act());
   built.compare = new CompareView(doc.getElementById("compare"), uPlot);
+  built.fleet = new FleetView(doc, { send: session.send, changed: () => markDirty(store, "fleet") });
   onFrame(store, page.draw);
   bindControls();
   setView(scenario.view);
   setProjection(!!scenario.projection);
   session.connect((handlers) => openLink(boot, handlers), handle);
-  window.__servescope = { store, api, explore: () => built.explore, compare: () => built.compare };
+  window.__servescope = { store, api, explore: () => built.explore, compare: () => built.compare,
+    fleet: () => built.fleet };
 }
 
 start();

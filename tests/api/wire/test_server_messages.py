@@ -26,8 +26,8 @@ def read(ws, until: str, seen: list[str], limit: int = 500) -> None:
 
 
 def scripted_run(client) -> list[str]:
-    """Configure, step, a lesson note, a bad message, seek past the end, and a join to an
-    unknown session."""
+    """Configure, step, a lesson note, a bad message, seek past the end, a fleet's steps, and a
+    join to an unknown session."""
     seen: list[str] = []
     with client.websocket_connect("/ws/sessions/new") as ws:
         ws.send_text(json.dumps({"type": "configure", "v": 1, "config": {"max_num_seqs": 4},
@@ -41,6 +41,11 @@ def scripted_run(client) -> list[str]:
         read(ws, "error", seen)
         ws.send_text(json.dumps({"type": "seek", "v": 1, "iter": 10**6}))
         read(ws, "status", seen)
+        ws.send_text(json.dumps({"type": "configure", "v": 1, "config": {"replicas": 2},
+                                 "workload": {"synthetic": {"num_requests": 6, "seed": 3}}}))
+        read(ws, "status", seen)
+        ws.send_text(json.dumps({"type": "step", "v": 1, "n": 2}))
+        read(ws, "fleet", seen)
     with client.websocket_connect("/ws/sessions/AAAAAAAAAAAAAAAAAAAAAA") as ws:
         read(ws, "error", seen)
     return seen

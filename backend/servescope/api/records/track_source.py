@@ -3,9 +3,10 @@ as to_dict(), an engine's as its StepRecord), or a decode stretch of many, and N
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from servescope.api.records.fleet_frames import FleetFrames
 from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
@@ -28,3 +29,33 @@ def engine_source(engine: Engine, runs: bool = True) -> Source:
 def replay_source(records: list[dict[str, Any]]) -> Source:
     it = iter(records)
     return lambda: next(it, None)
+
+
+def fleet_source(items: Iterator[Any], routed: Sequence[Any], viewed: int,
+                 frames: FleetFrames) -> Source:
+    """The viewed replica's records out of a fleet's run (core/fleet.py's `Fleet.run()`, every
+    replica's (replica, record) in time order), folding every replica's records and the routed
+    arrivals (`Fleet.routed`, growing as it runs) into `frames` on the way; None once the
+    whole fleet has run, so the frames cover every replica to its end."""
+    num_routed = 0
+
+    def next_record() -> StepRecord | None:
+        nonlocal num_routed
+        for item in items:
+            num_routed = _take_routed(routed, num_routed, frames)
+            if not isinstance(item, tuple):
+                continue  # a fleet event (a routing, a scrape): the routed list says it
+            replica, record = item
+            frames.add_record(replica, record)
+            if replica == viewed:
+                return record
+        num_routed = _take_routed(routed, num_routed, frames)
+        return None
+
+    return next_record
+
+
+def _take_routed(routed: Sequence[Any], num_taken: int, frames: FleetFrames) -> int:
+    for r in routed[num_taken:]:
+        frames.add_routed(r.request_id, r.arrival_s, r.replica, r.scores, r.reason)
+    return len(routed)

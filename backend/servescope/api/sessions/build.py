@@ -13,6 +13,7 @@ from servescope.api.leaps.leap import REPLAY_NO_LEAP, why_no_leap
 from servescope.api.leaps.leaping import Leaping
 from servescope.api.leaps.scout import Job
 from servescope.api.records.track_source import engine_source, replay_source
+from servescope.api.sessions.fleet_track import fleet_track, is_fleet
 from servescope.api.sessions.track import Track
 from servescope.api.settings import Settings
 from servescope.api.uploads.owner import owner_of
@@ -46,12 +47,15 @@ class Built:
     key: str = ""
     configs: list[dict[str, Any]] = field(default_factory=list)
     trace: dict[str, Any] | None = None  # an uploaded trace's name and provenance (init.trace)
+    labels: list[str] | None = None  # the configure's names for the engines
 
 
 async def build(configs: list[dict[str, Any]], workload: P.WorkloadSpec, settings: Settings,
-                store: Store, prefix: Path, labels: list[str] | None = None) -> Built:
+                store: Store, prefix: Path, labels: list[str] | None = None,
+                viewed: list[int] | None = None) -> Built:
     """The session's tracks, their stores at `prefix`-<k>.sqlite3, simulating in the background;
-    `labels` name the engines as the driver's page does (else their config overrides do)."""
+    `labels` name the engines as the driver's page does (else their config overrides do);
+    `viewed`: the replica each fleet's track streams (default 0)."""
     resolved, configs = await resolve(workload, configs, store)
     if len(resolved.specs) > settings.max_requests_per_session:
         raise BuildError(f"{len(resolved.specs)} requests; this server allows at most "
@@ -61,7 +65,7 @@ async def build(configs: list[dict[str, Any]], workload: P.WorkloadSpec, setting
     # Engines, request tables and fit notes are proportional to the workload: off the loop.
     try:
         built = await asyncio.to_thread(_assemble, configs, workload, resolved, settings, prefix,
-                                        labels)
+                                        labels, viewed or [0] * len(configs))
     except StorageError as err:
         raise BuildError(str(err), None, "storage_full" if err.full else "storage") from err
     for t in built.tracks:
@@ -70,7 +74,8 @@ async def build(configs: list[dict[str, Any]], workload: P.WorkloadSpec, setting
 
 
 def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved: Workload,
-              settings: Settings, prefix: Path, labels: list[str] | None) -> Built:
+              settings: Settings, prefix: Path, labels: list[str] | None,
+              viewed: list[int]) -> Built:
     info = request_info(resolved.specs)
     engines: list[dict[str, Any]] = []
     tracks: list[Track] = []
@@ -78,8 +83,10 @@ def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved:
         for k, overrides in enumerate(configs):
             config = _config(resolved.base_config, overrides, k, len(configs))
             _check_pool(config, settings.max_gpu_blocks, f"configs[{k}]." * (len(configs) > 1))
-            track, config = _track(k, config, resolved, info, settings,
-                                   Path(f"{prefix}-{k}.sqlite3"))
+            path = Path(f"{prefix}-{k}.sqlite3")
+            track, config, fleet = (fleet_track(k, config, resolved, info, settings, path,
+                                                viewed[k]) if is_fleet(config) else
+                                    (*_track(k, config, resolved, info, settings, path), None))
             tracks.append(track)
             blocks = config.num_gpu_blocks or 0
             label = labels[k] if labels else _label(overrides, k)
@@ -88,10 +95,11 @@ def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved:
                             "num_usable_blocks": max(0, blocks - 1),
                             "memory_breakdown": _memory_breakdown(track, config),
                             "not_modelled": _not_modelled(track, config),
-                            "acceptance_source": _acceptance_source(track, config, resolved)})
+                            "acceptance_source": _acceptance_source(track, config, resolved),
+                            "fleet": fleet})
         fits = [(e["label"], t.engine) for e, t in zip(engines, tracks, strict=True)]
         return Built(workload, "replayed" if resolved.records is not None else "simulated",
-                     resolved.preset, engines, tracks, configs=configs,
+                     resolved.preset, engines, tracks, configs=configs, labels=labels,
                      trace=with_fit_notes(resolved.trace, resolved.specs, fits))
     except BaseException:
         for t in tracks:

@@ -142,17 +142,19 @@ class Session:
 
     # -- control --
 
-    async def configure(self, msg: P.Configure) -> bool:
-        """Rebuild the tracks; False when config and workload equal the current ones."""
+    async def configure(self, msg: P.Configure, viewed: list[int] | None = None) -> bool:
+        """Rebuild the tracks; False when config and workload equal the current ones.
+        `viewed`: per track that runs a fleet, the replica whose records it streams (else 0)."""
         configs = msg.configs or [msg.config or {}]
         workload = msg.workload or (self.built.workload if self.built else
                                     P.WorkloadSpec(preset=self.settings.demo_preset))
-        key = dumps([configs, workload.model_dump(exclude_none=True), msg.labels])
+        key = dumps([configs, workload.model_dump(exclude_none=True), msg.labels, viewed])
         if self.built is not None and key == self.built.key:
             return False
         self._builds += 1
         prefix = self.settings.data_dir / "runs" / f"{self.id}-{self._builds}"
-        built = await build(configs, workload, self.settings, self.store, prefix, msg.labels)
+        built = await build(configs, workload, self.settings, self.store, prefix, msg.labels,
+                            viewed)
         built.key = key
         self._stop()
         self._close_tracks()

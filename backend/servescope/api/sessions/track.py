@@ -13,6 +13,7 @@ from typing import Any
 
 from servescope.api.errors import RecordLimitError, StorageError
 from servescope.api.leaps.leaping import Leaping, LeapRange
+from servescope.api.records.fleet_frames import FleetFrames
 from servescope.api.records.run_store import Row, RunStore, storage_error
 from servescope.api.records.track_source import Source
 from servescope.api.records.writer import Writer
@@ -66,6 +67,7 @@ class Track:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.leaping: Leaping | None = None  # seeks past the head, for a long engine run
         self.no_leap: str | None = None  # why a long run has no leaping (its page says so)
+        self.fleet: FleetFrames | None = None  # a fleet's replicas, folded as it runs
         self.writer = Writer(self.state, self.store, number, num_gpu_blocks, keyframe_interval,
                              keyframe_cost(len(requests), num_gpu_blocks), self._on_flush,
                              self.meter)  # the thread's

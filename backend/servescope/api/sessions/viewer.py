@@ -8,9 +8,11 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from servescope.api.sessions.session import Session
 from servescope.api.wire import protocol as P
+from servescope.api.wire.fleet import FleetFrame
 from servescope.api.wire.text import dump
 
 Send = Callable[[str], Awaitable[None]]
@@ -28,6 +30,7 @@ class Viewer:
         self.progress_version = -1
         self.lesson_version = -1
         self.sent: list[int] = []
+        self.fleet_sent_s: list[float | None] = []  # per track: the last fleet frame's time
         self.done_sent: set[int] = set()
         self.outbox: deque[str] = deque(maxlen=16)  # replies to this viewer (errors)
         self.num_frames = 0
@@ -58,6 +61,7 @@ class Viewer:
             self.config_epoch, self.seek_epoch = s.config_epoch, -1
             self.progress_version = self.lesson_version = -1
             self.sent = [-2] * len(s.tracks)
+            self.fleet_sent_s = [None] * len(s.tracks)
             self.done_sent = set()
         resync = self.seek_epoch != s.seek_epoch
         self.seek_epoch = s.seek_epoch
@@ -74,6 +78,7 @@ class Viewer:
             if frame is not None:
                 out.append(frame)
                 self.sent[k] = pos
+            out += self._fleet(k, track, resync)
             if track.done and pos == track.head and k not in self.done_sent:
                 out.append(track.done_message())
                 self.done_sent.add(k)
@@ -88,6 +93,19 @@ class Viewer:
             out += [lesson] if lesson is not None else []
             self.lesson_version = s.lesson_version
         return out
+
+    def _fleet(self, k: int, track: Any, resync: bool) -> list[str]:
+        """Track k's fleet frame at the session's time when it moved (api/wire/fleet.py): the
+        arrivals since the last one, or after a seek (or a move back) the newest few."""
+        t = self.session.sim_time
+        last = self.fleet_sent_s[k]
+        if track.fleet is None or (t == last and not resync):
+            return []
+        after = None if resync or last is None or t < last else last
+        self.fleet_sent_s[k] = t
+        frame = track.fleet.frame(t, after)
+        return [dump(FleetFrame(engine=k, time_s=max(t, 0.0), replicas=frame["replicas"],
+                                routed=frame["routed"]))]
 
     async def run(self) -> None:
         """Send what is new each time the session changes, at most `max_fps` frames a second

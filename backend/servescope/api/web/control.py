@@ -8,6 +8,7 @@ import logging
 from pydantic import ValidationError
 
 from servescope.api.errors import BuildError, SessionError
+from servescope.api.sessions.drill import view_replica
 from servescope.api.sessions.session import Session
 from servescope.api.sessions.viewer import Viewer
 from servescope.api.web import edge
@@ -77,6 +78,8 @@ async def apply(session: Session, viewer: Viewer, msg: object) -> None:
         await session.step(msg.n)
     elif isinstance(msg, P.Seek):
         await session.seek(msg)
+    elif isinstance(msg, P.ViewReplica):
+        await view_replica(session, msg)
     elif isinstance(msg, P.Reset):
         session.reset()
     elif isinstance(msg, P.Lesson):

@@ -9,16 +9,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator, with_config
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
+from servescope.api.wire.fleet import FleetFrame, FleetInfo, ViewReplica
+from servescope.api.wire.message import Message
 from servescope.api.wire.position import Clock, Position
 
-VERSION = 1
 Index = int | str  # a request index into the session's request list (GET .../requests), else the id
-
-
-class Message(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    type: str  # each message narrows it to its own name; declared here so that it goes first
-    v: Literal[1] = 1
 
 
 # --- server to client -----------------------------------------------------------------------
@@ -73,6 +68,7 @@ class EngineInfo(BaseModel):
     # where a speculating run's accepted drafts come from, in the summary's words (recorded
     # spec_accepted, model: ..., recorded: a replayed recording); none: no speculation
     acceptance_source: str = "none"
+    fleet: FleetInfo | None = None  # a fleet's replicas and router (api/wire/fleet.py)
 
 
 class TraceInfo(BaseModel):
@@ -248,8 +244,8 @@ class Error(Message):
     code: ErrorCode = "bad_message"
 
 
-ServerMessage = Annotated[Init | Keyframe | Step | Status | Progress | Done | LessonNote | Error,
-                          Field(discriminator="type")]
+ServerMessage = Annotated[Init | Keyframe | Step | Status | Progress | Done | LessonNote | Error
+                          | FleetFrame, Field(discriminator="type")]
 SERVER = TypeAdapter(ServerMessage)
 
 # --- client to server -----------------------------------------------------------------------
@@ -349,6 +345,6 @@ class Lesson(Message):
     tour: bool = False
 
 
-ClientMessage = Annotated[Configure | Play | Pause | StepCmd | Seek | Reset | Lesson,
-                          Field(discriminator="type")]
+ClientMessage = Annotated[Configure | Play | Pause | StepCmd | Seek | Reset | Lesson
+                          | ViewReplica, Field(discriminator="type")]
 CLIENT = TypeAdapter(ClientMessage)

@@ -3,7 +3,7 @@ over the model, with JSON the server already holds as text (stored packed record
 
 from __future__ import annotations
 
-from servescope.api.wire.protocol import Message
+from servescope.api.wire.message import Message
 
 
 class Raw(str):

@@ -1,6 +1,7 @@
 // The store: panes (one run and its history per engine config), dirty flags, and one pending
 // animation frame. State changes mark what they touched; the frame draws only what is dirty.
 
+import { createFleet } from "./fleet.js";
 import { appendRecord, createHistory } from "./history.js";
 import { addRequests, applyRecord, createRun } from "./reduce.js";
 
@@ -29,13 +30,15 @@ function flush(store) {
   if (store.draw) store.draw(dirty);
 }
 
-/** A pane for one session: its init, live run, append-only history and status. */
+/** A pane for one session: its init, live run, append-only history and status, and its
+ * fleet when the engine is one (init's `fleet`). */
 export function createPane(init, label = "") {
   return {
     label,
     init,
     run: createRun(init),
     history: createHistory(),
+    fleet: init.fleet ? createFleet(init.fleet) : null,
     status: "ready",
     summary: null,
     error: null,

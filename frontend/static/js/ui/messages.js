@@ -2,6 +2,7 @@
 // mode it runs 2-4 engines in lockstep and every message about one of them carries its number
 // (`engine`), which is also its pane's index. `init` is the page's to wire (ui/ entry).
 
+import { applyFleetFrame } from "../state/fleet.js";
 import { applyKeyframe } from "../state/keyframe.js";
 import { appendRecord } from "../state/history.js";
 import { applyProgress } from "../state/progress.js";
@@ -47,6 +48,10 @@ export function createMessageHandler({ doc, store, scenario, lesson, onInit, sho
       if (i === 0 && store.panes[0]) lesson.onRecords(msg.records ?? [], store.panes[0].run);
     } else if (msg.type === "keyframe") onKeyframe(i, msg);
     else if (msg.type === "requests") applyRequests(store, msg);
+    else if (msg.type === "fleet" && store.panes[i]?.fleet) {
+      applyFleetFrame(store.panes[i].fleet, msg);
+      markDirty(store, "fleet");
+    }
     else if (msg.type === "lesson" && store.role === "follower") lesson.follow(msg); // the driver's note
     else if (msg.type === "status") onStatus(msg);
     else if (msg.type === "progress") {

@@ -20,7 +20,7 @@ export function showError(doc, message) {
   el.textContent = message ?? "";
 }
 
-/** `views()`: {explore, compare, overview} built so far (null until then). Returns
+/** `views()`: {explore, compare, overview, fleet} built so far (null until then). Returns
  * {draw(dirty): the store's frame callback, onSelect(sel): the explore view's picks}. */
 export function createPage({ doc, store, scenario, lesson, views }) {
   const lead = () => store.panes[0];
@@ -28,7 +28,8 @@ export function createPage({ doc, store, scenario, lesson, views }) {
   function draw(dirty) {
     const now = performance.now();
     const p = lead();
-    const { explore, compare, overview } = views();
+    const { explore, compare, overview, fleet } = views();
+    fleet?.draw(store.panes);
     drawControls(doc, p, { playing: store.panes.some((x) => x.playing), speed: scenario.speed });
     drawLessonBar(doc, lesson, p);
     if (p) {

@@ -16,9 +16,10 @@ export function createViews({ doc, scenario, store, views, updateUrl, onEngines 
     scenario.projection = on;
     applyProjection(doc, on);
     forgetSizes();
-    const { explore, compare } = views();
+    const { explore, compare, fleet } = views();
     explore?.setDark(on);
     compare?.setDark(on);
+    fleet?.setDark(on);
     updateUrl();
     markDirty(store, "all");
   }

@@ -1,0 +1,50 @@
+"""Issue 35's fleet view in a real Chromium at 1280x720 in projection: a session of three
+replicas plays, each lane shows its replica, arrivals are drawn with the router's why on hover,
+and a click on a lane opens that replica's blocks at the same simulated time."""
+
+from __future__ import annotations
+
+import pytest
+from pagestate import wait_ready
+
+pytestmark = pytest.mark.e2e
+
+FLEET = "() => window.__servescope.store.panes[0].fleet"
+
+
+@pytest.fixture
+def small_page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    pg = context.new_page()
+    pg.errors = []
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
+    context.close()
+
+
+def test_the_fleet_plays_and_a_replica_opens_on_click(small_page, server_url, screenshots):
+    page = small_page
+    page.goto(server_url + "/?replicas=3&router=round-robin&projection=1")
+    wait_ready(page)
+    page.wait_for_function(f"() => ({FLEET})()?.info.replicas === 3")
+    page.evaluate("() => { window.__servescope.api.setSpeed(5); window.__servescope.api.play(); }")
+    page.wait_for_function(f"() => ({FLEET})().arrivals.length >= 3", timeout=30000)
+    page.evaluate("() => window.__servescope.api.pause()")
+    canvas = page.locator("#fleet canvas.fleet-canvas")
+    box = canvas.bounding_box()
+    assert box["y"] + box["height"] <= 720 and box["width"] >= 1000  # on screen, full width
+    assert float(canvas.get_attribute("data-font-px")) >= 18  # projection's text at 720p
+    # hover on replica 1's lane: the why line names it
+    lane = page.evaluate("() => { const c = document.querySelector('#fleet canvas');"
+                         " const r = devicePixelRatio; const l = c.layout.lanes[1];"
+                         " return [(l.textX + 10) / r, (l.y + l.h / 2) / r]; }")
+    page.mouse.move(box["x"] + lane[0], box["y"] + lane[1])
+    page.wait_for_function("() => document.getElementById('fleet-why').textContent"
+                           ".startsWith('replica 1: click to watch its blocks')")
+    page.screenshot(path=str(screenshots / "fleet-view.png"))
+    t = page.evaluate(f"() => ({FLEET})().time_s")
+    page.mouse.click(box["x"] + lane[0], box["y"] + lane[1])
+    page.wait_for_function(f"() => ({FLEET})()?.info.replica === 1", timeout=30000)
+    page.wait_for_function(f"(t) => ({FLEET})().time_s === t", arg=t, timeout=30000)
+    assert page.get_attribute("#fleet canvas", "data-viewed") == "1"
+    assert not page.errors
