@@ -28,11 +28,8 @@ def test_a_point_reports_the_single_run_of_its_config(trace_file: Path,
     for _ in engine.run():
         pass
     assert report["status"] == "ok"
-    # one replica is today's engine: its summary, plus the fleet's two keys
-    fleet_keys = {"replicas", "router"}
-    assert {k: v for k, v in report["summary"].items() if k not in fleet_keys} == \
-        engine.summary()
-    assert report["router"] == "round-robin" and len(report["summary"]["replicas"]) == 1
+    # a grid without fleet keys: one replica, today's engine, its summary exactly
+    assert report["summary"] == engine.summary() and report["router"] == "round-robin"
     assert report["config"]["num_gpu_blocks"] == config.num_gpu_blocks
     duration, tokens = engine.time_s, engine.summary()["total_output_tokens"]
     assert report["cost"]["gpu_hours"] == duration / 3600
@@ -70,3 +67,30 @@ def test_a_config_that_cannot_fit_is_reported_not_run(trace_file: Path) -> None:
     report = run_point(point, read_requests(trace_file, UploadOptions())[1], {}, prices())
     assert report["status"] == "does_not_fit"
     assert "does not fit" in report["reason"] and "summary" not in report
+
+
+def test_a_fleet_points_diagnosis_reads_its_worst_replica(trace_file: Path,
+                                                         base: dict[str, Any]) -> None:
+    specs = read_requests(trace_file, UploadOptions())[1]
+    point = expand(base, {"replicas": [3], "router": ["random"], "max_num_seqs": [2]})[0]
+    slos = {"p99_ttft_ms": 1.0}  # every replica misses it
+    report = run_point(point, specs, slos, prices())
+    per_replica = [r["p99_ttft_ms"] for r in report["summary"]["replicas"]]
+    worst = per_replica.index(max(per_replica))
+    assert report["diagnosis"]["replica"] == worst
+    assert [w["replica"] for w in report["why_fails"]] == [worst]
+
+
+def test_a_one_replica_point_of_a_fleet_grid_has_the_fleets_keys(trace_file: Path,
+                                                                base: dict[str, Any]) -> None:
+    specs = read_requests(trace_file, UploadOptions(limit=8))[1]
+    point = expand(base, {"replicas": [1], "router": ["least-kv"]})[0]
+    report = run_point(point, specs, {}, prices())
+    config, step_time = prepare(point.config)
+    engine = Engine(config, specs, step_time, records=False)
+    engine.run_to_end()
+    fleet_keys = {"replicas", "router"}
+    assert {k: v for k, v in report["summary"].items() if k not in fleet_keys} == \
+        engine.summary()
+    assert [r["replica"] for r in report["summary"]["replicas"]] == [0]
+    assert report["summary"]["router"]["name"] == "least-kv"

@@ -1,9 +1,9 @@
 """A sweep's grid: engine-config keys (a fleet's `replicas`, `router` and `router_config`
-among them) mapped to the values to try, checked
-before anything runs (an unknown key or a value out of range names the key), expanded into
-points in row-major order (the last key varies fastest). Each point is the base config's
-settings with its grid values over them, resolved as vLLM 0.33 resolves them
-(core/resolve.py): an H100 point gets the H100's defaults whatever GPU the base named."""
+among them) mapped to the values to try, checked before anything runs (an unknown key, a value
+out of range or a router setting its router does not take names the key), expanded into points
+in row-major order (the last key varies fastest). Each point is the base config's settings with
+its grid values over them, resolved as vLLM 0.33 resolves them (core/resolve.py): an H100
+point gets the H100's defaults whatever GPU the base named."""
 
 from __future__ import annotations
 
@@ -18,14 +18,15 @@ from typing import Any
 from servescope.core import cost_model
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.resolve import resolve_config
+from servescope.core.routers.make import make_router
 from servescope.traces._yaml import load_mapping
 from servescope.traces.errors import TraceFormatError, shown
 
 ENGINE_KEYS = ("gpu", "tensor_parallel_size", "quantization", "max_num_seqs",
                "max_num_batched_tokens", "gpu_memory_utilization", "block_size", "policy",
                "enable_prefix_caching", "async_scheduling")
-FLEET_KEYS = ("replicas", "router", "router_config")
-GRID_KEYS = (*ENGINE_KEYS, *FLEET_KEYS)
+FLEET_GRID_KEYS = ("replicas", "router", "router_config")  # of config.FLEET_KEYS, the sweepable
+GRID_KEYS = (*ENGINE_KEYS, *FLEET_GRID_KEYS)
 MAX_REPLICAS = 1024
 MAX_POINTS = 10_000
 # No sweepable setting has more useful values than this (the GPU catalog, powers of two of
@@ -84,6 +85,9 @@ def expand(base: Mapping[str, Any], grid: dict[str, Any]) -> list[Point]:
         try:
             config = resolve_config({**base, **values}).config
             cost_model.resolve(config)  # model, GPU and TP that the cost model knows
+            # the router takes its router_config (each router checks its own settings)
+            make_router(config.router, config.replicas, config.router_config, 0,
+                        config.block_size)
         except ConfigError as err:
             raise GridError(err.field, f"point {index} {values}: {err}") from err
         points.append(Point(index, values, config, config.replicas))
@@ -103,6 +107,9 @@ def check_grid(base: Mapping[str, Any], grid: dict[str, Any]) -> None:
         raise GridError("grid", "the grid is empty: map at least one key to its values")
     if "replicas" in base:
         _check_value(base, "replicas", base["replicas"])
+    if base.get("replica_configs") is not None:
+        raise GridError("replica_configs", "a sweep's replicas are alike (each point's config); "
+                                           "leave replica_configs out of the base config")
     check_size(grid)
     for key, values in grid.items():
         for value in values:
