@@ -1,6 +1,7 @@
 """Run exports: `vllm bench serve`-compatible JSON, per-request CSV, and a Chrome/Perfetto trace
-(Trace Event Format: steps as slices on an engine track, one track per request). Files are
-written atomically."""
+(Trace Event Format: steps as slices on an engine track, one track per request). A fleet's
+rows carry their `replica` (a CSV column, a per-request list in the JSON) and each replica's
+steps get a process of their own in the trace. Files are written atomically."""
 
 from __future__ import annotations
 
@@ -19,17 +20,24 @@ from servescope.core.records import StepRecord
 from servescope.traces.recording import atomic_writer
 
 ENGINE_PID, REQUEST_PID = 1, 2
+REPLICA_PID = 3  # a fleet's replica r steps on process REPLICA_PID + r, after the requests'
 BACKEND = "servescope-sim"  # what bench JSON names as its backend (vLLM: openai, vllm, ...)
 CSV_COLUMNS = ("id", "arrival_s", "prompt_len", "output_len", "ttft_ms", "tpot_ms", "e2el_ms",
                "queue_ms", "itl_mean_ms", "itl_max_ms", "num_preemptions", "num_cached_tokens")
 # a speculating run's rows also carry each request's draft tokens and accepted drafts (summed
 # over its verifies); the exports add them and the acceptance rate, accepted / drafts
 ACCEPTANCE_COLUMNS = ("drafts", "accepted", "acceptance_rate")
+REPLICA_COLUMN = "replica"  # a fleet's rows: the replica that ran the request (0-based)
 
 
 def speculates(requests: Sequence[dict[str, Any]]) -> bool:
     """Whether the rows carry acceptance (a run with a speculative_config)."""
     return any(r.get("drafts") is not None for r in requests)
+
+
+def of_fleet(requests: Sequence[dict[str, Any]]) -> bool:
+    """Whether the rows carry the replica each ran on (a fleet's run)."""
+    return any(REPLICA_COLUMN in r for r in requests)
 
 
 def acceptance_rate(row: dict[str, Any]) -> float | None:
@@ -76,6 +84,8 @@ def bench_json(summary: dict[str, Any], requests: Sequence[dict[str, Any]],
     out["rtfx"] = 0.0  # audio seconds per second: no audio input
     out["servescope"] = {"config": config.to_dict(), "note": "simulated, not measured",
                          "engine_queue_times": [_s(r.get("queue_ms")) for r in rows]}
+    if of_fleet(rows):
+        out["servescope"][REPLICA_COLUMN] = [r.get(REPLICA_COLUMN) for r in rows]
     if speculates(rows):
         out["servescope"].update({"drafts": [r.get("drafts") or 0 for r in rows],
                                   "accepted": [r.get("accepted") or 0 for r in rows],
@@ -126,7 +136,8 @@ def _request_rate(arrivals: list[float]) -> float | str:
 def requests_csv(requests: Sequence[dict[str, Any]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    columns = CSV_COLUMNS + (ACCEPTANCE_COLUMNS if speculates(requests) else ())
+    columns = (CSV_COLUMNS + ((REPLICA_COLUMN,) if of_fleet(requests) else ())
+               + (ACCEPTANCE_COLUMNS if speculates(requests) else ()))
     writer.writerow(columns)
     for r in sorted(requests, key=lambda r: (r["arrival_s"], str(r["id"]))):
         itl = r.get("itl_ms") or []
@@ -146,14 +157,11 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def perfetto_trace(records: Iterable[StepRecord],
+def perfetto_trace(records: Iterable[StepRecord | tuple[int, StepRecord]],
                    requests: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Trace Event Format JSON (object form). ts and dur are microseconds of simulated time."""
-    events: list[dict[str, Any]] = [
-        _meta("process_name", ENGINE_PID, 0, "engine"),
-        _meta("thread_name", ENGINE_PID, 0, "steps"),
-        _meta("process_name", REQUEST_PID, 0, "requests"),
-    ]
+    """Trace Event Format JSON (object form). ts and dur are microseconds of simulated time.
+    `records`: one engine's, or a fleet's (replica, record) pairs, each replica a process."""
+    events: list[dict[str, Any]] = [_meta("process_name", REQUEST_PID, 0, "requests")]
     order = sorted(requests, key=lambda r: (r["arrival_s"], str(r["id"])))
     tids = {str(r["id"]): index + 1 for index, r in enumerate(order)}
     for rid, tid in tids.items():
@@ -161,8 +169,15 @@ def perfetto_trace(records: Iterable[StepRecord],
         events.append({"ph": "M", "name": "thread_sort_index", "pid": REQUEST_PID, "tid": tid,
                        "args": {"sort_index": tid}})
     spans: dict[str, list[list[Any]]] = {rid: [] for rid in tids}
-    for record in records:
-        events.extend(_step_events(record))
+    named: set[int] = set()
+    for item in records:
+        replica, record = item if isinstance(item, tuple) else (None, item)
+        pid = ENGINE_PID if replica is None else REPLICA_PID + replica
+        if pid not in named:
+            named.add(pid)
+            label = "engine" if replica is None else f"replica {replica}"
+            events += [_meta("process_name", pid, 0, label), _meta("thread_name", pid, 0, "steps")]
+        events.extend(_step_events(record, pid))
         _extend_spans(spans, record)
     for r in order:
         rid = str(r["id"])
@@ -179,24 +194,24 @@ def _us(seconds: float) -> float:
     return round(seconds * 1e6, 3)
 
 
-def _step_events(record: StepRecord) -> list[dict[str, Any]]:
+def _step_events(record: StepRecord, pid: int) -> list[dict[str, Any]]:
     ts = _us(record.time_s)
     prefill = sum(e.n for e in record.scheduled if e.prefill)
     decode = sum(e.n for e in record.scheduled if not e.prefill)
     events: list[dict[str, Any]] = [{
-        "ph": "X", "name": f"step {record.step}", "cat": "step", "pid": ENGINE_PID, "tid": 0,
+        "ph": "X", "name": f"step {record.step}", "cat": "step", "pid": pid, "tid": 0,
         "ts": ts, "dur": round(_us(record.time_s + record.step_time_ms / 1000.0) - ts, 3),
         "args": {"num_scheduled_tokens": record.num_scheduled_tokens,
                  "num_prefill_tokens": prefill, "num_decode_tokens": decode,
                  "num_running": len(record.running), "num_waiting": len(record.waiting),
                  "preempted": list(record.preempted), "finished": list(record.finished)},
-    }, {"ph": "C", "name": "kv_usage", "pid": ENGINE_PID, "ts": ts,
+    }, {"ph": "C", "name": "kv_usage", "pid": pid, "ts": ts,
         "args": {"kv_usage": round(record.kv_usage, 6)}},
-       {"ph": "C", "name": "requests", "pid": ENGINE_PID, "ts": ts,
+       {"ph": "C", "name": "requests", "pid": pid, "ts": ts,
         "args": {"running": len(record.running), "waiting": len(record.waiting)}}]
     for rid in record.preempted:
         events.append({"ph": "i", "name": f"preempt {rid}", "cat": "preempt", "s": "p",
-                       "pid": ENGINE_PID, "tid": 0, "ts": ts})
+                       "pid": pid, "tid": 0, "ts": ts})
     return events
 
 

@@ -76,6 +76,8 @@ def test_sweep_in_process_matches_sim_on_point_zero(files: dict[str, Path],
     ({"grid": "max_num_seqs: [8]\nspeculative_tokens: [2]\n"},
      "speculative_tokens: unknown grid key; known: gpu"),
     ({"grid": "gpu_memory_utilization: [0.5, 2]\n"}, "gpu_memory_utilization: must be in (0, 1]"),
+    ({"grid": "replicas: [1, 2]\nrouter: [round-robin, nearest]\n"},
+     "router: must be one of round-robin, random"),
     ({"slo": "p95_ttft_ms=100"}, "known: mean_ttft_ms, median_ttft_ms, p99_ttft_ms"),
     ({"price": "H900=3"}, "unknown GPU 'H900'"),
 ])

@@ -14,13 +14,13 @@ import pytest
 from support.prometheus import Prometheus
 
 from servescope.api.wire.serialize import normalize, request_info
-from servescope.core.engine import Engine
+from servescope.core.fleet import Fleet
+from servescope.core.routers.make import make_router
 from servescope.observability.families import engine_samples
 from servescope.observability.fleet import replica_meters, replica_views
 from servescope.observability.text import render
 from servescope.scenarios.diagnosis_check import prepare
 from servescope.scenarios.presets import load_preset
-from servescope.sweep.point import split_round_robin
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
 DEADLINE_S = 60
@@ -32,9 +32,10 @@ def fleet_text(num_replicas: int) -> tuple[str, list[float]]:
     config, step_time = prepare(config)
     configs = [config.to_dict()] * num_replicas
     meters = replica_meters(request_info(specs), configs)
-    for meter, share in zip(meters, split_round_robin(specs, num_replicas), strict=True):
-        for record in Engine(config, share, step_time).run():
-            meter.observe(normalize(record.to_dict()))
+    router = make_router("round-robin", num_replicas, {}, 0, config.block_size)
+    for item in Fleet([config] * num_replicas, specs, router, [step_time] * num_replicas).run():
+        if isinstance(item, tuple):  # (replica, its step record); routing events aside
+            meters[item[0]].observe(normalize(item[1].to_dict()))
     views = replica_views(meters, "m", 0, "fleet1", configs, 4096)
     samples = [s for view, m in zip(views, meters, strict=True)
                for s in engine_samples(view, m.num_records - 1)]

@@ -39,6 +39,10 @@ def test_expand_is_the_cartesian_product_in_grid_order(base: dict[str, Any]) -> 
     ({"enable_prefix_caching": ["yes"]}, "enable_prefix_caching", "expected bool"),
     ({"max_num_seqs": 8}, "max_num_seqs", "non-empty list"),
     ({"max_num_seqs": []}, "max_num_seqs", "non-empty list"),
+    ({"router": ["round-robin", "nearest"]}, "router", "must be one of"),
+    ({"router": [3]}, "router", "expected str"),
+    ({"router_config": ["fast"]}, "router_config", "expected dict"),
+    ({"replicas": [1, 1025]}, "replicas", "integer in [1, 1024]"),
 ])
 def test_bad_grids_are_refused_naming_the_key(base: dict[str, Any], grid: dict[str, object],
                                                field: str, words: str) -> None:
@@ -79,3 +83,40 @@ def test_grid_files_read_as_json_or_yaml(tmp_path: Path) -> None:
     (tmp_path / "list.yaml").write_text("- 8\n- 16\n")
     with pytest.raises(GridError, match="maps config keys"):
         read_grid(tmp_path / "list.yaml")
+
+
+@pytest.mark.parametrize(("grid", "field", "words"), [
+    # round-robin reads no settings (core/routers/base.py: a key outside Router.settings)
+    ({"router": ["round-robin"], "router_config": [{"scorers": {"queue-scorer": 1}}]},
+     "router_config", "not a setting of the round-robin router"),
+    ({"router": ["llm-d"], "router_config": [{"scorers": {"no-such-scorer": 1}}]},
+     "router_config.scorers", "not a scorer"),
+    ({"router": ["llm-d"], "router_config": [{"kv_event_delay_ms": -5}]},
+     "router_config.kv_event_delay_ms", ">= 0"),
+])
+def test_a_router_config_its_router_does_not_take_is_refused_before_any_point_runs(
+        base: dict[str, Any], grid: dict[str, object], field: str, words: str) -> None:
+    with pytest.raises(GridError) as err:
+        expand(base, grid)
+    assert err.value.field == field and words in str(err.value)
+    assert "point 0" in str(err.value)
+
+
+def test_router_config_values_reach_each_points_config(base: dict[str, Any]) -> None:
+    profiles = [{"scorers": {"queue-scorer": 1}}, {"scorers": {"prefix-cache-scorer": 2}}]
+    points = expand({**base, "router": "llm-d"}, {"router_config": profiles})
+    assert [p.config.router_config for p in points] == profiles
+    assert all(p.config.router == "llm-d" and p.replicas == 1 for p in points)
+
+
+@pytest.mark.parametrize(("extra", "field"), [
+    ({"replicas": 0}, "replicas"),
+    ({"replicas": 2, "replica_configs": [{"max_num_seqs": 8}, {"max_num_seqs": 16}]},
+     "replica_configs"),
+    ({"router": "nearest"}, "router"),
+])
+def test_the_base_configs_fleet_keys_are_checked(base: dict[str, Any], extra: dict[str, Any],
+                                                 field: str) -> None:
+    with pytest.raises(GridError) as err:
+        expand({**base, **extra}, {"max_num_seqs": [8]})
+    assert err.value.field == field

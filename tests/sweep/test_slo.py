@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from servescope.sweep.slo import METRICS, SloError, judge, parse_slos, request_goodput
+from servescope.sweep.slo import (
+    METRICS,
+    SloError,
+    judge,
+    parse_slos,
+    request_goodput,
+    worst_replica,
+)
 
 
 def test_parse_slos() -> None:
@@ -46,3 +53,13 @@ def test_goodput_counts_requests_within_every_slo() -> None:
     slos = {"p99_ttft_ms": 500.0, "p99_itl_ms": 50.0}
     assert request_goodput(rows, slos, duration_s=2.0) == pytest.approx(2 / 2.0)
     assert request_goodput(rows, {}, duration_s=2.0) == pytest.approx(4 / 2.0)
+
+
+def test_the_worst_replica_is_the_one_furthest_over_any_slo() -> None:
+    replicas = [{"p99_ttft_ms": 900.0, "p99_itl_ms": 40.0},
+                {"p99_ttft_ms": 2400.0, "p99_itl_ms": 30.0},   # 1.2x the TTFT target
+                {"p99_ttft_ms": 1000.0, "p99_itl_ms": 75.0}]   # 1.5x the ITL target
+    assert worst_replica(replicas, {"p99_ttft_ms": 2000.0, "p99_itl_ms": 50.0}) == 2
+    assert worst_replica(replicas, {"p99_ttft_ms": 2000.0}) == 1
+    assert worst_replica(replicas, {}) == 1  # no SLOs: the highest p99 TTFT
+    assert worst_replica([replicas[0], replicas[0]], {}) == 0  # a tie: the first

@@ -70,3 +70,15 @@ def test_when_no_fleet_meets_them_the_best_goodput_is_named_by_its_fleet() -> No
     assert answer(points, SLOS).startswith(
         "No config meets the SLOs. The highest goodput is 4 replicas with round-robin routing, "
         "which misses p99_ttft_ms 3000.0 ms")
+
+
+def test_a_fleets_evidence_names_the_worst_replica_it_comes_from() -> None:
+    points = grid()
+    for p in points:
+        for why in p["why_fails"]:
+            why["replica"] = 1
+    text = answer(points, SLOS)
+    assert ("misses p99_ttft_ms 9000.0 ms > 2000.0 ms, because of queueing (Requests queue on "
+            "replica 1, the worst of 2): arrivals outpace the fleet.") in text
+    lone = [fleet(5, 1, "round-robin", 3000)]  # one replica: no replica to name
+    assert "on replica" not in answer(lone, SLOS)

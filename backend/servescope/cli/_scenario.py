@@ -13,7 +13,7 @@ from servescope.cli import CliError
 from servescope.cli._trace import add_trace_options, load_trace
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.request import RequestSpec
-from servescope.core.resolve import resolve_config
+from servescope.core.resolve import resolve_fleet
 from servescope.scenarios.presets import PresetError, load_preset
 from servescope.traces import workload_json
 from servescope.traces.errors import TraceFormatError
@@ -38,6 +38,13 @@ def add_scenario_options(parser: argparse.ArgumentParser) -> None:
 def load_scenario(args: argparse.Namespace) -> tuple[EngineConfig, list[RequestSpec]]:
     """The scenario's settings (a preset's file, or --config) with --set over them, resolved
     as vLLM 0.33 resolves what they leave out (core/resolve.py)."""
+    configs, specs = load_fleet_scenario(args)
+    return configs[0], specs
+
+
+def load_fleet_scenario(args: argparse.Namespace) -> tuple[list[EngineConfig], list[RequestSpec]]:
+    """As load_scenario, one resolved config per replica (core/resolve.py's resolve_fleet: a
+    config without `replicas` is one)."""
     if args.preset:
         try:
             _, specs, data = load_preset(args.preset)
@@ -54,11 +61,11 @@ def load_scenario(args: argparse.Namespace) -> tuple[EngineConfig, list[RequestS
                        "--config FILE")
     given.update(_override(item) for item in args.set)
     try:
-        config = resolve_config(given).config
+        configs = resolve_fleet(given)
     except (ConfigError, TypeError) as err:
         raise CliError(f"--set: {err}" if args.set else str(err)) from err
-    print_effective(config)
-    return config, specs
+    print_effective(configs[0])
+    return configs, specs
 
 
 def print_effective(config: EngineConfig, label: str = "") -> None:

@@ -1,18 +1,22 @@
 """`servescope export`: run a scenario (a preset, or a workload or trace with a config) and write
 bench JSON, per-request CSV, a Perfetto trace and/or vLLM's Prometheus metrics over the run as
-OpenMetrics."""
+OpenMetrics. A config asking for a fleet (`replicas`, `router`) runs as one: the summary gains
+the fleet's keys, each request row its `replica`, each replica its own series and trace
+process."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 from servescope.api.wire.serialize import normalize, request_info
 from servescope.cli import CliError
-from servescope.cli._scenario import add_scenario_options, load_scenario
-from servescope.core.config import EngineConfig
-from servescope.core.engine import Engine
+from servescope.cli._scenario import add_scenario_options, load_fleet_scenario
+from servescope.core.config import ConfigError, EngineConfig
+from servescope.core.fleet import Fleet, make_fleet
+from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.exports import (
     atomic_writer,
@@ -22,7 +26,8 @@ from servescope.exports import (
     write_json,
     write_text,
 )
-from servescope.observability.families import engine_view, max_model_len, model_name
+from servescope.observability.families import max_model_len, model_name
+from servescope.observability.fleet import replica_meters, replica_views
 from servescope.observability.meter import Meter
 from servescope.observability.openmetrics import ExportError, default_epoch, openmetrics
 from servescope.scenarios.diagnosis_check import prepare
@@ -33,7 +38,10 @@ DESCRIPTION = ("Simulate a scenario (a preset, or --workload or --trace with --c
                "(same keys and units), one CSV row per request, a Chrome/Perfetto "
                "trace (open it at ui.perfetto.dev or chrome://tracing), and vLLM's Prometheus "
                "metrics over the whole run, stamped with simulated time from --epoch "
-               "(load it with `promtool tsdb create-blocks-from openmetrics FILE DIR`).")
+               "(load it with `promtool tsdb create-blocks-from openmetrics FILE DIR`). A "
+               "config with `replicas` N > 1 runs a fleet behind its `router`: the JSON gains "
+               "the fleet's summary keys, rows their `replica`, the metrics a `replica` label "
+               "and the trace a process per replica.")
 
 
 def epoch(text: str) -> float:
@@ -75,41 +83,57 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("name at least one of --bench, --csv, --perfetto, --openmetrics")
     if not args.interval_s > 0:
         raise CliError("--interval-s: interval_s must be > 0")
-    config, specs = load_scenario(args)
-    config, step_time = prepare(config)
-    wants_records = bool(args.perfetto or args.openmetrics)  # --bench and --csv need none
-    engine = Engine(config, specs, step_time, records=wants_records)
-    meter = Meter(request_info(specs), config.enable_prefix_caching)
-    records = []
-    if wants_records:
-        for record in engine.run():
-            if args.perfetto:
-                records.append(record)
-            if args.openmetrics:
-                meter.observe(normalize(record.to_dict()))
-    else:
-        engine.run_to_end()
-    requests = engine.request_metrics()
+    configs, specs = load_fleet_scenario(args)
+    try:
+        prepared = [prepare(c) for c in configs]  # KV blocks and step prices, per replica
+    except ConfigError as err:
+        raise CliError(str(err)) from err
+    configs = [c for c, _ in prepared]
+    fleet = make_fleet(configs, specs, [f for _, f in prepared],
+                       records=bool(args.perfetto or args.openmetrics))  # --bench, --csv: none
+    meters = replica_meters(request_info(specs), [c.to_dict() for c in configs])
+    records: list[tuple[int, StepRecord]] = []
+    for replica, record in _steps(fleet) if fleet.records else ():
+        if args.perfetto:
+            records.append((replica, record))
+        if args.openmetrics:
+            meters[replica].observe(normalize(record.to_dict()))
+    if not fleet.records:
+        fleet.run_to_end()
+    several = len(configs) > 1
+    requests = [{**row, "replica": replica} if several else row
+                for replica, engine in enumerate(fleet.engines)
+                for row in engine.request_metrics()]
+    summary = fleet.summary() if several else fleet.engines[0].summary()
     if args.bench:
-        write_json(args.bench, bench_json(engine.summary(), requests, config))
+        write_json(args.bench, bench_json(summary, requests, configs[0]))
     if args.csv:
         write_text(args.csv, requests_csv(requests))
     if args.perfetto:
-        write_json(args.perfetto, perfetto_trace(records, requests))
+        write_json(args.perfetto, perfetto_trace(records if several else
+                                                 [r for _, r in records], requests))
     if args.openmetrics:
-        _write_openmetrics(args, engine.config, specs, meter)
+        _write_openmetrics(args, configs, specs, meters)
     print(f"wrote {', '.join(str(p) for p in outputs if p)}")
     return 0
 
 
-def _write_openmetrics(args: argparse.Namespace, config: EngineConfig,
-                       specs: list[RequestSpec], meter: Meter) -> None:
-    data = config.to_dict()
-    view = engine_view(meter, model_name(data), 0, args.label, data,
-                       max_model_len(data, request_info(specs)))
-    start = args.epoch if args.epoch is not None else default_epoch([view])
+def _steps(fleet: Fleet) -> Iterator[tuple[int, StepRecord]]:
+    """(replica, record) pairs of the fleet's run, its routing decisions aside."""
+    for item in fleet.run():
+        if isinstance(item, tuple):
+            yield item
+
+
+def _write_openmetrics(args: argparse.Namespace, configs: list[EngineConfig],
+                       specs: list[RequestSpec], meters: list[Meter]) -> None:
+    """One engine's series, or each replica's with its `replica` label."""
+    data = [c.to_dict() for c in configs]
+    views = replica_views(meters, model_name(data[0]), 0, args.label, data,
+                          max_model_len(data[0], request_info(specs)))
+    start = args.epoch if args.epoch is not None else default_epoch(views)
     try:
-        chunks = openmetrics([view], start, args.interval_s)
+        chunks = openmetrics(views, start, args.interval_s)
         with atomic_writer(Path(args.openmetrics)) as out:
             for chunk in chunks:
                 out.write(chunk)

@@ -25,9 +25,13 @@ HELP = "sweep a config grid over a trace on Ray (capacity planning)"
 DESCRIPTION = ("Simulate every config of a grid over one trace, as Ray tasks (Ray in this "
                "process unless --ray-address names a cluster), and report each point's "
                "vllm-bench summary, SLO verdicts, goodput, cost and dominant bottleneck, the "
-               "cost/goodput Pareto set, and the cheapest config that meets the SLOs.")
-EPILOG = (f"Grid keys: {', '.join(GRID_KEYS)}. SLO metrics: {', '.join(METRICS)}. "
-          "Replicas split the arrivals round-robin. docs/sweep.md has the details.")
+               "cost/goodput Pareto set, and the cheapest config that meets the SLOs. Each "
+               "point is a fleet: its replicas behind its router (one replica: the single "
+               "engine), costing replicas x tensor_parallel_size GPUs.")
+EPILOG = (f"Grid keys: {', '.join(GRID_KEYS)} (router: a name `servescope sim --router` "
+          "takes; router_config: objects of that router's settings). SLO metrics: "
+          f"{', '.join(METRICS)}. A fleet point's bottleneck and why-it-fails come from its "
+          "worst replica. docs/sweep.md has the details.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

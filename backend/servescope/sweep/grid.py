@@ -1,8 +1,9 @@
-"""A sweep's grid: engine-config keys (and `replicas`) mapped to the values to try, checked
-before anything runs (an unknown key or a value out of range names the key), expanded into
-points in row-major order (the last key varies fastest). Each point is the base config's
-settings with its grid values over them, resolved as vLLM 0.33 resolves them
-(core/resolve.py): an H100 point gets the H100's defaults whatever GPU the base named."""
+"""A sweep's grid: engine-config keys (a fleet's `replicas`, `router` and `router_config`
+among them) mapped to the values to try, checked before anything runs (an unknown key, a value
+out of range or a router setting its router does not take names the key), expanded into points
+in row-major order (the last key varies fastest). Each point is the base config's settings with
+its grid values over them, resolved as vLLM 0.33 resolves them (core/resolve.py): an H100
+point gets the H100's defaults whatever GPU the base named."""
 
 from __future__ import annotations
 
@@ -17,13 +18,15 @@ from typing import Any
 from servescope.core import cost_model
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.resolve import resolve_config
+from servescope.core.routers.make import make_router
 from servescope.traces._yaml import load_mapping
 from servescope.traces.errors import TraceFormatError, shown
 
 ENGINE_KEYS = ("gpu", "tensor_parallel_size", "quantization", "max_num_seqs",
                "max_num_batched_tokens", "gpu_memory_utilization", "block_size", "policy",
                "enable_prefix_caching", "async_scheduling")
-GRID_KEYS = (*ENGINE_KEYS, "replicas")
+FLEET_GRID_KEYS = ("replicas", "router", "router_config")  # of config.FLEET_KEYS, the sweepable
+GRID_KEYS = (*ENGINE_KEYS, *FLEET_GRID_KEYS)
 MAX_REPLICAS = 1024
 MAX_POINTS = 10_000
 # No sweepable setting has more useful values than this (the GPU catalog, powers of two of
@@ -43,8 +46,8 @@ class GridError(ValueError):
 @dataclass(frozen=True)
 class Point:
     """One config of the grid: `values` are the grid's own keys; `config` the engine config
-    one replica runs (the base's settings with the values over them, resolved; KV blocks not
-    yet derived)."""
+    each replica runs (the base's settings with the values over them, resolved; KV blocks not
+    yet derived), its `replicas` and `router` the fleet's."""
 
     index: int
     values: dict[str, Any]
@@ -79,13 +82,15 @@ def expand(base: Mapping[str, Any], grid: dict[str, Any]) -> list[Point]:
     points = []
     for index, combo in enumerate(itertools.product(*(grid[k] for k in keys))):
         values = dict(zip(keys, combo, strict=True))
-        engine = {k: v for k, v in values.items() if k != "replicas"}
         try:
-            config = resolve_config({**base, **engine}).config
+            config = resolve_config({**base, **values}).config
             cost_model.resolve(config)  # model, GPU and TP that the cost model knows
+            # the router takes its router_config (each router checks its own settings)
+            make_router(config.router, config.replicas, config.router_config, 0,
+                        config.block_size)
         except ConfigError as err:
             raise GridError(err.field, f"point {index} {values}: {err}") from err
-        points.append(Point(index, values, config, int(values.get("replicas", 1))))
+        points.append(Point(index, values, config, config.replicas))
     return points
 
 
@@ -100,6 +105,11 @@ def check_grid(base: Mapping[str, Any], grid: dict[str, Any]) -> None:
                                  "point with the cost model")
     if not grid:
         raise GridError("grid", "the grid is empty: map at least one key to its values")
+    if "replicas" in base:
+        _check_value(base, "replicas", base["replicas"])
+    if base.get("replica_configs") is not None:
+        raise GridError("replica_configs", "a sweep's replicas are alike (each point's config); "
+                                           "leave replica_configs out of the base config")
     check_size(grid)
     for key, values in grid.items():
         for value in values:
@@ -129,7 +139,7 @@ def _check_key(key: str) -> None:
     if key not in GRID_KEYS:
         raise GridError(str(key)[:80], f"unknown grid key; known: {', '.join(GRID_KEYS)}")
     fields = {f.name for f in dataclasses.fields(EngineConfig)}
-    if key != "replicas" and key not in fields:
+    if key not in fields:
         raise GridError(key, "this build's engine config has no such setting (the simulator "
                              "does not model it yet), so it cannot be swept")
 
@@ -139,7 +149,6 @@ def _check_value(base: Mapping[str, Any], key: str, value: Any) -> None:
         if not isinstance(value, int) or isinstance(value, bool) or \
                 not 1 <= value <= MAX_REPLICAS:
             raise GridError(key, f"must be an integer in [1, {MAX_REPLICAS}], got {shown(value)}")
-        return
     try:
         config = resolve_config({**base, key: value}).config
         if key == "gpu":

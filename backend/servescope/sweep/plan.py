@@ -12,8 +12,6 @@ from servescope.core.request import RequestSpec
 from servescope.sweep import cost, ray_runner, results, words
 from servescope.sweep.grid import Point, expand
 
-REPLICA_ROUTING = "round-robin"
-
 
 @dataclass(frozen=True)
 class Plan:
@@ -66,7 +64,7 @@ def summarize(plan: Plan, reports: list[dict[str, Any]], ray_info: dict[str, Any
             sources[gpu] = "--gpu-price"
     return {
         "base_config": dict(plan.base), "grid": plan.grid, "slos": plan.slos,
-        "num_requests": num_requests, "replica_routing": REPLICA_ROUTING,
+        "num_requests": num_requests,
         "gpu_prices": {"usd_per_gpu_hour": plan.prices, "date": table["date"],
                        "sources": sources},
         "cost_unit": results.cost_unit(reports),

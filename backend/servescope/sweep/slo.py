@@ -4,7 +4,7 @@ meets them, and its goodput: the requests per second that met every objective th
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 LATENCIES = ("ttft", "tpot", "itl", "e2el")
@@ -72,3 +72,14 @@ def request_goodput(rows: Iterable[Mapping[str, Any]], slos: Mapping[str, float]
     """Requests per second that finished within every SLO."""
     good = sum(1 for row in rows if good_request(row, slos))
     return good / max(duration_s, 1e-12)
+
+
+def worst_replica(summaries: Sequence[Mapping[str, Any]], slos: Mapping[str, float]) -> int:
+    """Of a fleet's replicas (each one's own summary), the one furthest over the SLOs: the
+    highest value / target on any SLO; with none, the highest p99 TTFT. Ties: the first."""
+    def badness(summary: Mapping[str, Any]) -> float:
+        if not slos:
+            return float(summary["p99_ttft_ms"])
+        return max(float(summary[metric]) / target for metric, target in slos.items())
+
+    return max(range(len(summaries)), key=lambda i: (badness(summaries[i]), -i))

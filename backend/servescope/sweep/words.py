@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from servescope.sweep.grid import FLEET_GRID_KEYS
 from servescope.sweep.results import Report, cost_of, cost_unit, ranked
 
-FLEET_KEYS = ("replicas", "router", "router_config")
 MAX_CONFIG_CHARS = 60  # a router_config shown in the answer beyond this is cut with "..."
 
 
@@ -21,7 +21,7 @@ def answer(points: Sequence[Report], slos: Mapping[str, float]) -> str:
     ran = ranked(points, unit)
     if not ran:
         return "No point ran: every config failed or does not fit."
-    name = fleet_label if any(k in p["point"] for p in ran for k in FLEET_KEYS) else label
+    name = fleet_label if any(k in p["point"] for p in ran for k in FLEET_GRID_KEYS) else label
     if not slos:
         return (f"No SLOs given: every config that ran meets them; the cheapest is "
                 f"{name(ran[0])} at {_money(ran[0], unit)}.")
@@ -71,7 +71,7 @@ def fleet_label(point: Report) -> str:
 
 
 def _others(point: Report) -> str:
-    return ", ".join(f"{k}={v}" for k, v in point["point"].items() if k not in FLEET_KEYS)
+    return ", ".join(f"{k}={v}" for k, v in point["point"].items() if k not in FLEET_GRID_KEYS)
 
 
 def _verb(point: Report) -> str:
@@ -115,9 +115,18 @@ def _money(point: Report, unit: str) -> str:
 
 
 def _misses(point: Report) -> str:
-    """Each SLO missed and the evidence for why: '; '-joined."""
+    """Each SLO missed and the evidence for why: '; '-joined. A fleet's evidence is its
+    worst replica's run (sweep/point.py), which is said."""
+    n = int(point.get("replicas", 1))
     return "; ".join(
-        f"{w['metric']} {w['value']:.1f} ms > {w['target']:.1f} ms, because of "
-        f"{w['kind']} ({w['title']}): {w['headline']}" if w["kind"] else
-        f"{w['metric']} {w['value']:.1f} ms > {w['target']:.1f} ms, which no verdict of the "
-        "diagnosis explains" for w in point["why_fails"])
+        f"{w['metric']} {w['value']:.1f} ms > {w['target']:.1f} ms, " + (
+            f"because of {w['kind']} ({w['title']}{_on(w, n)}): {w['headline']}"
+            if w["kind"] else f"which no verdict of the diagnosis{_on(w, n)} explains")
+        for w in point["why_fails"])
+
+
+def _on(why: Report, replicas: int) -> str:
+    """' on replica 2, the worst of 4' when the evidence is one replica's of several."""
+    if replicas == 1 or why.get("replica") is None:
+        return ""
+    return f" on replica {why['replica']}, the worst of {replicas}"

@@ -76,14 +76,22 @@ def test_a_sweep_runs_in_the_background_and_reports_its_points(server: Server) -
                for p in view["points"])
     assert view["pareto"] and view["answer"] and view["ray"]["address"] == "in-process"
     assert view["workload"] == {"preset": "demo"}
-    again = _call(server, "POST", "/api/sweeps", {**BODY, "grid": {"max_num_seqs": [8]}})[1]
-    assert wait_done(server, again["sweep_id"])["status"] == "done"  # Ray stayed up between
+    fleet = {"replicas": [2], "router": ["least-requests"]}  # a point is a fleet run too
+    again = _call(server, "POST", "/api/sweeps", {**BODY, "grid": fleet})[1]
+    view = wait_done(server, again["sweep_id"])  # Ray stayed up between
+    assert view["status"] == "done", view["error"]
+    summary = view["points"][0]["summary"]
+    assert summary["router"]["name"] == "least-requests" and len(summary["replicas"]) == 2
+    assert view["answer"].startswith("2 replicas with least-requests routing")
 
 
 @pytest.mark.parametrize(("change", "field"), [
     ({"grid": {"max_num_seqs": [4], "turbo": [True]}}, "turbo"),
     ({"grid": {"max_num_batched_tokens": [0]}}, "max_num_batched_tokens"),
     ({"slos": {"p95_ttft_ms": 100}}, "p95_ttft_ms"),
+    ({"grid": {"router": ["round-robin", "nearest"]}}, "router"),
+    ({"grid": {"router": ["llm-d"], "router_config": [{"scorers": {"nope": 1}}]}},
+     "router_config.scorers"),
     ({"config": {"gpu": "H100"}}, "model"),
     ({"workload": {"preset": "no-such-preset"}}, "preset"),
     ({"workload": {"trace": "0123456789abcdef"}}, "trace"),
