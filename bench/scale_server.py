@@ -11,8 +11,10 @@ bench/render.py --blocks 28027.
 With --watch-s S (a run too long to wait for, e.g. 1,000,000 requests) it skips the seek and
 reports how far the simulation got in S seconds, its CPU time per record and the RSS.
 The session runs the page's default config (async scheduling on; --sync for off).
+--seek-only stops after the seek, with the CPU seconds the server and its processes (the scout)
+had spent by then.
 Usage: python bench/scale_server.py [--requests 200000] [--trace FILE] [--no-heavy]
-       [--watch-s S] [--json F] [--sync]"""
+       [--watch-s S] [--seek-only] [--json F] [--sync]"""
 
 from __future__ import annotations
 
@@ -86,6 +88,13 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def alive_cpu_s(pid: int) -> float:
+    try:
+        return cpu_s(pid)
+    except (OSError, IndexError):  # it has ended meanwhile
+        return 0.0
+
+
 def session_timings(server: Server, upload: dict[str, str], last_arrival: float | None,
                     t_upload: float, config: dict) -> dict[str, float]:
     """Upload to init and to the first frame, the request list's pages, then (unless
@@ -123,6 +132,9 @@ def session_timings(server: Server, upload: dict[str, str], last_arrival: float 
             if msg["type"] == "status" and msg["iters"][0] > 0:
                 assert started is not None
                 out["session_start_to_seek_at_end_s"] = time.perf_counter() - started
+                pid = server.proc.pid  # CPU so far: the server's, and its processes' (the scout)
+                out["server_cpu_s_at_seek"] = cpu_s(pid)
+                out["processes_cpu_s_at_seek"] = sum(map(alive_cpu_s, descendants(pid)))
                 return out
 
 
@@ -182,6 +194,8 @@ def main() -> None:
                     help="no seek at the end: watch the simulation this long, then stop")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--sync", action="store_true", help="async scheduling off")
+    ap.add_argument("--seek-only", action="store_true",
+                    help="stop after the seek at the last arrival (no run to the end)")
     args = ap.parse_args()
     config = {**SESSION_CONFIG, "async_scheduling": not args.sync}
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} "
@@ -195,7 +209,7 @@ def main() -> None:
                         SERVESCOPE_MAX_REQUESTS_PER_SESSION=str(max(args.requests, 1_000_000)))
         try:
             figures = run(server, path, last, not args.no_heavy and not args.watch_s,
-                          args.watch_s, config)
+                          args.watch_s, config, args.seek_only and not args.watch_s)
         finally:
             server.stop()
     figures["load_average_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -206,7 +220,7 @@ def main() -> None:
 
 
 def run(server: Server, path: Path, last: float, with_heavy: bool,
-        watch_s: float, config: dict) -> dict[str, object]:
+        watch_s: float, config: dict, seek_only: bool = False) -> dict[str, object]:
     pid = server.proc.pid
     base = healthz_ms(server.url, 200) if with_heavy else []
     stop, rss, child_rss = threading.Event(), [rss_kib(pid)[0]], [0]
@@ -226,6 +240,10 @@ def run(server: Server, path: Path, last: float, with_heavy: bool,
     sid = str(timings.pop("session_id"))
     if watch_s:  # a run too long to wait for: how far it got, at what cost
         time.sleep(watch_s)
+    if seek_only:
+        stop.set()
+        sampler.join()
+        return {"requests": r.json()["num_requests"], "upload_s": upload_s, **timings}
     while not watch_s and not all(e["done"] for e in
                                   server.get(f"/api/sessions/{sid}")["simulated"]):
         time.sleep(0.5)

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.tracks import run_to_end
 
 from servescope.api.leaps.leaping import Leaping
-from servescope.api.leaps.scout import Job
+from servescope.api.leaps.scout import SCOUT_NICE, Job
 from servescope.api.records.track_source import engine_source
 from servescope.api.reports.runs import scout_state
 from servescope.api.sessions.track import Track
@@ -145,4 +148,40 @@ def test_a_scout_that_fails_says_why_and_seeks_wait_for_the_track(tmp_path: Path
     state = scout_state(t)
     assert state is not None and "gone" in state["error"] and state["leap"] is None
     assert t.error is None and t.has(at_time(1e9))  # the track itself ran to its end
+    t.close()
+
+
+def thread_nices(pid: int) -> dict[int, int]:
+    """Each thread of a process and its nice value (/proc/PID/task/TID/stat, field 19)."""
+    nices = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # it has ended meanwhile
+        nices[int(task.name)] = int(fields[16])
+    return nices
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own nice value is Linux's")
+def test_the_scout_runs_ahead_at_scout_nice_and_keeps_its_main_thread_for_leaps(
+        tmp_path: Path) -> None:
+    gate = threading.Event()
+    t = track(tmp_path / "t.sqlite3", gate)
+    assert t.leaping is not None
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+
+    async def main() -> dict[int, int]:
+        progressed = asyncio.Event()
+        t.on_progress = progressed.set
+        t.start()
+        while t.leaping.reach < 0:  # the scout has run ahead
+            progressed.clear()
+            await progressed.wait()
+        return thread_nices(t.leaping.scout.proc.pid)
+    nices = asyncio.run(asyncio.wait_for(main(), 300))  # (a bound against a hang only)
+    pid = t.leaping.scout.proc.pid
+    assert nices[pid] == base  # the main thread: leaps, at the process's priority
+    assert sorted(nices.values()).count(min(base + SCOUT_NICE, 19)) == 1  # the run ahead
+    gate.set()
     t.close()

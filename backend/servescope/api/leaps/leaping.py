@@ -1,16 +1,24 @@
 """A track's leaps, on the event loop's side: the scout process (api/leaps/scout.py) it asks for
 them, how far the scout has run ahead, and the stretch of records the current leap has stored past
 the track's head. A track keeps its own records from 0 to its head; a leap's run from `first`
-(its keyframe after first - 1) to `last`; once the head reaches first - 1 the two join."""
+(its keyframe after first - 1) to `last`; once the head reaches first - 1 the two join. While a
+seek waits on the scout, the track's own simulation is held (`hold`): on a machine short of CPUs
+it only slows the scout a viewer is waiting for."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from servescope.api.leaps.scout import LEAP_AHEAD, Job, Message, Scout
 from servescope.api.wire.position import Clock, Position, at_iter
 from servescope.core.request import RequestSpec
+
+# The longest a track holds its own simulation for one seek (a seek's wait ends sooner, at the
+# server's default job_timeout_s of 120 s: api/settings.py)
+MAX_HOLD_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,10 @@ class Leaping:
         self.range: LeapRange | None = None
         self.error: str | None = None  # why the scout failed
         self.ended = False  # its process has stopped
+        self.waited: Position | None = None  # a seek's target the scout has not answered yet
+        self.hold_until = 0.0  # (monotonic) when the track stops holding for it
+        self.idle = threading.Event()  # set: no seek waits on the scout
+        self.idle.set()
 
     def start(self, on_message: Callable[[Message], None]) -> None:
         """(On the track's thread, once its first records are out: see Scout.)"""
@@ -45,6 +57,7 @@ class Leaping:
     def stop(self) -> None:
         if self.scout is not None:
             self.scout.stop()
+        self._release()
 
     def hear(self, msg: Message, head: int) -> None:
         """A message of the scout's (on the loop)."""
@@ -58,6 +71,9 @@ class Leaping:
         elif kind == "ended":
             self.ended = True
         self.passed(head)
+        waited = self.waited
+        if waited is not None and (self.ended or self.error is not None or self.has(waited)):
+            self._release()
 
     def passed(self, head: int) -> None:
         """The track's own records are stored up to `head`: a leap they reach is let go."""
@@ -65,8 +81,25 @@ class Leaping:
             self.range = None
 
     def ask(self, target: Position) -> None:
-        if self.scout is not None and not self.ended:
-            self.scout.ask(target)
+        """A leap to `target`; until it holds the record there, the track's own simulation
+        is held (at most MAX_HOLD_S for one target)."""
+        if self.scout is None or self.ended or self.error is not None:
+            return
+        self.scout.ask(target)
+        if self.has(target):
+            self._release()
+        elif self.waited != target:
+            self.waited, self.hold_until = target, time.monotonic() + MAX_HOLD_S
+            self.idle.clear()
+
+    def hold(self) -> None:
+        """(On the track's thread, between its records) wait while a seek waits on the scout."""
+        if not self.idle.is_set():
+            self.idle.wait(max(0.0, self.hold_until - time.monotonic()))
+
+    def _release(self) -> None:
+        self.waited = None
+        self.idle.set()
 
     def follow(self, pos: int) -> None:
         """Keep the leap that holds `pos` (a viewer playing in it) LEAP_AHEAD records ahead."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import os
+import sys
 import threading
 import time
 from array import array
@@ -39,7 +40,7 @@ MAX_CHECKPOINT_BYTES = 512 * 1024 * 1024  # past this, every other checkpoint is
 LEAP_AHEAD = 20_000  # records a leap writes past the one asked for, before it waits
 REPORT_S = 0.1
 SCOUT_BATCH = 32  # about 2.5 ms of the scout's engine at a time
-SCOUT_NICE = 5  # the event loop's process comes first when the CPUs are short
+SCOUT_NICE = 5  # running ahead: the event loop's process comes first when the CPUs are short
 
 
 @dataclass
@@ -77,27 +78,58 @@ class Scouting:
         self.first, self.goal = -1, -1
         self.first_row: tuple[float, int] | None = None
         self.last_row: Row | None = None
+        self.turn = threading.Condition()  # one of the two threads at a time (see run)
+        self.failure: BaseException | None = None  # the run-ahead thread's, raised by run
 
     def run(self) -> None:
-        while True:
-            self._receive(block=self.engine.done and self.leap_idle and self.wanted is None)
-            if self.wanted is not None and self._resolve(self.wanted):
-                self.wanted = None
-            if not self.leap_idle:
-                assert self.leap is not None
-                if not write_next(*self.leap):
-                    self.goal = -1  # the leap reached the run's end
-                    self._report_leap(True)
-            elif not self.engine.done:
-                self._advance()
+        """Leaps on this thread, at the process's own priority (a viewer waits for them: a seek
+        is interactive work); running ahead on a thread of its own at SCOUT_NICE while nobody
+        waits, so that the event loop's process comes first when the CPUs are short."""
+        ahead = threading.Thread(target=self._run_ahead, daemon=True, name="scout-ahead")
+        ahead.start()
+        while self.failure is None:
+            if self.conn.poll(0 if self.urgent else REPORT_S):
+                self._receive()
+            if self.urgent:  # (the run-ahead thread gives way at its next batch)
+                with self.turn:
+                    self._leap_turn()
+                    if not self.urgent:
+                        self.turn.notify()  # the run ahead goes on
+        raise self.failure
+
+    def _run_ahead(self) -> None:
+        if sys.platform == "linux":  # a thread's own nice value (Linux: per thread)
+            os.nice(SCOUT_NICE)
+        try:
+            while True:
+                with self.turn:  # released between batches: a leap asked for takes over
+                    self.turn.wait_for(lambda: not self.urgent and not self.engine.done)
+                    self._advance()
+        except BaseException as err:  # noqa: BLE001 - the main thread raises it
+            self.failure = err
+
+    @property
+    def urgent(self) -> bool:
+        """Whether a viewer waits on this scout: a leap asked for, or one being written."""
+        return self.wanted is not None or not self.leap_idle
+
+    def _leap_turn(self) -> None:
+        if self.wanted is not None and self._resolve(self.wanted):
+            self.wanted = None
+        if not self.leap_idle:
+            assert self.leap is not None
+            if not write_next(*self.leap):
+                self.goal = -1  # the leap reached the run's end
+                self._report_leap(True)
+        elif self.wanted is not None and not self.engine.done:
+            self._advance()  # short of the target: run ahead here, at the viewer's priority
 
     @property
     def leap_idle(self) -> bool:
         return self.leap is None or self.leap[0].iter > self.goal
 
-    def _receive(self, block: bool) -> None:
-        while block or self.conn.poll():
-            block = False
+    def _receive(self) -> None:
+        while self.conn.poll():
             msg = self.conn.recv()
             if msg[0] == "leap":
                 self.wanted = msg[1]
@@ -171,7 +203,8 @@ class Scouting:
 
 def main(inbox: Connection, outbox: Connection, job: Job) -> None:
     """The scout process: run ahead until told to stop (its pipes close, or it is killed)."""
-    os.nice(SCOUT_NICE)
+    if sys.platform != "linux":  # the whole process (see Scouting.run)
+        os.nice(SCOUT_NICE)
     try:
         Scouting(job, Link(inbox, outbox)).run()
     except (EOFError, OSError):

@@ -105,6 +105,8 @@ class Track:
     def _simulate(self) -> None:
         n = 0
         while not self._closed:
+            if self.leaping is not None:
+                self.leaping.hold()  # a seek waits on the scout: leave it the CPU
             try:
                 item = self.source()
                 if item is not None and n >= self.max_records:
