@@ -26,6 +26,7 @@ from servescope.core.config import SCRAPE_INTERVAL_MS, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.fleet_summary import fleet_summary
 from servescope.core.kv_feed import CacheFeed
+from servescope.core.planned_stretch import PlannedStretch, run_until
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import ReplicaState, Router
@@ -80,6 +81,8 @@ class Fleet:
         self.states: list[ReplicaState] = []
         self.scraped_at: float | None = None
         self.feed = CacheFeed(len(self.engines)) if router.wants_kv_events else None
+        # each replica's quiet stretch planned past the last scrape, not yet applied
+        self.ahead: list[PlannedStretch | None] = [None] * len(self.engines)
 
     @property
     def done_requests(self) -> list[Any]:
@@ -117,19 +120,35 @@ class Fleet:
             if self.records:
                 streams.append([(r.time_s, replica, r.iter, r) for r in engine.run()])
             else:
-                while engine.advance_unrecorded():
-                    pass
+                self.run_unrecorded(replica, at)
         for _, replica, _, record in heapq.merge(*streams):
             yield replica, record
         if at is not None:
             self.scraped_at = at
             self.observe(at)
 
+    def run_unrecorded(self, replica: int, at: float | None) -> None:
+        """One replica's steps that start before `at` (None: to its end), a quiet stretch
+        that reaches past `at` kept planned (core/planned_stretch.py)."""
+        engine, ahead = self.engines[replica], self.ahead[replica]
+        if ahead is not None:
+            if at is not None and not ahead.ends_before(at):
+                return  # still inside the stretch: observe reads the replica off its plan
+            ahead.apply_before(None)
+            self.ahead[replica] = None
+        if at is not None:
+            self.ahead[replica] = run_until(engine, at, self.feed is not None)
+            return
+        while engine.advance_unrecorded():
+            pass
+
     def observe(self, at: float) -> None:
         """Scrape every replica and tell the router which requests finished."""
         states = []
         for replica, engine in enumerate(self.engines):
-            state = scrape(engine, replica, engine.time_s if engine.step_clock else at)
+            ahead = self.ahead[replica]
+            state = (ahead.state(replica, at) if ahead is not None
+                     else scrape(engine, replica, engine.time_s if engine.step_clock else at))
             states.append(state)
             self.kv_usage_peak[replica] = max(self.kv_usage_peak[replica] or 0.0, state.kv_usage)
             done = engine.done_requests
@@ -144,7 +163,11 @@ class Fleet:
     def route(self, spec: RequestSpec) -> RoutedArrival:
         now_s = spec.arrival_s if spec.arrival_s is not None else float(spec.arrival_step or 0)
         decision = self.router.pick(spec, self.states, now_s)
-        self.engines[decision.replica].add_request(spec)
+        engine, ahead = self.engines[decision.replica], self.ahead[decision.replica]
+        if ahead is not None:  # the steps that start before it arrives, then no further
+            ahead.apply_before(self.key(spec))
+            self.ahead[decision.replica] = None
+        engine.add_request(spec)
         self.router.sent(spec, decision.replica, now_s)
         self.replica_of[spec.id] = decision.replica
         routed = RoutedArrival(spec.id, now_s, decision.replica, decision.scores, decision.reason)
