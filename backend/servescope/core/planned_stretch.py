@@ -29,8 +29,8 @@ class PlannedStretch:
     """The stretch's steps priced so far: step_ms[i] starts at clock[i] and ends at
     clock[i + 1]; `complete` once its last step is priced."""
 
-    __slots__ = ("chunk", "clock", "complete", "due_s", "engine", "max_steps", "start",
-                 "step_ms")
+    __slots__ = ("chunk", "clock", "complete", "due_s", "engine", "later", "max_steps",
+                 "start", "step_ms")
 
     def __init__(self, engine: Engine, max_steps: int, due_s: float | None) -> None:
         running = engine.scheduler.running
@@ -42,6 +42,7 @@ class PlannedStretch:
         self.clock = np.array([engine.clock.time_s])
         self.complete = False
         self.chunk = fast_forward.FIRST_CHUNK_STEPS
+        self.later: list[int] | None = None  # for blocks_taken
 
     def price_to(self, at_s: float) -> None:
         """Price steps until the next unpriced one would start at or after `at_s`."""
@@ -65,11 +66,15 @@ class PlannedStretch:
         return int(self.clock[:len(self.step_ms)].searchsorted(at_s, "left"))
 
     def blocks_taken(self, num_steps: int) -> int:
-        """The free blocks its first `num_steps` steps take."""
-        if num_steps <= 0:
-            return 0
-        start, bs = self.start, self.engine.config.block_size
-        return int(((start + num_steps - 1) // bs - (start - 1) // bs).sum())
+        """The free blocks its first `num_steps` steps take: a row at p takes
+        ((p - 1) % bs + k) // bs in k steps, so all rows take len * (k // bs) plus one each
+        for the rows whose (p - 1) % bs >= bs - k % bs."""
+        bs = self.engine.config.block_size
+        if self.later is None:  # rows whose (p - 1) % bs is at least r, for each r
+            per_residue = np.bincount((self.start - 1) % bs, minlength=bs)
+            self.later = per_residue[::-1].cumsum()[::-1].tolist() + [0]
+        whole, part = divmod(max(num_steps, 0), bs)
+        return len(self.start) * whole + (self.later[bs - part] if part else 0)
 
     def ends_before(self, at_s: float) -> bool:
         """Whether every step of the stretch starts before `at_s`."""
