@@ -13,6 +13,14 @@ fast-forward and the counting KV manager work per replica between scrapes. Workl
 step clock (arrival_step) are routed at each arrival's step, unstale. A router that reads
 neither states nor finishes (round-robin, random, session) stops no replica when no records are
 wanted: every request is routed, then each replica runs to its end, as a separate engine.
+Without records a replica's quiet stretch also runs past scrapes (core/planned_stretch.py):
+a scrape reads the replica off its plan, and only a request routed to it cuts the stretch.
+
+A router that wants KV events (prefix-precise, llm-d's precise scorer) subscribes to each
+replica's block pool (core/block_pool.py kv_event_queue, vLLM's BlockStored / BlockRemoved
+with the shared hashes); the events of the steps before a scrape reach it at that scrape, a
+block stored and evicted in between as both (the router may delay them further:
+core/routers/llm_d.py kv_event_delay_ms).
 """
 
 from __future__ import annotations
@@ -25,7 +33,6 @@ from typing import Any
 from servescope.core.config import SCRAPE_INTERVAL_MS, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.fleet_summary import fleet_summary
-from servescope.core.kv_feed import CacheFeed
 from servescope.core.planned_stretch import PlannedStretch, run_until
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
@@ -80,7 +87,9 @@ class Fleet:
         self.kv_usage_peak: list[float | None] = [None] * len(self.engines)  # as scraped
         self.states: list[ReplicaState] = []
         self.scraped_at: float | None = None
-        self.feed = CacheFeed(len(self.engines)) if router.wants_kv_events else None
+        self.kv_events = router.wants_kv_events  # each replica's pool queues its KV events
+        for engine in self.engines if self.kv_events else ():
+            engine.kv.pool.kv_event_queue = []
         # each replica's quiet stretch planned past the last scrape, not yet applied
         self.ahead: list[PlannedStretch | None] = [None] * len(self.engines)
 
@@ -137,7 +146,7 @@ class Fleet:
             ahead.apply_before(None)
             self.ahead[replica] = None
         if at is not None:
-            self.ahead[replica] = run_until(engine, at, self.feed is not None)
+            self.ahead[replica] = run_until(engine, at, self.kv_events)
             return
         while engine.advance_unrecorded():
             pass
@@ -155,7 +164,7 @@ class Fleet:
             for request in done[self.num_reported[replica]:]:
                 self.router.finished(request.id, replica, request.finish_time or 0.0)
             self.num_reported[replica] = len(done)
-            events = [] if self.feed is None else self.feed.changes(replica, engine.kv.pool)
+            events = engine.kv.pool.take_kv_events() if self.kv_events else []
             if events:
                 self.router.kv_events(replica, events, at)
         self.states = states
