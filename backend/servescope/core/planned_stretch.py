@@ -106,6 +106,10 @@ def run_until(engine: Engine, at_s: float, evictions_heard: bool) -> PlannedStre
     set); a quiet stretch that goes on past `at_s` comes back planned, unapplied, unless it
     could evict cached blocks and `evictions_heard` (a KV-event subscriber hears of them at
     the scrape after they happen): then it is applied up to the gate."""
+    arrivals = engine.arrivals
+    if (engine.batch_queue is None and not engine.scheduler.has_unfinished
+            and arrivals.pending[0] is arrivals.gate):
+        return None  # idle, nothing due before the gate: it would only pause there
     while True:
         bound = (fast_forward.stretch_bound(engine, past_gate=True)
                  if fast_forward.quiet(engine) and not engine.clock.step_clock else None)
