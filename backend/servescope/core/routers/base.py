@@ -47,7 +47,7 @@ class Router:
     # False: the rule reads neither replica states nor finishes, so a fleet without records
     # need not stop its replicas at scrapes (core/fleet.py)
     reads_replicas = True
-    wants_kv_events = False  # whether the fleet feeds it each replica's KV events (kv_feed.py)
+    wants_kv_events = False  # whether the fleet feeds it each replica's KV events (fleet.py)
 
     def __init__(self, num_replicas: int, config: dict[str, Any], seed: int,
                  block_size: int) -> None:
