@@ -13,6 +13,9 @@ can look them up, and only when it is admitted again after a preemption. With `d
 (the engine sets it when request ids are unique) they enter the cache map when their request
 is preempted instead of when they are computed: a trace without shared prefixes then keeps the
 map empty. Lookups and eviction events are the same either way (tests/core/test_block_pool.py).
+
+The events wait as PendingEvents: a plain list of block ids stands for a 'removed' event
+each, made into BlockEvents (block_events) only if a record is built (a run ahead builds none).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from servescope.core.records import BlockEvent
 
 NULL_BLOCK = 0
 BlockHash = int  # see prefix.BlockHasher
+PendingEvent = BlockEvent | list[int]  # a list: a 'removed' event per block, in order
 
 
 # The largest pool the core builds, whoever asks (the server caps pools lower, max_gpu_blocks):
@@ -50,7 +54,7 @@ class BlockPool:
         self._num_multi = 0  # hashes with two copies or more
         self.defer_own = False
         self._num_own = 0  # deferred own-block hashes in the map
-        self.events: list[BlockEvent] = []
+        self.events: list[PendingEvent] = []
         self.record_events = True  # False while nobody reads the records (Engine.run_to_end)
         self.freed: list[int] = []
 
@@ -76,8 +80,7 @@ class BlockPool:
         if evicted is not None:
             evicted += gone
         elif self.record_events:
-            new = tuple.__new__  # BlockEvent's own __new__ costs a Python call per block
-            self.events += [new(BlockEvent, ("removed", (block,), None)) for block in gone]
+            self.events.append(gone)
         return blocks
 
     def _evict(self, blocks: list[int]) -> None:
@@ -192,7 +195,21 @@ class BlockPool:
             return []
         return [copies] if isinstance(copies, int) else list(copies)
 
-    def drain(self) -> tuple[list[BlockEvent], list[int]]:
+    def drain(self) -> tuple[list[PendingEvent], list[int]]:
         events, freed = self.events, self.freed
         self.events, self.freed = [], []
         return events, freed
+
+
+def block_events(pending: list[PendingEvent]) -> tuple[BlockEvent, ...]:
+    """The events a record carries, each block of a pending 'removed' list its own event."""
+    if all(isinstance(event, BlockEvent) for event in pending):
+        return tuple(cast(list[BlockEvent], pending))
+    new = tuple.__new__  # BlockEvent's own __new__ costs a Python call per block
+    events: list[BlockEvent] = []
+    for event in pending:
+        if isinstance(event, BlockEvent):
+            events.append(event)
+        else:
+            events += [new(BlockEvent, ("removed", (block,), None)) for block in event]
+    return tuple(events)
