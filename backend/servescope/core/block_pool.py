@@ -21,6 +21,9 @@ is a list, each block given a hash adds ("stored", hashes) and each cached block
 one request's private tokens, which no other prompt holds (core/prefix.py), so no router can
 match them. (Hence a counting manager, core/kv_counting.py, owes a subscriber nothing: it runs
 only while every hash is a request's own.)
+
+The events wait as PendingEvents: a plain list of block ids stands for a 'removed' event
+each, made into BlockEvents (block_events) only if a record is built (a run ahead builds none).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from servescope.core.records import BlockEvent
 NULL_BLOCK = 0
 BlockHash = int  # see prefix.BlockHasher
 KVEvent = tuple[str, tuple[BlockHash, ...]]  # ("stored" | "removed", block hashes)
+PendingEvent = BlockEvent | list[int]  # a list: a 'removed' event per block, in order
 
 
 # The largest pool the core builds, whoever asks (the server caps pools lower, max_gpu_blocks):
@@ -59,7 +63,7 @@ class BlockPool:
         self._num_multi = 0  # hashes with two copies or more
         self.defer_own = False
         self._num_own = 0  # deferred own-block hashes in the map
-        self.events: list[BlockEvent] = []
+        self.events: list[PendingEvent] = []
         self.record_events = True  # False while nobody reads the records (Engine.run_to_end)
         self.freed: list[int] = []
         self.kv_event_queue: list[KVEvent] | None = None  # a list while subscribed (above)
@@ -86,8 +90,7 @@ class BlockPool:
         if evicted is not None:
             evicted += gone
         elif self.record_events:
-            new = tuple.__new__  # BlockEvent's own __new__ costs a Python call per block
-            self.events += [new(BlockEvent, ("removed", (block,), None)) for block in gone]
+            self.events.append(gone)
         return blocks
 
     def _evict(self, blocks: list[int]) -> None:
@@ -219,7 +222,21 @@ class BlockPool:
             self.kv_event_queue = []
         return events
 
-    def drain(self) -> tuple[list[BlockEvent], list[int]]:
+    def drain(self) -> tuple[list[PendingEvent], list[int]]:
         events, freed = self.events, self.freed
         self.events, self.freed = [], []
         return events, freed
+
+
+def block_events(pending: list[PendingEvent]) -> tuple[BlockEvent, ...]:
+    """The events a record carries, each block of a pending 'removed' list its own event."""
+    if all(isinstance(event, BlockEvent) for event in pending):
+        return tuple(cast(list[BlockEvent], pending))
+    new = tuple.__new__  # BlockEvent's own __new__ costs a Python call per block
+    events: list[BlockEvent] = []
+    for event in pending:
+        if isinstance(event, BlockEvent):
+            events.append(event)
+        else:
+            events += [new(BlockEvent, ("removed", (block,), None)) for block in event]
+    return tuple(events)
