@@ -39,7 +39,11 @@ def form_value(page, name):
 
 def test_every_preset_runs_its_own_config_and_the_form_shows_it(page, server_url):
     errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    # a report the page asked of a run the next preset has replaced is refused 409
+    # (api/reports/runs.py), which the browser logs; on a busy machine the page may still ask
+    replaced = "the server responded with a status of 409 (Conflict)"
+    page.on("console", lambda m: errors.append(m.text)
+            if m.type == "error" and replaced not in m.text else None)
     page.goto(server_url + "/")
     wait_ready(page)
     files = preset_files()
