@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from support.server import receive, receive_until, validate
 
 
