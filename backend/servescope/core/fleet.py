@@ -55,6 +55,14 @@ class RoutedArrival:
 FleetEvent = RoutedArrival
 
 
+def hold(engine: Engine, at: float | None) -> None:
+    """The engine's gate at `at` (None: none, it runs to its end)."""
+    if at is None:
+        engine.arrivals.drop_gate()
+    else:
+        engine.arrivals.hold_at(at)
+
+
 def scrape(engine: Engine, replica: int, at_s: float) -> ReplicaState:
     """What vLLM's /metrics says of one replica now: its queues and KV cache usage."""
     kv, scheduler = engine.kv, engine.scheduler
@@ -120,18 +128,16 @@ class Fleet:
 
     def catch_up(self, at: float | None) -> Iterator[tuple[int, StepRecord]]:
         """Every replica run to the gate at `at` (None: to its end), then scraped."""
-        streams = []
-        for replica, engine in enumerate(self.engines):
-            if at is None:
-                engine.arrivals.drop_gate()
-            else:
-                engine.arrivals.hold_at(at)
-            if self.records:
+        if self.records:
+            streams = []
+            for replica, engine in enumerate(self.engines):
+                hold(engine, at)
                 streams.append([(r.time_s, replica, r.iter, r) for r in engine.run()])
-            else:
+            for _, replica, _, record in heapq.merge(*streams):
+                yield replica, record
+        else:
+            for replica in range(len(self.engines)):
                 self.run_unrecorded(replica, at)
-        for _, replica, _, record in heapq.merge(*streams):
-            yield replica, record
         if at is not None:
             self.scraped_at = at
             self.observe(at)
@@ -148,6 +154,7 @@ class Fleet:
         if at is not None:
             self.ahead[replica] = run_until(engine, at, self.kv_events)
             return
+        engine.arrivals.drop_gate()
         while engine.advance_unrecorded():
             pass
 
