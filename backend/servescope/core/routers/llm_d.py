@@ -107,6 +107,10 @@ class LlmDRouter(Router):
             return ()
         return prompt_block_hashes(request, self.block_size, hasher=self.hasher)
 
+    def prompt_hashes(self, request_id: str) -> tuple[int, ...] | None:
+        rid, hashes = self.last
+        return hashes if rid == request_id and self.uses_prefix else None
+
     def finished(self, request_id: str, replica: int, now_s: float) -> None:
         self.in_flight[replica] = max(0, self.in_flight[replica] - 1)
 
