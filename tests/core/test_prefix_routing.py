@@ -64,9 +64,13 @@ def test_prefix_aware_routing_beats_round_robin_only_when_prefixes_are_shared(
 def test_a_replica_takes_the_routers_prompt_hashes_only_when_it_hashes_alike() -> None:
     """llm-d hashes each prompt to pick; a replica of its block size takes those hashes (none
     left over) and one of another block size hashes its own, and either finds the prefix hits
-    its share finds on an engine alone."""
+    its share finds on an engine alone. Some prompts are a shared prefix whole, a whole
+    number of blocks: a hit never covers their last block (vLLM caps it at num_tokens - 1)."""
     other = dataclasses.replace(CONFIG, block_size=32, num_gpu_blocks=350)
-    specs = SHARED[:240]
+    bare = [dataclasses.replace(s, id=f"bare-{s.id}", prompt_len=s.prefix[0][1],
+                                prefix=s.prefix[:1]) for s in SHARED[:240:8]]
+    assert all(s.prompt_len % 32 == 0 for s in bare)
+    specs = SHARED[:240] + bare
     fleet = Fleet([CONFIG, other], specs, make_router("llm-d", 2, {}, 0, 16), records=False)
     assert fleet.takes_hashes == [True, False]
     fleet.run_to_end()

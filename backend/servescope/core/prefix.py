@@ -65,8 +65,8 @@ class BlockHasher:
         hashes = request.block_hashes
         if len(hashes) >= num_blocks:
             return hashes
-        if not hashes and self.given:
-            hashes.extend(self.given.pop(request.id, ()))
+        if not hashes and self.given:  # no more than asked for: a hit stops at num_blocks
+            hashes.extend(self.given.pop(request.id, ())[:num_blocks])
             if len(hashes) >= num_blocks:
                 return hashes
         if not request.spec.prefix:  # no shared segment: every block is the request's own
