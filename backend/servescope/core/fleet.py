@@ -159,8 +159,11 @@ class Fleet:
         engine, ahead = self.engines[replica], self.ahead[replica]
         if ahead is not None:
             if at is not None and not ahead.ends_before(at):
-                return  # still inside the stretch: observe reads the replica off its plan
-            ahead.apply_before(None)
+                if not (self.kv_events and ahead.evicts_before(at)):
+                    return  # still inside the stretch: observe reads the replica off its plan
+                ahead.apply_before(at)  # evicting by now: the router hears of it at `at`
+            else:
+                ahead.apply_before(None)
             self.ahead[replica] = None
         if at is not None:
             self.ahead[replica] = run_until(engine, at, self.kv_events)

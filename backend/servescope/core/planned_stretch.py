@@ -10,9 +10,11 @@ at every step s with (p + s) % block_size == 0: core/kv_cache_manager.py decode_
 and its only finishes come with its last step. So applying its first k steps late leaves the
 replica as stopping at each scrape would have (a gate cuts a stretch into exactly those steps;
 times accumulate step by step either way). One thing the plan does not say is which cached
-blocks its new blocks evict: for a router fed KV events a stretch is planned ahead only when
-its blocks come from the free blocks without a hash (its own 'stored' hashes are its requests'
-own, which core/block_pool.py's kv_event_queue leaves out).
+blocks its new blocks evict: for a router fed KV events a stretch is read off its plan only at
+scrapes before its steps take more than the free blocks without a hash (its own 'stored'
+hashes are its requests' own, which core/block_pool.py's kv_event_queue leaves out); at the
+first scrape after that it is applied up to the scrape, so its evictions reach the router
+there, as when the replica stops at every scrape.
 """
 
 from __future__ import annotations
@@ -88,6 +90,13 @@ class PlannedStretch:
         self.price_to(at_s)
         return self.complete and self.steps_before(at_s) == len(self.step_ms)
 
+    def evicts_before(self, at_s: float) -> bool:
+        """Whether its steps that start before `at_s` take more than the free blocks without
+        a hash, so evict cached blocks (core/free_queue.py: those go first)."""
+        self.price_to(at_s)
+        taken = self.blocks_taken(self.steps_before(at_s))
+        return taken > self.engine.kv.pool.free_queue.num_unhashed
+
     def state(self, replica: int, at_s: float) -> ReplicaState:
         """The replica as a scrape at `at_s` sees it: after the steps that start before."""
         self.price_to(at_s)
@@ -110,10 +119,11 @@ class PlannedStretch:
 
 def run_until(engine: Engine, at_s: float, evictions_heard: bool) -> PlannedStretch | None:
     """Run the engine's steps that start before `at_s` (it holds a gate there); a quiet
-    stretch that goes on past `at_s` comes back planned, unapplied, unless it could evict
-    cached blocks and `evictions_heard` (a KV-event subscriber hears of them at the scrape
-    after they happen): then it is applied up to the gate. An idle engine with nothing to
-    come but its gate is left as it stands, gate and all: it would only pause there."""
+    stretch that goes on past `at_s` comes back planned, unapplied, unless `evictions_heard`
+    (a KV-event subscriber hears of them at the scrape after they happen) and its steps
+    before `at_s` evict cached blocks: then those are applied, and what follows planned.
+    An idle engine with nothing to come but its gate is left as it stands, gate and all:
+    it would only pause there."""
     arrivals = engine.arrivals
     if (engine.batch_queue is None and not engine.scheduler.has_unfinished
             and (not arrivals.pending or arrivals.pending[0] is arrivals.gate)):
@@ -127,10 +137,9 @@ def run_until(engine: Engine, at_s: float, evictions_heard: bool) -> PlannedStre
             if ahead.ends_before(at_s):
                 ahead.apply_before(None)
                 continue
-            if (not evictions_heard or ahead.blocks_taken(ahead.max_steps)
-                    <= engine.kv.pool.free_queue.num_unhashed):
+            if not (evictions_heard and ahead.evicts_before(at_s)):
                 return ahead
-            ahead.apply_before(at_s)
-            return None
+            ahead.apply_before(at_s)  # its evictions are heard at this scrape
+            continue
         if not engine.advance_unrecorded():
             return None
