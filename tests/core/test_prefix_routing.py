@@ -72,7 +72,7 @@ def test_a_replica_takes_the_routers_prompt_hashes_only_when_it_hashes_alike() -
     assert all(s.prompt_len % 32 == 0 for s in bare)
     specs = SHARED[:240] + bare
     fleet = Fleet([CONFIG, other], specs, make_router("llm-d", 2, {}, 0, 16), records=False)
-    assert fleet.takes_hashes == [True, False]
+    assert [hasher is not None for hasher in fleet.hashers] == [True, False]
     fleet.run_to_end()
     for replica, (engine, config) in enumerate(zip(fleet.engines, (CONFIG, other),
                                                    strict=True)):

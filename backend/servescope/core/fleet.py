@@ -35,6 +35,7 @@ from servescope.core.engine import Engine
 from servescope.core.fleet_summary import fleet_summary
 from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.planned_stretch import PlannedStretch, run_until
+from servescope.core.prefix import BlockHasher
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import ReplicaState, Router
@@ -64,12 +65,15 @@ def hold(engine: Engine, at: float | None) -> None:
         engine.arrivals.hold_at(at)
 
 
-def hashes_as(engine: Engine, block_size: int) -> bool:
-    """Whether the engine's prefix cache hashes a prompt as a router of `block_size` does
-    (core/prefix.py prompt_block_hashes: that block size, no lookahead tokens)."""
+def alike_hasher(engine: Engine, block_size: int) -> BlockHasher | None:
+    """The engine's prefix-cache hasher if it hashes a prompt as a router of `block_size`
+    does (core/prefix.py prompt_block_hashes: that block size, no lookahead tokens)."""
     kv = engine.kv
-    return (isinstance(kv, PagedKVCacheManager) and kv.enable_caching
-            and kv.hasher.block_size == block_size and kv.hasher.num_hash_lookahead_tokens == 0)
+    if not isinstance(kv, PagedKVCacheManager) or not kv.enable_caching:
+        return None
+    hasher = kv.hasher
+    alike = hasher.block_size == block_size and hasher.num_hash_lookahead_tokens == 0
+    return hasher if alike else None
 
 
 def scrape(engine: Engine, replica: int, at_s: float) -> ReplicaState:
@@ -109,8 +113,9 @@ class Fleet:
             engine.kv.pool.kv_event_queue = []
         # each replica's quiet stretch planned past the last scrape, not yet applied
         self.ahead: list[PlannedStretch | None] = [None] * len(self.engines)
-        # the replicas that hash prompts as the router does: they take its hashes
-        self.takes_hashes = [hashes_as(engine, router.block_size) for engine in self.engines]
+        # each replica's prefix-cache hasher where it hashes as the router does (it takes the
+        # router's prompt hashes), else None
+        self.hashers = [alike_hasher(engine, router.block_size) for engine in self.engines]
 
     @property
     def done_requests(self) -> list[Any]:
@@ -198,9 +203,9 @@ class Fleet:
             ahead.apply_before(self.key(spec))
             self.ahead[decision.replica] = None
         engine.add_request(spec)
-        hashes = self.router.prompt_hashes(spec.id)
-        if hashes and self.takes_hashes[decision.replica]:
-            engine.kv.hasher.give(spec.id, hashes)
+        hashes, hasher = self.router.prompt_hashes(spec.id), self.hashers[decision.replica]
+        if hashes and hasher is not None:
+            hasher.give(spec.id, hashes)
         self.router.sent(spec, decision.replica, now_s)
         self.replica_of[spec.id] = decision.replica
         routed = RoutedArrival(spec.id, now_s, decision.replica, decision.scores, decision.reason)

@@ -66,7 +66,7 @@ class ApproxIndex:
                 holders.add(replica)
         uses = range(self.num_uses, self.num_uses + len(hashes))
         self.num_uses += len(hashes)
-        last_use.update(zip(hashes, uses))
+        last_use.update(zip(hashes, uses, strict=True))
         self.sends[replica].append((uses, hashes))
         self.num_entries[replica] += len(hashes)
         if len(last_use) > capacity:
