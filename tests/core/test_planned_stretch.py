@@ -14,7 +14,7 @@ from support.factories import make_config
 from servescope.core import fast_forward
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
-from servescope.core.fleet import Fleet
+from servescope.core.fleet import Fleet, hold
 from servescope.core.planned_stretch import PlannedStretch
 from servescope.core.request import RequestSpec
 from servescope.core.routers.make import make_router
@@ -43,6 +43,7 @@ class Stopping(Fleet):
     """The fleet without planning ahead: every replica stands at every scrape."""
 
     def run_unrecorded(self, replica: int, at: float | None) -> None:
+        hold(self.engines[replica], at)
         while self.engines[replica].advance_unrecorded():
             pass
 

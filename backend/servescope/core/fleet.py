@@ -33,7 +33,9 @@ from typing import Any
 from servescope.core.config import SCRAPE_INTERVAL_MS, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.fleet_summary import fleet_summary
+from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.planned_stretch import PlannedStretch, run_until
+from servescope.core.prefix import BlockHasher
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import ReplicaState, Router
@@ -53,6 +55,25 @@ class RoutedArrival:
 
 
 FleetEvent = RoutedArrival
+
+
+def hold(engine: Engine, at: float | None) -> None:
+    """The engine's gate at `at` (None: none, it runs to its end)."""
+    if at is None:
+        engine.arrivals.drop_gate()
+    else:
+        engine.arrivals.hold_at(at)
+
+
+def alike_hasher(engine: Engine, block_size: int) -> BlockHasher | None:
+    """The engine's prefix-cache hasher if it hashes a prompt as a router of `block_size`
+    does (core/prefix.py prompt_block_hashes: that block size, no lookahead tokens)."""
+    kv = engine.kv
+    if not isinstance(kv, PagedKVCacheManager) or not kv.enable_caching:
+        return None
+    hasher = kv.hasher
+    alike = hasher.block_size == block_size and hasher.num_hash_lookahead_tokens == 0
+    return hasher if alike else None
 
 
 def scrape(engine: Engine, replica: int, at_s: float) -> ReplicaState:
@@ -92,6 +113,9 @@ class Fleet:
             engine.kv.pool.kv_event_queue = []
         # each replica's quiet stretch planned past the last scrape, not yet applied
         self.ahead: list[PlannedStretch | None] = [None] * len(self.engines)
+        # each replica's prefix-cache hasher where it hashes as the router does (it takes the
+        # router's prompt hashes), else None
+        self.hashers = [alike_hasher(engine, router.block_size) for engine in self.engines]
 
     @property
     def done_requests(self) -> list[Any]:
@@ -120,18 +144,16 @@ class Fleet:
 
     def catch_up(self, at: float | None) -> Iterator[tuple[int, StepRecord]]:
         """Every replica run to the gate at `at` (None: to its end), then scraped."""
-        streams = []
-        for replica, engine in enumerate(self.engines):
-            if at is None:
-                engine.arrivals.drop_gate()
-            else:
-                engine.arrivals.hold_at(at)
-            if self.records:
+        if self.records:
+            streams = []
+            for replica, engine in enumerate(self.engines):
+                hold(engine, at)
                 streams.append([(r.time_s, replica, r.iter, r) for r in engine.run()])
-            else:
+            for _, replica, _, record in heapq.merge(*streams):
+                yield replica, record
+        else:
+            for replica in range(len(self.engines)):
                 self.run_unrecorded(replica, at)
-        for _, replica, _, record in heapq.merge(*streams):
-            yield replica, record
         if at is not None:
             self.scraped_at = at
             self.observe(at)
@@ -142,12 +164,16 @@ class Fleet:
         engine, ahead = self.engines[replica], self.ahead[replica]
         if ahead is not None:
             if at is not None and not ahead.ends_before(at):
-                return  # still inside the stretch: observe reads the replica off its plan
-            ahead.apply_before(None)
+                if not (self.kv_events and ahead.evicts_before(at)):
+                    return  # still inside the stretch: observe reads the replica off its plan
+                ahead.apply_before(at)  # evicting by now: the router hears of it at `at`
+            else:
+                ahead.apply_before(None)
             self.ahead[replica] = None
         if at is not None:
             self.ahead[replica] = run_until(engine, at, self.kv_events)
             return
+        engine.arrivals.drop_gate()
         while engine.advance_unrecorded():
             pass
 
@@ -177,6 +203,9 @@ class Fleet:
             ahead.apply_before(self.key(spec))
             self.ahead[decision.replica] = None
         engine.add_request(spec)
+        hashes, hasher = self.router.prompt_hashes(spec.id), self.hashers[decision.replica]
+        if hashes and hasher is not None:
+            hasher.give(spec.id, hashes)
         self.router.sent(spec, decision.replica, now_s)
         self.replica_of[spec.id] = decision.replica
         routed = RoutedArrival(spec.id, now_s, decision.replica, decision.scores, decision.reason)

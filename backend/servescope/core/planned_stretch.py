@@ -10,12 +10,16 @@ at every step s with (p + s) % block_size == 0: core/kv_cache_manager.py decode_
 and its only finishes come with its last step. So applying its first k steps late leaves the
 replica as stopping at each scrape would have (a gate cuts a stretch into exactly those steps;
 times accumulate step by step either way). One thing the plan does not say is which cached
-blocks its new blocks evict: for a router fed KV events a stretch is planned ahead only when
-its blocks come from the free blocks without a hash (its own 'stored' hashes are its requests'
-own, which core/block_pool.py's kv_event_queue leaves out).
+blocks its new blocks evict: for a router fed KV events a stretch is read off its plan only at
+scrapes before its steps take more than the free blocks without a hash (its own 'stored'
+hashes are its requests' own, which core/block_pool.py's kv_event_queue leaves out); at the
+first scrape after that it is applied up to the scrape, so its evictions reach the router
+there, as when the replica stops at every scrape.
 """
 
 from __future__ import annotations
+
+from bisect import bisect_left
 
 import numpy as np
 
@@ -27,10 +31,12 @@ from servescope.core.step_time import decode_steps_ms
 
 class PlannedStretch:
     """The stretch's steps priced so far: step_ms[i] starts at clock[i] and ends at
-    clock[i + 1]; `complete` once its last step is priced."""
+    clock[i + 1]; `complete` once its last step is priced. `starts` is clock as a list
+    (a fleet asks where a scrape falls at every replica's every scrape: bisect on a list
+    costs a tenth of numpy's searchsorted on a few dozen steps)."""
 
     __slots__ = ("chunk", "clock", "complete", "due_s", "engine", "later", "max_steps",
-                 "start", "step_ms")
+                 "start", "starts", "step_ms")
 
     def __init__(self, engine: Engine, max_steps: int, due_s: float | None) -> None:
         running = engine.scheduler.running
@@ -40,13 +46,14 @@ class PlannedStretch:
         self.due_s = due_s  # the next arrival it holds: no step starts at or after it
         self.step_ms = np.zeros(0)
         self.clock = np.array([engine.clock.time_s])
+        self.starts = [engine.clock.time_s]
         self.complete = False
         self.chunk = fast_forward.FIRST_CHUNK_STEPS
         self.later: list[int] | None = None  # for blocks_taken
 
     def price_to(self, at_s: float) -> None:
         """Price steps until the next unpriced one would start at or after `at_s`."""
-        while not self.complete and self.clock[-1] < at_s:
+        while not self.complete and self.starts[-1] < at_s:
             priced = len(self.step_ms)
             part = decode_steps_ms(self.engine.step_time, self.start + priced,
                                    min(self.chunk, self.max_steps - priced))
@@ -54,16 +61,18 @@ class PlannedStretch:
             ends = np.add.accumulate(np.concatenate((self.clock[-1:], part / 1000.0)))
             self.step_ms = np.concatenate((self.step_ms, part))
             self.clock = np.concatenate((self.clock, ends[1:]))
+            self.starts.extend(ends[1:].tolist())
             num_steps = len(self.step_ms)
             self.complete = num_steps == self.max_steps
-            if self.due_s is not None and self.clock[-1] >= self.due_s:
+            if self.due_s is not None and self.starts[-1] >= self.due_s:
                 num_steps = self.steps_before(self.due_s)
                 self.step_ms, self.clock = self.step_ms[:num_steps], self.clock[:num_steps + 1]
+                del self.starts[num_steps + 1:]
                 self.complete = True
 
     def steps_before(self, at_s: float) -> int:
         """How many of its priced steps start before `at_s` (price_to(at_s) first)."""
-        return int(self.clock[:len(self.step_ms)].searchsorted(at_s, "left"))
+        return bisect_left(self.starts, at_s, 0, len(self.step_ms))
 
     def blocks_taken(self, num_steps: int) -> int:
         """The free blocks its first `num_steps` steps take: a row at p takes
@@ -80,6 +89,13 @@ class PlannedStretch:
         """Whether every step of the stretch starts before `at_s`."""
         self.price_to(at_s)
         return self.complete and self.steps_before(at_s) == len(self.step_ms)
+
+    def evicts_before(self, at_s: float) -> bool:
+        """Whether its steps that start before `at_s` take more than the free blocks without
+        a hash, so evict cached blocks (core/free_queue.py: those go first)."""
+        self.price_to(at_s)
+        taken = self.blocks_taken(self.steps_before(at_s))
+        return taken > self.engine.kv.pool.free_queue.num_unhashed
 
     def state(self, replica: int, at_s: float) -> ReplicaState:
         """The replica as a scrape at `at_s` sees it: after the steps that start before."""
@@ -102,14 +118,17 @@ class PlannedStretch:
 
 
 def run_until(engine: Engine, at_s: float, evictions_heard: bool) -> PlannedStretch | None:
-    """Run the engine's steps that start before `at_s` (it holds a gate there, which the caller
-    set); a quiet stretch that goes on past `at_s` comes back planned, unapplied, unless it
-    could evict cached blocks and `evictions_heard` (a KV-event subscriber hears of them at
-    the scrape after they happen): then it is applied up to the gate."""
+    """Run the engine's steps that start before `at_s` (it holds a gate there); a quiet
+    stretch that goes on past `at_s` comes back planned, unapplied, unless `evictions_heard`
+    (a KV-event subscriber hears of them at the scrape after they happen) and its steps
+    before `at_s` evict cached blocks: then those are applied, and what follows planned.
+    An idle engine with nothing to come but its gate is left as it stands, gate and all:
+    it would only pause there."""
     arrivals = engine.arrivals
     if (engine.batch_queue is None and not engine.scheduler.has_unfinished
-            and arrivals.pending[0] is arrivals.gate):
-        return None  # idle, nothing due before the gate: it would only pause there
+            and (not arrivals.pending or arrivals.pending[0] is arrivals.gate)):
+        return None
+    arrivals.hold_at(at_s)
     while True:
         bound = (fast_forward.stretch_bound(engine, past_gate=True)
                  if fast_forward.quiet(engine) and not engine.clock.step_clock else None)
@@ -118,10 +137,9 @@ def run_until(engine: Engine, at_s: float, evictions_heard: bool) -> PlannedStre
             if ahead.ends_before(at_s):
                 ahead.apply_before(None)
                 continue
-            if (not evictions_heard or ahead.blocks_taken(ahead.max_steps)
-                    <= engine.kv.pool.free_queue.num_unhashed):
+            if not (evictions_heard and ahead.evicts_before(at_s)):
                 return ahead
-            ahead.apply_before(at_s)
-            return None
+            ahead.apply_before(at_s)  # its evictions are heard at this scrape
+            continue
         if not engine.advance_unrecorded():
             return None

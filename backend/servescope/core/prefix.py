@@ -51,12 +51,24 @@ class BlockHasher:
         self.block_size = block_size
         self.num_hash_lookahead_tokens = num_hash_lookahead_tokens
         self._ids: dict[tuple[BlockHash, tuple[Piece, ...]], int] = {}  # memo: key -> hash
+        # a request's first hashes computed already by a hasher of the same layout (a fleet's
+        # router, core/fleet.py), by request id: its first hashing takes them
+        self.given: dict[str, tuple[BlockHash, ...]] = {}
+
+    def give(self, request_id: str, hashes: tuple[BlockHash, ...]) -> None:
+        """Hashes of the request's first blocks, from a hasher of this block size and
+        lookahead: hashed here, the request starts from them instead of from block 0."""
+        self.given[request_id] = hashes
 
     def hashes(self, request: Request, num_blocks: int) -> list[BlockHash]:
         """The hashes of the request's first `num_blocks` full blocks (extended lazily)."""
         hashes = request.block_hashes
         if len(hashes) >= num_blocks:
             return hashes
+        if not hashes and self.given:  # no more than asked for: a hit stops at num_blocks
+            hashes.extend(self.given.pop(request.id, ())[:num_blocks])
+            if len(hashes) >= num_blocks:
+                return hashes
         if not request.spec.prefix:  # no shared segment: every block is the request's own
             return self._extend_own(request, hashes, num_blocks, 0)
         ids, size = self._ids, self.block_size

@@ -77,6 +77,12 @@ class Router:
                   now_s: float) -> None:
         return None
 
+    def prompt_hashes(self, request_id: str) -> tuple[int, ...] | None:
+        """The block hashes of the prompt just picked for, if the rule hashed it
+        (core/prefix.py prompt_block_hashes at this block size, no lookahead), so that the
+        replica need not hash it again; None: not hashed."""
+        return None
+
     def totals(self) -> dict[str, Any]:
         """The summary's `router` object: name, decisions and the rule's own counts."""
         return {"name": self.name, "decisions": self.decisions, "fallbacks": self.fallbacks}
