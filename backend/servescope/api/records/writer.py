@@ -15,7 +15,7 @@ from servescope.api.records.step_pack import pack_step
 from servescope.api.records.stretch_pack import StretchPack
 from servescope.api.wire.keyframes import keyframe
 from servescope.api.wire.serialize import dumps, normalize, pack
-from servescope.api.wire.stream_state import StreamState
+from servescope.api.wire.stream_state import FINISHED, StreamState
 from servescope.api.wire.text import dump
 from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.records import StepRecord
@@ -123,8 +123,11 @@ class Writer:
         self.last_kf, self.since_kf = n, 0
 
     def _state_counts(self, rec: dict[str, Any]) -> tuple[int, int, int]:
-        """(num_prefill, num_decode, num_preempted) of a record, for the timeline's density."""
-        self.preempted.update(rec["preempted"])
+        """(num_prefill, num_decode, num_preempted) of a record, for the timeline's density
+        (the stream state has folded it in: a request it preempted after it finished, under
+        async scheduling, is not waiting to resume)."""
+        status = self.state.status
+        self.preempted.update(rid for rid in rec["preempted"] if status[rid] != FINISHED)
         self.preempted.difference_update(rec["resumed"], rec["new"], rec["finished"])
         decode = sum(1 for e in rec["scheduled"] if e.get("kind") == "decode")
         return len(rec["scheduled"]) - decode, decode, len(self.preempted)
