@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from servescope.core.config_error import ConfigError
 from servescope.core.request import RequestSpec
 
@@ -59,6 +61,7 @@ class Router:
         self.num_replicas = num_replicas
         self.config = dict(config)
         self.seed = seed
+        self.rng = np.random.default_rng(seed)  # ties and random picks, seeded
         self.block_size = block_size
         self.decisions = 0
         self.fallbacks = 0  # decisions the rule could not make (no session id, ...)

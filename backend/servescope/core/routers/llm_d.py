@@ -27,8 +27,6 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from servescope.core.config_error import ConfigError
 from servescope.core.prefix import BlockHasher, prompt_block_hashes
 from servescope.core.request import RequestSpec
@@ -63,7 +61,6 @@ class LlmDRouter(Router):
             raise ConfigError("router_config.kv_event_delay_ms",
                               f"expected a number >= 0, got {delay!r:.80}")
         self.delay_s = float(delay) / 1000.0
-        self.rng = np.random.default_rng(seed)
         self.totals_of = Totals(self.profile)
         self.hasher = BlockHasher(block_size)  # a memo: shared prefixes are hashed once
         self.approx = ApproxIndex(num_replicas)
