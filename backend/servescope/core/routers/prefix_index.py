@@ -90,14 +90,8 @@ class ApproxIndex:
                 k = 0
             if last_use.get(gone) == use:
                 del last_use[gone]
-                self._forget(gone, replica)
+                forget(self.replicas_of, gone, replica)
         self.evicted[replica] = k
-
-    def _forget(self, block_hash: int, replica: int) -> None:
-        holders = self.replicas_of[block_hash]
-        holders.discard(replica)
-        if not holders:
-            del self.replicas_of[block_hash]
 
     def match(self, hashes: Sequence[int]) -> list[int]:
         return match_longest_prefix(hashes, lambda h: self.replicas_of.get(h, ()),
@@ -123,11 +117,16 @@ class EventIndex:
                 copies[block_hash] -= 1
                 if not copies[block_hash]:
                     del copies[block_hash]
-                    holders = self.replicas_of[block_hash]
-                    holders.discard(replica)
-                    if not holders:
-                        del self.replicas_of[block_hash]
+                    forget(self.replicas_of, block_hash, replica)
 
     def match(self, hashes: Sequence[int]) -> list[int]:
         return match_longest_prefix(hashes, lambda h: self.replicas_of.get(h, ()),
                                     self.num_replicas)
+
+
+def forget(replicas_of: dict[int, set[int]], block_hash: int, replica: int) -> None:
+    """`replica` no longer holds `block_hash` (the hash leaves the index with its last holder)."""
+    holders = replicas_of[block_hash]
+    holders.discard(replica)
+    if not holders:
+        del replicas_of[block_hash]
