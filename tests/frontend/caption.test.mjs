@@ -63,6 +63,25 @@ test("a record reached through a keyframe leaves out what the keyframe does not 
   assert.match(caption(run, RECORDS[4]), /b is preempted \(.*\): it gives back its blocks, and its resume will take what the prefix cache still holds of it and recompute the rest/);
 });
 
+test("async scheduling: a victim whose last token is in flight gives back its table and never resumes", () => {
+  // b (6 prompt, 4 out) samples its 4th token in step 4, whose update (after step 5 was
+  // scheduled) finishes and releases it; step 5's schedule preempted it meanwhile: its 2 blocks
+  // (block 1 shared with a) go back then, as vLLM's Scheduler._preempt_request frees them
+  const run = createRun({ ...INIT, config: V1({ async_scheduling: true }) });
+  const steps = [...RECORDS.slice(0, 3),
+    rec({ step: 3, iter: 3, scheduled: [entry("a", 1, 11), entry("b", 1, 7)], running: ["a", "b"] }),
+    rec({ step: 4, iter: 4, scheduled: [entry("a", 1, 12), entry("b", 1, 8)], running: ["a", "b"],
+      finished: ["b"], released: ["b"] }),
+    rec({ step: 5, iter: 5, preempted: ["b"], scheduled: [entry("a", 1, 13)], new_blocks: { a: [5] },
+      running: ["a"], waiting: ["b"], freed_blocks: [4] })];
+  for (const r of steps) applyRecord(run, r);
+  assert.match(caption(run, steps[5]), /^Step 5: b is preempted \(no free KV block for the running batch\) while its last token is in flight: it gives back its 2 blocks, and that token finishes it, so it never resumes; /);
+  const seek = createRun({ ...INIT, config: V1({ async_scheduling: true }) });
+  applyKeyframe(seek, { step: 5, requests: { b: { status: "finished", num_output_tokens: 4 } },
+    tables: { a: [1, 2, 3, 5] }, running: ["a"], waiting: [], record: steps[5] });
+  assert.match(caption(seek, steps[5]), /b is preempted \(.*\) while its last token is in flight: it gives back its blocks, and that token finishes it/);
+});
+
 test("a resume says what came from the cache and what is recomputed", () => {
   const run = createRun({ ...INIT, config: V1() });
   for (const r of RECORDS) applyRecord(run, r);

@@ -88,6 +88,7 @@ def check_resumes(ctx: Ctx) -> None:
     for p in ctx.pending.values():
         p["evicted"] |= bool(p["blocks"] & ctx.fold.removed)
     for rid in ctx.rec["resumed"]:
+        ctx.check(rid not in ctx.fold.finish_step, f"{rid} resumes after it finished")
         p = ctx.pending.pop(rid, None)
         if p is None:
             continue
@@ -105,6 +106,19 @@ def preempted_vague(ctx: Ctx, m: re.Match[str]) -> None:
     table = ctx.fold.given_back.get(m["id"], [])
     ctx.check(ctx.rec["preempted"] == [m["id"]] and num(m["b"]) == len(table), m[0])
     check_how(ctx, m)
+
+
+@claim(r"(?P<id>\S+) is preempted \(no free KV block for the running batch\) while its last "
+       rf"token is in flight: it gives back its ((?P<b>{N}) )?blocks?, and that token finishes "
+       "it, so it never resumes")
+def preempted_finishing(ctx: Ctx, m: re.Match[str]) -> None:
+    """(Async scheduling) The victim's last sampled token was in flight: the records finish it
+    in the update before this schedule, and its table goes back at this preemption."""
+    rid, fold = m["id"], ctx.fold
+    ctx.check(ctx.config.async_scheduling and ctx.rec["preempted"] == [rid], m[0])
+    ctx.check(fold.finish_step.get(rid) == ctx.rec["step"] - 1, f"{rid} did not finish: {m[0]!r}")
+    table = fold.given_back.get(rid, [])
+    ctx.check(m["b"] is None or num(m["b"]) == len(table), f"{len(table)} blocks: {m[0]!r}")
 
 
 @claim(r"(?P<ids>.+) are preempted \(no free KV block for the running batch\): they give back "

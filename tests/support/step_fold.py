@@ -74,17 +74,31 @@ class StepFold:
 
     def hits_in_use_bound(self, rid: str, running: list[str]) -> int:
         """At most how many blocks of `rid`'s prefix-cache hit running requests hold (they
-        count as already there in vLLM's full-sequence admission check): only a shared prefix
-        segment can be held by another request, and only if one that runs shares it."""
+        count as already there in vLLM's full-sequence admission check): the longest run of
+        leading prefix tokens `rid` shares with one running request (segments of one key share
+        tokens up to the shorter; a multi-turn history shares only its common turns; a prompt
+        shorter than its segments holds only its prompt's part of them): RequestSpec's sharing
+        contract, and vLLM's chained block hashes (kv_cache_utils.py) name a block by every
+        token up to its end."""
         spec = self.specs[rid]
         if not self.config.enable_prefix_caching or not spec.prefix:
             return 0
-        key = spec.prefix[0][0]
-        if not any(self.specs[r].prefix[:1] and self.specs[r].prefix[0][0] == key
-                   for r in running if r != rid):
-            return 0
-        shared = min(sum(n for _, n in spec.prefix), spec.prompt_len, self.tokens[rid] - 1)
+        shared = max((min(self._common_prefix(spec.prefix, self.specs[r].prefix),
+                          self.specs[r].prompt_len) for r in running if r != rid), default=0)
+        shared = min(shared, spec.prompt_len, self.tokens[rid] - 1)
         return shared // self.config.block_size
+
+    @staticmethod
+    def _common_prefix(mine: tuple[tuple[str, int], ...],
+                       theirs: tuple[tuple[str, int], ...]) -> int:
+        common = 0
+        for (key, n), (other, m) in zip(mine, theirs, strict=False):
+            if key != other:
+                break
+            common += min(n, m)
+            if n != m:
+                break
+        return common
 
     def aligned_free_run(self, num_blocks: int) -> bool:
         """Whether the buddy arena over blocks 1.. has a free chunk of `num_blocks` (a power of

@@ -3,7 +3,7 @@
 // resume finds them in the prefix cache and recomputes only the rest, under the token budget.
 
 import {
-  countable, factsOf, listIds, num, plural, prefillHow, tokensOf,
+  countable, factsOf, listIds, num, plural, prefillHow, reqOf, tokensOf,
 } from "./caption_words.js";
 
 const WHY = "no free KV block for the running batch";
@@ -47,6 +47,13 @@ function givesBack(run, rec, id) {
   return n === undefined ? "it gives back its blocks" : `it gives back its ${plural(n, "block")}`;
 }
 
+/** (Async scheduling) Whether the victim's last token was in flight: the token finished it in
+ * the previous record's update (reduce.js keeps it finished), so it is never resumed. */
+const lastInFlight = (run, id) => reqOf(run, id)?.status === "finished";
+
+const IN_FLIGHT = "while its last token is in flight";
+const NO_RESUME = "that token finishes it, so it never resumes";
+
 /** The clause for a step that preempted: who, why, and what the resume will cost. */
 export function preemptClause(run, rec) {
   const ids = rec.preempted;
@@ -54,14 +61,21 @@ export function preemptClause(run, rec) {
     return `${listIds(ids)} are preempted (${WHY}): they give back their blocks, and each resume ` +
       vagueResume(run, rec);
   }
-  return `${ids[0]} is preempted (${WHY}): ${givesBack(run, rec, ids[0])}, and ` +
-    resumePlan(run, rec, ids[0]);
+  const id = ids[0];
+  if (lastInFlight(run, id)) {
+    return `${id} is preempted (${WHY}) ${IN_FLIGHT}: ${givesBack(run, rec, id)}, and ${NO_RESUME}`;
+  }
+  return `${id} is preempted (${WHY}): ${givesBack(run, rec, id)}, and ${resumePlan(run, rec, id)}`;
 }
 
 /** The tour's note at the first preemption, in the caption's terms. */
 export function preemptionNote(run, rec) {
   const id = rec.preempted[0];
   const last = run.config?.scheduling_policy === "priority" ? "" : " (the last one admitted)";
+  if (lastInFlight(run, id)) {
+    return `Notice: ${id}${last} is preempted ${IN_FLIGHT}: the pool has no free block for the ` +
+      `running batch, so ${givesBack(run, rec, id)}; ${NO_RESUME}.`;
+  }
   return `Notice: ${id}${last} is preempted: the pool has no free block for the running batch, so ` +
     `${givesBack(run, rec, id)} and goes back to the head of the queue; ${resumePlan(run, rec, id)}.`;
 }

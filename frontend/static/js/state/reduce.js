@@ -240,6 +240,16 @@ function giveBack(run, facts, id, reassign) {
   release(run, id, reassign);
 }
 
+/** (Async scheduling) A victim whose last token was in flight: that token finished it in the
+ * previous record's update, which released its table here, but vLLM freed the table at this
+ * preemption (Scheduler._preempt_request), so it gives back what was released then (unknown
+ * when the previous record was not applied: a keyframe). */
+function giveBackInFlight(run, facts, id) {
+  const prev = run.facts?.iter === facts.iter - 1 ? run.facts : null;
+  const n = prev?.num_blocks_given_back.get(id);
+  if (n !== undefined) facts.num_blocks_given_back.set(id, n);
+}
+
 /** (Async speculation) A verify in the previous record finished the request after this step,
  * already scheduled, had appended blocks for it; that update freed its whole table (vLLM's
  * Scheduler._free_request), so this step's blocks and tokens for it are never held. */
@@ -254,7 +264,8 @@ export function applyRecord(run, rec) {
   clearLookahead(run);
   for (const id of rec.preempted) {
     facts.num_computed_at_preemption.set(id, run.reqs[requestIndex(run, id)].num_computed_tokens);
-    giveBack(run, facts, id, reassign);
+    if (finishedBefore(run, id)) giveBackInFlight(run, facts, id);
+    else giveBack(run, facts, id, reassign);
   }
   const firstNew = new Map();
   for (const [id, blocks] of Object.entries(rec.new_blocks)) {
