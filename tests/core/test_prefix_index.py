@@ -63,3 +63,27 @@ def test_the_index_is_an_lru_evicting_after_each_hash_as_indexer_go_does():
                 lru.popitem(last=False)
         for h in range(1, 60):
             assert index.match([h]) == [int(h in lru) for lru in lrus]
+
+
+def test_own_hashes_take_lru_room_in_their_place_though_the_index_keeps_no_name_for_them():
+    """Sends that end in own hashes (negative: one request's private blocks, core/prefix.py;
+    fresh in every send) held against the plain LRU that stores them like any other: the
+    same shared hashes stay, as the LRU's capacity counts the own ones in their order."""
+    rng = np.random.default_rng(12)
+    index, lrus = ApproxIndex(2), [OrderedDict() for _ in range(2)]
+    fresh = -1
+    for _ in range(600):
+        replica, capacity = int(rng.integers(2)), int(rng.integers(1, 50))
+        hashes = rng.integers(1, 40, int(rng.integers(0, 12))).tolist()
+        for _ in range(int(rng.integers(0, 30))):  # the own tail
+            hashes.append(fresh)
+            fresh -= 1
+        index.add(replica, hashes, capacity)
+        lru = lrus[replica]
+        for h in hashes:
+            lru[h] = None
+            lru.move_to_end(h)
+            while len(lru) > capacity:
+                lru.popitem(last=False)
+        for h in range(1, 40):
+            assert index.match([h]) == [int(h in lru) for lru in lrus]

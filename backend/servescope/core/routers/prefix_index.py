@@ -40,16 +40,20 @@ class ApproxIndex:
     most recently sent of its hashes: so a send touches all its hashes at once (C-speed dict
     updates), then the oldest go. Each hash sent is numbered (its use); a replica's
     `last_use` maps a hash to its latest use, and `sends` keeps its sends oldest first as
-    (uses, hashes), `evicted` hashes into the oldest already passed: an entry whose hash was
-    sent again since is stale, skipped when evicting."""
+    (uses, hashes, num_own), `evicted` entries into the oldest already passed: an entry whose
+    hash was sent again since is stale, skipped when evicting. A send's trailing own hashes
+    (negative: core/prefix.py, one request's private tokens) are only counted (`num_own`,
+    their LRU slots, after the send's other hashes): no other prompt holds them, so no walk
+    can reach them and nothing sends them again; they take LRU room all the same."""
 
     def __init__(self, num_replicas: int) -> None:
         self.num_replicas = num_replicas
         self.last_use: list[dict[int, int]] = [{} for _ in range(num_replicas)]
-        self.sends: list[deque[tuple[Sequence[int], Sequence[int]]]] = [
+        self.sends: list[deque[tuple[Sequence[int], Sequence[int], int]]] = [
             deque() for _ in range(num_replicas)]
         self.evicted = [0] * num_replicas
-        self.num_entries = [0] * num_replicas  # in sends, stale ones included
+        self.num_entries = [0] * num_replicas  # named hashes in sends, stale ones included
+        self.num_own = [0] * num_replicas  # own hashes in each LRU
         self.num_uses = 0
         self.replicas_of: dict[int, set[int]] = {}
 
@@ -57,41 +61,63 @@ class ApproxIndex:
         """indexer.Add: each hash becomes the replica's most recent; the LRU's oldest go."""
         if not hashes:
             return
+        cut = len(hashes)
+        while cut and hashes[cut - 1] < 0:
+            cut -= 1
+        named = hashes[:cut]
         last_use, replicas_of = self.last_use[replica], self.replicas_of
-        for block_hash in [h for h in hashes if h not in last_use]:
+        for block_hash in [h for h in named if h not in last_use]:
             holders = replicas_of.get(block_hash)
             if holders is None:
                 replicas_of[block_hash] = {replica}
             else:
                 holders.add(replica)
-        uses = range(self.num_uses, self.num_uses + len(hashes))
-        self.num_uses += len(hashes)
-        last_use.update(zip(hashes, uses, strict=True))
-        self.sends[replica].append((uses, hashes))
-        self.num_entries[replica] += len(hashes)
-        if len(last_use) > capacity:
+        uses = range(self.num_uses, self.num_uses + cut)
+        self.num_uses += cut
+        last_use.update(zip(named, uses, strict=True))
+        self.sends[replica].append((uses, named, len(hashes) - cut))
+        self.num_entries[replica] += cut
+        self.num_own[replica] += len(hashes) - cut
+        if len(last_use) + self.num_own[replica] > capacity:
             self._evict(replica, capacity)
         if self.num_entries[replica] > 2 * len(last_use) + 64:  # mostly stale: compact
-            live = sorted((u, h) for h, u in last_use.items())
-            self.sends[replica] = deque([(tuple(u for u, _ in live), tuple(h for _, h in live))])
-            self.evicted[replica], self.num_entries[replica] = 0, len(live)
+            self._compact(replica)
 
     def _evict(self, replica: int, capacity: int) -> None:
         """The replica's least recently sent hashes, until `capacity` remain."""
         last_use, sends = self.last_use[replica], self.sends[replica]
-        k = self.evicted[replica]
-        while len(last_use) > capacity:
-            uses, hashes = sends[0]
-            gone, use = hashes[k], uses[k]
-            k += 1
-            if k == len(hashes):
+        k, num_own = self.evicted[replica], self.num_own[replica]
+        while len(last_use) + num_own > capacity:
+            uses, hashes, own = sends[0]
+            if k < len(hashes):
+                gone, use = hashes[k], uses[k]
+                k += 1
+                if last_use.get(gone) == use:
+                    del last_use[gone]
+                    forget(self.replicas_of, gone, replica)
+            else:  # own hashes: as many as must go at once
+                taken = min(len(hashes) + own - k, len(last_use) + num_own - capacity)
+                num_own -= taken
+                k += taken
+            if k == len(hashes) + own:
                 sends.popleft()
-                self.num_entries[replica] -= k
+                self.num_entries[replica] -= len(hashes)
                 k = 0
-            if last_use.get(gone) == use:
-                del last_use[gone]
-                forget(self.replicas_of, gone, replica)
-        self.evicted[replica] = k
+        self.evicted[replica], self.num_own[replica] = k, num_own
+
+    def _compact(self, replica: int) -> None:
+        """The replica's sends without their stale entries (own counts kept in place)."""
+        last_use, k = self.last_use[replica], self.evicted[replica]
+        kept: deque[tuple[Sequence[int], Sequence[int], int]] = deque()
+        for i, (uses, hashes, own) in enumerate(self.sends[replica]):
+            skip = k if i == 0 else 0
+            live = [(u, h) for u, h in zip(uses[skip:], hashes[skip:], strict=True)
+                    if last_use.get(h) == u]
+            own -= max(0, skip - len(hashes))
+            if live or own:
+                kept.append((tuple(u for u, _ in live), tuple(h for _, h in live), own))
+        self.sends[replica], self.evicted[replica] = kept, 0
+        self.num_entries[replica] = len(last_use)
 
     def match(self, hashes: Sequence[int]) -> list[int]:
         return match_longest_prefix(hashes, lambda h: self.replicas_of.get(h, ()),
