@@ -67,6 +67,7 @@ class BlockPool:
         self.record_events = True  # False while nobody reads the records (Engine.run_to_end)
         self.freed: list[int] = []
         self.kv_event_queue: list[KVEvent] | None = None  # a list while subscribed (above)
+        self.num_told = 0  # evictions to come whose 'removed' went out already (tell_evictions)
 
     @property
     def num_usable_blocks(self) -> int:
@@ -96,7 +97,9 @@ class BlockPool:
     def _evict(self, blocks: list[int]) -> None:
         block_hash, cached = self.block_hash, self.cached
         if self.kv_event_queue is not None:
-            self._publish("removed", [block_hash[block] for block in blocks])
+            told = min(self.num_told, len(blocks))
+            self.num_told -= told
+            self._publish("removed", [block_hash[block] for block in blocks[told:]])
         if cached and not self._num_multi and not self._num_own:
             keys = cast(list[BlockHash], list(map(block_hash.__getitem__, blocks)))
             if self.defer_own:  # own hashes are not in the map
@@ -214,6 +217,15 @@ class BlockPool:
         shared = tuple(key for key in hashes if key is not None and key >= 0)
         if shared and self.kv_event_queue is not None:
             self.kv_event_queue.append((kind, shared))
+
+    def tell_evictions(self, num_blocks: int) -> None:
+        """Publish now the 'removed' events of the first `num_blocks` hashed free blocks (the
+        next evicted, in free-queue order), for steps planned but not applied that will take
+        them (core/planned_stretch.py); once evicted they publish nothing more."""
+        if num_blocks > self.num_told and self.kv_event_queue is not None:
+            blocks = self.free_queue.peek_hashed(self.num_told, num_blocks)
+            self._publish("removed", [self.block_hash[block] for block in blocks])
+            self.num_told = num_blocks
 
     def take_kv_events(self) -> list[KVEvent]:
         """The KV events queued since the last call (subscribed: kv_event_queue is a list)."""

@@ -164,11 +164,10 @@ class Fleet:
         engine, ahead = self.engines[replica], self.ahead[replica]
         if ahead is not None:
             if at is not None and not ahead.ends_before(at):
-                if not (self.kv_events and ahead.evicts_before(at)):
-                    return  # still inside the stretch: observe reads the replica off its plan
-                ahead.apply_before(at)  # evicting by now: the router hears of it at `at`
-            else:
-                ahead.apply_before(None)
+                if self.kv_events:  # its evictions by now: the router hears of them at `at`
+                    ahead.tell_evictions_before(at)
+                return  # still inside the stretch: observe reads the replica off its plan
+            ahead.apply_before(None)
             self.ahead[replica] = None
         if at is not None:
             self.ahead[replica] = run_until(engine, at, self.kv_events)

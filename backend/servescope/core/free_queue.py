@@ -68,6 +68,13 @@ class FreeQueue:
         self._lru_head = head
         return taken
 
+    def peek_hashed(self, first: int, end: int) -> list[int]:
+        """The hashed free blocks `first`..`end - 1` from the oldest, left in place."""
+        live = self._lru[self._lru_head:]
+        if self._lru_gone:
+            live = [b for b in live if b != GONE]
+        return live[first:end]
+
     def push_head(self, blocks: list[int]) -> None:
         """Unhashed blocks, blocks[0] becoming the head."""
         self._stack += reversed(blocks)

@@ -9,12 +9,12 @@ waiting queue and each row's blocks follow from the plan (a row at position p st
 at every step s with (p + s) % block_size == 0: core/kv_cache_manager.py decode_steps_fit),
 and its only finishes come with its last step. So applying its first k steps late leaves the
 replica as stopping at each scrape would have (a gate cuts a stretch into exactly those steps;
-times accumulate step by step either way). One thing the plan does not say is which cached
-blocks its new blocks evict: for a router fed KV events a stretch is read off its plan only at
-scrapes before its steps take more than the free blocks without a hash (its own 'stored'
-hashes are its requests' own, which core/block_pool.py's kv_event_queue leaves out); at the
-first scrape after that it is applied up to the scrape, so its evictions reach the router
-there, as when the replica stops at every scrape.
+times accumulate step by step either way). For a router fed KV events, the cached blocks its
+steps evict follow from the free queue's order (blocks without a hash first, then the hashed
+oldest first, and nothing else frees or takes one meanwhile): at each scrape the 'removed'
+events of the steps before it are published unapplied (core/block_pool.py tell_evictions),
+as when the replica stops at every scrape. Its 'stored' hashes are its requests' own, which
+the kv_event_queue leaves out.
 """
 
 from __future__ import annotations
@@ -90,12 +90,15 @@ class PlannedStretch:
         self.price_to(at_s)
         return self.complete and self.steps_before(at_s) == len(self.step_ms)
 
-    def evicts_before(self, at_s: float) -> bool:
-        """Whether its steps that start before `at_s` take more than the free blocks without
-        a hash, so evict cached blocks (core/free_queue.py: those go first)."""
+    def tell_evictions_before(self, at_s: float) -> None:
+        """Publish the 'removed' events of the cached blocks its steps that start before
+        `at_s` evict, unapplied: they take the free blocks without a hash first, then the
+        hashed ones oldest first (core/free_queue.py), and nothing else frees or takes one
+        before the stretch is applied (core/block_pool.py tell_evictions)."""
         self.price_to(at_s)
+        pool = self.engine.kv.pool
         taken = self.blocks_taken(self.steps_before(at_s))
-        return taken > self.engine.kv.pool.free_queue.num_unhashed
+        pool.tell_evictions(taken - pool.free_queue.num_unhashed)
 
     def state(self, replica: int, at_s: float) -> ReplicaState:
         """The replica as a scrape at `at_s` sees it: after the steps that start before."""
@@ -119,9 +122,9 @@ class PlannedStretch:
 
 def run_until(engine: Engine, at_s: float, evictions_heard: bool) -> PlannedStretch | None:
     """Run the engine's steps that start before `at_s` (it holds a gate there); a quiet
-    stretch that goes on past `at_s` comes back planned, unapplied, unless `evictions_heard`
-    (a KV-event subscriber hears of them at the scrape after they happen) and its steps
-    before `at_s` evict cached blocks: then those are applied, and what follows planned.
+    stretch that goes on past `at_s` comes back planned, unapplied, its evictions before
+    `at_s` published if `evictions_heard` (a KV-event subscriber hears of them at the scrape
+    after they happen).
     An idle engine with nothing to come but its gate is left as it stands, gate and all:
     it would only pause there."""
     arrivals = engine.arrivals
@@ -137,9 +140,8 @@ def run_until(engine: Engine, at_s: float, evictions_heard: bool) -> PlannedStre
             if ahead.ends_before(at_s):
                 ahead.apply_before(None)
                 continue
-            if not (evictions_heard and ahead.evicts_before(at_s)):
-                return ahead
-            ahead.apply_before(at_s)  # its evictions are heard at this scrape
-            continue
+            if evictions_heard:  # heard at this scrape
+                ahead.tell_evictions_before(at_s)
+            return ahead
         if not engine.advance_unrecorded():
             return None
