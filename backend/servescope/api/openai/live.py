@@ -93,11 +93,11 @@ class LiveEngine:
                 if stream.num_tokens == seen and stream.finish_reason is None:
                     await stream.wake.wait()  # close() wakes every stream
                     stream.wake.clear()
-                if stream.num_tokens > seen or stream.finish_reason is not None:
-                    yield TokenEvent(stream.num_tokens - seen, stream.num_tokens,
-                                     stream.finish_reason)
-                    seen = stream.num_tokens
-                if stream.finish_reason is not None:
+                count, reason = stream.num_tokens, stream.finish_reason
+                if count > seen or reason is not None:
+                    yield TokenEvent(count - seen, count, reason)
+                    seen = count
+                if reason is not None:
                     return
         finally:
             if stream.finish_reason is None:
@@ -129,16 +129,21 @@ class LiveEngine:
     async def run(self) -> None:
         """The clock loop, on the server's event loop until close()."""
         while not self.closed:
-            now = self.now_s()
-            self._abort_due()
-            self._run_until(now)
-            self._deliver(now)
-            timeout = self._next_due(now)
+            timeout = self.tick()
             self.wakeup.clear()
             try:
                 await asyncio.wait_for(self.wakeup.wait(), timeout)
             except TimeoutError:
                 pass
+
+    def tick(self) -> float | None:
+        """One pass of the clock loop: the steps due by now run, the tokens due go out; the
+        wall seconds until the next thing is due (None: nothing until a request comes)."""
+        now = self.now_s()
+        self._abort_due()
+        self._run_until(now)
+        self._deliver(now)
+        return self._next_due(now)
 
     def _run_until(self, now: float) -> None:
         """Every step that starts before `now`, its tokens put out for when it ends."""
