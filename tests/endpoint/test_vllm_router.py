@@ -11,7 +11,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from support.real_clients import Endpoint, Router, scrape, total
 
 CONFIG = {"model": "Qwen/Qwen3-8B", "gpu": "H100"}  # a catalog model and GPU; any would do

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from servescope.api.openai.latency import Latencies
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
@@ -45,6 +46,7 @@ class Stream:
     stop_reason: str  # its finish_reason when the engine finishes it: "length" or "stop"
     num_tokens: int = 0
     finish_reason: str | None = None
+    last_token_s: float | None = None  # the simulated end of the step that gave its last tokens
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -65,6 +67,7 @@ class LiveEngine:
         self.lag_s = 0.0
         self.num_prompt_tokens = self.num_generation_tokens = 0
         self.num_finished: dict[str, int] = {}
+        self.latencies = Latencies()  # TTFT, ITL, e2e as vLLM observes them (latency.py)
         self.closed = False
         self.wakeup = asyncio.Event()
 
@@ -179,6 +182,8 @@ class LiveEngine:
                 if stream.num_tokens == 0:
                     self.num_prompt_tokens += stream.spec.prompt_len
                 self.num_generation_tokens += count - stream.num_tokens
+                self.latencies.observe(stream.spec.arrival_s, stream.last_token_s, end_s, done)
+                stream.last_token_s = end_s
                 stream.num_tokens = count
                 if done:
                     stream.finish_reason = stream.stop_reason

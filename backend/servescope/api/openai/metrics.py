@@ -1,6 +1,7 @@
 """A live engine's /metrics in vLLM's names (vllm/v1/metrics/loggers.py: the scheduler's
-gauges, the token and request counters), each engine's samples labelled as vLLM labels them
-(`engine`, `model_name`) plus a fleet's `replica`, and ServeScope's clock lag."""
+gauges, the token and request counters, the latency histograms of latency.py), each engine's
+samples labelled as vLLM labels them (`engine`, `model_name`) plus a fleet's `replica`, and
+ServeScope's clock lag."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from servescope.api.openai import latency
 from servescope.api.openai.live import LiveEngine
 
 LAG = "servescope:clock_lag_seconds"
@@ -43,10 +45,12 @@ class LiveCollector:
             "lag": GaugeMetricFamily(LAG, "Wall seconds the last tokens went out after their "
                                      "simulated step ended.", labels=keys),
         }
+        labelled = []
         for k, live in enumerate(self.engines):
             values = ["0", self.model_name]
             if self.first_replica is not None:
                 values.append(str(self.first_replica + k))
+            labelled.append((values, live.latencies))
             scheduler, pool = live.engine.scheduler, live.engine.kv.pool
             usable = pool.num_usable_blocks
             fams["running"].add_metric(values, len(scheduler.running))
@@ -61,7 +65,7 @@ class LiveCollector:
                     count = len(live.aborted)
                 fams["success"].add_metric(values + [reason], count)
             fams["lag"].add_metric(values, live.lag_s)
-        return fams.values()
+        return [*fams.values(), *latency.families(labelled, keys)]
 
 
 def exposition(collector: LiveCollector) -> bytes:
