@@ -10,7 +10,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from support.endpoint import wait_until
 from support.find_python import find
 from support.server import ROOT, Server, free_port
 
@@ -27,13 +27,11 @@ MAKE_TOKENIZER = Path(__file__).with_name("make_tokenizer.py")
 START_S = 120.0  # a bound against hanging when broken, not a timing claim
 
 
-def wait_for(what: str, ready: Callable[[], bool], alive: Callable[[], bool]) -> None:
-    """Poll `ready` until it holds; fail when `alive` stops holding or START_S passes."""
-    deadline = time.monotonic() + START_S
-    while not ready():
-        if not alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"{what}: not ready")
-        time.sleep(0.1)
+def wait_ready(what: str, ready: Callable[[], bool], alive: Callable[[], bool]) -> None:
+    """Wait until `ready` holds; fail at once when `alive` stops holding (a process exited)."""
+    wait_until(lambda: ready() or not alive(), f"{what} ready", START_S)
+    if not alive():
+        raise RuntimeError(f"{what} exited before it was ready")
 
 
 def answers(url: str) -> bool:
@@ -79,7 +77,7 @@ class Endpoint:
         self.replica_urls = ([f"http://127.0.0.1:{self.base_port + k}" for k in range(replicas)]
                              if replicas is not None else [self.url])
         for url in self.replica_urls:
-            wait_for(f"replica {url}", lambda u=url: answers(u + "/health"), self.alive)
+            wait_ready(f"replica {url}", lambda u=url: answers(u + "/health"), self.alive)
 
     def alive(self) -> bool:
         return self.server.proc.poll() is None
@@ -111,7 +109,7 @@ class Router:
                  "--prometheus-host", "127.0.0.1", "--prometheus-port", str(self.metrics_port),
                  "--worker-startup-check-interval", "1", "--log-level", "warning"],
                 stdout=out, stderr=subprocess.STDOUT)
-        wait_for("vllm-router", lambda: self.ready(len(worker_urls)),
+        wait_ready("vllm-router", lambda: self.ready(len(worker_urls)),
                  lambda: self.proc.poll() is None)
 
     def ready(self, num_workers: int) -> bool:
