@@ -12,7 +12,7 @@ from servescope.cli import CliError
 from servescope.core.config import ROUTERS, ConfigError, EngineConfig
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_openai_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("OpenAI-compatible API (--openai)",
                              "a live engine whose simulated time follows wall time")
     g.add_argument("--openai", action="store_true",
@@ -64,7 +64,7 @@ def model_name(args: argparse.Namespace, config: EngineConfig) -> str:
     return str(config.model or "simulated")
 
 
-def run(args: argparse.Namespace, settings: Settings, explorer: object) -> int:
+def run_openai(args: argparse.Namespace, settings: Settings, explorer: object) -> int:
     from servescope.api.openai.app import openai_app
     from servescope.api.openai.live import LiveEngine
     from servescope.api.openai.metrics import LiveCollector
@@ -79,8 +79,16 @@ def run(args: argparse.Namespace, settings: Settings, explorer: object) -> int:
     config = load_config(args)
     name = model_name(args, config)
     count = args.replicas or 1
-    engines = [LiveEngine(config, args.time_scale) for _ in range(count)]
-    tokens = Tokens(args.tokenizer)
+    try:
+        engines = [LiveEngine(config, args.time_scale) for _ in range(count)]
+    except ConfigError as err:  # no cache size: a vllm serve line names no GPU, say
+        raise CliError(f"{err} (a config with model and gpu sizes it)") from err
+    try:
+        tokens = Tokens(args.tokenizer)
+    except ImportError as err:
+        raise CliError(f"--tokenizer needs Hugging Face `tokenizers` ({err})") from err
+    except (OSError, ValueError) as err:  # no tokenizer.json there, or not one
+        raise CliError(f"--tokenizer {args.tokenizer}: {err}") from err
     host = settings.host
     ports: list[Port] = []
     pick = None
