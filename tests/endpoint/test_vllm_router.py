@@ -52,6 +52,10 @@ def test_round_robin_spreads_the_run_and_each_replica_counts_its_share(
     served = [total(m, "vllm:request_success_total") for m in per_replica]
     # round robin over N workers gives each NUM_REQUESTS / N, whatever order they arrive in
     assert served == [NUM_REQUESTS / NUM_REPLICAS] * NUM_REPLICAS
+    # the server's own port answers a fleet-wide /metrics: each replica's series by its label
+    fleet_wide = scrape(endpoint.url + "/metrics")
+    assert [total(fleet_wide, "vllm:request_success_total", replica=str(k))
+            for k in range(NUM_REPLICAS)] == served
     # the router's own count of what it sent each worker is what that replica says it served
     routed = router.metrics()
     for url, count in zip(endpoint.replica_urls, served, strict=True):
