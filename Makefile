@@ -12,7 +12,7 @@ NODE_STAMP := node_modules/.package-lock.json
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run classroom test test-hostile test-vllm vllm-flags screenshots install lint typecheck pytest node-test chromium prometheus venv-support clean
+.PHONY: run classroom test test-hostile test-vllm vllm-flags screenshots install lint typecheck pytest node-test chromium prometheus perf-client venv-support clean
 
 run: install
 	$(BIN)/servescope serve --host $(HOST) --port $(PORT)
@@ -24,7 +24,7 @@ classroom: install
 
 install: $(PY_STAMP) $(NODE_STAMP)
 
-test: install chromium prometheus
+test: install chromium prometheus perf-client
 	$(BIN)/ruff check backend tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
@@ -79,5 +79,20 @@ prometheus:
 	@test -x /usr/bin/prometheus -a -x /usr/bin/promtool || \
 	  (apt-get update && apt-get install -y --no-install-recommends prometheus)
 
+# inference-perf (tests/endpoint's load-generator client) requires Python >= 3.12, newer than
+# ServeScope's floor: it gets its own environment from the first such Python that
+# tests/support/find_python.py finds (PERF_PYTHON, PATH, pyenv). None found: said, and its test
+# skips, so `make test` still passes. The stamp holds the version installed.
+PERF_VENV := .venv-perf
+INFERENCE_PERF := inference-perf==0.7.0
+perf-client: | venv-support
+	@if [ "$$(cat $(PERF_VENV)/.installed 2>/dev/null)" = "$(INFERENCE_PERF)" ]; then exit 0; fi; \
+	py=$$($(PYTHON) tests/support/find_python.py 3.12) || \
+	  { echo "inference-perf not installed: its test (tests/endpoint) will skip"; exit 0; }; \
+	echo "inference-perf: a virtual environment in $(PERF_VENV) from $$py"; \
+	rm -rf $(PERF_VENV) && $$py -m venv $(PERF_VENV) && \
+	$(PERF_VENV)/bin/python -m pip install --quiet '$(INFERENCE_PERF)' && \
+	echo '$(INFERENCE_PERF)' > $(PERF_VENV)/.installed
+
 clean:
-	rm -rf $(VENV) node_modules
+	rm -rf $(VENV) $(PERF_VENV) node_modules

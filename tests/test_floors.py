@@ -38,6 +38,7 @@ API_BELOW = {
     "web": {"wire", "uploads", "records", "jobs", "leaps", "sessions"},
     "routes": {"wire", "uploads", "records", "jobs", "leaps", "sessions", "reports", "web",
                "deps"},
+    "openai": set(),  # the OpenAI API on live engines: core only (its own app, beside `app`)
 }
 API_BASE = {"settings", "errors"}  # loose modules every wing may use: they import no wing
 API_TOP = {"app", "deps"}  # loose modules above every wing

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from servescope.api.settings import Settings
+from servescope.cli._openai import add_openai_arguments, run_openai
 
 HELP = "start the explorer web server"
 DESCRIPTION = "Start the explorer (one worker; sessions in memory)."
@@ -46,6 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         limits.add_argument("--" + name.replace("_", "-"), type=type(value), default=None,
                             metavar="N", help=f"{what} (default {value:_})")
     p.add_argument("--log-level", default="info")
+    add_openai_arguments(p)
 
 
 SHARES = {  # Settings fields settable here: what each bounds
@@ -81,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     from servescope.api.app import create_app
 
     settings = _settings(args)
+    if args.openai:  # the API on live engines beside the explorer (cli/_openai.py)
+        return run_openai(args, settings, create_app(settings))
     print(_banner(settings), flush=True)
     # The sessions' simulate-ahead threads hold the GIL between bytecode checks: a shorter
     # switch interval (5 ms by default) lets the event loop take it back sooner

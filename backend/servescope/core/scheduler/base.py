@@ -131,6 +131,22 @@ class Scheduler:
         quiet). The engine cuts the run where an arrival comes."""
         return 0
 
+    def abort(self, request_id: str) -> bool:
+        """Drop a waiting or running request and free its blocks, as vLLM's
+        Scheduler.finish_requests(FINISHED_ABORTED) does between steps (a client went away);
+        False if it is not here (finished already, or never admitted)."""
+        request = self.requests.pop(request_id, None)
+        if request is None:
+            return False
+        if request.status is RequestStatus.RUNNING:
+            self.running.remove(request)
+        else:
+            self.waiting.remove(request)
+        request.status = RequestStatus.FINISHED
+        self.kv.free(request)
+        request.block_hashes = []
+        return True
+
     def _finish(self, finished: list[Request]) -> list[Request]:
         self.released = [r.id for r in finished]
         if finished:

@@ -1,0 +1,74 @@
+"""A live engine's /metrics in vLLM's names (vllm/v1/metrics/loggers.py: the scheduler's
+gauges, the token and request counters, the latency histograms of latency.py), each engine's
+samples labelled as vLLM labels them (`engine`, `model_name`) plus a fleet's `replica`, and
+ServeScope's clock lag."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from servescope.api.openai import latency
+from servescope.api.openai.live import LiveEngine
+
+LAG = "servescope:clock_lag_seconds"
+FINISH_REASONS = ("stop", "length", "abort")  # vLLM's finished_reason label values
+
+
+class LiveCollector:
+    """The metric families of `engines` (index k labelled replica="k" when `replicas`)."""
+
+    def __init__(self, engines: Sequence[LiveEngine], model_name: str,
+                 first_replica: int | None) -> None:
+        self.engines, self.model_name, self.first_replica = engines, model_name, first_replica
+
+    def collect(self) -> Iterable[Metric]:
+        keys = ["engine", "model_name"] + ([] if self.first_replica is None else ["replica"])
+        fams = {
+            "running": GaugeMetricFamily("vllm:num_requests_running",
+                                         "Number of requests in model execution batches.",
+                                         labels=keys),
+            "waiting": GaugeMetricFamily("vllm:num_requests_waiting",
+                                         "Number of requests waiting to be processed.",
+                                         labels=keys),
+            "kv": GaugeMetricFamily("vllm:kv_cache_usage_perc",
+                                    "KV-cache usage. 1 means 100 percent usage.", labels=keys),
+            "prompt": CounterMetricFamily("vllm:prompt_tokens", "Number of prefill tokens "
+                                          "processed.", labels=keys),
+            "generation": CounterMetricFamily("vllm:generation_tokens", "Number of generation "
+                                              "tokens processed.", labels=keys),
+            "success": CounterMetricFamily("vllm:request_success", "Count of successfully "
+                                           "processed requests.",
+                                           labels=keys + ["finished_reason"]),
+            "lag": GaugeMetricFamily(LAG, "Wall seconds the last tokens went out after their "
+                                     "simulated step ended.", labels=keys),
+        }
+        labelled = []
+        for k, live in enumerate(self.engines):
+            values = ["0", self.model_name]
+            if self.first_replica is not None:
+                values.append(str(self.first_replica + k))
+            labelled.append((values, live.latencies))
+            scheduler, pool = live.engine.scheduler, live.engine.kv.pool
+            usable = pool.num_usable_blocks
+            fams["running"].add_metric(values, len(scheduler.running))
+            fams["waiting"].add_metric(values, len(scheduler.waiting))
+            fams["kv"].add_metric(values, 1.0 - live.engine.kv.num_free_blocks / usable
+                                  if usable else 0.0)
+            fams["prompt"].add_metric(values, live.num_prompt_tokens)
+            fams["generation"].add_metric(values, live.num_generation_tokens)
+            for reason in FINISH_REASONS:
+                count = live.num_finished.get(reason, 0)
+                if reason == "abort":
+                    count = len(live.aborted)
+                fams["success"].add_metric(values + [reason], count)
+            fams["lag"].add_metric(values, live.lag_s)
+        return [*fams.values(), *latency.families(labelled, keys)]
+
+
+def exposition(collector: LiveCollector) -> bytes:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)  # type: ignore[arg-type]
+    return generate_latest(registry)
