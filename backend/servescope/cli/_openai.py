@@ -72,6 +72,7 @@ def run_openai(args: argparse.Namespace, settings: Settings, explorer: object) -
     from servescope.api.openai.routing import RoutedPick
     from servescope.api.openai.serving import Served
     from servescope.api.openai.tokens import Tokens
+    from servescope.cli._live import watch_live
     from servescope.core.routers.make import make_router
 
     if args.time_scale <= 0:
@@ -94,7 +95,8 @@ def run_openai(args: argparse.Namespace, settings: Settings, explorer: object) -
     main = Served(engines, tokens, name, pick)
     wide = LiveCollector(engines, name, 0 if count > 1 else None)
     ports.append(Port(openai_app(main, wide, explorer, engines), host, settings.port))  # type: ignore[arg-type]
-    lines = [f"explorer at http://{host}:{settings.port}/"]
+    watch_live(explorer, engines, settings)  # prints the explorer's links once it starts
+    lines = []
     if count == 1 or args.router:
         lines.append(f"OpenAI API at http://{host}:{settings.port}/v1")
     base = args.base_port or settings.port + 1
