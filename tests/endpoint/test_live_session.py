@@ -52,6 +52,9 @@ async def watch(server: Server, sid: str, token: str) -> None:
         refused = await c.until(lambda m: m["type"] == "error")
         assert (refused["code"], refused["field"]) == ("read_only", "type")
         assert "live endpoint" in refused["message"]
+        await c.send(type="reset")
+        refused = await c.until(lambda m: m["type"] == "error")
+        assert (refused["code"], refused["field"]) == ("read_only", "type")
 
         c.records[0] = []  # seek back to the first record: it and those after it come again
         await c.send(type="seek", iter=0)
