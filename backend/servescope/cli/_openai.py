@@ -17,7 +17,8 @@ def add_openai_arguments(p: argparse.ArgumentParser) -> None:
                              "a live engine whose simulated time follows wall time")
     g.add_argument("--openai", action="store_true",
                    help="serve vLLM's OpenAI API (/v1/completions, /v1/chat/completions, "
-                        "/v1/models, /health, /version, /metrics) on a live engine")
+                        "/v1/models, /health, /version, /metrics) on a live engine, watched "
+                        "live in the explorer by the link printed at start")
     source = g.add_mutually_exclusive_group()
     source.add_argument("--config", type=Path, help="engine config JSON (as `sim --config`)")
     source.add_argument("--vllm-serve", metavar="LINE",
