@@ -92,6 +92,8 @@ def test_a_saved_live_run_replays_to_the_same_records(watched):
     assert up.json()["format"] == "servescope-steps"
     replayed = asyncio.run(replay(server, up.json()["trace_id"]))
     assert replayed == recorded
+    assert server.get(f"/api/sessions/{sid}")["simulated"][0]["error"] is None
+    assert "Traceback" not in server.stderr()
 
 
 async def replay(server: Server, trace_id: str) -> list[dict]:

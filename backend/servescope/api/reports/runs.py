@@ -1,7 +1,8 @@
 """Run results of a session for REST: descriptions, summaries (waiting for the background
-simulation to end; a live run's so far) and exports (records as JSONL, a replayable recording, `vllm bench serve` JSON, per-request CSV,
-Perfetto trace, vLLM's metrics over the run as OpenMetrics), built in job worker processes from
-the tracks' stores and finished requests, and cut at max_export_bytes."""
+simulation to end; a live run's so far) and exports (records as JSONL, a replayable recording,
+`vllm bench serve` JSON, per-request CSV, Perfetto trace, vLLM's metrics over the run as
+OpenMetrics), built in job worker processes from the tracks' stores and finished requests, and
+cut at max_export_bytes."""
 
 from __future__ import annotations
 
