@@ -81,7 +81,10 @@ def run_openai(args: argparse.Namespace, settings: Settings, explorer: object) -
     config = load_config(args)
     name = model_name(args, config)
     count = args.replicas or 1
-    engines = [LiveEngine(config, args.time_scale) for _ in range(count)]
+    try:
+        engines = [LiveEngine(config, args.time_scale) for _ in range(count)]
+    except ConfigError as err:  # no cache size: a vllm serve line names no GPU, say
+        raise CliError(f"{err} (a config with model and gpu sizes it)") from err
     try:
         tokens = Tokens(args.tokenizer)
     except ImportError as err:
