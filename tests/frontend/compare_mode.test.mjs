@@ -85,3 +85,10 @@ test("a compare's configure names its panes, and a follower's panes take the ses
   assert.deepEqual(paneLabels(scenario({ view: "compare" }), [{ label: "policy=naive" }, { label: "b" }, {}, {}],
     undefined, "follower"), ["policy=naive", "b", "", ""]);
 });
+
+test("a driver joining a live session never configures it: its engine is the endpoint's", () => {
+  const live = { role: "driver", source: "live", engines: [{}] };
+  assert.equal(joinPlan(live, scenario({ session: "s1", config: { block_size: 8 } }), { first: true }).configure, false);
+  assert.equal(joinPlan({ ...live, source: "simulated" }, scenario({ session: "s1", config: { block_size: 8 } }),
+    { first: true }).configure, true);
+});

@@ -40,3 +40,9 @@ test("the upload line says replayed or simulated", () => {
   assert.equal(uploadStatus("b.json", { format: "vllm-bench", num_requests: 2, report: { kind: "requests" },
     summary: { measured: { mean_ttft_ms: 1 } } }), "b.json (vllm-bench): 2 requests, simulated; measured TTFT/ITL kept");
 });
+
+test("a live session is labelled live, not simulated or replayed, and names no file", () => {
+  const p = provenance({ source: "live", preset: null, trace: null }, "demo");
+  assert.deepEqual([p.source, p.name, p.measured, p.facts], ["live", "live endpoint", false, []]);
+  assert.match(p.badgeTitle, /serve --openai/);
+});

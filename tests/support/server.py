@@ -106,11 +106,12 @@ class Server:
         environ = {**os.environ, "SERVESCOPE_DATA_DIR": str(data_dir), **env}
         # its output to a file: a pipe nobody reads would block a chatty server when full
         self.log = data_dir.with_name(f"{data_dir.name}-server.log")
-        with self.log.open("wb") as log:
+        self.out = data_dir.with_name(f"{data_dir.name}-server.out")  # what it printed
+        with self.log.open("wb") as log, self.out.open("wb") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "servescope.cli", "serve", "--port", str(self.port),
                  "--log-level", "warning", *args], cwd=ROOT, env=environ,
-                stdout=subprocess.DEVNULL, stderr=log)
+                stdout=out, stderr=log)
         self._wait()
 
     def _wait(self) -> None:
@@ -131,6 +132,13 @@ class Server:
                                          else headers)
         with urllib.request.urlopen(request, timeout=10) as r:
             return json.loads(r.read())
+
+    def printed(self, prefix: str) -> str:
+        """The rest of the first line the server printed that starts with `prefix`."""
+        for line in self.out.read_text().splitlines():
+            if line.startswith(prefix):
+                return line[len(prefix):]
+        raise AssertionError(f"the server printed no line starting {prefix!r}")
 
     def stderr(self) -> str:
         """The end of what the server wrote (warnings, errors and their tracebacks)."""

@@ -17,7 +17,8 @@ def add_openai_arguments(p: argparse.ArgumentParser) -> None:
                              "a live engine whose simulated time follows wall time")
     g.add_argument("--openai", action="store_true",
                    help="serve vLLM's OpenAI API (/v1/completions, /v1/chat/completions, "
-                        "/v1/models, /health, /version, /metrics) on a live engine")
+                        "/v1/models, /health, /version, /metrics) on a live engine, watched "
+                        "live in the explorer by the link printed at start")
     source = g.add_mutually_exclusive_group()
     source.add_argument("--config", type=Path, help="engine config JSON (as `sim --config`)")
     source.add_argument("--vllm-serve", metavar="LINE",
@@ -72,6 +73,7 @@ def run_openai(args: argparse.Namespace, settings: Settings, explorer: object) -
     from servescope.api.openai.routing import RoutedPick
     from servescope.api.openai.serving import Served
     from servescope.api.openai.tokens import Tokens
+    from servescope.cli._live import watch_live
     from servescope.core.routers.make import make_router
 
     if args.time_scale <= 0:
@@ -97,7 +99,8 @@ def run_openai(args: argparse.Namespace, settings: Settings, explorer: object) -
     main = Served(engines, tokens, name, pick)
     wide = LiveCollector(engines, name, 0 if count > 1 else None)
     ports.append(Port(openai_app(main, wide, explorer, engines), host, settings.port))  # type: ignore[arg-type]
-    lines = [f"explorer at http://{host}:{settings.port}/"]
+    watch_live(explorer, engines, settings)  # prints the explorer's links once it starts
+    lines = []
     if count == 1 or args.router:
         lines.append(f"OpenAI API at http://{host}:{settings.port}/v1")
     base = args.base_port or settings.port + 1

@@ -70,6 +70,9 @@ class LiveEngine:
         self.latencies = Latencies()  # TTFT, ITL, e2e as vLLM observes them (latency.py)
         self.closed = False
         self.wakeup = asyncio.Event()
+        # each hears every record as it is made, then None at close (the explorer's live
+        # session: api/records/live_feed.py)
+        self.listeners: list[Callable[[StepRecord | None], None]] = []
 
     def now_s(self) -> float:
         """Simulated time now: wall seconds since start, times the time scale."""
@@ -155,6 +158,8 @@ class LiveEngine:
         while (record := engine.step()) is not None:
             self.records.append(record)
             self._collect(record)
+            for listen in self.listeners:
+                listen(record)
 
     def _collect(self, record: StepRecord) -> None:
         columns, streams = record.columns, self.streams
@@ -213,3 +218,5 @@ class LiveEngine:
             stream.wake.set()
         self.streams.clear()
         self.wakeup.set()
+        for listen in self.listeners:
+            listen(None)

@@ -1,7 +1,8 @@
 """Run results of a session for REST: descriptions, summaries (waiting for the background
-simulation to end) and exports (records as JSONL, `vllm bench serve` JSON, per-request CSV,
-Perfetto trace, vLLM's metrics over the run as OpenMetrics), built in job worker processes from
-the tracks' stores and finished requests, and cut at max_export_bytes."""
+simulation to end; a live run's so far) and exports (records as JSONL, a replayable recording,
+`vllm bench serve` JSON, per-request CSV, Perfetto trace, vLLM's metrics over the run as
+OpenMetrics), built in job worker processes from the tracks' stores and finished requests, and
+cut at max_export_bytes."""
 
 from __future__ import annotations
 
@@ -16,16 +17,18 @@ from servescope.api.errors import JobError, SessionError
 from servescope.api.reports import work as job_work
 from servescope.api.reports.done_requests import DoneRequests
 from servescope.api.reports.metrics import public_label
+from servescope.api.sessions.live import LiveTrack
 from servescope.api.sessions.session import Session
 from servescope.api.sessions.track import Track
 from servescope.api.wire.serialize import dumps
 from servescope.core.config import EngineConfig
 from servescope.observability import openmetrics as om
 from servescope.observability.families import engine_view, max_model_len, model_name
+from servescope.traces.recording import FORMAT, VERSION, request_rows
 
-FORMATS = ("jsonl", "bench", "csv", "perfetto", "openmetrics")
+FORMATS = ("jsonl", "recording", "bench", "csv", "perfetto", "openmetrics")
 MEDIA = {"jsonl": "application/x-ndjson", "csv": "text/csv", "bench": "application/json",
-         "perfetto": "application/json"}
+         "perfetto": "application/json", "recording": "application/x-ndjson"}
 
 
 def describe(session: Session, with_token: bool = False) -> dict[str, Any]:
@@ -64,8 +67,10 @@ def scout_state(track: Track) -> dict[str, Any] | None:
 
 
 async def finish(session: Session, engine: int | None = None) -> list[Track]:
+    """The tracks once their runs end; a live run's at once (it has no end: what has run)."""
     tracks = session.tracks if engine is None else [track_of(session, engine)]
-    await session.compute(lambda: all(t.done for t in tracks), tracks)
+    if not session.live:
+        await session.compute(lambda: all(t.done for t in tracks), tracks)
     return tracks
 
 
@@ -91,10 +96,12 @@ async def export(session: Session, engine: int, fmt: str, epoch_s: float | None 
                            f"whole, up to this server's max_perfetto_records "
                            f"({session.settings.max_perfetto_records}): export jsonl",
                            "format", "too_large")
-    if fmt in ("jsonl", "perfetto"):  # in a worker process, read from the track's file
-        work = job_work.jsonl if fmt == "jsonl" else job_work.perfetto
+    if fmt in ("jsonl", "perfetto", "recording"):  # in a worker, read from the track's file
+        work = {"jsonl": job_work.jsonl, "perfetto": job_work.perfetto,
+                "recording": job_work.recording}[fmt]
+        head = (recording_header(session, track),) if fmt == "recording" else ()
         with reading(track) as path:  # until the worker has it open: its first chunk
-            return MEDIA[fmt], await _stream(session, fmt, work, path, track.requests,
+            return MEDIA[fmt], await _stream(session, fmt, work, path, *head, track.requests,
                                              track.head, limit)
     if track.engine is None:
         raise SessionError("a replayed run has no per-request metrics to export", "format")
@@ -104,6 +111,18 @@ async def export(session: Session, engine: int, fmt: str, epoch_s: float | None 
     return MEDIA[fmt], await _stream(session, fmt, job_work.requests_export,
                                      await done_requests(track), fmt, track.summary or {},
                                      config, limit)
+
+
+def recording_header(session: Session, track: Track) -> dict[str, Any]:
+    """A servescope-steps header (traces/recording.py) for the track's records so far: its
+    config and requests (a live run's: those that arrived by its last stored record)."""
+    config = session.built.engines[track.number]["config"] if session.built else {}
+    if isinstance(track, LiveTrack):
+        rows = request_rows(spec for at, spec in track.arrived if at <= track.head)
+    else:
+        rows = list(track.requests)
+    return {"format": FORMAT, "version": VERSION, "source": "simulated", "config": config,
+            "requests": rows}
 
 
 async def _stream(session: Session, fmt: str, work: Any, *args: Any) -> AsyncIterator[bytes]:

@@ -5,6 +5,7 @@ results are plain picklable values; nothing here touches a session."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +46,15 @@ def jsonl(path: Path, requests: list[dict[str, Any]], upto: int, limit: int) -> 
     """The records as JSON lines until `limit` bytes; then a last line saying where it stopped."""
     lines = (json.dumps(r, separators=(",", ":")) + "\n" for r in records(path, requests, upto))
     return chunks(_capped(lines, limit))
+
+
+def recording(path: Path, head: dict[str, Any], requests: list[dict[str, Any]], upto: int,
+              limit: int) -> Iterator[bytes]:
+    """The records as a servescope-steps recording (traces/recording.py), which `servescope`
+    replays: the header line `head`, then the records, until `limit` bytes."""
+    first = json.dumps(head, separators=(",", ":")) + "\n"
+    lines = (json.dumps(r, separators=(",", ":")) + "\n" for r in records(path, requests, upto))
+    return chunks(_capped(itertools.chain([first], lines), limit))
 
 
 def _capped(lines: Iterator[str], limit: int) -> Iterator[str]:

@@ -106,7 +106,7 @@ class Registry:
         return gone
 
     def _expired(self, s: Session, now: float) -> bool:
-        if s.driver_left_s is None:
+        if s.driver_left_s is None or s.live:  # a live one lasts as long as its endpoint
             return False
         idle = now - s.last_active > self.settings.session_idle_s
         if s.viewers or s.saved:
@@ -116,7 +116,7 @@ class Registry:
     def _drop_abandoned(self) -> None:
         """Free the session with neither driver nor viewers that was left longest ago."""
         left = [s for s in self.sessions.values()
-                if not s.viewers and s.driver_left_s is not None]
+                if not s.viewers and s.driver_left_s is not None and not s.live]
         if left:
             oldest = min(left, key=lambda s: s.driver_left_s or 0.0)
             self.sessions.pop(oldest.id).close()

@@ -69,6 +69,9 @@ class Session:
         self.lesson: P.LessonNote | None = None  # the driver's lesson note, for followers
         self.lesson_version = 0
         self.payer = ""  # who created it (api/web/clients.py's payer_of), for its fair share
+        # watching a live endpoint's engine (api/sessions/live.py): never reaped, and its
+        # config is the endpoint's, not the page's
+        self.live = False
 
     @property
     def tracks(self) -> list[Any]:
@@ -128,6 +131,11 @@ class Session:
         built = await build(configs, workload, self.settings, self.store, prefix, msg.labels,
                             viewed)
         built.key = key
+        self.install(built)
+        return True
+
+    def install(self, built: Built) -> None:
+        """`built`'s tracks replace the session's (closed); playback starts over."""
         self._stop()
         self._close_tracks()
         for track in built.tracks:
@@ -137,7 +145,6 @@ class Session:
         self.sim_time = float("-inf")
         self.lesson = None  # a new run: the driver's page says what it shows of it
         self._changed(config=True)
-        return True
 
     def _on_progress(self) -> None:
         """A track stored a batch or ended: wake waiters, and tell viewers how far the

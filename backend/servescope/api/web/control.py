@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from servescope.api.errors import BuildError, SessionError
 from servescope.api.sessions.drill import view_replica
+from servescope.api.sessions.live import REFUSED
 from servescope.api.sessions.session import Session
 from servescope.api.sessions.viewer import Viewer
 from servescope.api.web import edge
@@ -63,6 +64,8 @@ async def handle(session: Session, viewer: Viewer, text: str) -> None:
 
 async def apply(session: Session, viewer: Viewer, msg: object) -> None:
     session.last_active = session.clock()
+    if session.live and isinstance(msg, P.Configure | P.Reset):
+        raise SessionError(REFUSED, "type", "read_only")
     if isinstance(msg, P.Configure):
         session.jobs.check_memory("configure")  # a new run's engines: not over the cap
         if not await session.configure(msg):

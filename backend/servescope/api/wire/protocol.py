@@ -92,7 +92,7 @@ class Init(Message):
     session_id: str
     role: Literal["driver", "follower"]
     token: str | None = None  # the driver token, sent to drivers only (api/sessions/access.py)
-    source: Literal["simulated", "replayed"]
+    source: Literal["simulated", "replayed", "live"]  # live: api/sessions/live.py
     preset: str | None
     config: dict[str, Any]
     num_gpu_blocks: int

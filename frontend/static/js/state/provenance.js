@@ -1,6 +1,8 @@
-// Where a run's numbers come from, in words for the page: the records (simulated by the engine
-// or replayed from a recording), the workload's name (a preset or an uploaded file), what the
+// Where a run's numbers come from, in words for the page: the records (simulated by the engine,
+// replayed from a recording, or live: the OpenAI endpoint's engine as requests arrive), the workload's name (a preset or an uploaded file), what the
 // file does not record, and a benchmark's measured figures beside the simulated ones.
+
+const LIVE_TITLE = "records of the live engine behind servescope serve --openai, as clients' requests arrive (each under its request id)";
 
 /** {source, name, badgeTitle, measured, facts} for a pane's init. */
 export function provenance(init, preset = "") {
@@ -8,6 +10,9 @@ export function provenance(init, preset = "") {
   const source = init?.source ?? "simulated";
   const name = trace ? (trace.filename ?? `uploaded ${trace.format}`) : (init?.preset ?? preset ?? "");
   let badgeTitle = "records simulated by ServeScope's engine";
+  if (source === "live") {
+    return { source, name: "live endpoint", badgeTitle: LIVE_TITLE, measured: false, facts: [] };
+  }
   if (source === "replayed") {
     badgeTitle = `records replayed from ${name} (${trace?.format ?? "a recording"}), not simulated`;
   } else if (trace) {

@@ -61,7 +61,7 @@ export function joinPlan(init, scenario, { first, bootPreset, presetAsked = true
     if (engines === 1 && compare) return { view: "explore", configure: false };
     return { view: null, configure: false };
   }
-  if (!first) return { view: null, configure: false };
+  if (!first || init.source === "live") return { view: null, configure: false }; // live: the endpoint's engine
   if (compare) return { view: null, configure: scenario.compare.length >= 2 || engines === 1 };
   if (engines !== 1) {
     if (!scenario.session) return { view: null, configure: true }; // the demo page asked for one

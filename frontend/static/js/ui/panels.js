@@ -127,10 +127,12 @@ export function showWorkload(doc, init, { presets, preset, pageConfig, readOnly 
   const form = doc.getElementById("config-form");
   if (init.trace) fillPresets(doc.getElementById("preset"), presets, preset, init.trace.filename ?? init.trace.format);
   const replay = init.source === "replayed";
-  if (replay) fillForm(form, CONFIG_FIELDS, init.config, true);
+  const live = init.source === "live";
+  if (replay || live) fillForm(form, CONFIG_FIELDS, init.config, true);
   else if (readOnly) fillForm(form, CONFIG_FIELDS, pageConfig);
-  doc.getElementById("config-note").textContent = replay ? "the recording's config: a replay cannot change it" : "";
-  return replay;
+  doc.getElementById("config-note").textContent = replay ? "the recording's config: a replay cannot change it"
+    : live ? "the live endpoint's config: restart servescope serve --openai to change it" : "";
+  return replay || live;
 }
 
 const blocksInput = (doc) => doc.querySelector('#config-form [name="num_gpu_blocks"]');
@@ -161,7 +163,7 @@ function showConfig(doc, config, typed, resetTyped = false) {
 
 /** On init of a simulated run: the form shows the config that runs and the preset it runs. */
 export function showRunningConfig(doc, init, { typedBlocks }) {
-  if (init.source === "replayed") return;
+  if (init.source === "replayed" || init.source === "live") return;
   showConfig(doc, init.config, typedBlocks);
   const select = doc.getElementById("preset");
   if (init.preset && !init.trace && [...select.options].some((o) => o.value === init.preset)) select.value = init.preset;

@@ -1,4 +1,4 @@
-// Draws where the lead pane's numbers come from: the badge (simulated / replayed, and
+// Draws where the lead pane's numbers come from: the badge (simulated / replayed / live, and
 // "measured" when a benchmark's figures are shown beside), the workload's name, the facts a
 // recording lacks, and the measured-versus-simulated line.
 
@@ -18,7 +18,8 @@ export function drawProvenance(doc, pane, preset) {
   badge.title = p.badgeTitle;
   $("measured-label").hidden = !p.measured;
   setText($("scenario-name"), `${p.name}${pane.status === "done" ? " · run complete" : ""}`);
-  setText($("charts-title"), p.source === "replayed" ? "Metrics over recorded time (replayed)" : "Metrics over simulated time");
+  setText($("charts-title"), p.source === "replayed" ? "Metrics over recorded time (replayed)"
+    : p.source === "live" ? "Metrics over simulated time (live: it follows wall time)" : "Metrics over simulated time");
   setText($("provenance"), p.facts.join(" "));
   $("provenance").hidden = p.facts.length === 0;
   const done = pane.status === "done" && pane.summary;
