@@ -113,6 +113,7 @@ class LiveEngine:
         if stream is None:
             return False
         stream.finish_reason = "abort"
+        stream.wake.set()  # its stream ends (a no-op for the stream that called)
         pending = self.engine.arrivals.pending
         if stream.spec in pending:  # not admitted yet
             pending.remove(stream.spec)
@@ -131,13 +132,14 @@ class LiveEngine:
 
     async def run(self) -> None:
         """The clock loop, on the server's event loop until close()."""
+        loop = asyncio.get_running_loop()
         while not self.closed:
             timeout = self.tick()
             self.wakeup.clear()
-            try:
-                await asyncio.wait_for(self.wakeup.wait(), timeout)
-            except TimeoutError:
-                pass
+            timer = None if timeout is None else loop.call_later(timeout, self.wakeup.set)
+            await self.wakeup.wait()  # a submit, an abort, close() or the timer
+            if timer is not None:
+                timer.cancel()
 
     def tick(self) -> float | None:
         """One pass of the clock loop: the steps due by now run, the tokens due go out; the
