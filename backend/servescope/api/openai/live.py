@@ -3,8 +3,10 @@
 A request joins at its wall-clock arrival. The engine runs each step once wall time reaches the
 step's start (the arrivals' gate, core/arrivals.py, stands at "now", so no step is planned before
 the requests that arrive before it), and its tokens go to their streams when wall time reaches
-the step's end: the engine is computed at most one step ahead of what clients see. `lag_s` is how
-late, in wall seconds, the last tokens went out after their step ended.
+the step's end: the engine is computed at most one step ahead of what clients see. A stream's lag is how late,
+in wall seconds, its tokens go out (its generator resumes to send them) after their step ended:
+`lag_s` is the largest of the latest step's, `lags` every one's histogram (a scrape between
+bursts still sees them).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from servescope.api.openai.latency import Latencies
+from servescope.api.openai.latency import BucketCounts, Latencies
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
@@ -29,6 +31,10 @@ from servescope.core.request import RequestSpec
 TIME_CLOCK_STAND_IN = RequestSpec("<live>", 1, 1, arrival_s=0.0)
 # the newest step records kept for a viewer: about ten minutes of 30 ms steps
 RECORDS_KEPT = 20_000
+# the lag histogram's bounds, wall seconds (ours): around a step (the placeholder cost model's
+# is 10 ms and up, core/step_time.py) and its multiples, out to seconds behind
+LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5,
+               1.0, 2.5, 5.0, 10.0)
 
 
 class TokenEvent(NamedTuple):
@@ -65,6 +71,7 @@ class LiveEngine:
         self.aborting: set[str] = set()  # aborts waiting for their step in flight to update
         self.outbox: deque[tuple[float, list[tuple[Stream, int, bool]]]] = deque()
         self.lag_s = 0.0
+        self.lags = BucketCounts(LAG_BUCKETS)
         self.num_prompt_tokens = self.num_generation_tokens = 0
         self.num_finished: dict[str, int] = {}
         self.latencies = Latencies()  # TTFT, ITL, e2e as vLLM observes them (latency.py)
@@ -97,6 +104,8 @@ class LiveEngine:
                     await stream.wake.wait()  # close() wakes every stream
                     stream.wake.clear()
                 count, reason = stream.num_tokens, stream.finish_reason
+                if count > seen:
+                    self._sent(stream.last_token_s)
                 if count > seen or reason is not None:
                     yield TokenEvent(count - seen, count, reason)
                     seen = count
@@ -105,6 +114,14 @@ class LiveEngine:
         finally:
             if stream.finish_reason is None:
                 self.abort(stream.spec.id)
+
+    def _sent(self, step_end_s: float | None) -> None:
+        """A stream sends tokens of the step that ended at `step_end_s` (simulated): its lag."""
+        if step_end_s is None:
+            return
+        lag = (self.now_s() - step_end_s) / self.time_scale
+        self.lags.observe(lag)
+        self.lag_s = max(self.lag_s, lag)
 
     def abort(self, request_id: str) -> bool:
         """A client went away: its request leaves the engine and frees its blocks (now, or
