@@ -15,7 +15,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -69,6 +69,10 @@ class LiveEngine:
         self.streams: dict[str, Stream] = {}
         self.aborted: list[tuple[str, float]] = []  # (request id, simulated time)
         self.aborting: set[str] = set()  # aborts waiting for their step in flight to update
+        # aborted out of the scheduler since the last record: the next record finishes and
+        # releases them, as vLLM's next SchedulerOutput lists them in finished_req_ids
+        # (Scheduler.finish_requests -> _free_request)
+        self.unrecorded: list[str] = []
         self.outbox: deque[tuple[float, list[tuple[Stream, int, bool]]]] = deque()
         self.lag_s = 0.0
         self.lags = BucketCounts(LAG_BUCKETS)
@@ -145,7 +149,8 @@ class LiveEngine:
         in_flight = queue.in_flight.running if queue is not None and queue.in_flight else ()
         for request_id in [i for i in self.aborting if i not in in_flight]:
             self.aborting.discard(request_id)
-            self.engine.scheduler.abort(request_id)
+            if self.engine.scheduler.abort(request_id):
+                self.unrecorded.append(request_id)
 
     async def run(self) -> None:
         """The clock loop, on the server's event loop until close()."""
@@ -172,6 +177,10 @@ class LiveEngine:
         engine = self.engine
         engine.arrivals.hold_at(now)
         while (record := engine.step()) is not None:
+            if self.unrecorded:
+                aborted, self.unrecorded = tuple(self.unrecorded), []
+                record = replace(record, finished=record.finished + aborted,
+                                 released=record.released + aborted)
             self.records.append(record)
             self._collect(record)
 
