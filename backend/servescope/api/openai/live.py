@@ -3,10 +3,10 @@
 A request joins at its wall-clock arrival. The engine runs each step once wall time reaches the
 step's start (the arrivals' gate, core/arrivals.py, stands at "now", so no step is planned before
 the requests that arrive before it), and its tokens go to their streams when wall time reaches
-the step's end: the engine is computed at most one step ahead of what clients see. A stream's lag is how late,
-in wall seconds, its tokens go out (its generator resumes to send them) after their step ended:
-`lag_s` is the largest of the latest step's, `lags` every one's histogram (a scrape between
-bursts still sees them).
+the step's end: the engine is computed at most one step ahead of what clients see. A stream's
+lag is how late, in wall seconds, its tokens go out (its generator resumes to send them) after
+their step ended: `lag_s` is the largest of the latest step's, `lags` every one's histogram (a
+scrape between bursts still sees them).
 """
 
 from __future__ import annotations
