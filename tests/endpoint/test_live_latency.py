@@ -5,6 +5,8 @@ after a streamed completion."""
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 from support.real_clients import scrape, total
@@ -43,7 +45,11 @@ def test_a_streamed_completion_shows_on_metrics(endpoint: Server) -> None:
     before = scrape(endpoint.url + "/metrics")
     with httpx.stream("POST", endpoint.url + "/v1/completions", json=body, timeout=60) as r:
         assert r.status_code == 200
-        assert sum(1 for line in r.iter_lines() if line.startswith("data: {")) >= 5
+        texts = [json.loads(line[6:])["choices"][0]["text"] for line in r.iter_lines()
+                 if line.startswith("data: {")]
+    # a frame a step, or several steps' tokens in one when the server ran late (as vLLM's
+    # RequestOutputCollector merges outputs its consumer has not read yet): five words in all
+    assert len(texts) >= 2 and len("".join(texts).split()) == 5
     after = scrape(endpoint.url + "/metrics")
 
     def more(name: str) -> float:
