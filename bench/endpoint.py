@@ -1,6 +1,8 @@
 """Concurrent streams on one `servescope serve --openai` process at time scale 1: for each level
 of concurrency, one client process keeps that many streams open (each a completion of --output
-tokens on a 32-token prompt, a new one as soon as one ends) for --seconds. Prints the streams
+tokens on a 32-token prompt, a new one as soon as one ends; their starts spread over one
+request's time so they do not run in lockstep), counted after one request's time for --seconds or
+two requests' times, whichever is longer. Prints the streams
 finished a second against the baseline measured in the same run (the engine's own simulated
 rate offline for the same config and load: N requests of the same lengths run to the end), and
 the clock's lag from the server's servescope:stream_lag_seconds over the level (mean, and the
@@ -38,7 +40,6 @@ CONFIG = {"num_gpu_blocks": 200_000, "block_size": 16, "max_model_len": 4096,
 PROMPT_TOKENS = 32
 LAG = "servescope:stream_lag_seconds"
 LAST_CHUNK = b"\r\n0\r\n\r\n"  # a chunked body's end (h11 writes sizes without leading zeros)
-WARMUP_S = 2.0  # connections opened and the first requests admitted before counting
 
 
 def start(folder: str, port: int) -> subprocess.Popen[bytes]:
@@ -108,16 +109,18 @@ class Load:
     """`streams` connections each posting one streamed completion after another until `stop`;
     `finished` counts the answers read to their end between `count_from` and `stop`."""
 
-    def __init__(self, port: int, streams: int, output: int, seconds: float) -> None:
+    def __init__(self, port: int, streams: int, output: int, seconds: float,
+                 request_s: float) -> None:
         body = json.dumps({"prompt": list(range(PROMPT_TOKENS)), "max_tokens": output,
                            "ignore_eos": True, "stream": True}).encode()
         self.request = (f"POST /v1/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: "
                         f"application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
-        self.port, self.streams, self.finished = port, streams, 0
-        self.count_from = time.monotonic() + WARMUP_S
-        self.stop = self.count_from + seconds
+        self.port, self.streams, self.finished, self.request_s = port, streams, 0, request_s
+        self.count_from = time.monotonic() + request_s
+        self.stop = self.count_from + max(seconds, 2 * request_s)
 
-    async def one(self) -> None:
+    async def one(self, delay_s: float) -> None:
+        await asyncio.sleep(delay_s)
         reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
         while time.monotonic() < self.stop:
             writer.write(self.request)
@@ -139,8 +142,9 @@ class Load:
             await asyncio.sleep(max(0.0, self.stop - time.monotonic()))
             return first, await get(self.port, "/metrics")
 
-        *_, (first, last) = await asyncio.gather(*(self.one() for _ in range(self.streams)),
-                                                 scrapes())
+        spread = self.request_s / self.streams
+        *_, (first, last) = await asyncio.gather(
+            *(self.one(k * spread) for k in range(self.streams)), scrapes())
         return self.finished / (self.stop - self.count_from), first, last
 
 
@@ -148,7 +152,8 @@ def level(port: int, streams: int, seconds: float, output: int) -> tuple[float, 
     """Runs one level and prints its line: (its 99th percentile lag's bound, one step), s."""
     expected, step = baseline(streams, output)
     load = os.getloadavg()[0]
-    rate, first, last = asyncio.run(Load(port, streams, output, seconds).run())
+    rate, first, last = asyncio.run(Load(port, streams, output, seconds,
+                                         streams / expected).run())
     mean, p99 = lag_over(first, last)
     print(f"{streams:>6} open: {rate:7.1f} streams/s, baseline {expected:7.1f} "
           f"(x{rate / expected:.2f}); lag mean {mean * 1000:6.1f} ms, p99 <= {p99 * 1000:6.1f} "
@@ -164,8 +169,7 @@ def main() -> None:
     parser.add_argument("--output", type=int, default=64)
     args = parser.parse_args()
     port = free_port()
-    print(f"{os.cpu_count()} cores; {args.output} tokens a stream; counted over "
-          f"{args.seconds:g} s after {WARMUP_S:g} s warm-up", flush=True)
+    print(f"{os.cpu_count()} cores; {args.output} tokens a stream", flush=True)
     with tempfile.TemporaryDirectory() as folder:
         proc = start(folder, port)
         try:
