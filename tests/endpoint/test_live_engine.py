@@ -10,6 +10,7 @@ from support.server import FakeClock
 
 from servescope.api.openai.live import LiveEngine
 from servescope.core.config import EngineConfig
+from servescope.core.records import BlockTables
 from servescope.core.request import RequestSpec
 
 # the placeholder cost model (core/step_time.py, no model or GPU): 10 ms + 0.02 ms a token
@@ -85,5 +86,36 @@ def test_close_ends_every_stream() -> None:
         events = live.submit(RequestSpec("a", 10, 5))
         live.close()
         assert (await asyncio.wait_for(anext(events), 1)).finish_reason == "abort"
+
+    asyncio.run(scenario())
+
+
+def test_an_aborted_request_is_finished_and_released_by_the_next_record() -> None:
+    # vLLM: Scheduler.finish_requests(FINISHED_ABORTED) -> _free_request adds the id to
+    # finished_req_ids, which the next SchedulerOutput carries
+    async def scenario() -> None:
+        wall = FakeClock()
+        live = LiveEngine(CONFIG, wall=wall)
+        live.submit(RequestSpec("a", 20, 30))
+        live.submit(RequestSpec("b", 4, 30))
+        wall.advance(0.011)
+        live.tick()
+        tables = BlockTables()
+        for record in live.records:
+            tables.apply(record)
+            tables.after_update(record)
+        held = list(tables.tables["a"])
+        assert len(held) >= 5  # 20 prompt tokens in blocks of 4, and its decode
+        live.abort("a")
+        wall.advance(0.011)
+        live.tick()
+        after = [r for r in live.records if "a" in r.finished]
+        assert len(after) == 1 and "a" in after[0].released
+        assert set(held) <= set(after[0].freed_blocks)
+        assert "a" not in after[0].running
+        tables.apply(after[0])
+        tables.after_update(after[0])
+        assert "a" not in tables.tables and "b" in tables.tables
+        assert after[0].to_dict()["finished"] == ["a"]
 
     asyncio.run(scenario())

@@ -22,7 +22,11 @@ def add_openai_arguments(p: argparse.ArgumentParser) -> None:
     source = g.add_mutually_exclusive_group()
     source.add_argument("--config", type=Path, help="engine config JSON (as `sim --config`)")
     source.add_argument("--vllm-serve", metavar="LINE",
-                        help="a `vllm serve MODEL --flags` line (as `import-vllm` reads it)")
+                        help="a `vllm serve MODEL --flags` line (as `import-vllm` reads it); "
+                             "with --gpu to size its KV cache")
+    g.add_argument("--gpu", default=None, metavar="NAME",
+                   help="the GPU a --vllm-serve line runs on (the catalog's names: H100, "
+                        "A100-80GB, L4, ...; as `import-vllm --gpu`)")
     g.add_argument("--replicas", type=int, default=None, metavar="N",
                    help="N replicas, replica k answering on --base-port + k")
     g.add_argument("--base-port", type=int, default=None, metavar="P",
@@ -47,7 +51,9 @@ def load_config(args: argparse.Namespace) -> EngineConfig:
 
     try:
         if args.vllm_serve:
-            return import_text(args.vllm_serve).config
+            return import_text(args.vllm_serve, args.gpu).config
+        if args.gpu:
+            raise CliError("--gpu goes with --vllm-serve (a --config names its own gpu)")
         if args.config is None:
             raise CliError("--openai needs --config C.json or --vllm-serve 'vllm serve ...'")
         return resolve_fleet(load_engine_args(args.config).given)[0]
@@ -84,7 +90,8 @@ def run_openai(args: argparse.Namespace, settings: Settings, explorer: object) -
     try:
         engines = [LiveEngine(config, args.time_scale) for _ in range(count)]
     except ConfigError as err:  # no cache size: a vllm serve line names no GPU, say
-        raise CliError(f"{err} (a config with model and gpu sizes it)") from err
+        raise CliError(f"{err} (--gpu NAME with --vllm-serve, or a config with model and "
+                       "gpu, sizes it)") from err
     try:
         tokens = Tokens(args.tokenizer)
     except ImportError as err:

@@ -1,10 +1,16 @@
 """The answers' JSON, as vLLM 0.33 writes them: completions (object "text_completion"), chat
-completions ("chat.completion", streamed as "chat.completion.chunk"), usage, the model card."""
+completions ("chat.completion", streamed as "chat.completion.chunk"), usage, the model card,
+and the SSE frames a stream sends (a text chunk's frame written once an answer, its text put in)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
+
+# what json.dumps writes for the text "\0": the place of a text chunk's text in its frame
+TEXT_MARK = '"\\u0000"'
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,22 @@ class Answer:
             body["usage"] = self.usage(num_tokens)
         return body
 
+    @cached_property
+    def _text_frame(self) -> tuple[bytes, bytes]:
+        """A text chunk's frame before and after its text (most frames of a stream: the same
+        bytes but for the text, so only the text is encoded per token). The text is the frame's
+        last string: split at the last mark, whatever an id or a model name holds."""
+        head, tail = frame(self.chunk("\0", None, 0)).rsplit(TEXT_MARK.encode(), 1)
+        return head, tail
+
+    def chunk_frame(self, text: str, finish_reason: str | None, num_tokens: int,
+                    role: bool = False) -> bytes:
+        """`chunk(...)` as one SSE frame."""
+        if finish_reason is None and not role and not self.continuous_usage:
+            head, tail = self._text_frame
+            return head + json.dumps(text).encode() + tail
+        return frame(self.chunk(text, finish_reason, num_tokens, role))
+
     def usage_chunk(self, num_tokens: int) -> dict[str, Any]:
         return {**self.head(True), "choices": [], "usage": self.usage(num_tokens)}
 
@@ -57,6 +79,11 @@ class Answer:
             choice["text"] = text
         choice.update(logprobs=None, finish_reason=finish_reason, stop_reason=None)
         return {**self.head(False), "choices": [choice], "usage": self.usage(num_tokens)}
+
+
+def frame(body: dict[str, Any]) -> bytes:
+    """One Server-Sent Event carrying `body` (vLLM writes compact JSON)."""
+    return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
 
 
 def model_card(name: str, created: int, max_model_len: int | None) -> dict[str, Any]:

@@ -3,8 +3,10 @@
 A request joins at its wall-clock arrival. The engine runs each step once wall time reaches the
 step's start (the arrivals' gate, core/arrivals.py, stands at "now", so no step is planned before
 the requests that arrive before it), and its tokens go to their streams when wall time reaches
-the step's end: the engine is computed at most one step ahead of what clients see. `lag_s` is how
-late, in wall seconds, the last tokens went out after their step ended.
+the step's end: the engine is computed at most one step ahead of what clients see. A stream's
+lag is how late, in wall seconds, its tokens go out (its generator resumes to send them) after
+their step ended: `lag_s` is the largest of the latest step's, `lags` every one's histogram (a
+scrape between bursts still sees them).
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
 
-from servescope.api.openai.latency import Latencies
+from servescope.api.openai.latency import BucketCounts, Latencies
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.records import StepRecord
@@ -29,6 +31,10 @@ from servescope.core.request import RequestSpec
 TIME_CLOCK_STAND_IN = RequestSpec("<live>", 1, 1, arrival_s=0.0)
 # the newest step records kept for a viewer: about ten minutes of 30 ms steps
 RECORDS_KEPT = 20_000
+# the lag histogram's bounds, wall seconds (ours): around a step (the placeholder cost model's
+# is 10 ms and up, core/step_time.py) and its multiples, out to seconds behind
+LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5,
+               1.0, 2.5, 5.0, 10.0)
 
 
 class TokenEvent(NamedTuple):
@@ -63,8 +69,13 @@ class LiveEngine:
         self.streams: dict[str, Stream] = {}
         self.aborted: list[tuple[str, float]] = []  # (request id, simulated time)
         self.aborting: set[str] = set()  # aborts waiting for their step in flight to update
+        # aborted out of the scheduler since the last record: the next record finishes and
+        # releases them, as vLLM's next SchedulerOutput lists them in finished_req_ids
+        # (Scheduler.finish_requests -> _free_request)
+        self.unrecorded: list[str] = []
         self.outbox: deque[tuple[float, list[tuple[Stream, int, bool]]]] = deque()
         self.lag_s = 0.0
+        self.lags = BucketCounts(LAG_BUCKETS)
         self.num_prompt_tokens = self.num_generation_tokens = 0
         self.num_finished: dict[str, int] = {}
         self.latencies = Latencies()  # TTFT, ITL, e2e as vLLM observes them (latency.py)
@@ -100,6 +111,8 @@ class LiveEngine:
                     await stream.wake.wait()  # close() wakes every stream
                     stream.wake.clear()
                 count, reason = stream.num_tokens, stream.finish_reason
+                if count > seen:
+                    self._sent(stream.last_token_s)
                 if count > seen or reason is not None:
                     yield TokenEvent(count - seen, count, reason)
                     seen = count
@@ -109,6 +122,14 @@ class LiveEngine:
             if stream.finish_reason is None:
                 self.abort(stream.spec.id)
 
+    def _sent(self, step_end_s: float | None) -> None:
+        """A stream sends tokens of the step that ended at `step_end_s` (simulated): its lag."""
+        if step_end_s is None:
+            return
+        lag = (self.now_s() - step_end_s) / self.time_scale
+        self.lags.observe(lag)
+        self.lag_s = max(self.lag_s, lag)
+
     def abort(self, request_id: str) -> bool:
         """A client went away: its request leaves the engine and frees its blocks (now, or
         under async scheduling once its step in flight has updated). False if not live."""
@@ -116,6 +137,7 @@ class LiveEngine:
         if stream is None:
             return False
         stream.finish_reason = "abort"
+        stream.wake.set()  # its stream ends (a no-op for the stream that called)
         pending = self.engine.arrivals.pending
         if stream.spec in pending:  # not admitted yet
             pending.remove(stream.spec)
@@ -130,17 +152,19 @@ class LiveEngine:
         in_flight = queue.in_flight.running if queue is not None and queue.in_flight else ()
         for request_id in [i for i in self.aborting if i not in in_flight]:
             self.aborting.discard(request_id)
-            self.engine.scheduler.abort(request_id)
+            if self.engine.scheduler.abort(request_id):
+                self.unrecorded.append(request_id)
 
     async def run(self) -> None:
         """The clock loop, on the server's event loop until close()."""
+        loop = asyncio.get_running_loop()
         while not self.closed:
             timeout = self.tick()
             self.wakeup.clear()
-            try:
-                await asyncio.wait_for(self.wakeup.wait(), timeout)
-            except TimeoutError:
-                pass
+            timer = None if timeout is None else loop.call_later(timeout, self.wakeup.set)
+            await self.wakeup.wait()  # a submit, an abort, close() or the timer
+            if timer is not None:
+                timer.cancel()
 
     def tick(self) -> float | None:
         """One pass of the clock loop: the steps due by now run, the tokens due go out; the
@@ -156,6 +180,10 @@ class LiveEngine:
         engine = self.engine
         engine.arrivals.hold_at(now)
         while (record := engine.step()) is not None:
+            if self.unrecorded:
+                aborted, self.unrecorded = tuple(self.unrecorded), []
+                record = replace(record, finished=record.finished + aborted,
+                                 released=record.released + aborted)
             self.records.append(record)
             self._collect(record)
             for listen in self.listeners:

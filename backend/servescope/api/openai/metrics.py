@@ -8,12 +8,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 
 from servescope.api.openai import latency
 from servescope.api.openai.live import LiveEngine
 
 LAG = "servescope:clock_lag_seconds"
+STREAM_LAG = "servescope:stream_lag_seconds"
 FINISH_REASONS = ("stop", "length", "abort")  # vLLM's finished_reason label values
 
 
@@ -42,8 +48,12 @@ class LiveCollector:
             "success": CounterMetricFamily("vllm:request_success", "Count of successfully "
                                            "processed requests.",
                                            labels=keys + ["finished_reason"]),
-            "lag": GaugeMetricFamily(LAG, "Wall seconds the last tokens went out after their "
-                                     "simulated step ended.", labels=keys),
+            "lag": GaugeMetricFamily(LAG, "Wall seconds the latest step's tokens went out after "
+                                     "the simulated step ended (its latest stream's).",
+                                     labels=keys),
+            "lags": HistogramMetricFamily(STREAM_LAG, "Wall seconds a stream's tokens went out "
+                                          "after their simulated step ended (once a stream a "
+                                          "step).", labels=keys),
         }
         labelled = []
         for k, live in enumerate(self.engines):
@@ -65,6 +75,7 @@ class LiveCollector:
                     count = len(live.aborted)
                 fams["success"].add_metric(values + [reason], count)
             fams["lag"].add_metric(values, live.lag_s)
+            fams["lags"].add_metric(values, live.lags.cumulative(), live.lags.sum)
         return [*fams.values(), *latency.families(labelled, keys)]
 
 

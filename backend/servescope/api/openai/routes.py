@@ -5,16 +5,15 @@ not, aborts its request (vLLM: serve/utils/api_utils.py with_cancellation)."""
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.types import Receive, Scope, Send
 
-from servescope.api.openai.chunks import model_card
+from servescope.api.openai.chunks import frame, model_card
 from servescope.api.openai.errors import OpenAIError, invalid
 from servescope.api.openai.live import LiveEngine, TokenEvent
 from servescope.api.openai.protocol import ChatRequest, CompletionRequest
@@ -28,13 +27,35 @@ MAX_BODY_BYTES = 64 * 1024 * 1024
 PROMPT_TOKENS_HEADER = "X-ServeScope-Prompt-Tokens"  # prompt_token_ids, tokenizer or estimate
 
 
-class EventStream(StreamingResponse):
-    """A stream that hears its client leave even while no token is due (a request still
-    waiting): Starlette listens for the disconnect only below ASGI spec 2.4, so it is asked to."""
+class EventStream(Response):
+    """Server-Sent Events sent straight to the ASGI server, a frame a step: no task group around
+    the body (Starlette's StreamingResponse makes one a stream), one task a stream that waits on
+    the receive channel and calls `on_disconnect` when the client leaves, even while no token is
+    due (a request still waiting)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, frames: AsyncIterator[bytes], headers: dict[str, str],
+                 on_disconnect: Callable[[], object]) -> None:
+        self.frames, self.on_disconnect = frames, on_disconnect
+        self.status_code, self.background = 200, None
+        self.init_headers(headers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        scope = {**scope, "asgi": {**scope.get("asgi", {}), "spec_version": "2.3"}}
-        await super().__call__(scope, receive, send)
+        await send({"type": "http.response.start", "status": self.status_code,
+                    "headers": self.raw_headers})
+        listener = asyncio.get_running_loop().create_task(self._listen(receive))
+        try:
+            async for body in self.frames:  # a gone client's frames are dropped by the server
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            listener.cancel()
+
+    async def _listen(self, receive: Receive) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        self.on_disconnect()
 
 
 def served(request: Request) -> Served:
@@ -76,8 +97,8 @@ async def _answer(request: Request, model: type[CompletionRequest | ChatRequest]
     events = engine.submit(prepared.spec, prepared.stop_reason)
     headers = {PROMPT_TOKENS_HEADER: prepared.token_source}
     if body.stream:
-        return EventStream(_sse(engine, prepared, events), media_type="text/event-stream",
-                           headers=headers)
+        return EventStream(_sse(engine, prepared, events), headers,
+                           lambda: engine.abort(prepared.spec.id))
     whole = await _whole(request, engine, prepared, events)
     if whole is None:
         return Response(status_code=499)  # nobody is there to read it
@@ -85,19 +106,19 @@ async def _answer(request: Request, model: type[CompletionRequest | ChatRequest]
 
 
 async def _sse(engine: LiveEngine, prepared: Prepared,
-               events: AsyncIterator[TokenEvent]) -> AsyncIterator[str]:
+               events: AsyncIterator[TokenEvent]) -> AsyncIterator[bytes]:
     answer, sent = prepared.answer, 0
     try:
         async for event in events:
             text = filler(sent, event.num_tokens)
             if answer.chat and sent == 0 and event.num_tokens:
-                yield _data(answer.chunk("", None, 0, role=True))
+                yield answer.chunk_frame("", None, 0, role=True)
             sent = event.num_tokens
             if text or event.finish_reason:
-                yield _data(answer.chunk(text, event.finish_reason, sent))
+                yield answer.chunk_frame(text, event.finish_reason, sent)
         if answer.include_usage:
-            yield _data(answer.usage_chunk(sent))
-        yield "data: [DONE]\n\n"
+            yield frame(answer.usage_chunk(sent))
+        yield b"data: [DONE]\n\n"
     finally:
         engine.abort(prepared.spec.id)  # a no-op once it finished
 
@@ -128,10 +149,6 @@ async def _whole(request: Request, engine: LiveEngine, prepared: Prepared,
     last = finished.result()
     return prepared.answer.whole(filler(0, last.num_tokens), last.finish_reason,
                                  last.num_tokens)
-
-
-def _data(body: dict[str, Any]) -> str:
-    return f"data: {json.dumps(body, separators=(',', ':'))}\n\n"
 
 
 @router.get("/v1/models")
