@@ -1,0 +1,215 @@
+"""A P/D fleet: a prefill pool and a decode pool (each core/fleet.py's Fleet: its replicas,
+engine configs and router) in one simulated clock, joined by KV links (core/kv_link.py), the
+engines' schedulers running vLLM's connector rules (core/kv_connector.py).
+
+A request is routed as llm-d's P/D profile does (llm-d-inference-scheduler pkg/plugins/
+profile/pd_profile_handler.go): the decode profile picks a decode replica first, then the
+prefix-based decider (prefix_based_pd_decider.go, PrefixBasedPDDecider.decide) prefills on a
+prefill replica only when the prompt's tokens not cached on that decode replica reach
+`nonCachedTokens` (`threshold`; 0, its default, always disaggregates); otherwise the decode
+replica runs the whole request. A disaggregated request runs on its prefill replica with
+max_tokens 1 (vLLM's P/D proxy), then reaches its decode replica when that prefill finishes.
+
+The pools advance in rounds to a common gate: prefill to the gate, the prefills finished by
+then handed to the decode pool, decode to the gate, and the loads it started told to the
+prefill side. A prefill replica learns when its blocks are read only after the decode side
+admits the request, so while blocks wait to be read rounds are at most HANDOFF_SYNC_MS apart:
+a free lands at most that late (never, when a transfer takes longer than that).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from servescope.core.config import EngineConfig
+from servescope.core.config_error import ConfigError
+from servescope.core.fleet import Fleet
+from servescope.core.kv_connector import DecodeConnector, PrefillConnector
+from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.kv_counting import CountingKVCacheManager
+from servescope.core.kv_link import KVLink, LinkSpec, kv_bytes
+from servescope.core.pd_summary import pd_summary, ttft_parts
+from servescope.core.prefix import prompt_block_hashes
+from servescope.core.request import RequestSpec
+from servescope.core.routers.base import Router
+
+HANDOFF_SYNC_MS = 1.0  # ours: the bound on a prefill-side free's lateness (see above)
+
+
+def handoff_bytes_per_token(config: EngineConfig) -> int:
+    """A token's KV bytes as the decode side holds them (all its TP ranks)."""
+    from servescope.core.hardware import resolve  # the catalogs: only a priced config has one
+
+    if not (config.model or config.model_config) or not config.gpu:
+        raise ConfigError("decode.model", "a P/D fleet prices its KV handoff from the model's "
+                          "geometry: give the decode pool a model and gpu")
+    hw = resolve(config)
+    return kv_bytes(hw.model, hw.kv_element_bytes, 1, config.tensor_parallel_size)
+
+
+def check_pool(name: str, config: EngineConfig) -> None:
+    """What the connector rules are written for: vLLM V1's synchronous scheduler, no drafts."""
+    if config.policy != "vllm-v1" or config.async_scheduling or config.speculative is not None:
+        raise ConfigError(f"{name}.policy", "a P/D pool runs the vllm-v1 policy, synchronous, "
+                          "without speculative decoding (async_scheduling false)")
+
+
+class PDFleet:
+    def __init__(self, prefill_configs: Sequence[EngineConfig],
+                 decode_configs: Sequence[EngineConfig], specs: Sequence[RequestSpec],
+                 prefill_router: Router, decode_router: Router, link: LinkSpec,
+                 threshold: int = 0, bytes_per_token: int | None = None,
+                 failure_policy: str = "fail", fails: frozenset[str] = frozenset()) -> None:
+        for name, configs in (("prefill", prefill_configs), ("decode", decode_configs)):
+            for config in configs:
+                check_pool(name, config)
+        if any(s.arrival_s is None for s in specs):
+            raise ConfigError("arrival_s", "a P/D fleet runs on the time clock")
+        self.prefill = Fleet(prefill_configs, [dataclasses.replace(s, output_len=1)
+                                               for s in specs], prefill_router, records=False,
+                             scrape_interval_ms=0)
+        self.decode = Fleet(decode_configs, specs, decode_router, records=False,
+                            scrape_interval_ms=0)
+        self.specs = list(self.decode.specs)
+        per_token = bytes_per_token or handoff_bytes_per_token(decode_configs[0])
+        for engine in self.prefill.engines:
+            exact_kv(engine)
+            engine.scheduler.connector = PrefillConnector()
+        self.connectors: list[DecodeConnector] = []
+        for d_config, engine in zip(decode_configs, self.decode.engines, strict=True):
+            exact_kv(engine)
+            links = {p: KVLink(link, min(p_config.tensor_parallel_size,
+                                         d_config.tensor_parallel_size))
+                     for p, p_config in enumerate(prefill_configs)}
+            connector = DecodeConnector(links, per_token, failure_policy)
+            engine.scheduler.connector = connector
+            self.connectors.append(connector)
+        self.threshold = threshold
+        self.fails = fails  # request ids whose load fails (tests, what-ifs)
+        self.arrival_s = {s.id: s.arrival_s or 0.0 for s in self.specs}
+        self.decode_of: dict[str, int] = {}  # disaggregated request -> its decode replica
+        self.colocated: set[str] = set()
+        self.handoffs: list[tuple[float, int, str]] = []  # heap: (prefill end, seq, id)
+        self.num_seen = [0] * len(self.prefill.engines)  # prefill done requests handed on
+        self.gate = 0.0
+        self.finished = False
+
+    def run_to_end(self) -> None:
+        index, specs = 0, self.specs
+        while index < len(specs) or self.prefill_busy():
+            arrival = specs[index].arrival_s if index < len(specs) else math.inf
+            gate = min(arrival, self.handoffs[0][0] if self.handoffs else math.inf,
+                       self.gate + HANDOFF_SYNC_MS / 1000.0 if self.unread() else math.inf)
+            if gate == math.inf:  # prefill engines idle with nothing to come: run them out
+                gate = max(e.time_s for e in self.prefill.engines) + HANDOFF_SYNC_MS / 1000.0
+            self.advance(gate)
+            while index < len(specs) and (specs[index].arrival_s or 0.0) <= gate:
+                self.route(specs[index])
+                index += 1
+        for _ in self.prefill.catch_up(None):
+            pass
+        self.hand_over(math.inf)
+        for _ in self.decode.catch_up(None):
+            pass
+        self.notify()
+        self.finish()
+
+    def advance(self, gate: float) -> None:
+        """Both pools to `gate`: prefill, the handoffs due, decode, then the loads' news."""
+        for _ in self.prefill.catch_up(gate):
+            pass
+        self.hand_over(gate)
+        for _ in self.decode.catch_up(gate):
+            pass
+        self.notify()
+        self.gate = gate
+
+    def prefill_busy(self) -> bool:
+        return (any(e.scheduler.has_unfinished or e.arrivals.pending and
+                    e.arrivals.next() is not e.arrivals.gate for e in self.prefill.engines)
+                or bool(self.handoffs))
+
+    def unread(self) -> bool:
+        """Whether some prefill replica holds blocks whose read time it does not know yet."""
+        return any(len(e.scheduler.connector.sending) > len(e.scheduler.connector.read_s)
+                   for e in self.prefill.engines)
+
+    def route(self, spec: RequestSpec) -> None:
+        """llm-d's P/D profile: a decode replica, then (the decider) a prefill replica."""
+        now = spec.arrival_s or 0.0
+        decode = self.decode.router.pick(spec, self.decode.states, now)
+        self.decode.router.sent(spec, decode.replica, now)
+        engine = self.decode.engines[decode.replica]
+        if self.threshold > 0 and self.non_cached(spec, engine) < self.threshold:
+            self.colocated.add(spec.id)
+            engine.add_request(spec)
+            return
+        prefill = self.prefill.router.pick(spec, self.prefill.states, now)
+        self.prefill.router.sent(spec, prefill.replica, now)
+        self.prefill.engines[prefill.replica].add_request(
+            dataclasses.replace(spec, output_len=1))
+        self.decode_of[spec.id] = decode.replica
+        self.connectors[decode.replica].expect(spec.id, prefill.replica, spec.id in self.fails)
+
+    def non_cached(self, spec: RequestSpec, engine: Any) -> int:
+        """The prompt's tokens past its prefix hit on a decode replica (PrefixCacheMatchInfo)."""
+        block_size = engine.config.block_size
+        hits = 0
+        for block_hash in prompt_block_hashes(spec, block_size):
+            if engine.kv.pool.lookup(block_hash) is None:
+                break
+            hits += 1
+        return spec.prompt_len - hits * block_size
+
+    def hand_over(self, gate: float) -> None:
+        """Prefills finished by `gate` reach their decode replicas, in the order they end."""
+        for p, engine in enumerate(self.prefill.engines):
+            for done in engine.done_requests[self.num_seen[p]:]:
+                heapq.heappush(self.handoffs, (done.finish_time or 0.0, len(self.handoffs),
+                                               done.id))
+            self.num_seen[p] = len(engine.done_requests)
+        by_id = None
+        while self.handoffs and self.handoffs[0][0] <= gate:
+            end, _, request_id = heapq.heappop(self.handoffs)
+            by_id = by_id or {s.id: s for s in self.specs}
+            spec = dataclasses.replace(by_id[request_id], arrival_s=end)
+            self.decode.engines[self.decode_of[request_id]].add_request(spec)
+
+    def notify(self) -> None:
+        """Tell each prefill replica when the decode side finishes reading its blocks."""
+        prefill = self.prefill.engines
+        for connector in self.connectors:
+            for load in connector.notices:
+                prefill[load.prefill_replica].scheduler.connector.read_done(load.request_id,
+                                                                            load.done_s)
+            connector.notices.clear()
+
+    def finish(self) -> None:
+        """Each decode-side request's TTFT counts from its client arrival, not the handoff."""
+        for engine in self.decode.engines:
+            for done in engine.done_requests:
+                done.arrival_time = self.arrival_s[done.id]
+        self.finished = True
+
+    def ttft_parts(self) -> dict[str, dict[str, float]]:
+        return ttft_parts(self)
+
+    def summary(self) -> dict[str, Any]:
+        assert self.finished, "run_to_end() first"
+        return pd_summary(self)
+
+
+def exact_kv(engine: Any) -> None:
+    """A fresh engine's KV block by block (connector loads and delayed frees keep block
+    tables), where records=False gave it counts (core/kv_counting.py)."""
+    kv = engine.kv
+    if isinstance(kv, CountingKVCacheManager):
+        paged = PagedKVCacheManager(kv.pool.num_gpu_blocks, kv.block_size, kv.enable_caching,
+                                    0.0, kv.num_hash_lookahead_tokens, kv.num_prefill_lookahead)
+        paged.watermark_blocks, paged.unique_ids = kv.watermark_blocks, kv.unique_ids
+        paged.pool.record_events = kv.pool.record_events
+        engine.scheduler.kv = paged
