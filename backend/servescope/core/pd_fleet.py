@@ -28,8 +28,9 @@ from typing import Any
 from servescope.core.config import EngineConfig
 from servescope.core.config_error import ConfigError
 from servescope.core.fleet import Fleet
-from servescope.core.kv_connector import DecodeConnector, PrefillConnector
+from servescope.core.hardware import resolve
 from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.kv_connector import DecodeConnector, PrefillConnector
 from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.kv_link import KVLink, LinkSpec, kv_bytes
 from servescope.core.pd_summary import pd_summary, ttft_parts
@@ -42,8 +43,6 @@ HANDOFF_SYNC_MS = 1.0  # ours: the bound on a prefill-side free's lateness (see 
 
 def handoff_bytes_per_token(config: EngineConfig) -> int:
     """A token's KV bytes as the decode side holds them (all its TP ranks)."""
-    from servescope.core.hardware import resolve  # the catalogs: only a priced config has one
-
     if not (config.model or config.model_config) or not config.gpu:
         raise ConfigError("decode.model", "a P/D fleet prices its KV handoff from the model's "
                           "geometry: give the decode pool a model and gpu")
