@@ -100,7 +100,7 @@ class PDFleet:
     def run_to_end(self) -> None:
         index, specs = 0, self.specs
         while index < len(specs) or self.prefill_busy():
-            arrival = specs[index].arrival_s if index < len(specs) else math.inf
+            arrival = (specs[index].arrival_s or 0.0) if index < len(specs) else math.inf
             gate = min(arrival, self.handoffs[0][0] if self.handoffs else math.inf,
                        self.gate + HANDOFF_SYNC_MS / 1000.0 if self.unread() else math.inf)
             if gate == math.inf:  # prefill engines idle with nothing to come: run them out
@@ -162,7 +162,7 @@ class PDFleet:
             if engine.kv.pool.lookup(block_hash) is None:
                 break
             hits += 1
-        return spec.prompt_len - hits * block_size
+        return spec.prompt_len - hits * int(block_size)
 
     def hand_over(self, gate: float) -> None:
         """Prefills finished by `gate` reach their decode replicas, in the order they end."""
