@@ -22,7 +22,7 @@ import numpy as np
 from servescope.core import metrics
 from servescope.core.catalog import Calibration
 from servescope.core.config import EngineConfig
-from servescope.core.replicas import Replicas
+from servescope.core.replicas import DataParallel
 from servescope.core.request import RequestSpec
 from servescope.scenarios.diagnosis_check import prepare
 from servescope.traces.inference_perf import requests_from_config
@@ -237,9 +237,8 @@ def simulate(run: Run, calibration: Calibration | None = None, stage_cap_s: floa
         step_time = cost_model.make_step_time(config, calibration)
         if "frontend_overhead_ms" not in run.config:
             config = config.replace(frontend_overhead_ms=calibration.frontend_ms)
-    engine = Replicas(config, run.workload(stage_cap_s), step_time)
-    for _ in engine.run():
-        pass
+    engine = DataParallel(config, run.workload(stage_cap_s), step_time, records=False)
+    engine.run_to_end()
     measured = [r for r in engine.done_requests if not r.id.startswith(WARMUP)]
     summary = metrics.summarize(measured, max(e.time_s for e in engine.engines),
                                 [r for e in engine.engines for r in e.rejected], {},

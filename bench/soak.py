@@ -39,6 +39,10 @@ MEMORY_EVERY_S = 5.0
 FOLLOWER_LIFE_S = 30.0  # a follower reconnects after this (a student's page reloaded)
 MIB = 1024 * 1024
 STOP_S = 10  # support.server.Server.stop's wait before it raises
+# uvicorn closes a connection idle for its timeout_keep_alive (5 s by default) and httpx keeps
+# one for its keepalive_expiry (5 s too): a request sent on a connection idle just under 5 s
+# (the uploads' loop sleeps 5 s) met the server closing it. The client lets go sooner.
+KEEPALIVE_EXPIRY_S = 2.0
 
 
 async def healthz(client: httpx.AsyncClient, until: float, out: list[float]) -> None:
@@ -118,7 +122,8 @@ async def soak(server: Server, args: argparse.Namespace) -> dict[str, Any]:
     counts: Counter[str] = Counter()
     lat: list[float] = []
     mem: list[tuple[float, float, float]] = []
-    async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+    limits = httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S)
+    async with httpx.AsyncClient(base_url=server.url, timeout=60, limits=limits) as client:
         demo = (await client.post("/api/sessions", json={"workload": {"preset": "demo"}})).json()
         sid = demo["session_id"]
         await asyncio.gather(

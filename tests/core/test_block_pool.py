@@ -103,3 +103,21 @@ def test_an_id_that_comes_again_finds_the_earlier_requests_blocks() -> None:
     assert isinstance(engine.kv, PagedKVCacheManager) and not engine.kv.unique_ids
     assert lines == step_path(config, specs, defer=False)[0]
     assert cache_hits(lines, "new")[-1] > 0
+
+
+def test_evictions_wait_as_block_ids_until_a_record_takes_them() -> None:
+    """A hashed free block handed out again leaves the cache with a 'removed' event of its own
+    (vLLM's BlockPool._maybe_evict_cached_block: one BlockRemoved per block); the pool keeps
+    them as block ids and block_events makes them, in order, among the other events."""
+    from servescope.core.block_pool import block_events
+    from servescope.core.records import BlockEvent
+
+    pool = BlockPool(6, enable_caching=True)
+    first = pool.get_new_blocks(3)
+    pool.cache_blocks(first, [11, 12, 13], "a")
+    pool.free_blocks(first[::-1])  # hashed: to the tail, block 3 first
+    pool.get_new_blocks(4)  # blocks 4, 5 unhashed from the head, then 3 and 2 evicted
+    pending, _ = pool.drain()
+    assert pending[-1] == [3, 2]
+    assert block_events(pending) == (BlockEvent("stored", (1, 2, 3), "a"),
+                                     BlockEvent("removed", (3,)), BlockEvent("removed", (2,)))

@@ -4,7 +4,7 @@ is the rule in the llm-d-inference-scheduler file the module cites, worked by ha
 import pytest
 
 from servescope.core.routers.base import ReplicaState
-from servescope.core.routers.scorers import SCORERS, View, weighted
+from servescope.core.routers.scorers import SCORERS, Totals, View, weighted
 
 
 def states(waiting, kv=None):
@@ -51,3 +51,23 @@ def test_the_default_profile_weighs_prefix_3_queue_2_kv_2():
     # and when its KV is nearly full: 3 + 0 + 2*0.1 = 3.2 vs 0 + 2 + 2*0.9 = 3.8
     assert weighted(profile, view((3, 0), kv=[0.9, 0.1], approx=[4, 0])) == \
         pytest.approx([3.2, 3.8])
+
+
+@pytest.mark.parametrize("profile", [
+    (("queue-scorer", 2.0), ("kv-cache-utilization-scorer", 2.0), ("prefix-cache-scorer", 3.0)),
+    (("precise-prefix-cache-scorer", 2.0), ("kv-cache-utilization-scorer", 1.0),
+     ("queue-scorer", 1.0)),
+    (("prefix-cache-scorer", 0.7), ("active-request-scorer", 1.3), ("load-aware-scorer", 0.1)),
+])
+def test_totals_between_scrapes_are_weighted_to_the_bit(profile):
+    """Totals keeps one scrape's scores across requests: each request's totals equal
+    weighted() exactly, whatever its matches, and a new scrape (a new list) is read anew."""
+    totals = Totals(profile)
+    first = states([3, 0, 7, 1], [0.31, 0.77, 0.1, 0.53])
+    second = states([0, 5, 2, 2], [0.9, 0.05, 0.45, 0.2])
+    picks = [(first, [1, 0, 0, 2], [0, 0, 3, 1], 7), (first, [0, 0, 0, 0], [0, 5, 0, 0], 6),
+             (first, [6, 6, 0, 0], [0, 0, 0, 0], 0), (second, [2, 0, 1, 0], [0, 3, 0, 0], 9),
+             (second, [0, 0, 0, 0], [0, 0, 0, 0], 3)]
+    for k, (scraped, approx, precise, num_blocks) in enumerate(picks):
+        seen = View(scraped, [k, 2, 0, 1], num_blocks, approx, precise)
+        assert totals.of(seen) == weighted(profile, seen)

@@ -2,6 +2,10 @@
 llm-d's approximate indexer (approximateprefix/indexer.go: an LRU per replica) and its greedy
 matchLongestPrefix (approximateprefix/plugin.go), and the precise index from KV events."""
 
+from collections import OrderedDict
+
+import numpy as np
+
 from servescope.core.routers.prefix_index import ApproxIndex, EventIndex
 
 
@@ -40,3 +44,22 @@ def test_kv_events_store_and_remove_copies():
     assert index.match([7, 8]) == [0, 0]
     index.apply(0, "removed", (9,))  # a block stored before the router listened: ignored
     assert index.match([9]) == [0, 0]
+
+
+def test_the_index_is_an_lru_evicting_after_each_hash_as_indexer_go_does():
+    """Random sends (repeats, hashes sent twice in one prompt, a capacity that changes) held
+    against a plain LRU that adds one hash at a time and evicts its oldest while over."""
+    rng = np.random.default_rng(11)
+    index, lrus = ApproxIndex(3), [OrderedDict() for _ in range(3)]
+    for _ in range(400):
+        replica, capacity = int(rng.integers(3)), int(rng.integers(1, 40))
+        hashes = rng.integers(1, 60, int(rng.integers(0, 25))).tolist()
+        index.add(replica, hashes, capacity)
+        lru = lrus[replica]
+        for h in hashes:
+            lru[h] = None
+            lru.move_to_end(h)
+            while len(lru) > capacity:
+                lru.popitem(last=False)
+        for h in range(1, 60):
+            assert index.match([h]) == [int(h in lru) for lru in lrus]

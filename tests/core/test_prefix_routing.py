@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from servescope.core.config import EngineConfig
+from servescope.core.engine import Engine
 from servescope.core.fleet import Fleet
 from servescope.core.request import RequestSpec
 from servescope.core.routers.make import make_router
@@ -58,3 +59,28 @@ def test_prefix_aware_routing_beats_round_robin_only_when_prefixes_are_shared(
     saved_shared = (rr_p99 - p99) / rr_p99
     saved_unique = (rr_unique_p99 - unique_p99) / rr_unique_p99
     assert saved_unique < saved_shared
+
+
+def test_a_replica_takes_the_routers_prompt_hashes_only_when_it_hashes_alike() -> None:
+    """llm-d hashes each prompt to pick; a replica of its block size takes those hashes (none
+    left over) and one of another block size hashes its own, and either finds the prefix hits
+    its share finds on an engine alone. Some prompts are a shared prefix whole, a whole
+    number of blocks: a hit never covers their last block (vLLM caps it at num_tokens - 1)."""
+    other = dataclasses.replace(CONFIG, block_size=32, num_gpu_blocks=350)
+    bare = [dataclasses.replace(s, id=f"bare-{s.id}", prompt_len=s.prefix[0][1],
+                                prefix=s.prefix[:1]) for s in SHARED[:240:8]]
+    assert all(s.prompt_len % 32 == 0 for s in bare)
+    specs = SHARED[:240] + bare
+    fleet = Fleet([CONFIG, other], specs, make_router("llm-d", 2, {}, 0, 16), records=False)
+    assert [hasher is not None for hasher in fleet.hashers] == [True, False]
+    fleet.run_to_end()
+    for replica, (engine, config) in enumerate(zip(fleet.engines, (CONFIG, other),
+                                                   strict=True)):
+        assert not engine.kv.hasher.given  # every prompt handed over was taken
+        share = [s for s in specs if fleet.replica_of[s.id] == replica]
+        alone = Engine(config, share, records=False)
+        alone.run_to_end()
+        assert 0 < len(share) < len(specs)
+        assert ([r.num_cached_tokens for r in engine.done_requests]
+                == [r.num_cached_tokens for r in alone.done_requests])
+        assert sum(r.num_cached_tokens for r in alone.done_requests) > 0

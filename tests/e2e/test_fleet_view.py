@@ -48,3 +48,42 @@ def test_the_fleet_plays_and_a_replica_opens_on_click(small_page, server_url, sc
     page.wait_for_function(f"(t) => ({FLEET})().time_s === t", arg=t, timeout=30000)
     assert page.get_attribute("#fleet canvas", "data-viewed") == "1"
     assert not page.errors
+
+
+PANES = "() => window.__servescope.store.panes"
+
+
+def test_two_routers_on_the_same_traffic_side_by_side(small_page, server_url, screenshots):
+    # the prefix-routing lesson's traffic under round-robin and prefix-approx, in compare
+    page = small_page
+    compare = '[{"router":"round-robin"},{"router":"prefix-approx"}]'
+    page.goto(server_url + "/?preset=lesson-prefix-routing&view=compare&projection=1"
+              f"&compare={compare}")
+    wait_ready(page, 1)  # the second pane
+    page.wait_for_function(f"() => ({PANES})().length === 2 && ({PANES})().every("
+                           "(p) => p.fleet?.info.replicas === 4)", timeout=30000)
+    routers = page.evaluate(f"() => ({PANES})().map((p) => p.fleet.info.router)")
+    assert routers == ["round-robin", "prefix-approx"]
+    page.evaluate("() => { window.__servescope.api.setSpeed(2); window.__servescope.api.play(); }")
+    page.wait_for_function(f"() => ({PANES})().every((p) => p.fleet.arrivals.length >= 20)",
+                           timeout=60000)
+    page.evaluate("() => window.__servescope.api.pause()")
+    canvases = page.locator("#fleet canvas.fleet-canvas")
+    assert canvases.count() == 2
+    left, right = canvases.nth(0).bounding_box(), canvases.nth(1).bounding_box()
+    # side by side, each about half the width, on screen at 1280x720
+    assert left["x"] + left["width"] <= right["x"] and abs(left["y"] - right["y"]) < 1
+    assert min(left["width"], right["width"]) >= 500
+    assert max(left["y"] + left["height"], right["y"] + right["height"]) <= 720
+    assert all(float(c.get_attribute("data-font-px")) >= 18 for c in canvases.all())
+    # the same traffic: both fleets routed the same requests, up to the same time
+    ids = page.evaluate(f"() => ({PANES})().map((p) => p.fleet.arrivals.map((a) => a.request_id)"
+                        ".slice(0, 20).join())")
+    assert ids[0] == ids[1]
+    # round-robin spreads them in turn; prefix-approx keeps a tenant's turns together
+    replicas = page.evaluate(f"() => ({PANES})().map((p) => p.fleet.arrivals.slice(0, 20)"
+                             ".map((a) => a.replica))")
+    assert all(b == (a + 1) % 4 for a, b in zip(replicas[0], replicas[0][1:], strict=False))
+    assert replicas[1] != replicas[0]
+    page.screenshot(path=str(screenshots / "fleet-compare.png"))
+    assert not page.errors

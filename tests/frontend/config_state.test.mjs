@@ -37,3 +37,9 @@ test("model and GPU size the pool unless blocks were typed", () => {
   assert.match(blocksNote(form, true), /typed by you/);
   assert.match(blocksNote(DEMO, false), /as given/);
 });
+
+test("a priced preset's own num_gpu_blocks stands while its model and GPU stay", () => {
+  const preset = { model: "m", gpu: "H100", num_gpu_blocks: 700, block_size: 16 };
+  assert.deepEqual(configOverrides(preset, { ...preset }), {});
+  assert.deepEqual(configOverrides(preset, { ...preset, gpu: "H200" }), { gpu: "H200", num_gpu_blocks: null });
+});

@@ -133,7 +133,8 @@ test("async scheduling: a request finished in the last update is not running in 
     step: 2, scheduled: [entry("a", 1, 11)], preempted: ["b"], freed_blocks: [5, 4],
     running: ["a"], waiting: ["b"], num_free_blocks: 12,
   }));
-  assert.equal(run.reqs[requestIndex(run, "b")].status, "finished");
+  const b = run.reqs[requestIndex(run, "b")];
+  assert.deepEqual([b.status, b.num_computed_tokens, b.num_preemptions], ["finished", 7, 1]);
   assert.deepEqual([run.running, run.waiting], [["a"], []]);
   applyRecord(run, rec({ step: 3, scheduled: [entry("a", 1, 12)], running: ["a", "b"] }));
   assert.deepEqual(run.running, ["a"]);

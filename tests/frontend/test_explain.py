@@ -1,5 +1,6 @@
 """The /explain page says only true things about vLLM: each claim (a `data-claim` span) cites
-the vLLM 0.33 function it describes and the simulator's counterpart, and is shown on the
+the vLLM 0.33 function it describes (a routing claim: the router project's, as the router
+modules cite it) and the simulator's counterpart, and is shown on the
 simulator's core by a check in support/explain_claims.py; each number it quotes (a
 `data-figure` span: preset|variant|metric|decimals) is what the simulator computes now."""
 
@@ -10,6 +11,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from support import explain_routing_claims  # noqa: F401 (registers the routing claims)
 from support.explain_claims import CLAIMS, preset_run
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "frontend" / "templates"
@@ -24,7 +26,21 @@ VLLM_FUNCTIONS = {
                                     "KVCacheManager.get_computed_blocks"},
     "v1/core/block_pool.py": {"BlockPool.free_blocks", "BlockPool.get_new_blocks"},
     "engine/arg_utils.py": {"EngineArgs.get_batch_defaults"},
+    "v1/engine/core_client.py": {"DPLBAsyncMPClient.get_core_engine_for_request"},
 }
+# The routers' other sources (data-fn: the function or constant), at the version each router
+# module under backend/servescope/core/routers/ cites.
+LLM_D = ("https://github.com/llm-d/llm-d-inference-scheduler/blob/520af478/pkg/epp/framework/"
+         "plugins/")
+ROUTING_SOURCES = {
+    "https://github.com/vllm-project/production-stack/blob/main/src/vllm_router/routers/": {
+        "routing_logic.py": {"RoundRobinRouter.route_request", "SessionRouter.route_request"}},
+    "https://github.com/kubernetes-sigs/gateway-api-inference-extension/blob/main/pkg/epp/": {
+        "server/runserver.go": {"DefaultRefreshMetricsInterval"}},
+    LLM_D: {"requestcontrol/dataproducer/approximateprefix/plugin.go": {"matchLongestPrefix"},
+            "scheduling/scorer/preciseprefixcache/utils.go": {"absoluteScoredPods"}},
+}
+SOURCES = {VLLM: VLLM_FUNCTIONS, **ROUTING_SOURCES}
 # What the explainers said before issue 31 and vLLM does not do.
 UNTRUE = ["whatever budget the decodes leave", "Running requests are served first",
           "as one prefill", "keeps the P99"]
@@ -81,9 +97,12 @@ def test_every_claim_cites_the_vllm_function_and_our_counterpart() -> None:
     for name, cites in claims.items():
         assert cites, f"{name} cites nothing"
         for cite in cites:
-            path = cite["href"].removeprefix(VLLM)
-            assert cite["href"].startswith(VLLM) and path in VLLM_FUNCTIONS, cite["href"]
-            assert cite["data-vllm"] in VLLM_FUNCTIONS[path], (name, cite["data-vllm"])
+            base = next((b for b in SOURCES if cite["href"].startswith(b)), None)
+            assert base is not None, cite["href"]
+            path, functions = cite["href"].removeprefix(base), SOURCES[base]
+            assert path in functions, cite["href"]
+            fn = cite["data-vllm"] if base == VLLM else cite["data-fn"]
+            assert fn in functions[path], (name, fn)
             assert callable(resolve(cite["data-core"])), cite["data-core"]
 
 

@@ -79,7 +79,7 @@ def load_engine_args(path: Path, model_config: Path | None = None,
     """An engine config file: EngineConfig fields and vLLM engine-argument names (what is not
     modelled is listed), with a Hugging Face config.json for a model outside the catalog and
     a --speculative-config JSON (as vLLM spells it) over the file's own."""
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, dict):
         raise CliError(f"{path}: an engine config must be a JSON object")
     if speculative_config is not None:
@@ -88,7 +88,7 @@ def load_engine_args(path: Path, model_config: Path | None = None,
         except json.JSONDecodeError as err:
             raise CliError(f"--speculative-config: not JSON ({err.msg})") from err
     if model_config is not None:
-        hf = _read_json(model_config)
+        hf = read_json(model_config)
         if not isinstance(hf, dict):
             raise CliError(f"{model_config}: a Hugging Face config.json is a JSON object")
         data = {**data, "model_config": hf}
@@ -108,7 +108,8 @@ def load_workload(path: Path) -> list[RequestSpec]:
         raise CliError(f"{path}: {err.strerror}") from err
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
+    """A JSON file for the CLI: a CliError names the file (and the line) when it is bad."""
     try:
         return json.loads(path.read_text())
     except OSError as err:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from servescope.cli import CliError
-from servescope.cli._scenario import load_engine_args, load_workload, print_effective
+from servescope.cli._scenario import load_engine_args, load_workload, print_effective, read_json
 from servescope.cli._trace import add_trace_options, load_trace
 from servescope.core import cost_model
 from servescope.core.config import ROUTERS, ConfigError
@@ -157,22 +157,13 @@ def _fleet_flags(args: argparse.Namespace) -> dict[str, Any]:
 def _read_router_config(path: Path) -> Any:
     """A JSON object, or an EndpointPickerConfig YAML file (traces/epp_config.py)."""
     if path.suffix not in (".yaml", ".yml"):
-        return _read_json(path)
+        return read_json(path)
     try:
         return read_router_config(path)
     except TraceFormatError as err:
         raise CliError(f"{path}: {err}") from err
     except OSError as err:
         raise CliError(f"{path}: {err.strerror}") from err
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except OSError as err:
-        raise CliError(f"{path}: {err.strerror}") from err
-    except json.JSONDecodeError as err:
-        raise CliError(f"{path}: line {err.lineno}: {err.msg}") from err
 
 
 def _advance(engine: Engine | Fleet, bar: tqdm | _NoBar) -> Iterator[StepRecord | DecodeStretch]:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from servescope.core.block_pool import PendingEvent, block_events
 from servescope.core.config import EngineConfig
-from servescope.core.records import BlockEvent, StepRecord
+from servescope.core.records import StepRecord
 from servescope.core.scheduler.base import Scheduler, SchedulerOutput
 
 
@@ -32,7 +33,7 @@ class Flight:
     rejected: tuple[tuple[str, str], ...]
     running: tuple[str, ...]
     waiting: tuple[str, ...]
-    events: list[BlockEvent] = field(default_factory=list)  # raised at its schedule (async)
+    events: list[PendingEvent] = field(default_factory=list)  # raised at its schedule (async)
     freed: list[int] = field(default_factory=list)
 
     @property
@@ -68,7 +69,7 @@ def record(flight: Flight, iter_: int, finished: tuple[str, ...], scheduler: Sch
         preempted=tuple(output.preempted), finished=finished,
         released=tuple(scheduler.released), rejected=flight.rejected,
         new_blocks=output.new_blocks, freed_blocks=tuple(flight.freed + freed),
-        block_events=tuple(flight.events + events),
+        block_events=block_events(flight.events + events),
         num_cached_tokens=output.num_cached_tokens, running=flight.running,
         waiting=flight.waiting, num_free_blocks=kv.num_free_blocks,
         num_usable_blocks=kv.pool.num_usable_blocks,

@@ -13,6 +13,17 @@ can look them up, and only when it is admitted again after a preemption. With `d
 (the engine sets it when request ids are unique) they enter the cache map when their request
 is preempted instead of when they are computed: a trace without shared prefixes then keeps the
 map empty. Lookups and eviction events are the same either way (tests/core/test_block_pool.py).
+
+KV events for a subscriber (vLLM's BlockPool kv_event_queue, enable_kv_cache_events: the
+BlockStored / BlockRemoved a fleet's router indexes, core/fleet.py): while `kv_event_queue`
+is a list, each block given a hash adds ("stored", hashes) and each cached block evicted
+("removed", hashes), whether or not anyone records the run. Own hashes are left out: they name
+one request's private tokens, which no other prompt holds (core/prefix.py), so no router can
+match them. (Hence a counting manager, core/kv_counting.py, owes a subscriber nothing: it runs
+only while every hash is a request's own.)
+
+The events wait as PendingEvents: a plain list of block ids stands for a 'removed' event
+each, made into BlockEvents (block_events) only if a record is built (a run ahead builds none).
 """
 
 from __future__ import annotations
@@ -26,6 +37,8 @@ from servescope.core.records import BlockEvent
 
 NULL_BLOCK = 0
 BlockHash = int  # see prefix.BlockHasher
+KVEvent = tuple[str, tuple[BlockHash, ...]]  # ("stored" | "removed", block hashes)
+PendingEvent = BlockEvent | list[int]  # a list: a 'removed' event per block, in order
 
 
 # The largest pool the core builds, whoever asks (the server caps pools lower, max_gpu_blocks):
@@ -50,9 +63,10 @@ class BlockPool:
         self._num_multi = 0  # hashes with two copies or more
         self.defer_own = False
         self._num_own = 0  # deferred own-block hashes in the map
-        self.events: list[BlockEvent] = []
+        self.events: list[PendingEvent] = []
         self.record_events = True  # False while nobody reads the records (Engine.run_to_end)
         self.freed: list[int] = []
+        self.kv_event_queue: list[KVEvent] | None = None  # a list while subscribed (above)
 
     @property
     def num_usable_blocks(self) -> int:
@@ -76,12 +90,13 @@ class BlockPool:
         if evicted is not None:
             evicted += gone
         elif self.record_events:
-            new = tuple.__new__  # BlockEvent's own __new__ costs a Python call per block
-            self.events += [new(BlockEvent, ("removed", (block,), None)) for block in gone]
+            self.events.append(gone)
         return blocks
 
     def _evict(self, blocks: list[int]) -> None:
         block_hash, cached = self.block_hash, self.cached
+        if self.kv_event_queue is not None:
+            self._publish("removed", [block_hash[block] for block in blocks])
         if cached and not self._num_multi and not self._num_own:
             keys = cast(list[BlockHash], list(map(block_hash.__getitem__, blocks)))
             if self.defer_own:  # own hashes are not in the map
@@ -145,6 +160,8 @@ class BlockPool:
             block_hash[block] = key
         if emit and self.record_events:
             self.events.append(BlockEvent("stored", tuple(blocks), request_id))
+        if self.kv_event_queue is not None:
+            self._publish("stored", hashes)
         if self.defer_own and hashes and min(hashes) < 0:  # the own ones wait (see above)
             if max(hashes) < 0:
                 return
@@ -192,7 +209,34 @@ class BlockPool:
             return []
         return [copies] if isinstance(copies, int) else list(copies)
 
-    def drain(self) -> tuple[list[BlockEvent], list[int]]:
+    def _publish(self, kind: str, hashes: Iterable[BlockHash | None]) -> None:
+        """Queue a KV event of the shared hashes among `hashes` (none: no event)."""
+        shared = tuple(key for key in hashes if key is not None and key >= 0)
+        if shared and self.kv_event_queue is not None:
+            self.kv_event_queue.append((kind, shared))
+
+    def take_kv_events(self) -> list[KVEvent]:
+        """The KV events queued since the last call (subscribed: kv_event_queue is a list)."""
+        events = self.kv_event_queue or []
+        if self.kv_event_queue is not None:
+            self.kv_event_queue = []
+        return events
+
+    def drain(self) -> tuple[list[PendingEvent], list[int]]:
         events, freed = self.events, self.freed
         self.events, self.freed = [], []
         return events, freed
+
+
+def block_events(pending: list[PendingEvent]) -> tuple[BlockEvent, ...]:
+    """The events a record carries, each block of a pending 'removed' list its own event."""
+    if all(isinstance(event, BlockEvent) for event in pending):
+        return tuple(cast(list[BlockEvent], pending))
+    new = tuple.__new__  # BlockEvent's own __new__ costs a Python call per block
+    events: list[BlockEvent] = []
+    for event in pending:
+        if isinstance(event, BlockEvent):
+            events.append(event)
+        else:
+            events += [new(BlockEvent, ("removed", (block,), None)) for block in event]
+    return tuple(events)

@@ -61,14 +61,29 @@ def advance_unrecorded(engine: Engine, max_steps: int | None, step: Callable[[],
         plan = plan_stretch(engine) if quiet(engine) else None
         if plan is None:
             return int(step())
-        start, step_ms, clock = plan
         if max_steps is not None:
-            plan = (start, step_ms[:max_steps], clock[:max_steps + 1])
+            plan = cut(plan, max_steps)
         steps = apply_stretch(engine, plan, record=False)
         assert isinstance(steps, int)
         return steps
     finally:
         pool.record_events = True
+
+
+def apply_unrecorded(engine: Engine, plan: Plan) -> None:
+    """Apply a planned stretch as advance_unrecorded does (no records, no block events)."""
+    pool = engine.kv.pool
+    pool.record_events = False
+    try:
+        apply_stretch(engine, plan, record=False)
+    finally:
+        pool.record_events = True
+
+
+def cut(plan: Plan, num_steps: int) -> Plan:
+    """The plan's first `num_steps` steps."""
+    start, step_ms, clock = plan
+    return start, step_ms[:num_steps], clock[:num_steps + 1]
 
 
 def quiet(engine: Engine) -> bool:
@@ -77,11 +92,15 @@ def quiet(engine: Engine) -> bool:
     return engine.fast_forward and bool(scheduler.running) and not scheduler.waiting
 
 
-def plan_stretch(engine: Engine) -> Plan | None:
-    """The quiet steps from here: cut before the next arrival, ending at the first finish or
-    where the free blocks run out (the scheduler bounds those); None when under two steps."""
+def stretch_bound(engine: Engine, past_gate: bool = False) -> tuple[int, float | None] | None:
+    """How many quiet steps may follow from here (ending at the first finish or where the free
+    blocks run out: the scheduler bounds those, and on the step clock the next arrival) and
+    the time of the next arrival, which no step of the stretch starts at or after (None: none
+    comes; `past_gate`: a fleet's gate is none). None when no stretch of two steps starts."""
     clock, arrivals = engine.clock, engine.arrivals
     pending = arrivals.pending[0] if arrivals.pending else None
+    if past_gate and pending is arrivals.gate:
+        pending = None
     if pending is not None and arrivals.key(pending) <= (
             clock.step_no if clock.step_clock else clock.time_s):
         return None
@@ -90,14 +109,22 @@ def plan_stretch(engine: Engine) -> Plan | None:
         num_steps = min(num_steps, (pending.arrival_step or 0) - clock.step_no)
     if num_steps < MIN_RUN_STEPS:
         return None
-    running = engine.scheduler.running
+    return num_steps, None if pending is None or clock.step_clock else (pending.arrival_s or 0.0)
+
+
+def plan_stretch(engine: Engine) -> Plan | None:
+    """The quiet steps from here (see stretch_bound); None when under two steps."""
+    bound = stretch_bound(engine)
+    if bound is None:
+        return None
+    num_steps, due_s = bound
+    clock, running = engine.clock, engine.scheduler.running
     start = running.num_computed[:len(running)].copy()
-    due_s = None if pending is None or clock.step_clock else (pending.arrival_s or 0.0)
     step_ms = priced_until(engine.step_time, start, num_steps, clock.time_s, due_s)
     num_steps = len(step_ms)
     ends = np.add.accumulate(np.concatenate(([clock.time_s], step_ms / 1000.0)))
-    if pending is not None and not clock.step_clock:  # it arrives at the first step it is due
-        num_steps = 1 + int(ends[1:num_steps].searchsorted(pending.arrival_s or 0.0))
+    if due_s is not None:  # it arrives at the first step it is due
+        num_steps = 1 + int(ends[1:num_steps].searchsorted(due_s))
         if num_steps < MIN_RUN_STEPS:
             return None
     return start, step_ms[:num_steps], ends[:num_steps + 1]

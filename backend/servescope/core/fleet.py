@@ -13,6 +13,14 @@ fast-forward and the counting KV manager work per replica between scrapes. Workl
 step clock (arrival_step) are routed at each arrival's step, unstale. A router that reads
 neither states nor finishes (round-robin, random, session) stops no replica when no records are
 wanted: every request is routed, then each replica runs to its end, as a separate engine.
+Without records a replica's quiet stretch also runs past scrapes (core/planned_stretch.py):
+a scrape reads the replica off its plan, and only a request routed to it cuts the stretch.
+
+A router that wants KV events (prefix-precise, llm-d's precise scorer) subscribes to each
+replica's block pool (core/block_pool.py kv_event_queue, vLLM's BlockStored / BlockRemoved
+with the shared hashes); the events of the steps before a scrape reach it at that scrape, a
+block stored and evicted in between as both (the router may delay them further:
+core/routers/llm_d.py kv_event_delay_ms).
 """
 
 from __future__ import annotations
@@ -25,7 +33,9 @@ from typing import Any
 from servescope.core.config import SCRAPE_INTERVAL_MS, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.fleet_summary import fleet_summary
-from servescope.core.kv_feed import CacheFeed
+from servescope.core.kv_cache_manager import PagedKVCacheManager
+from servescope.core.planned_stretch import PlannedStretch, run_until
+from servescope.core.prefix import BlockHasher
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import ReplicaState, Router
@@ -45,6 +55,25 @@ class RoutedArrival:
 
 
 FleetEvent = RoutedArrival
+
+
+def hold(engine: Engine, at: float | None) -> None:
+    """The engine's gate at `at` (None: none, it runs to its end)."""
+    if at is None:
+        engine.arrivals.drop_gate()
+    else:
+        engine.arrivals.hold_at(at)
+
+
+def alike_hasher(engine: Engine, block_size: int) -> BlockHasher | None:
+    """The engine's prefix-cache hasher if it hashes a prompt as a router of `block_size`
+    does (core/prefix.py prompt_block_hashes: that block size, no lookahead tokens)."""
+    kv = engine.kv
+    if not isinstance(kv, PagedKVCacheManager) or not kv.enable_caching:
+        return None
+    hasher = kv.hasher
+    alike = hasher.block_size == block_size and hasher.num_hash_lookahead_tokens == 0
+    return hasher if alike else None
 
 
 def scrape(engine: Engine, replica: int, at_s: float) -> ReplicaState:
@@ -79,7 +108,14 @@ class Fleet:
         self.kv_usage_peak: list[float | None] = [None] * len(self.engines)  # as scraped
         self.states: list[ReplicaState] = []
         self.scraped_at: float | None = None
-        self.feed = CacheFeed(len(self.engines)) if router.wants_kv_events else None
+        self.kv_events = router.wants_kv_events  # each replica's pool queues its KV events
+        for engine in self.engines if self.kv_events else ():
+            engine.kv.pool.kv_event_queue = []
+        # each replica's quiet stretch planned past the last scrape, not yet applied
+        self.ahead: list[PlannedStretch | None] = [None] * len(self.engines)
+        # each replica's prefix-cache hasher where it hashes as the router does (it takes the
+        # router's prompt hashes), else None
+        self.hashers = [alike_hasher(engine, router.block_size) for engine in self.engines]
 
     @property
     def done_requests(self) -> list[Any]:
@@ -108,35 +144,53 @@ class Fleet:
 
     def catch_up(self, at: float | None) -> Iterator[tuple[int, StepRecord]]:
         """Every replica run to the gate at `at` (None: to its end), then scraped."""
-        streams = []
-        for replica, engine in enumerate(self.engines):
-            if at is None:
-                engine.arrivals.drop_gate()
-            else:
-                engine.arrivals.hold_at(at)
-            if self.records:
+        if self.records:
+            streams = []
+            for replica, engine in enumerate(self.engines):
+                hold(engine, at)
                 streams.append([(r.time_s, replica, r.iter, r) for r in engine.run()])
-            else:
-                while engine.advance_unrecorded():
-                    pass
-        for _, replica, _, record in heapq.merge(*streams):
-            yield replica, record
+            for _, replica, _, record in heapq.merge(*streams):
+                yield replica, record
+        else:
+            for replica in range(len(self.engines)):
+                self.run_unrecorded(replica, at)
         if at is not None:
             self.scraped_at = at
             self.observe(at)
+
+    def run_unrecorded(self, replica: int, at: float | None) -> None:
+        """One replica's steps that start before `at` (None: to its end), a quiet stretch
+        that reaches past `at` kept planned (core/planned_stretch.py)."""
+        engine, ahead = self.engines[replica], self.ahead[replica]
+        if ahead is not None:
+            if at is not None and not ahead.ends_before(at):
+                if not (self.kv_events and ahead.evicts_before(at)):
+                    return  # still inside the stretch: observe reads the replica off its plan
+                ahead.apply_before(at)  # evicting by now: the router hears of it at `at`
+            else:
+                ahead.apply_before(None)
+            self.ahead[replica] = None
+        if at is not None:
+            self.ahead[replica] = run_until(engine, at, self.kv_events)
+            return
+        engine.arrivals.drop_gate()
+        while engine.advance_unrecorded():
+            pass
 
     def observe(self, at: float) -> None:
         """Scrape every replica and tell the router which requests finished."""
         states = []
         for replica, engine in enumerate(self.engines):
-            state = scrape(engine, replica, engine.time_s if engine.step_clock else at)
+            ahead = self.ahead[replica]
+            state = (ahead.state(replica, at) if ahead is not None
+                     else scrape(engine, replica, engine.time_s if engine.step_clock else at))
             states.append(state)
             self.kv_usage_peak[replica] = max(self.kv_usage_peak[replica] or 0.0, state.kv_usage)
             done = engine.done_requests
             for request in done[self.num_reported[replica]:]:
                 self.router.finished(request.id, replica, request.finish_time or 0.0)
             self.num_reported[replica] = len(done)
-            events = [] if self.feed is None else self.feed.changes(replica, engine.kv.pool)
+            events = engine.kv.pool.take_kv_events() if self.kv_events else []
             if events:
                 self.router.kv_events(replica, events, at)
         self.states = states
@@ -144,7 +198,14 @@ class Fleet:
     def route(self, spec: RequestSpec) -> RoutedArrival:
         now_s = spec.arrival_s if spec.arrival_s is not None else float(spec.arrival_step or 0)
         decision = self.router.pick(spec, self.states, now_s)
-        self.engines[decision.replica].add_request(spec)
+        engine, ahead = self.engines[decision.replica], self.ahead[decision.replica]
+        if ahead is not None:  # the steps that start before it arrives, then no further
+            ahead.apply_before(self.key(spec))
+            self.ahead[decision.replica] = None
+        engine.add_request(spec)
+        hashes, hasher = self.router.prompt_hashes(spec.id), self.hashers[decision.replica]
+        if hashes and hasher is not None:
+            hasher.give(spec.id, hashes)
         self.router.sent(spec, decision.replica, now_s)
         self.replica_of[spec.id] = decision.replica
         routed = RoutedArrival(spec.id, now_s, decision.replica, decision.scores, decision.reason)

@@ -27,6 +27,11 @@ class FreeQueue:
         self._lru_pos = array("q", bytes(8 * num_gpu_blocks))
         self.num_free = num_gpu_blocks - 1
 
+    @property
+    def num_unhashed(self) -> int:
+        """Free blocks without a hash: taken before any cached block is evicted."""
+        return len(self._stack)
+
     def __len__(self) -> int:
         return self.num_free  # (callers on a hot path read num_free itself)
 

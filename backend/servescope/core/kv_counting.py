@@ -124,6 +124,7 @@ class CountingKVCacheManager(PagedKVCacheManager):
                                  self.num_hash_lookahead_tokens, self.num_prefill_lookahead)
         kv.watermark_blocks, kv.unique_ids = self.watermark_blocks, self.unique_ids
         kv.pool.record_events = self.pool.record_events
+        kv.pool.kv_event_queue = self.pool.kv_event_queue  # a subscriber stays subscribed
         for rid, length in self.lengths.items():
             table = kv.tables[rid] = kv.pool.get_new_blocks(length)
             num_cached = self.num_cached_blocks.get(rid, 0)

@@ -11,6 +11,12 @@ import numpy as np
 from servescope.core.request import FinishedRequest
 
 
+def since_arrival_ms(at_s: float, arrival_s: float, frontend_ms: float = 0.0) -> float:
+    """A latency as vLLM's clients measure it (TTFT, E2E): from the request's arrival to `at_s`,
+    plus `frontend_ms`, the API server's time outside the engine."""
+    return (at_s - arrival_s) * 1000.0 + frontend_ms
+
+
 def request_metrics(request: FinishedRequest, frontend_ms: float = 0.0) -> dict[str, Any]:
     """`frontend_ms`, the API server's time outside the engine, is added to TTFT and E2E. A
     speculating run's row also carries `drafts` and `accepted` (what the exports read)."""
@@ -18,8 +24,9 @@ def request_metrics(request: FinishedRequest, frontend_ms: float = 0.0) -> dict[
     first = times[0] if times else None
     finish = request.finish_time
     itl = np.diff(np.asarray(times)) * 1000.0 if len(times) > 1 else np.zeros(0)
-    ttft = (first - request.arrival_time) * 1000.0 + frontend_ms if first is not None else None
-    e2el = (finish - request.arrival_time) * 1000.0 + frontend_ms if finish is not None else None
+    arrival = request.arrival_time
+    ttft = since_arrival_ms(first, arrival, frontend_ms) if first is not None else None
+    e2el = since_arrival_ms(finish, arrival, frontend_ms) if finish is not None else None
     tpot = None
     if ttft is not None and e2el is not None and len(times) > 1:
         tpot = (e2el - ttft) / (len(times) - 1)

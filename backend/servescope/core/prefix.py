@@ -14,6 +14,7 @@ a router (`prompt_block_hashes`) compute the same hash for the same tokens witho
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 
 from servescope.core.block_pool import BlockHash
 from servescope.core.request import Request, RequestSpec
@@ -50,19 +51,32 @@ class BlockHasher:
         self.block_size = block_size
         self.num_hash_lookahead_tokens = num_hash_lookahead_tokens
         self._ids: dict[tuple[BlockHash, tuple[Piece, ...]], int] = {}  # memo: key -> hash
+        # a request's first hashes computed already by a hasher of the same layout (a fleet's
+        # router, core/fleet.py), by request id: its first hashing takes them
+        self.given: dict[str, tuple[BlockHash, ...]] = {}
+
+    def give(self, request_id: str, hashes: tuple[BlockHash, ...]) -> None:
+        """Hashes of the request's first blocks, from a hasher of this block size and
+        lookahead: hashed here, the request starts from them instead of from block 0."""
+        self.given[request_id] = hashes
 
     def hashes(self, request: Request, num_blocks: int) -> list[BlockHash]:
         """The hashes of the request's first `num_blocks` full blocks (extended lazily)."""
         hashes = request.block_hashes
         if len(hashes) >= num_blocks:
             return hashes
+        if not hashes and self.given:  # no more than asked for: a hit stops at num_blocks
+            hashes.extend(self.given.pop(request.id, ())[:num_blocks])
+            if len(hashes) >= num_blocks:
+                return hashes
         if not request.spec.prefix:  # no shared segment: every block is the request's own
             return self._extend_own(request, hashes, num_blocks, 0)
         ids, size = self._ids, self.block_size
         shared = min(sum(length for _, length in request.spec.prefix), request.prompt_len)
+        pieces = self._pieces(request, len(hashes))
         while len(hashes) < num_blocks and len(hashes) * size < shared:
             parent = hashes[-1] if hashes else 0
-            key = (parent, self._pieces(request, len(hashes)))
+            key = (parent, next(pieces))
             value = ids.get(key)
             if value is None:
                 value = ids[key] = _digest(repr(key), 63)
@@ -95,19 +109,34 @@ class BlockHasher:
         assert isinstance(value, int)
         return value
 
-    def _pieces(self, request: Request, index: int) -> tuple[Piece, ...]:
+    def _pieces(self, request: Request, index: int) -> Iterator[tuple[Piece, ...]]:
+        """The token streams of blocks index, index + 1, ...: each block (and its lookahead)
+        as pieces of the prefix segments it overlaps, then the request's own tokens. One walk
+        over blocks and segments together (a segment that ends before a block ends before
+        every later block), so hashing a prompt is linear in its blocks and segments."""
         span = self.block_size + self.num_hash_lookahead_tokens  # a block and its lookahead
-        start = index * self.block_size
-        end = start + span
-        pieces: list[Piece] = []
+        segments: list[tuple[str, int, int]] = []  # (key, first token, end), clipped
         seg_start = 0
         for key, length in request.spec.prefix:
             seg_end = min(seg_start + length, request.prompt_len)
-            lo, hi = max(start, seg_start), min(end, seg_end)
-            if lo < hi:
-                pieces.append(("p", key, lo - seg_start, hi - seg_start))
+            if seg_start < seg_end:
+                segments.append((key, seg_start, seg_end))
             seg_start = seg_end
-        covered = sum(p[3] - p[2] for p in pieces)
-        if covered < span:
-            pieces.append(("u", request.id, start + covered, end))
-        return tuple(pieces)
+        first = 0  # the first segment that ends after the current block's start
+        while True:
+            start = index * self.block_size
+            end = start + span
+            while first < len(segments) and segments[first][2] <= start:
+                first += 1
+            pieces: list[Piece] = []
+            covered = 0
+            for key, seg_start, seg_end in segments[first:]:
+                if seg_start >= end:
+                    break
+                lo, hi = max(start, seg_start), min(end, seg_end)
+                pieces.append(("p", key, lo - seg_start, hi - seg_start))
+                covered += hi - lo
+            if covered < span:
+                pieces.append(("u", request.id, start + covered, end))
+            yield tuple(pieces)
+            index += 1

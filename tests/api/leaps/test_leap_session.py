@@ -16,6 +16,7 @@ from support.server import make_settings, validate
 from servescope.api.reports.runs import scout_state
 from servescope.api.sessions import build
 from servescope.api.sessions.registry import Registry
+from servescope.api.sessions.texts import progress_text
 from servescope.api.sessions.viewer import Viewer
 from servescope.api.uploads.store import Store
 from servescope.api.wire import protocol as P
@@ -178,7 +179,7 @@ def test_a_long_run_that_cannot_leap_says_why_and_one_that_can_says_nothing(tmp_
         session = await registry.create_configured(P.Configure(
             type="configure", configs=[{"policy": "static"}, {"async_scheduling": True}],
             workload=P.WorkloadSpec(synthetic={"num_requests": 300, "seed": 3})))
-        progress = validate(json.loads(session.progress_text()))
+        progress = validate(json.loads(progress_text(session)))
         contrast, vllm = progress["no_leap"]
         assert "static policy" in contrast and session.tracks[0].leaping is None
         assert vllm is None and session.tracks[1].leaping is not None

@@ -9,7 +9,8 @@ import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
 from servescope.api.uploads.owner import owner_of
-from servescope.api.uploads.store import Recent, Store, valid_id
+from servescope.api.uploads.recent import Recent
+from servescope.api.uploads.store import Store, valid_id
 
 ME = owner_of("first-client-token-1")
 

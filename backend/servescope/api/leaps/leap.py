@@ -22,6 +22,7 @@ from servescope.api.wire.stream_state import (
     WAITING,
     StreamState,
 )
+from servescope.core.block_pool import block_events
 from servescope.core.checkpoint import advance_to, resume, take
 from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
@@ -100,7 +101,7 @@ def cached_before_flight(engine: Engine) -> set[int]:
     pool = engine.kv.pool
     cached = {block for block, key in enumerate(pool.block_hash) if key is not None}
     flight = engine.batch_queue.in_flight if engine.batch_queue is not None else None
-    for event in reversed(flight.events if flight is not None else []):
+    for event in reversed(block_events(flight.events) if flight is not None else ()):
         (cached.difference_update if event.kind == "stored" else cached.update)(event.block_ids)
     return cached
 

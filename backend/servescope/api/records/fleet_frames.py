@@ -1,19 +1,24 @@
 """A fleet's per-replica story, folded from every replica's step records as the fleet runs
 (on the track's thread) and read as a compact frame at any simulated time (on the loop): each
 replica's running and waiting counts, KV usage, a thumbnail of its pool, its prefix-cache hit
-rate and its p99 TTFT so far, and the routed arrivals (what the explorer's fleet view draws)."""
+rate and its p99 TTFT so far, and the routed arrivals (what the explorer's fleet view draws);
+with meters, each replica's vLLM metrics too (GET /metrics: api/reports/metrics.py)."""
 
 from __future__ import annotations
 
 import threading
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from servescope.api.wire.serialize import normalize
+from servescope.core.metrics import since_arrival_ms
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
+from servescope.observability.meter import Meter
 
 # Cells in a replica's pool thumbnail: a lane 1280 px wide at 720p shows each cell >= 8 px.
 POOL_CELLS = 48
@@ -26,6 +31,7 @@ class ReplicaSeries:
     """One replica's columns, a row per record (start_s ascending), and its first tokens."""
 
     num_gpu_blocks: int
+    frontend_ms: float = 0.0  # the API server's time, added to TTFT as the summary adds it
     start_s: list[float] = field(default_factory=list)
     num_running: list[int] = field(default_factory=list)
     num_waiting: list[int] = field(default_factory=list)
@@ -61,9 +67,17 @@ class ReplicaSeries:
 class FleetFrames:
     """Written by one thread (`add_record`, `add_routed`), read by another (`frame`)."""
 
-    def __init__(self, specs: list[RequestSpec], num_gpu_blocks: list[int]) -> None:
+    def __init__(self, specs: list[RequestSpec], num_gpu_blocks: list[int],
+                 frontend_ms: Sequence[float] | None = None,
+                 meters: Sequence[Meter] | None = None,
+                 configs: Sequence[dict[str, Any]] | None = None) -> None:
         self._specs = {s.id: s for s in specs}
-        self.replicas = [ReplicaSeries(n) for n in num_gpu_blocks]
+        self.replicas = [ReplicaSeries(n, f) for n, f in
+                         zip(num_gpu_blocks, frontend_ms or [0.0] * len(num_gpu_blocks),
+                             strict=True)]
+        self.meters = list(meters or [])  # one per replica, or none
+        self.configs = list(configs or [])  # each replica's engine config (its cache info)
+        self.last_start_s = float("-inf")  # the latest record folded (they come in time order)
         self.routed: list[dict[str, Any]] = []
         self._routed_s: list[float] = []
         self._lock = threading.Lock()
@@ -87,10 +101,14 @@ class FleetFrames:
                 if entry.id not in s.num_output:
                     spec = self._specs.get(entry.id)
                     if spec is not None:
-                        firsts.append((end_s - (spec.arrival_s or 0.0)) * 1000.0)
+                        firsts.append(since_arrival_ms(end_s, spec.arrival_s or 0.0,
+                                                       s.frontend_ms))
                 s.num_output[entry.id] = s.num_output.get(entry.id, 0) + 1
         pool = _pool_cells(s.used, rec)
+        if self.meters:  # before the row: a position read off the rows is folded in the meter
+            self.meters[replica].observe(normalize(rec.to_dict()))
         with self._lock:
+            self.last_start_s = rec.time_s
             s.start_s.append(rec.time_s)
             s.num_running.append(len(rec.running))
             s.num_waiting.append(len(rec.waiting))
@@ -114,6 +132,11 @@ class FleetFrames:
             queries += spec.prompt_len + s.num_output.get(rid, 0)
             hits += int(rec.num_cached_tokens.get(rid, 0))
         return hits, queries
+
+    def positions(self, t: float) -> list[int]:
+        """Each replica's last record starting at or before simulated time t (-1: none yet)."""
+        with self._lock:
+            return [bisect_right(s.start_s, t) - 1 for s in self.replicas]
 
     def frame(self, t: float, after_s: float | None) -> dict[str, Any]:
         """The fleet at simulated time t: a row per replica, and the arrivals routed in

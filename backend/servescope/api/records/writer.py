@@ -9,12 +9,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from servescope.api.errors import RecordLimitError
 from servescope.api.records.run_store import Row, RunStore
 from servescope.api.records.step_pack import pack_step
 from servescope.api.records.stretch_pack import StretchPack
 from servescope.api.wire.keyframes import keyframe
 from servescope.api.wire.serialize import dumps, normalize, pack
-from servescope.api.wire.stream_state import StreamState
+from servescope.api.wire.stream_state import FINISHED, StreamState
 from servescope.api.wire.text import dump
 from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.records import StepRecord
@@ -40,6 +41,31 @@ class Writer:
         self.rows: list[Row] = []  # the batch being built
         self.kfs: list[tuple[int, str]] = []
         self.last_kf, self.since_kf, self.flushed = state.iter, 0, time.monotonic()
+
+    def store_all(self, source: Callable[[], Any], max_records: int,
+                  closed: Callable[[], bool]) -> None:
+        """Every record `source` gives (api/records/track_source.py; a decode stretch stored in
+        bulk) until it gives None or `closed()`; RecordLimitError past `max_records`. What was
+        stored before a failure is flushed, so it stays readable."""
+        n = 0
+        try:
+            while not closed():
+                item = source()
+                if item is None:
+                    break
+                if n >= max_records:
+                    raise limit_error(max_records)
+                if isinstance(item, DecodeStretch):
+                    num_steps = min(item.num_steps, max_records - n)
+                    self.store_stretch(item, n, num_steps)
+                    if num_steps < item.num_steps:
+                        raise limit_error(max_records)
+                    n += num_steps
+                else:
+                    self.store_record(item, n)
+                    n += 1
+        finally:
+            self.flush()
 
     def store_record(self, item: dict[str, Any] | StepRecord, n: int) -> None:
         if isinstance(item, StepRecord):
@@ -97,8 +123,11 @@ class Writer:
         self.last_kf, self.since_kf = n, 0
 
     def _state_counts(self, rec: dict[str, Any]) -> tuple[int, int, int]:
-        """(num_prefill, num_decode, num_preempted) of a record, for the timeline's density."""
-        self.preempted.update(rec["preempted"])
+        """(num_prefill, num_decode, num_preempted) of a record, for the timeline's density
+        (the stream state has folded it in: a request it preempted after it finished, under
+        async scheduling, is not waiting to resume)."""
+        status = self.state.status
+        self.preempted.update(rid for rid in rec["preempted"] if status[rid] != FINISHED)
         self.preempted.difference_update(rec["resumed"], rec["new"], rec["finished"])
         decode = sum(1 for e in rec["scheduled"] if e.get("kind") == "decode")
         return len(rec["scheduled"]) - decode, decode, len(self.preempted)
@@ -115,3 +144,9 @@ class Writer:
         self.store.append(rows, kfs)
         if rows:
             self.on_flush(rows)
+
+
+def limit_error(max_records: int) -> RecordLimitError:
+    return RecordLimitError(
+        f"the run stopped at this server's max_records_per_session ({max_records:,} records) "
+        f"before its end; simulate a window or a sample of the trace")

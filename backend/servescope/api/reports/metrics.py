@@ -1,6 +1,7 @@
 """What GET /metrics serves: vLLM's metrics of every session at its playback position (what its
-viewers see), which engines are simulated or replayed, the count of sessions a scrape had to
-skip, and the HTTP metrics vLLM's API server exports."""
+viewers see; an engine that runs a fleet: each replica's series with its `replica` label, at the
+session's simulated time), which engines are simulated or replayed, the count of sessions a
+scrape had to skip, and the HTTP metrics vLLM's API server exports."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from starlette.responses import Response
 
 from servescope.api.sessions.registry import Registry
 from servescope.api.sessions.session import Session
+from servescope.api.wire.fleet import MAX_VIEW_REPLICAS
 from servescope.observability.families import (
     EngineView,
     Families,
@@ -24,6 +26,7 @@ from servescope.observability.families import (
     max_model_len,
     model_name,
 )
+from servescope.observability.fleet import replica_views
 from servescope.observability.text import render
 
 # vLLM's API server leaves these out of its HTTP metrics (prometheus-fastapi-instrumentator).
@@ -65,7 +68,8 @@ class SessionsCollector:
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self.views: dict[tuple[str, int], list[EngineView]] = {}
+        # per session and configuration: per track, its engine's view or its replicas' views
+        self.views: dict[tuple[str, int], list[list[EngineView]]] = {}
         self.errors = 0
 
     def samples(self) -> list[Sample]:
@@ -81,7 +85,8 @@ class SessionsCollector:
             try:
                 views = self.views.get(key) or self._views(session)
                 self.views[key] = views
-                out += [s for view, pos in zip(views, session.position, strict=True)
+                out += [s for k, track_views in enumerate(views)
+                        for view, pos in zip(track_views, positions(session, k), strict=True)
                         for s in engine_samples(view, pos)]
             except Exception:  # a session in a bad state must not fail the scrape
                 self.errors += 1
@@ -99,7 +104,7 @@ class SessionsCollector:
             session = self.registry.get(sid)
             if session is None or session.built is None:
                 continue
-            for view, engine in zip(views, session.built.engines, strict=False):
+            for (view, *_), engine in zip(views, session.built.engines, strict=False):
                 info.add_metric([view.labels[2], view.labels[1], session.built.source,
                                  short_label(str(engine["label"]))], 1.0)
         errors = CounterMetricFamily("servescope_metrics_errors", "Sessions a scrape of "
@@ -124,14 +129,30 @@ class SessionsCollector:
         return render_text(*self.snapshot())
 
     @staticmethod
-    def _views(session: Session) -> list[EngineView]:
+    def _views(session: Session) -> list[list[EngineView]]:
         built = session.built
         assert built is not None
         label = public_label(session.id)
-        return [engine_view(t.meter, short_label(model_name(e["config"])), t.number, label,
-                            e["config"],
-                            max_model_len(e["config"], t.requests))
-                for t, e in zip(built.tracks, built.engines, strict=True)]
+        out = []
+        for t, e in zip(built.tracks, built.engines, strict=True):
+            name, config = short_label(model_name(e["config"])), e["config"]
+            longest = max_model_len(config, t.requests)
+            if t.fleet is not None and t.fleet.meters:  # MAX_VIEW_REPLICAS: fleet_track's bound
+                meters = t.fleet.meters[:MAX_VIEW_REPLICAS]
+                out.append(replica_views(meters, name, t.number, label,
+                                         t.fleet.configs[:MAX_VIEW_REPLICAS], longest))
+            else:
+                out.append([engine_view(t.meter, name, t.number, label, config, longest)])
+        return out
+
+
+def positions(session: Session, k: int) -> list[int]:
+    """Where track k's views stand: its playback position, or a fleet's replicas' last
+    records at the session's simulated time."""
+    track = session.tracks[k]
+    if track.fleet is not None and track.fleet.meters:
+        return track.fleet.positions(session.sim_time)[:MAX_VIEW_REPLICAS]
+    return [session.position[k]]
 
 
 class HttpMetrics:

@@ -30,8 +30,7 @@ async def view_replica(session: Session, msg: P.ViewReplica) -> None:
                         **({"configs": configs} if len(configs) > 1 else {"config": configs[0]}))
     await session.configure(again, viewed)
     if t != float("-inf"):
-        await session.seek(P.Seek(type="seek", time_s=t))
-        session.sim_time = t  # lockstep: the time it was at, not the new replica's last step's
+        await session.seek(P.Seek(type="seek", time_s=t))  # a fleet's seek keeps time t
     if playing:
         session.play(speed)
     else:

@@ -15,7 +15,10 @@ from servescope.api.settings import Settings
 from servescope.api.wire.fleet import MAX_VIEW_REPLICAS
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.fleet import Fleet
+from servescope.core.request_table import request_table
 from servescope.core.routers.make import make_router
+from servescope.observability.meter import Meter
+from servescope.observability.spill import Spill
 from servescope.scenarios.diagnosis_check import prepare
 from servescope.scenarios.workloads import Workload
 
@@ -62,7 +65,12 @@ def fleet_track(k: int, config: EngineConfig, resolved: Workload, info: list[dic
         raise BuildError(str(err), field, "config") from err
     engine = fleet.engines[viewed]
     blocks = [e.config.num_gpu_blocks or 0 for e in fleet.engines]
-    frames = FleetFrames(list(resolved.specs), blocks)
+    table = request_table(info)
+    configs = [e.config for e in fleet.engines]
+    frames = FleetFrames(list(resolved.specs), blocks,
+                         [c.frontend_overhead_ms or 0.0 for c in configs],
+                         [Meter(table, c.enable_prefix_caching, Spill(path.parent))
+                          for c in configs], [c.to_dict() for c in configs])
     track = Track(k, fleet_source(fleet.run(), fleet.routed, viewed, frames), info,
                   blocks[viewed], settings.keyframe_interval, settings.max_records_per_session,
                   path, summary=fleet.summary,

@@ -26,7 +26,6 @@ MAX_LAG_S = 0.25
 PROGRESS_EVERY_S = 0.2
 
 
-
 def new_token() -> str:
     """A driver token (who may hold one: api/sessions/access.py)."""
     return secrets.token_urlsafe(24)
@@ -92,46 +91,19 @@ class Session:
         for v in self.viewers:
             v.wake()
 
-    def init_text(self, role: str) -> str:
-        """The `init` message: what runs, and how many requests (the list is paged over REST)."""
-        b = self.built
-        assert b is not None
-        first = b.engines[0]
-        return dump(P.Init(
-            session_id=self.id, role=role, token=self.token if role == "driver" else None,
-            source=b.source, preset=b.preset, config=first["config"],
-            num_gpu_blocks=first["num_gpu_blocks"], block_size=first["block_size"],
-            engines=b.engines, num_requests=len(self.tracks[0].requests),
-            num_records=self.tracks[0].head + 1 if self.tracks[0].done else None,
-            keyframe_interval=self.settings.keyframe_interval, max_fps=self.settings.max_fps,
-            playing=self.playing, speed=self.speed, trace=b.trace))
-
-    def status_text(self) -> str:
-        done = all(t.done and p == t.head for t, p in zip(self.tracks, self.position,
-                                                             strict=True))
-        t = self.sim_time if self.sim_time != float("-inf") else 0.0
-        return dump(P.Status(playing=self.playing, speed=self.speed, iters=self.position,
-                             time_s=t, done=done))
-
     def lesson_text(self) -> str | None:
         return dump(self.lesson) if self.lesson is not None else None
+
+    def ended(self) -> bool:
+        """Whether every track is at its run's end at the session's time."""
+        return all(x.at_end(pos, self.sim_time) for x, pos in zip(self.tracks, self.position,
+                                                                   strict=True))
 
     def set_lesson(self, msg: P.Lesson) -> None:
         """The driver's page shows another lesson note: every viewer gets it."""
         self.lesson = P.LessonNote(note=msg.note, anchor=msg.anchor, on=msg.on, tour=msg.tour)
         self.lesson_version += 1
         self.notify()
-
-    def progress_text(self) -> str:
-        """How far each track's background simulation has got (the scrubber's reach)."""
-        reach = [x.reach() for x in self.tracks]
-        return dump(P.Progress(computed=[x.head for x in self.tracks],
-                               time_s=[max(x.last_start_s, 0.0) for x in self.tracks],
-                               done=[x.done for x in self.tracks],
-                               errors=[x.error for x in self.tracks],
-                               reach=[it for it, _ in reach],
-                               reach_s=[max(t, 0.0) for _, t in reach],
-                               no_leap=[x.no_leap for x in self.tracks]))
 
     def _changed(self, seek: bool = False, config: bool = False) -> None:
         self.status_version += 1
@@ -211,7 +183,7 @@ class Session:
         target = msg.position()
         await self.compute(lambda: lead.has(target))
         self.position[0] = lead.index_at(target)
-        await self._follow_lead()
+        await self._follow_lead(lead.time_at(self.position[0], target))
         self._changed(seek=True)
 
     def reset(self) -> None:
@@ -220,11 +192,13 @@ class Session:
         self.sim_time = float("-inf")
         self._changed(config=True)
 
-    async def _follow_lead(self) -> None:
-        """Move the other tracks (compare mode) to the lead's simulated time."""
+    async def _follow_lead(self, t: float | None = None) -> None:
+        """Move the other tracks (compare mode) to the lead's simulated time (or t)."""
         lead = self.tracks[0]
         pos = self.position[0]
-        t = self.sim_time = lead.start_at(pos) if pos >= 0 else float("-inf")
+        if t is None:
+            t = lead.start_at(pos) if pos >= 0 else float("-inf")
+        self.sim_time = t
         others = self.tracks[1:]
         await self.compute(lambda: all(x.has(at_time(t)) for x in others), others)
         for k, x in enumerate(others, start=1):
@@ -283,7 +257,7 @@ class Session:
             self.position[k] = x.index_at_time(target)
             if x.leaping is not None:
                 x.leaping.follow(self.position[k])
-        if all(x.at_end(self.position[k]) for k, x in enumerate(self.tracks)):
+        if self.ended():
             self.playing = False
             self._changed()
         elif self.position != before:

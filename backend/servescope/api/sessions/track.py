@@ -22,7 +22,6 @@ from servescope.api.wire.keyframes import keyframe, keyframe_cost
 from servescope.api.wire.position import Clock, Position
 from servescope.api.wire.stream_state import StreamState
 from servescope.api.wire.text import Template, dump
-from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.core.request_table import request_table
 from servescope.observability.meter import Meter
@@ -85,7 +84,7 @@ class Track:
         error: str | None = None
         summary: dict[str, Any] | None = None
         try:
-            self._simulate()
+            self.writer.store_all(self._next_item, self.max_records, lambda: self._closed)
             summary = self._summary() if self._summary and not self._closed else {}
         except (StorageError, RecordLimitError) as err:
             error = str(err)
@@ -102,41 +101,11 @@ class Track:
                 self._remove_files()
             self._thread = None
 
-    def _simulate(self) -> None:
-        n = 0
-        while not self._closed:
-            if self.leaping is not None:
-                self.leaping.hold()  # a seek waits on the scout: leave it the CPU
-            try:
-                item = self.source()
-                if item is not None and n >= self.max_records:
-                    raise self._limit_error()
-            except Exception:
-                self.writer.flush()  # what came before the failure stays readable
-                raise
-            if item is None:
-                break
-            if isinstance(item, DecodeStretch):
-                n = self._store_stretch(item, n)
-            else:
-                self.writer.store_record(item, n)
-                n += 1
-        self.writer.flush()
-
-    def _limit_error(self) -> RecordLimitError:
-        return RecordLimitError(
-            f"the run stopped at this server's max_records_per_session "
-            f"({self.max_records:,} records) before its end; simulate a window or a sample "
-            f"of the trace")
-
-    def _store_stretch(self, run: DecodeStretch, n: int) -> int:
-        """A decode stretch's records, as many as max_records leaves room for; the index after."""
-        num_steps = min(run.num_steps, self.max_records - n)
-        self.writer.store_stretch(run, n, num_steps)
-        if num_steps < run.num_steps:
-            self.writer.flush()
-            raise self._limit_error()
-        return n + num_steps
+    def _next_item(self) -> Any:
+        """The source's next item; while a seek waits on the scout, the scout's first."""
+        if self.leaping is not None:
+            self.leaping.hold()  # a seek waits on the scout: leave it the CPU
+        return self.source()
 
     def _on_flush(self, rows: list[Row]) -> None:
         row = rows[-1]
@@ -228,12 +197,19 @@ class Track:
         return self.last_start_s if iter_ == self.head else self.store.start_s(iter_)
 
     def frontier_s(self, pos: int) -> float:
-        """The start of the last stored record from `pos` on (how far a viewer there can play)."""
+        """The start of the last stored record from `pos` on (how far a viewer there can play);
+        a fleet's: of the last record of any replica (its lanes move while the viewed idles)."""
+        if self.fleet is not None:
+            return self.fleet.last_start_s
         r = self._range(pos)
         end = self.end_of(pos)
         return r.last_start_s if r is not None and end == r.last else self.last_start_s
 
-    def at_end(self, pos: int) -> bool:
+    def at_end(self, pos: int, t: float) -> bool:
+        """Whether a viewer at record `pos` and simulated time t has seen the whole run: a
+        fleet's ends at the last step of any replica, not the viewed one's."""
+        if self.fleet is not None and t < self.fleet.last_start_s:
+            return False
         r = self._range(pos)
         return (self.done and pos == self.head) or (r is not None and r.done and pos == r.last)
 
@@ -242,7 +218,7 @@ class Track:
         past the head)."""
         scout = self.leaping
         if scout is None or self.done or scout.reach <= self.head:
-            return self.head, self.last_start_s
+            return self.head, self.frontier_s(self.head)
         return scout.reach, scout.reach_s
 
     def has(self, target: Position) -> bool:
@@ -250,7 +226,7 @@ class Track:
         is not (and the track has one)."""
         clock, value = target
         leaping = self.leaping
-        if self.done or (self.last_start_s > value if clock is Clock.TIME else
+        if self.done or (self.frontier_s(self.head) > value if clock is Clock.TIME else
                          self.head >= value if clock is Clock.ITER else self.last_step >= value):
             return True
         if leaping is None:
@@ -266,6 +242,16 @@ class Track:
         if clock is Clock.STEP:
             return self.index_at_step(int(value))
         return int(value) if self.end_of(int(value)) is not None else self.head
+
+    def time_at(self, pos: int, target: Position) -> float:
+        """The simulated time a seek to `target` that shows record `pos` stands at: the record's
+        start; a fleet's, the time asked (up to its last step: its other replicas' lanes are
+        drawn there, whatever the viewed one does)."""
+        start = self.start_at(pos) if pos >= 0 else float("-inf")
+        clock, value = target
+        if self.fleet is None or clock is not Clock.TIME:
+            return start
+        return max(start, min(value, self.fleet.last_start_s))
 
     def done_message(self) -> str:
         return dump(P.Done(engine=self.number, summary=self.summary or {},

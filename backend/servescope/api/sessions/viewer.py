@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from servescope.api.sessions.session import Session
+from servescope.api.sessions.texts import init_text, progress_text, status_text
 from servescope.api.wire import protocol as P
 from servescope.api.wire.fleet import FleetFrame
 from servescope.api.wire.text import dump
@@ -57,7 +58,7 @@ class Viewer:
         if s.built is None:
             return out
         if self.config_epoch != s.config_epoch:
-            out.append(s.init_text(self.role))
+            out.append(init_text(s, self.role))
             self.config_epoch, self.seek_epoch = s.config_epoch, -1
             self.progress_version = self.lesson_version = -1
             self.sent = [-2] * len(s.tracks)
@@ -83,10 +84,10 @@ class Viewer:
                 out.append(track.done_message())
                 self.done_sent.add(k)
         if self.status_version != s.status_version:
-            out.append(s.status_text())
+            out.append(status_text(s))
             self.status_version = s.status_version
         if self.progress_version != s.progress_version:
-            out.append(s.progress_text())
+            out.append(progress_text(s))
             self.progress_version = s.progress_version
         if self.lesson_version != s.lesson_version:
             lesson = s.lesson_text()

@@ -3,7 +3,7 @@ upload without a token is answered with a new one; the client sends it back with
 upload and use (REST: the `X-Upload-Token` header, as sessions take `X-Session-Token`; a
 configure: `upload_token` beside `trace` in its workload). The store keeps only a digest of
 the token, its `owner` (`owner_of`), which per-client quotas also charge an upload token's
-client by (api/web/clients.py's `charged_to`)."""
+client by (api/web/clients.py's `payer_of`)."""
 
 from __future__ import annotations
 

@@ -86,9 +86,13 @@ class StreamState:
         for rid in rec["arrivals"]:
             self.status[rid] = WAITING
         for rid in rec["preempted"]:
+            self.preemptions[rid] = self.preemptions.get(rid, 0) + 1
+            if self.status.get(rid) == FINISHED:
+                # (async scheduling) preempted with its last token in flight: that token came
+                # in the update the previous record carries, which finished it from the queue
+                continue
             self.status[rid] = PREEMPTED
             self.computed[rid] = 0
-            self.preemptions[rid] = self.preemptions.get(rid, 0) + 1
             self.tables.pop(rid, None)
         for rid in (*rec["new"], *rec["resumed"]):
             self.status[rid] = RUNNING

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from servescope.core.config_error import ConfigError
 from servescope.core.request import RequestSpec
 
@@ -47,7 +49,7 @@ class Router:
     # False: the rule reads neither replica states nor finishes, so a fleet without records
     # need not stop its replicas at scrapes (core/fleet.py)
     reads_replicas = True
-    wants_kv_events = False  # whether the fleet feeds it each replica's KV events (kv_feed.py)
+    wants_kv_events = False  # whether the fleet feeds it each replica's KV events (fleet.py)
 
     def __init__(self, num_replicas: int, config: dict[str, Any], seed: int,
                  block_size: int) -> None:
@@ -59,6 +61,7 @@ class Router:
         self.num_replicas = num_replicas
         self.config = dict(config)
         self.seed = seed
+        self.rng = np.random.default_rng(seed)  # ties and random picks, seeded
         self.block_size = block_size
         self.decisions = 0
         self.fallbacks = 0  # decisions the rule could not make (no session id, ...)
@@ -75,6 +78,12 @@ class Router:
 
     def kv_events(self, replica: int, events: Sequence[tuple[str, tuple[int, ...]]],
                   now_s: float) -> None:
+        return None
+
+    def prompt_hashes(self, request_id: str) -> tuple[int, ...] | None:
+        """The block hashes of the prompt just picked for, if the rule hashed it
+        (core/prefix.py prompt_block_hashes at this block size, no lookahead), so that the
+        replica need not hash it again; None: not hashed."""
         return None
 
     def totals(self) -> dict[str, Any]:

@@ -27,14 +27,12 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from servescope.core.config_error import ConfigError
 from servescope.core.prefix import BlockHasher, prompt_block_hashes
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import Decision, ReplicaState, Router, best_of
 from servescope.core.routers.prefix_index import ApproxIndex, EventIndex
-from servescope.core.routers.scorers import SCORERS, View, weighted
+from servescope.core.routers.scorers import SCORERS, Totals, View
 
 MAX_PREFIX_BLOCKS = 256  # approximateprefix/types.go defaultMaxPrefixBlocks
 LRU_CAPACITY_PER_SERVER = 31250  # its defaultLRUCapacityPerServer: a replica not scraped yet
@@ -63,7 +61,7 @@ class LlmDRouter(Router):
             raise ConfigError("router_config.kv_event_delay_ms",
                               f"expected a number >= 0, got {delay!r:.80}")
         self.delay_s = float(delay) / 1000.0
-        self.rng = np.random.default_rng(seed)
+        self.totals_of = Totals(self.profile)
         self.hasher = BlockHasher(block_size)  # a memo: shared prefixes are hashed once
         self.approx = ApproxIndex(num_replicas)
         self.precise = EventIndex(num_replicas)
@@ -82,7 +80,7 @@ class LlmDRouter(Router):
         self.last = (request.id, hashes)
         view = View(replicas, self.in_flight, len(hashes),
                     self.approx.match(hashes[:self.max_blocks]), self.precise.match(hashes))
-        totals = weighted(self.profile, view)
+        totals = self.totals_of.of(view)
         best = best_of(totals, self.rng)
         matched = max(view.approx[best], view.precise[best])
         self.matched_blocks += matched
@@ -106,6 +104,10 @@ class LlmDRouter(Router):
         if not self.uses_prefix:
             return ()
         return prompt_block_hashes(request, self.block_size, hasher=self.hasher)
+
+    def prompt_hashes(self, request_id: str) -> tuple[int, ...] | None:
+        rid, hashes = self.last
+        return hashes if rid == request_id and self.uses_prefix else None
 
     def finished(self, request_id: str, replica: int, now_s: float) -> None:
         self.in_flight[replica] = max(0, self.in_flight[replica] - 1)

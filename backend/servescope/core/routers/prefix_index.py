@@ -16,7 +16,7 @@ it holds up to there.
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter, deque
 from collections.abc import Callable, Collection, Sequence
 
 
@@ -34,31 +34,64 @@ def match_longest_prefix(hashes: Sequence[int], holders: Callable[[int], Collect
 
 
 class ApproxIndex:
-    """Per-replica LRUs of the block hashes the router sent there."""
+    """Per-replica LRUs of the block hashes the router sent there.
+
+    An LRU that evicts its oldest after each hash added holds, after a send, the `capacity`
+    most recently sent of its hashes: so a send touches all its hashes at once (C-speed dict
+    updates), then the oldest go. Each hash sent is numbered (its use); a replica's
+    `last_use` maps a hash to its latest use, and `sends` keeps its sends oldest first as
+    (uses, hashes), `evicted` hashes into the oldest already passed: an entry whose hash was
+    sent again since is stale, skipped when evicting."""
 
     def __init__(self, num_replicas: int) -> None:
         self.num_replicas = num_replicas
-        self.lrus: list[OrderedDict[int, None]] = [OrderedDict() for _ in range(num_replicas)]
+        self.last_use: list[dict[int, int]] = [{} for _ in range(num_replicas)]
+        self.sends: list[deque[tuple[Sequence[int], Sequence[int]]]] = [
+            deque() for _ in range(num_replicas)]
+        self.evicted = [0] * num_replicas
+        self.num_entries = [0] * num_replicas  # in sends, stale ones included
+        self.num_uses = 0
         self.replicas_of: dict[int, set[int]] = {}
 
     def add(self, replica: int, hashes: Sequence[int], capacity: int) -> None:
         """indexer.Add: each hash becomes the replica's most recent; the LRU's oldest go."""
-        lru = self.lrus[replica]
-        for block_hash in hashes:
-            if block_hash in lru:
-                lru.move_to_end(block_hash)
+        if not hashes:
+            return
+        last_use, replicas_of = self.last_use[replica], self.replicas_of
+        for block_hash in [h for h in hashes if h not in last_use]:
+            holders = replicas_of.get(block_hash)
+            if holders is None:
+                replicas_of[block_hash] = {replica}
             else:
-                lru[block_hash] = None
-                self.replicas_of.setdefault(block_hash, set()).add(replica)
-            while len(lru) > capacity:
-                gone, _ = lru.popitem(last=False)
-                self._forget(gone, replica)
+                holders.add(replica)
+        uses = range(self.num_uses, self.num_uses + len(hashes))
+        self.num_uses += len(hashes)
+        last_use.update(zip(hashes, uses, strict=True))
+        self.sends[replica].append((uses, hashes))
+        self.num_entries[replica] += len(hashes)
+        if len(last_use) > capacity:
+            self._evict(replica, capacity)
+        if self.num_entries[replica] > 2 * len(last_use) + 64:  # mostly stale: compact
+            live = sorted((u, h) for h, u in last_use.items())
+            self.sends[replica] = deque([(tuple(u for u, _ in live), tuple(h for _, h in live))])
+            self.evicted[replica], self.num_entries[replica] = 0, len(live)
 
-    def _forget(self, block_hash: int, replica: int) -> None:
-        holders = self.replicas_of[block_hash]
-        holders.discard(replica)
-        if not holders:
-            del self.replicas_of[block_hash]
+    def _evict(self, replica: int, capacity: int) -> None:
+        """The replica's least recently sent hashes, until `capacity` remain."""
+        last_use, sends = self.last_use[replica], self.sends[replica]
+        k = self.evicted[replica]
+        while len(last_use) > capacity:
+            uses, hashes = sends[0]
+            gone, use = hashes[k], uses[k]
+            k += 1
+            if k == len(hashes):
+                sends.popleft()
+                self.num_entries[replica] -= k
+                k = 0
+            if last_use.get(gone) == use:
+                del last_use[gone]
+                forget(self.replicas_of, gone, replica)
+        self.evicted[replica] = k
 
     def match(self, hashes: Sequence[int]) -> list[int]:
         return match_longest_prefix(hashes, lambda h: self.replicas_of.get(h, ()),
@@ -84,11 +117,16 @@ class EventIndex:
                 copies[block_hash] -= 1
                 if not copies[block_hash]:
                     del copies[block_hash]
-                    holders = self.replicas_of[block_hash]
-                    holders.discard(replica)
-                    if not holders:
-                        del self.replicas_of[block_hash]
+                    forget(self.replicas_of, block_hash, replica)
 
     def match(self, hashes: Sequence[int]) -> list[int]:
         return match_longest_prefix(hashes, lambda h: self.replicas_of.get(h, ()),
                                     self.num_replicas)
+
+
+def forget(replicas_of: dict[int, set[int]], block_hash: int, replica: int) -> None:
+    """`replica` no longer holds `block_hash` (the hash leaves the index with its last holder)."""
+    holders = replicas_of[block_hash]
+    holders.discard(replica)
+    if not holders:
+        del replicas_of[block_hash]

@@ -90,3 +90,47 @@ def weighted(profile: Sequence[tuple[str, float]], view: View) -> list[float]:
         for i, score in enumerate(SCORERS[name](view)):
             totals[i] += weight * score
     return totals
+
+
+# the scorers that read only the scraped states: the same for every request until the next scrape
+PER_SCRAPE = ("queue-scorer", "kv-cache-utilization-scorer", "load-aware-scorer")
+PREFIX_SCORERS = ("prefix-cache-scorer", "precise-prefix-cache-scorer")
+
+
+class Totals:
+    """weighted(), request after request between scrapes: the per-scrape scorers are scored
+    once a scrape (a scrape is a new states list: core/fleet.py observe), and a replica whose
+    prefix scores are 0 keeps that sum; only the replicas that matched blocks are summed
+    again, in the profile's order, so each total is weighted()'s to the bit. A profile with
+    a scorer of the router's own counts (active-request) is summed whole every time."""
+
+    def __init__(self, profile: Sequence[tuple[str, float]]) -> None:
+        self.profile = tuple(profile)
+        self.whole = any(name not in PER_SCRAPE + PREFIX_SCORERS for name, _ in profile)
+        self.states: Sequence[ReplicaState] | None = None
+        self.parts: dict[str, list[float]] = {}
+        self.base: list[float] = []
+
+    def of(self, view: View) -> list[float]:
+        if self.whole:
+            return weighted(self.profile, view)
+        if view.replicas is not self.states:
+            n = len(view.replicas)
+            unmatched = View(view.replicas, view.in_flight, 0, [0] * n, [0] * n)
+            self.parts = {name: SCORERS[name](unmatched) for name, _ in self.profile}
+            self.base = weighted(self.profile, unmatched)
+            self.states = view.replicas
+        totals = list(self.base)
+        num_blocks = view.num_blocks
+        if num_blocks <= 0:
+            return totals
+        for i, (approx, precise) in enumerate(zip(view.approx, view.precise, strict=True)):
+            if approx or precise:
+                total = 0.0
+                for name, weight in self.profile:
+                    score = (approx / num_blocks if name == "prefix-cache-scorer" else
+                             precise / num_blocks if name == "precise-prefix-cache-scorer"
+                             else self.parts[name][i])
+                    total += weight * score
+                totals[i] = total
+        return totals

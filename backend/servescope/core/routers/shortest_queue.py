@@ -9,9 +9,6 @@ candidates before taking the first best: ties are broken by the router's seeded 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
 
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import Decision, ReplicaState, Router, best_of
@@ -19,11 +16,6 @@ from servescope.core.routers.base import Decision, ReplicaState, Router, best_of
 
 class ShortestQueueRouter(Router):
     name = "shortest-queue"
-
-    def __init__(self, num_replicas: int, config: dict[str, Any], seed: int,
-                 block_size: int) -> None:
-        super().__init__(num_replicas, config, seed, block_size)
-        self.rng = np.random.default_rng(seed)
 
     def pick(self, request: RequestSpec, replicas: Sequence[ReplicaState],
              now_s: float) -> Decision:

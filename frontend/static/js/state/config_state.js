@@ -20,7 +20,7 @@ export function baseConfig(presets, choice) {
 }
 
 /** The keys of `form` that differ from `base`; num_gpu_blocks null (re-sized by the server)
- * when the pool is sized from model and GPU; over an empty base, RESOLVED keys not in `typed`
+ * when the pool is sized from model and GPU (not while a priced base's own stands); over an empty base, RESOLVED keys not in `typed`
  * null (vLLM's default for the GPU and model). */
 export function configOverrides(base, form, { blocksTyped = false, typed = [] } = {}) {
   const out = {};
@@ -29,7 +29,10 @@ export function configOverrides(base, form, { blocksTyped = false, typed = [] } 
     if (!own && RESOLVED.includes(key) && !typed.includes(key)) out[key] = null;
     else if (key !== "num_gpu_blocks" && !same(value, base[key])) out[key] = value;
   }
-  if (sizedFromModel(form, blocksTyped)) {
+  // a priced preset's own pool size stands as typed while its model and GPU stay
+  const ownBlocks = !same(base.num_gpu_blocks, null) && !!(base.model && base.gpu)
+    && same(form.model, base.model) && same(form.gpu, base.gpu);
+  if (sizedFromModel(form, blocksTyped || ownBlocks)) {
     if (!same(base.num_gpu_blocks, null)) out.num_gpu_blocks = null;
   } else if ("num_gpu_blocks" in form && !same(form.num_gpu_blocks, base.num_gpu_blocks)) {
     out.num_gpu_blocks = form.num_gpu_blocks;

@@ -204,8 +204,11 @@ function applyStatuses(run, rec) {
     const r = run.reqs[requestIndex(run, id)];
     // (async scheduling) preempted while its last token was in flight: that token arrived in
     // the previous record's update, and the request finished from the queue
-    if (r.status !== "finished") r.status = "preempted";
-    r.num_computed_tokens = 0;
+    // and keeps its counts (as the server's stream state does, api/wire/stream_state.py)
+    if (r.status !== "finished") {
+      r.status = "preempted";
+      r.num_computed_tokens = 0;
+    }
     r.num_preemptions += 1;
   }
   for (const [id, n] of Object.entries(rec.num_cached_tokens ?? {})) {

@@ -84,9 +84,10 @@ export class StreamState {
   apply(rec) {
     for (const r of rec.arrivals) this.status.set(r, 1);
     for (const r of rec.preempted) {
+      this.preemptions.set(r, (this.preemptions.get(r) ?? 0) + 1);
+      if (this.status.get(r) === 4) continue; // (async) finished by the previous record's update
       this.status.set(r, 3);
       this.computed.set(r, 0);
-      this.preemptions.set(r, (this.preemptions.get(r) ?? 0) + 1);
       this.tables.delete(r);
     }
     for (const r of [...rec.new, ...rec.resumed]) this.status.set(r, 2);
