@@ -97,3 +97,21 @@ def test_pd_lowers_p99_itl_against_a_colocated_fleet_of_the_same_gpus() -> None:
     together, split = colocated.summary(), pd.summary()
     assert split["completed"] == together["completed"] == len(specs)
     assert split["p99_itl_ms"] < 0.8 * together["p99_itl_ms"]
+
+
+def test_a_handoff_cuts_the_decode_replicas_quiet_stretch() -> None:
+    # r0 decodes 200 tokens alone (a quiet stretch, planned ahead unrecorded); r1's prefill
+    # ends while it runs, and its decode replica admits it at the next step boundary, not
+    # after r0's stretch
+    config = resolve_config({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100",
+                             "async_scheduling": False}).config
+    fleet = PDFleet([config], [config], [RequestSpec("r0", 100, 200, arrival_s=0.0),
+                                         RequestSpec("r1", 100, 2, arrival_s=0.3)],
+                    make_router("round-robin", 1), make_router("round-robin", 1),
+                    LinkSpec.from_dict({}))
+    fleet.run_to_end()
+    prefill_end = fleet.prefill.engines[0].done_requests[1].finish_time
+    decode = fleet.decode.engines[0]
+    step_s = decode.done_requests[0].token_times[-1] - decode.done_requests[0].token_times[-2]
+    admitted = fleet.connectors[0].loads["r1"].admitted_s
+    assert prefill_end <= admitted <= prefill_end + 1.5 * step_s

@@ -52,9 +52,14 @@ def handoff_bytes_per_token(config: EngineConfig) -> int:
 
 def check_pool(name: str, config: EngineConfig) -> None:
     """What the connector rules are written for: vLLM V1's synchronous scheduler, no drafts."""
-    if config.policy != "vllm-v1" or config.async_scheduling or config.speculative is not None:
-        raise ConfigError(f"{name}.policy", "a P/D pool runs the vllm-v1 policy, synchronous, "
-                          "without speculative decoding (async_scheduling false)")
+    if config.policy != "vllm-v1":
+        raise ConfigError(f"{name}.policy", "a P/D pool runs the vllm-v1 policy")
+    if config.async_scheduling:
+        raise ConfigError(f"{name}.async_scheduling", "a P/D pool schedules synchronously "
+                          "(the connector rules are the synchronous scheduler's)")
+    if config.speculative is not None:
+        raise ConfigError(f"{name}.speculative_config", "a P/D pool decodes without "
+                          "speculative decoding")
 
 
 class PDFleet:
@@ -104,7 +109,8 @@ class PDFleet:
             gate = min(arrival, self.handoffs[0][0] if self.handoffs else math.inf,
                        self.gate + HANDOFF_SYNC_MS / 1000.0 if self.unread() else math.inf)
             if gate == math.inf:  # prefill engines idle with nothing to come: run them out
-                gate = max(e.time_s for e in self.prefill.engines) + HANDOFF_SYNC_MS / 1000.0
+                gate = (max(self.gate, *(e.time_s for e in self.prefill.engines))
+                        + HANDOFF_SYNC_MS / 1000.0)
             self.advance(gate)
             while index < len(specs) and (specs[index].arrival_s or 0.0) <= gate:
                 self.route(specs[index])
@@ -121,6 +127,7 @@ class PDFleet:
         """Both pools to `gate`: prefill, the handoffs due, decode, then the loads' news."""
         for _ in self.prefill.catch_up(gate):
             pass
+        self.prefill.settle(gate)  # every prefill that ends by the gate is seen there
         self.hand_over(gate)
         for _ in self.decode.catch_up(gate):
             pass
@@ -145,12 +152,11 @@ class PDFleet:
         engine = self.decode.engines[decode.replica]
         if self.threshold > 0 and self.non_cached(spec, engine) < self.threshold:
             self.colocated.add(spec.id)
-            engine.add_request(spec)
+            self.decode.add_request(decode.replica, spec)
             return
         prefill = self.prefill.router.pick(spec, self.prefill.states, now)
         self.prefill.router.sent(spec, prefill.replica, now)
-        self.prefill.engines[prefill.replica].add_request(
-            dataclasses.replace(spec, output_len=1))
+        self.prefill.add_request(prefill.replica, dataclasses.replace(spec, output_len=1))
         self.decode_of[spec.id] = decode.replica
         self.connectors[decode.replica].expect(spec.id, prefill.replica, spec.id in self.fails)
 
@@ -176,7 +182,7 @@ class PDFleet:
             end, _, request_id = heapq.heappop(self.handoffs)
             by_id = by_id or {s.id: s for s in self.specs}
             spec = dataclasses.replace(by_id[request_id], arrival_s=end)
-            self.decode.engines[self.decode_of[request_id]].add_request(spec)
+            self.decode.add_request(self.decode_of[request_id], spec)
 
     def notify(self) -> None:
         """Tell each prefill replica when the decode side finishes reading its blocks."""

@@ -1,7 +1,7 @@
 """A P/D fleet's summary: the vllm-bench keys over the requests as clients see them (each
 decode-side request from its client arrival; a failed KV load counts as failed), `pools`
-(each pool's replicas and router, as a fleet's summary has them) and `kv_transfer`; and each
-request's TTFT in its parts.
+(each pool's replicas and router, as a fleet's summary has them), `kv_transfer` and
+`ttft_parts` (each request's TTFT in its parts).
 
 A disaggregated request's TTFT, in time order:
     prefill_queue_ms  arrival -> first scheduled on its prefill replica
@@ -77,4 +77,5 @@ def pd_summary(fleet: Any) -> dict[str, Any]:
     summary["pools"] = {"prefill": pool(fleet.prefill), "decode": pool(fleet.decode)}
     summary["kv_transfer"] = kv_transfer(fleet)
     summary["colocated"] = len(fleet.colocated)
+    summary["ttft_parts"] = ttft_parts(fleet)
     return summary
