@@ -5,7 +5,8 @@ support/explain_claims.py's CLAIMS)."""
 from __future__ import annotations
 
 from servescope.core.kv_link import LinkSpec
-from servescope.core.pd_fleet import PDFleet, PoolStep, Transfer
+from servescope.core.pd_events import PoolStep, Transfer
+from servescope.core.pd_fleet import PDFleet
 from servescope.core.request import RequestSpec
 from servescope.core.routers.make import make_router
 from support.explain_claims import claim

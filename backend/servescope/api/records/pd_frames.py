@@ -14,7 +14,7 @@ from typing import Any
 from servescope.api.records.fleet_frames import FleetFrames
 from servescope.api.records.track_source import Source
 from servescope.api.wire.pd import MAX_KV_WAIT_IDS, POOLS, TransferRow
-from servescope.core.pd_fleet import PoolRouted, PoolStep, Transfer
+from servescope.core.pd_events import PoolRouted, PoolStep, Transfer
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.observability.meter import Meter

@@ -29,7 +29,8 @@ def check_lanes(pools: dict[str, list[EngineConfig]], viewed: int) -> None:
     lanes = sum(len(pools[name]) for name in POOLS)
     if lanes > MAX_VIEW_REPLICAS:
         raise BuildError(f"{lanes} replicas in both pools: a session's fleet view shows at most "
-                         f"{MAX_VIEW_REPLICAS}", "decode.replicas", "limit")
+                         f"{MAX_VIEW_REPLICAS}",
+                         f"{max(POOLS, key=lambda name: len(pools[name]))}.replicas", "limit")
     if viewed >= lanes:
         raise BuildError(f"replica lane {viewed}: this P/D fleet has {lanes}", "replica",
                          "config")
