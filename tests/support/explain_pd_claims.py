@@ -33,7 +33,7 @@ def pd_waiting_for_kv() -> None:
     """Admitted with all its prompt's blocks (12 tokens of 4: 3 blocks), nothing scheduled
     while its KV crosses, then its last prompt token alone, sampled."""
     records, transfer = decode_records(12)
-    admit = next(k for k, r in enumerate(records) if "r0" in r.new)
+    admit = next(k for k, r in enumerate(records) if "r0" in r.new_blocks)  # admitted
     assert len(records[admit].new_blocks["r0"]) == 3
     assert "r0" in records[admit].waiting_for_kv
     assert all(e.id != "r0" for e in records[admit].scheduled)
