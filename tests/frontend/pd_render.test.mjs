@@ -13,7 +13,8 @@ const info = { replicas: 3, router: "round-robin", scrape_interval_ms: 0, replic
 function fakeContext() {
   const calls = [];
   const ctx = { calls, globalAlpha: 1 };
-  for (const m of ["fillRect", "fillText", "beginPath", "moveTo", "lineTo", "stroke", "arc", "fill", "setLineDash"]) {
+  for (const m of ["fillRect", "fillText", "beginPath", "moveTo", "lineTo", "stroke", "arc", "fill", "setLineDash",
+    "save", "restore", "rect", "clip"]) {
     ctx[m] = (...args) => calls.push({ m, args, fillStyle: ctx.fillStyle, strokeStyle: ctx.strokeStyle });
   }
   return ctx;

@@ -69,3 +69,11 @@ test("the summary's P/D line names the KV handoff's totals and each pool", () =>
     "p99 wait 0.50 ms · completed per replica: prefill: r0 2 · decode: r0 1, r1 1");
   assert.equal(pdSummaryText({}), "");
 });
+
+test("a compare pane running a P/D variant is labelled by its name, else by its JSON", async () => {
+  const { labelFor } = await import("../../frontend/static/js/ui/compare_mode.js");
+  const pd = { prefill: { replicas: 1 }, decode: { replicas: 1 } };
+  const named = [{ name: "lesson-pd: P/D 1:1", config: { prefill: { replicas: 1 }, decode: { replicas: 1 } } }];
+  assert.equal(labelFor(pd, named), "lesson-pd: P/D 1:1");
+  assert.equal(labelFor({ prefill: { replicas: 2 } }, named), 'prefill={"replicas":2}');
+});

@@ -5,8 +5,8 @@
 // Laid out as data (pdLayout), drawn on demand (drawPD), hit-tested (pdHit).
 
 import { cellShade } from "./fleet.js";
-import { laneText } from "../state/fleet.js";
-import { linkQueues, pdHeadline, transferShare, transferState, transferText } from "../state/pd.js";
+import { linkQueues, pdHeadline, poolLaneText, transferShare, transferState, transferText }
+  from "../state/pd.js";
 
 // Shares of the width: each pool's column and the link between them (the pool strip takes a
 // third of its column); the words of a lane fit a 1280 px canvas at projection's 18 px type.
@@ -98,8 +98,13 @@ function drawLane(ctx, lane, fleet, theme, hover) {
     ctx.fillRect(lane.stripX + c * cellW, lane.y + 2, Math.max(1, cellW - 1), lane.h - 4);
   });
   const waits = row.num_waiting_for_kv ?? 0;
+  ctx.save(); // the words stay in their pool's column, off the link's labels
+  ctx.beginPath();
+  ctx.rect(lane.x, lane.y, lane.w, lane.h);
+  ctx.clip();
   ctx.fillStyle = waits ? theme.kv : theme.ink;
-  ctx.fillText(`${waits ? `◆${waits} for KV · ` : ""}${laneText(row)}`, lane.textX, mid);
+  ctx.fillText(`${waits ? `◆${waits} for KV · ` : ""}${poolLaneText(row)}`, lane.textX, mid);
+  ctx.restore();
 }
 
 function drawTransfers(ctx, layout, fleet, theme, hover) {

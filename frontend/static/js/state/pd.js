@@ -68,6 +68,11 @@ export function transferText(tr, t) {
     (wait > 0 ? `, queued ${ms(wait)} first` : "");
 }
 
+/** A pool lane's words, shorter than a fleet lane's (two pools share the width): its counts
+ * and KV use. */
+export const poolLaneText = (row) =>
+  `run ${row.num_running} · wait ${row.num_waiting} · KV ${Math.round(100 * (row.kv_usage ?? 0))}%`;
+
 /** The requests a decode replica admitted that still wait for their KV, over both pools. */
 export function waitingForKV(fleet) {
   return new Set(fleet.pools.decode.flatMap((row) => row.waiting_for_kv ?? []));
