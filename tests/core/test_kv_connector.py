@@ -56,7 +56,8 @@ def test_remote_request_holds_blocks_until_its_load_ends_then_decodes_its_last_t
     assert r1.status is RequestStatus.WAITING_FOR_REMOTE_KVS
     # its blocks are allocated at admission (allocate_slots with the external tokens), so the
     # admitting step's record shows them
-    assert list(first.new_blocks["r1"]) == engine.kv.tables["r1"] and len(first.new_blocks["r1"]) == 3
+    assert list(first.new_blocks["r1"]) == engine.kv.tables["r1"]
+    assert len(first.new_blocks["r1"]) == 3
     assert first.waiting_for_kv == ("r1",) and "r1" in first.waiting
     assert connector.loads["r1"].done_s == 0.025
     for start in (8, 9):  # t = 10, 20 ms: still in flight

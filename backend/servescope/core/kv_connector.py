@@ -34,10 +34,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from servescope.core.scheduler.base import SchedulerOutput
-
 from servescope.core.kv_link import KVLink
 from servescope.core.request import Request, RequestStatus
+from servescope.core.scheduler.base import SchedulerOutput
 
 FAILURE_POLICIES = ("fail", "recompute")
 
