@@ -43,10 +43,14 @@ def test_a_config_with_pools_and_a_bad_field(tmp_path: Path) -> None:
     config = {**PRICED, "prefill": {"replicas": 2}, "decode": {"replicas": 1},
               "kv_link": {"kind": "roce"}}
     (tmp_path / "c.json").write_text(json.dumps(config))
-    summary_path = tmp_path / "s.json"
+    summary_path, out = tmp_path / "s.json", tmp_path / "r.jsonl"
     done = _run("sim", "--workload", str(_workload(tmp_path)), "--config",
-                str(tmp_path / "c.json"), "--summary", str(summary_path))
+                str(tmp_path / "c.json"), "--summary", str(summary_path), "--out", str(out))
     assert done.returncode == 0, done.stderr
+    steps = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    # the one decode replica's records: every request waits for its KV, then finishes there
+    assert {i for s in steps for i in s.get("waiting_for_kv", [])} == {f"q{i}" for i in range(6)}
+    assert sorted(i for s in steps for i in s["finished"]) == [f"q{i}" for i in range(6)]
     assert json.loads(summary_path.read_text())["pools"]["prefill"]["router"]["decisions"] == 6
     (tmp_path / "c.json").write_text(json.dumps({**config, "kv_link": {"gbps": 0}}))
     done = _run("sim", "--workload", str(_workload(tmp_path)), "--config",

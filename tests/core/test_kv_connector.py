@@ -49,15 +49,23 @@ def test_remote_request_holds_blocks_until_its_load_ends_then_decodes_its_last_t
     engine, connector = decode_engine(
         [RequestSpec("r0", 8, 10, arrival_s=0.0), RequestSpec("r1", 12, 3, arrival_s=0.0)],
         {"r1": False})
+    connector.records = True
     first = checked_step(engine)
     assert plan(first) == [("r0", 8, 0)]  # r1 schedules 0 tokens at its admission
     r1 = engine.scheduler.requests["r1"]
     assert r1.status is RequestStatus.WAITING_FOR_REMOTE_KVS
-    assert len(first.new_blocks.get("r1", ())) == 0 and len(engine.kv.tables["r1"]) == 3
+    # its blocks are allocated at admission (allocate_slots with the external tokens), so the
+    # admitting step's record shows them
+    assert list(first.new_blocks["r1"]) == engine.kv.tables["r1"]
+    assert len(first.new_blocks["r1"]) == 3
+    assert first.waiting_for_kv == ("r1",) and "r1" in first.waiting
     assert connector.loads["r1"].done_s == 0.025
-    assert plan(checked_step(engine)) == [("r0", 1, 8)]  # t = 10 ms
-    assert plan(checked_step(engine)) == [("r0", 1, 9)]  # t = 20 ms: still in flight
+    for start in (8, 9):  # t = 10, 20 ms: still in flight
+        record = checked_step(engine)
+        assert plan(record) == [("r0", 1, start)]
+        assert (record.waiting_for_kv, record.kv_arrived) == (("r1",), ())
     ready = checked_step(engine)  # t = 30 ms: the load ended at 25 ms
+    assert (ready.kv_arrived, ready.waiting_for_kv) == (("r1",), ())
     assert plan(ready) == [("r0", 1, 10), ("r1", 1, 11)]
     assert ready.new == ("r1",) and r1.num_output_tokens == 1
 
@@ -144,9 +152,12 @@ def test_a_failed_load_under_recompute_prefills_locally() -> None:
 def test_an_idle_decode_engine_waits_for_the_load() -> None:
     engine, _ = decode_engine([RequestSpec("r1", 12, 2, arrival_s=0.0)], {"r1": False})
     records = list(engine.run())
-    # the admitting plan is empty: no step runs; the clock moves to the load's end (25 ms)
-    assert [(round(r.time_s, 6), plan(r)) for r in records] == [
-        (0.025, [("r1", 1, 11)]), (0.035, [("r1", 1, 12)])]
+    # the admitting plan schedules no token: a step of no forward that allocates r1's blocks
+    # (vLLM's EngineCore.step runs it; GPUModelRunner.execute_model: kv_connector_no_forward),
+    # taking no time here; then the clock moves to the load's end (25 ms)
+    assert [(round(r.time_s, 6), plan(r), len(r.new_blocks.get("r1", ()))) for r in records] == [
+        (0.0, [], 3), (0.025, [("r1", 1, 11)], 0), (0.035, [("r1", 1, 12)], 1)]  # 4 a block
+    assert records[0].step_time_ms == 0.0 and records[0].waiting_for_kv == ("r1",)
 
 
 def test_prefill_side_keeps_blocks_until_read_then_frees_them() -> None:

@@ -14,7 +14,8 @@ from servescope.cli._trace import load_trace
 from servescope.core.config_error import ConfigError
 from servescope.core.kv_link import LINK_KINDS
 from servescope.core.pd_config import PD_KEYS, is_pd, pd_fleet_from, pool_configs
-from servescope.traces.recording import atomic_writer
+from servescope.core.pd_events import PoolStep
+from servescope.traces.recording import atomic_writer, header, write_recording
 from servescope.vllm_import.engine_config import load_engine_config
 
 
@@ -24,7 +25,7 @@ def add_pd_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--prefill-replicas", type=int, metavar="P",
                        help="P prefill replicas (the config's prefill.replicas), each from the "
                             "top-level config; the summary gains `pools`, `kv_transfer` and "
-                            "`ttft_parts`")
+                            "`ttft_parts`, and --out holds decode replica 0's records")
     group.add_argument("--decode-replicas", type=int, metavar="D",
                        help="D decode replicas (the config's decode.replicas)")
     group.add_argument("--kv-link", choices=tuple(LINK_KINDS), metavar="KIND",
@@ -60,14 +61,18 @@ def pd_given(args: argparse.Namespace, data: dict[str, Any]) -> tuple[dict[str, 
 
 def run_pd(args: argparse.Namespace, data: dict[str, Any]) -> int:
     specs = load_trace(args)[0] if args.trace else load_workload(args.workload)
-    if args.out is not None:
-        raise CliError("--out: a P/D run writes no step records yet")
     try:
         given, loaded = pd_given(args, data)
-        for pool, configs in pool_configs(given).items():
+        pools = pool_configs(given)
+        for pool, configs in pools.items():
             print_effective(configs[0], f" ({pool}, {len(configs)} replicas)")
-        fleet = pd_fleet_from(given, specs)
-        fleet.run_to_end()
+        fleet = pd_fleet_from(given, specs, records=args.out is not None)
+        if args.out is not None:  # as a fleet's --out: the first (decode) replica's records
+            write_recording(args.out, header(pools["decode"][0], specs, "simulated"),
+                            (e.record for e in fleet.run() if isinstance(e, PoolStep)
+                             and e.pool == "decode" and e.replica == 0))
+        else:
+            fleet.run_to_end()
     except ConfigError as err:
         raise CliError(f"{args.config}: {err}") from err
     for sentence in loaded.not_modelled:

@@ -75,7 +75,10 @@ def plan_sync(engine: Engine) -> Planned | None:
         scheduler.more_arrivals = bool(engine.arrivals.pending)
         scheduler.now_s = engine.clock.time_s
         output = scheduler.schedule()
-        if output.entries or output.preempted or not scheduler.has_unfinished:
+        # a plan that only admits remote-prefilled requests (their blocks allocated, their KV
+        # loading: core/kv_connector.py D1) is a step of no tokens, as vLLM runs it
+        if (output.entries or output.preempted or output.new_blocks
+                or not scheduler.has_unfinished):
             return output, arrivals, rejected
 
 

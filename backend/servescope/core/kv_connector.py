@@ -36,6 +36,7 @@ from typing import Any
 
 from servescope.core.kv_link import KVLink
 from servescope.core.request import Request, RequestStatus
+from servescope.core.scheduler.base import SchedulerOutput
 
 FAILURE_POLICIES = ("fail", "recompute")
 
@@ -47,6 +48,7 @@ class Load:
     request_id: str
     prefill_replica: int
     num_tokens: int  # loaded from the prefill side (past the local prefix hit)
+    num_blocks: int  # the blocks allocated for them (the record's new_blocks past the hits)
     num_bytes: int
     admitted_s: float  # the step that allocated its blocks started
     start_s: float  # its bytes started moving (after the link's queue)
@@ -63,6 +65,9 @@ class PrefillConnector:
         self.freed: list[str] = []  # tables freed since the last update (its record says so)
 
     waiting_for_kv = False  # nothing here waits on a transfer: a finished request is done
+
+    def kv_state(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return (), ()  # a prefill engine's records have no remote KV to wait for
 
     @property
     def busy(self) -> bool:
@@ -97,7 +102,9 @@ class PrefillConnector:
         return freed
 
     def wake_s(self, now_s: float) -> float | None:
-        return None  # nothing waits on a free: it happens at the next schedule
+        """When the next known read ends: its blocks free at the schedule then (an engine
+        whose waiting requests do not fit waits for it)."""
+        return min(self.read_s.values()) if self.read_s else None
 
 
 class DecodeConnector:
@@ -116,6 +123,8 @@ class DecodeConnector:
         self.errored: list[tuple[str, str]] = []  # (id, why) finished FINISHED_ERROR
         self.notices: list[Load] = []  # loads started, for the fleet to tell the prefill side
         self.freed: list[str] = []  # failed requests' tables freed since the last update
+        self.records = False  # keep `arrived` for the records (core/pd_fleet.py sets it)
+        self.arrived: list[str] = []  # loads applied since the last record (D3, D5)
 
     @property
     def busy(self) -> bool:
@@ -139,12 +148,19 @@ class DecodeConnector:
         freed, self.freed = self.freed, []
         return freed
 
+    def kv_state(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """A record's (waiting_for_kv, kv_arrived): the requests parked WAITING_FOR_REMOTE_KVS
+        after this step's schedule, and those whose load was applied since the last record."""
+        arrived, self.arrived = tuple(self.arrived), []
+        return tuple(r.id for r in self.holding), arrived
+
     def wants_load(self, request: Request) -> bool:
         return request.id in self.expected and request.num_computed_tokens == 0
 
-    def start_load(self, scheduler: Any, request: Request, watermark: bool) -> bool:
+    def start_load(self, scheduler: Any, request: Request, output: SchedulerOutput,
+                   watermark: bool) -> bool:
         """D1, D2 for the head of the waiting queue: False (nothing changed) when its blocks
-        do not fit."""
+        do not fit. Its blocks are the step's new_blocks, as vLLM allocates them here."""
         kv = scheduler.kv
         computed = kv.get_computed_blocks(request)
         num_local = len(computed) * kv.block_size
@@ -155,6 +171,7 @@ class DecodeConnector:
         if blocks is None:
             return False
         scheduler.waiting.pop(0)
+        output.new_blocks[request.id] = tuple(blocks)
         prefill_replica, fails = self.expected.pop(request.id)  # D4
         request.status = RequestStatus.WAITING_FOR_REMOTE_KVS
         request.num_computed_tokens = num_local + num_external
@@ -163,8 +180,8 @@ class DecodeConnector:
         self.holding.append(request)
         num_bytes = num_external * self.bytes_per_token
         start, done = self.links[prefill_replica].send(num_bytes, scheduler.now_s)
-        load = Load(request.id, prefill_replica, num_external, num_bytes, scheduler.now_s,
-                    start, done, fails)
+        load = Load(request.id, prefill_replica, num_external, len(blocks) - len(computed),
+                    num_bytes, scheduler.now_s, start, done, fails)
         self.loads[request.id] = load
         self.notices.append(load)
         return True
@@ -174,6 +191,8 @@ class DecodeConnector:
         in admission order."""
         now = scheduler.now_s
         ready = [r for r in self.holding if self.loads[r.id].done_s <= now]
+        if self.records:
+            self.arrived += [r.id for r in ready]
         for request in reversed(ready):
             self.holding.remove(request)
             if self.finish_load(scheduler, request):

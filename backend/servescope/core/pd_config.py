@@ -89,10 +89,12 @@ def pool_router(pool: str, configs: Sequence[EngineConfig], seed: int) -> Router
 
 
 def pd_fleet_from(config: Mapping[str, Any], specs: Sequence[RequestSpec],
-                  seed: int = 0) -> PDFleet:
-    """The P/D fleet a config describes, over `specs`."""
+                  records: bool = False, seed: int = 0) -> PDFleet:
+    """The P/D fleet a config describes, over `specs` (`records`: its run yields both pools'
+    steps, core/pd_events.py)."""
     pools = pool_configs(config)
     link, threshold = link_spec(config), pd_threshold(config)
     return PDFleet(pools["prefill"], pools["decode"], specs,
                    pool_router("prefill", pools["prefill"], seed),
-                   pool_router("decode", pools["decode"], seed), link, threshold)
+                   pool_router("decode", pools["decode"], seed), link, threshold,
+                   records=records)

@@ -22,19 +22,21 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from servescope.core.config import EngineConfig
 from servescope.core.config_error import ConfigError
-from servescope.core.fleet import Fleet
+from servescope.core.fleet import Fleet, RoutedArrival
 from servescope.core.hardware import resolve
 from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.kv_connector import DecodeConnector, PrefillConnector
 from servescope.core.kv_counting import CountingKVCacheManager
 from servescope.core.kv_link import KVLink, LinkSpec, kv_bytes
+from servescope.core.pd_events import EventQueue, PDEvent, PoolRouted, PoolStep, Transfer
 from servescope.core.pd_summary import pd_summary, ttft_parts
 from servescope.core.prefix import prompt_block_hashes
+from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import Router
 
@@ -67,16 +69,17 @@ class PDFleet:
                  decode_configs: Sequence[EngineConfig], specs: Sequence[RequestSpec],
                  prefill_router: Router, decode_router: Router, link: LinkSpec,
                  threshold: int = 0, bytes_per_token: int | None = None,
-                 failure_policy: str = "fail", fails: frozenset[str] = frozenset()) -> None:
+                 failure_policy: str = "fail", fails: frozenset[str] = frozenset(),
+                 records: bool = False) -> None:
         for name, configs in (("prefill", prefill_configs), ("decode", decode_configs)):
             for config in configs:
                 check_pool(name, config)
         if any(s.arrival_s is None for s in specs):
             raise ConfigError("arrival_s", "a P/D fleet runs on the time clock")
         self.prefill = Fleet(prefill_configs, [dataclasses.replace(s, output_len=1)
-                                               for s in specs], prefill_router, records=False,
+                                               for s in specs], prefill_router, records=records,
                              scrape_interval_ms=0)
-        self.decode = Fleet(decode_configs, specs, decode_router, records=False,
+        self.decode = Fleet(decode_configs, specs, decode_router, records=records,
                             scrape_interval_ms=0)
         self.specs = list(self.decode.specs)
         per_token = bytes_per_token or handoff_bytes_per_token(decode_configs[0])
@@ -90,6 +93,7 @@ class PDFleet:
                                          d_config.tensor_parallel_size))
                      for p, p_config in enumerate(prefill_configs)}
             connector = DecodeConnector(links, per_token, failure_policy)
+            connector.records = records
             engine.scheduler.connector = connector
             self.connectors.append(connector)
         self.threshold = threshold
@@ -98,11 +102,15 @@ class PDFleet:
         self.decode_of: dict[str, int] = {}  # disaggregated request -> its decode replica
         self.colocated: set[str] = set()
         self.handoffs: list[tuple[float, int, str]] = []  # heap: (prefill end, seq, id)
+        self.ready_s: dict[str, float] = {}  # handed over: its prefill's end
+        self.events = EventQueue()  # what run() yields once nothing earlier can come
         self.num_seen = [0] * len(self.prefill.engines)  # prefill done requests handed on
         self.gate = 0.0
         self.finished = False
 
-    def run_to_end(self) -> None:
+    def run(self) -> Iterator[PDEvent]:
+        """The run to its end: with records, both pools' steps; always each pool's routing
+        decisions and each transfer (core/pd_events.py), in time order."""
         index, specs = 0, self.specs
         while index < len(specs) or self.prefill_busy():
             arrival = (specs[index].arrival_s or 0.0) if index < len(specs) else math.inf
@@ -112,27 +120,33 @@ class PDFleet:
                 gate = (max(self.gate, *(e.time_s for e in self.prefill.engines))
                         + HANDOFF_SYNC_MS / 1000.0)
             self.advance(gate)
+            yield from self.events.before(gate)  # nothing earlier than the gate can come
             while index < len(specs) and (specs[index].arrival_s or 0.0) <= gate:
-                self.route(specs[index])
+                yield from self.route(specs[index])
                 index += 1
-        for _ in self.prefill.catch_up(None):
-            pass
-        self.hand_over(math.inf)
-        for _ in self.decode.catch_up(None):
-            pass
-        self.notify()
+        self.advance(None)
+        yield from self.events.before(math.inf)
         self.finish()
 
-    def advance(self, gate: float) -> None:
-        """Both pools to `gate`: prefill, the handoffs due, decode, then the loads' news."""
-        for _ in self.prefill.catch_up(gate):
+    def run_to_end(self) -> None:
+        for _ in self.run():
             pass
-        self.prefill.settle(gate)  # every prefill that ends by the gate is seen there
-        self.hand_over(gate)
-        for _ in self.decode.catch_up(gate):
-            pass
+
+    def advance(self, gate: float | None) -> None:
+        """Both pools to `gate` (None: to their ends): prefill, the handoffs due, decode, then
+        the loads' news; their events queued."""
+        self.queue_steps("prefill", self.prefill.catch_up(gate))
+        if gate is not None:
+            self.prefill.settle(gate)  # every prefill that ends by the gate is seen there
+        self.hand_over(math.inf if gate is None else gate)
+        self.queue_steps("decode", self.decode.catch_up(gate))
         self.notify()
-        self.gate = gate
+        if gate is not None:
+            self.gate = gate
+
+    def queue_steps(self, pool: str, steps: Iterator[tuple[int, StepRecord]]) -> None:
+        for replica, record in steps:
+            self.events.push(PoolStep(pool, replica, record))
 
     def prefill_busy(self) -> bool:
         return (any(e.scheduler.has_unfinished or e.arrivals.pending and
@@ -144,21 +158,29 @@ class PDFleet:
         return any(len(e.scheduler.connector.sending) > len(e.scheduler.connector.read_s)
                    for e in self.prefill.engines)
 
-    def route(self, spec: RequestSpec) -> None:
+    def route(self, spec: RequestSpec) -> Iterator[PoolRouted]:
         """llm-d's P/D profile: a decode replica, then (the decider) a prefill replica."""
         now = spec.arrival_s or 0.0
         decode = self.decode.router.pick(spec, self.decode.states, now)
         self.decode.router.sent(spec, decode.replica, now)
         engine = self.decode.engines[decode.replica]
-        if self.threshold > 0 and self.non_cached(spec, engine) < self.threshold:
+        non_cached = self.non_cached(spec, engine) if self.threshold > 0 else 0
+        if self.threshold > 0 and non_cached < self.threshold:
             self.colocated.add(spec.id)
             self.decode.add_request(decode.replica, spec)
+            yield PoolRouted("decode", RoutedArrival(
+                spec.id, now, decode.replica, decode.scores, f"{decode.reason}; prefills "
+                f"locally: {non_cached} non-cached tokens < pd_threshold {self.threshold}"))
             return
+        yield PoolRouted("decode", RoutedArrival(spec.id, now, decode.replica, decode.scores,
+                                                 decode.reason))
         prefill = self.prefill.router.pick(spec, self.prefill.states, now)
         self.prefill.router.sent(spec, prefill.replica, now)
         self.prefill.add_request(prefill.replica, dataclasses.replace(spec, output_len=1))
         self.decode_of[spec.id] = decode.replica
         self.connectors[decode.replica].expect(spec.id, prefill.replica, spec.id in self.fails)
+        yield PoolRouted("prefill", RoutedArrival(spec.id, now, prefill.replica,
+                                                  prefill.scores, prefill.reason))
 
     def non_cached(self, spec: RequestSpec, engine: Any) -> int:
         """The prompt's tokens past its prefix hit on a decode replica (PrefixCacheMatchInfo)."""
@@ -180,6 +202,7 @@ class PDFleet:
         by_id = None
         while self.handoffs and self.handoffs[0][0] <= gate:
             end, _, request_id = heapq.heappop(self.handoffs)
+            self.ready_s[request_id] = end
             by_id = by_id or {s.id: s for s in self.specs}
             spec = dataclasses.replace(by_id[request_id], arrival_s=end)
             self.decode.add_request(self.decode_of[request_id], spec)
@@ -187,10 +210,12 @@ class PDFleet:
     def notify(self) -> None:
         """Tell each prefill replica when the decode side finishes reading its blocks."""
         prefill = self.prefill.engines
-        for connector in self.connectors:
+        for decode_replica, connector in enumerate(self.connectors):
             for load in connector.notices:
                 prefill[load.prefill_replica].scheduler.connector.read_done(load.request_id,
                                                                             load.done_s)
+                self.events.push(Transfer.of(load, decode_replica,
+                                             self.ready_s[load.request_id]))
             connector.notices.clear()
 
     def finish(self) -> None:

@@ -198,7 +198,8 @@ class VllmV1Scheduler(Scheduler):
             request = self.waiting[0]
             connector = self.connector
             if connector is not None and connector.wants_load(request):  # (kv_connector.py)
-                if not connector.start_load(self, request, watermark=bool(self.running)):
+                if not connector.start_load(self, request, output,
+                                           watermark=bool(self.running)):
                     break
                 continue
             if request.num_computed_tokens:  # its KV loaded by a connector: no prefix lookup
