@@ -11,8 +11,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from support import explain_pd_claims  # noqa: F401 (registers the P/D claims)
-from support import explain_routing_claims  # noqa: F401 (registers the routing claims)
+from support import (
+    explain_pd_claims,  # noqa: F401 (registers the P/D claims)
+    explain_routing_claims,  # noqa: F401 (registers the routing claims)
+)
 from support.explain_claims import CLAIMS, preset_run
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "frontend" / "templates"
