@@ -35,8 +35,9 @@ test("an empty run has an empty batch", () => {
 });
 
 test("lanes split preempted requests out of the waiting queue", () => {
-  assert.deepEqual(lanes(build(1).run), { waiting: ["b"], running: ["a"], preempted: [] });
-  assert.deepEqual(lanes(build(5).run), { waiting: [], running: [], preempted: ["b"] });
+  const none = new Set(); // no record waits for remote KV (P/D only: pd_waiting.test.mjs)
+  assert.deepEqual(lanes(build(1).run), { waiting: ["b"], running: ["a"], preempted: [], waiting_for_kv: none });
+  assert.deepEqual(lanes(build(5).run), { waiting: [], running: [], preempted: ["b"], waiting_for_kv: none });
 });
 
 test("a block table maps logical to physical blocks with fills and ref counts", () => {

@@ -11,7 +11,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from support import explain_routing_claims  # noqa: F401 (registers the routing claims)
+from support import (
+    explain_pd_claims,  # noqa: F401 (registers the P/D claims)
+    explain_routing_claims,  # noqa: F401 (registers the routing claims)
+)
 from support.explain_claims import CLAIMS, preset_run
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "frontend" / "templates"
@@ -20,7 +23,8 @@ VLLM = "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/"
 VLLM_FUNCTIONS = {
     "v1/core/sched/scheduler.py": {"Scheduler.schedule", "Scheduler._preempt_request",
                                    "Scheduler.update_from_output",
-                                   "Scheduler._update_request_with_output"},
+                                   "Scheduler._update_request_with_output",
+                                   "Scheduler._update_waiting_for_remote_kv"},
     "v1/core/sched/async_scheduler.py": {"AsyncScheduler._update_after_schedule"},
     "v1/core/kv_cache_manager.py": {"KVCacheManager.allocate_slots",
                                     "KVCacheManager.get_computed_blocks"},

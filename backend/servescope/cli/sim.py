@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from servescope.cli import CliError
 from servescope.cli._scenario import load_engine_args, load_workload, print_effective, read_json
 from servescope.cli._trace import add_trace_options, load_trace
+from servescope.cli.sim_pd import add_pd_arguments, run_pd, wants_pd
 from servescope.core import cost_model
 from servescope.core.config import ROUTERS, ConfigError
 from servescope.core.decode_stretch import DecodeStretch
@@ -69,9 +70,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "or llm-d's EndpointPickerConfig YAML (.yaml) for the llm-d routers")
     parser.add_argument("--out", type=Path, help="write step records as JSONL here")
     parser.add_argument("--summary", type=Path, help="write the run summary JSON here")
+    add_pd_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    data = read_json(args.config)
+    if wants_pd(args, data):
+        if not isinstance(data, dict):
+            raise CliError(f"{args.config}: an engine config must be a JSON object")
+        return run_pd(args, data)
     loaded = load_engine_args(args.config, args.model_config, args.speculative_config)
     specs, report = load_trace(args) if args.trace else (load_workload(args.workload), None)
     try:

@@ -59,6 +59,9 @@ def plan_sync(engine: Engine) -> Planned | None:
     while True:
         if output is not None:  # an empty plan: on to the next arrival (or the policy's wake)
             if not engine.arrivals.pending:
+                if wait_for_kv(engine):
+                    output = None
+                    continue
                 reject_stuck(engine, rejected)
                 return output, arrivals, rejected
             if not jump(engine, force=True):
@@ -72,8 +75,22 @@ def plan_sync(engine: Engine) -> Planned | None:
         scheduler.more_arrivals = bool(engine.arrivals.pending)
         scheduler.now_s = engine.clock.time_s
         output = scheduler.schedule()
-        if output.entries or output.preempted or not scheduler.has_unfinished:
+        # a plan that only admits remote-prefilled requests (their blocks allocated, their KV
+        # loading: core/kv_connector.py D1) is a step of no tokens, as vLLM runs it
+        if (output.entries or output.preempted or output.new_blocks
+                or not scheduler.has_unfinished):
             return output, arrivals, rejected
+
+
+def wait_for_kv(engine: Engine) -> bool:
+    """With no arrival to come, move the clock to the end of the next KV load in flight (a
+    P/D decode engine, core/kv_connector.py); False when none is in flight."""
+    scheduler = engine.scheduler
+    wake = scheduler.wake_s() if scheduler.connector is not None else None
+    if wake is None or wake <= engine.clock.time_s:
+        return False
+    engine.clock.time_s = wake
+    return True
 
 
 def jump(engine: Engine, force: bool = False) -> bool:

@@ -62,6 +62,8 @@ def record(flight: Flight, iter_: int, finished: tuple[str, ...], scheduler: Sch
     events since it was scheduled, and the free count now."""
     kv, output = scheduler.kv, flight.output
     events, freed = kv.pool.drain()
+    connector = scheduler.connector  # P/D: requests waiting for remote KV are waiting too
+    waiting_for_kv, kv_arrived = ((), ()) if connector is None else connector.kv_state()
     return StepRecord(
         step=flight.step, iter=iter_, time_s=flight.start_s,
         step_time_ms=flight.step_time_ms, arrivals=flight.arrivals,
@@ -71,10 +73,11 @@ def record(flight: Flight, iter_: int, finished: tuple[str, ...], scheduler: Sch
         new_blocks=output.new_blocks, freed_blocks=tuple(flight.freed + freed),
         block_events=block_events(flight.events + events),
         num_cached_tokens=output.num_cached_tokens, running=flight.running,
-        waiting=flight.waiting, num_free_blocks=kv.num_free_blocks,
+        waiting=flight.waiting + waiting_for_kv, num_free_blocks=kv.num_free_blocks,
         num_usable_blocks=kv.pool.num_usable_blocks,
         token_budget=scheduler.step_token_budget(output),
         max_num_seqs=config.max_num_seqs, kv_waste=waste,
         drafts=None if config.speculative is None else output.drafts,
         accepted=None if config.speculative is None else output.accepted,
+        waiting_for_kv=waiting_for_kv, kv_arrived=kv_arrived,
     )

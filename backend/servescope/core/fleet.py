@@ -197,11 +197,7 @@ class Fleet:
     def route(self, spec: RequestSpec) -> RoutedArrival:
         now_s = spec.arrival_s if spec.arrival_s is not None else float(spec.arrival_step or 0)
         decision = self.router.pick(spec, self.states, now_s)
-        engine, ahead = self.engines[decision.replica], self.ahead[decision.replica]
-        if ahead is not None:  # the steps that start before it arrives, then no further
-            ahead.apply_before(self.key(spec))
-            self.ahead[decision.replica] = None
-        engine.add_request(spec)
+        self.add_request(decision.replica, spec)
         hashes, hasher = self.router.prompt_hashes(spec.id), self.hashers[decision.replica]
         if hashes and hasher is not None:
             hasher.give(spec.id, hashes)
@@ -210,6 +206,22 @@ class Fleet:
         routed = RoutedArrival(spec.id, now_s, decision.replica, decision.scores, decision.reason)
         self.routed.append(routed)
         return routed
+
+    def settle(self, at: float) -> None:
+        """Apply every replica's planned steps that start before `at` (its done requests then
+        say what finished by `at`)."""
+        for replica, ahead in enumerate(self.ahead):
+            if ahead is not None:
+                ahead.apply_before(at)
+                self.ahead[replica] = None
+
+    def add_request(self, replica: int, spec: RequestSpec) -> None:
+        """`spec` joins a replica's arrivals; a quiet stretch planned past it is cut there."""
+        ahead = self.ahead[replica]
+        if ahead is not None:  # the steps that start before it arrives, then no further
+            ahead.apply_before(self.key(spec))
+            self.ahead[replica] = None
+        self.engines[replica].add_request(spec)
 
     def summary(self) -> dict[str, Any]:
         """The fleet-wide vllm-bench keys, `replicas` (one object each) and `router`."""

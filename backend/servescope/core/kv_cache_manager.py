@@ -42,6 +42,7 @@ class KVCacheManager(Protocol):
     def allocate_slots(self, request: Request, num_new_tokens: int,
                        computed: list[int] | None = None, reserve_full: bool = False,
                        watermark: bool = False, num_lookahead_tokens: int = 0,
+                       delay_cache_blocks: bool = False,
                        ) -> list[int] | None: ...
 
     def reserve(self, request: Request, num_tokens: int) -> list[int] | None: ...
@@ -118,13 +119,15 @@ class PagedKVCacheManager:
     def allocate_slots(self, request: Request, num_new_tokens: int,
                        computed: list[int] | None = None, reserve_full: bool = False,
                        watermark: bool = False, num_lookahead_tokens: int = 0,
+                       delay_cache_blocks: bool = False,
                        ) -> list[int] | None:
         """Blocks appended to the request's table (hits first), or None when they do not fit.
 
         `reserve_full` requires room for the whole current sequence, not just this chunk
         (vLLM's scheduler_reserve_full_isl); `watermark` keeps the watermark blocks free;
         `num_lookahead_tokens` more slots are taken past the new tokens for a drafter's KV
-        (vllm/v1/core/kv_cache_manager.py KVCacheManager.allocate_slots: num_tokens_need_slot).
+        (vllm/v1/core/kv_cache_manager.py KVCacheManager.allocate_slots: num_tokens_need_slot);
+        `delay_cache_blocks`: the tokens arrive by a KV connector's load, cached when it ends.
         """
         computed = computed or []
         table = self.tables.setdefault(request.id, [])
@@ -151,7 +154,8 @@ class PagedKVCacheManager:
         new_blocks = self.pool.get_new_blocks(num_new_blocks)
         table.extend(new_blocks)
         self.num_table_blocks += len(computed) + len(new_blocks)
-        if self.enable_caching:
+        if self.enable_caching and not delay_cache_blocks:  # (a KV load caches them once
+            # it lands: core/kv_connector.py)
             self.cache_full_blocks(request, min(num_computed + num_new_tokens, request.num_tokens))
         return computed + new_blocks
 

@@ -68,6 +68,7 @@ class ContiguousKVCacheManager:
     def allocate_slots(self, request: Request, num_new_tokens: int,
                        computed: list[int] | None = None, reserve_full: bool = False,
                        watermark: bool = False, num_lookahead_tokens: int = 0,
+                       delay_cache_blocks: bool = False,
                        ) -> list[int] | None:
         if request.id in self.tables:
             return []  # the reservation made at admission already covers every token

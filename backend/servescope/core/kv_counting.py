@@ -52,6 +52,7 @@ class CountingKVCacheManager(PagedKVCacheManager):
     def allocate_slots(self, request: Request, num_new_tokens: int,
                        computed: list[int] | None = None, reserve_full: bool = False,
                        watermark: bool = False, num_lookahead_tokens: int = 0,
+                       delay_cache_blocks: bool = False,
                        ) -> list[int] | None:
         held = self.lengths.get(request.id, 0)
         num_computed = request.num_computed_tokens
@@ -67,7 +68,7 @@ class CountingKVCacheManager(PagedKVCacheManager):
         self.num_free -= num_new_blocks
         self.lengths[request.id] = held + num_new_blocks
         self.num_table_blocks += num_new_blocks
-        if self.enable_caching:
+        if self.enable_caching and not delay_cache_blocks:
             self.cache_full_blocks(request, min(num_computed + num_new_tokens, request.num_tokens))
         return [NULL_BLOCK] * num_new_blocks
 

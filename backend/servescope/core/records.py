@@ -103,6 +103,11 @@ class StepRecord:
     # drafts its verify accepted (a request missing: its output was discarded, -1)
     drafts: dict[str, int] | None = None
     accepted: dict[str, int] | None = None
+    # P/D decode side (core/kv_connector.py): after scheduling, the requests admitted with
+    # their remote KV still in flight (vLLM's WAITING_FOR_REMOTE_KVS; in `waiting` too), and
+    # those whose KV finished arriving (or failed to) since the last record
+    waiting_for_kv: tuple[str, ...] = ()
+    kv_arrived: tuple[str, ...] = ()
 
     @cached_property
     def scheduled(self) -> tuple[ScheduledEntry, ...]:
@@ -150,6 +155,8 @@ class StepRecord:
             "token_budget": self.token_budget,
             "max_num_seqs": self.max_num_seqs,
             "kv_waste": dict(self.kv_waste),
+            **({"waiting_for_kv": list(self.waiting_for_kv), "kv_arrived": list(self.kv_arrived)}
+               if self.waiting_for_kv or self.kv_arrived else {}),
         }
 
 

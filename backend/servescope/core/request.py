@@ -42,6 +42,9 @@ class RequestStatus(enum.Enum):
     PREEMPTED = "preempted"
     FINISHED = "finished"
     REJECTED = "rejected"
+    # P/D (core/kv_connector.py): blocks allocated, the prompt's KV still crossing the link
+    WAITING_FOR_REMOTE_KVS = "waiting_for_remote_kvs"
+    FINISHED_ERROR = "finished_error"  # vLLM's status for a failed KV load under policy "fail"
 
 
 class Request:

@@ -83,12 +83,13 @@ class FleetFrames:
         self._lock = threading.Lock()
 
     def add_routed(self, request_id: str, arrival_s: float, replica: int,
-                   scores: tuple[float, ...], reason: str) -> None:
+                   scores: tuple[float, ...], reason: str, pool: str | None = None) -> None:
+        """`pool`: a P/D fleet's pool whose router decided (api/records/pd_frames.py)."""
         with self._lock:
             self.routed.append({"request_id": request_id, "arrival_s": arrival_s,
                                 "replica": replica,
                                 "scores": [round(float(x), 4) for x in scores],
-                                "reason": reason})
+                                "reason": reason, **({"pool": pool} if pool else {})})
             self._routed_s.append(arrival_s)
 
     def add_record(self, replica: int, rec: StepRecord) -> None:

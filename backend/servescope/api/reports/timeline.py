@@ -148,8 +148,11 @@ def spans_of(records: Iterable[dict[str, Any]], t0: float, t1: float,
         kinds = {e["id"]: e.get("kind", "prefill") for e in rec["scheduled"]}
         for rid in rec["running"]:
             _push(spans, rid, kinds.get(rid, "stalled"), a, b, rec["iter"])
+        kv = rec.get("waiting_for_kv", ())  # P/D: admitted, its remote KV in flight
         for rid in rec["waiting"]:
-            _push(spans, rid, "preempted" if rid in preempted else "waiting", a, b, rec["iter"])
+            kind = ("preempted" if rid in preempted else "waiting_for_kv" if rid in kv
+                    else "waiting")
+            _push(spans, rid, kind, a, b, rec["iter"])
         if len(spans) > max_rows:
             return None
     return spans

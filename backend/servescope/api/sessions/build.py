@@ -14,6 +14,7 @@ from servescope.api.leaps.leaping import Leaping
 from servescope.api.leaps.scout import Job
 from servescope.api.records.track_source import engine_source, replay_source
 from servescope.api.sessions.fleet_track import fleet_track, is_fleet
+from servescope.api.sessions.pd_track import pd_track
 from servescope.api.sessions.track import Track
 from servescope.api.settings import Settings
 from servescope.api.uploads.owner import owner_of
@@ -24,6 +25,7 @@ from servescope.api.wire.serialize import request_info
 from servescope.core import cost_model
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
+from servescope.core.pd_config import is_pd, pool_configs
 from servescope.core.resolve import resolve_config
 from servescope.scenarios.diagnosis_check import prepare
 from servescope.scenarios.workloads import (
@@ -81,22 +83,23 @@ def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved:
     tracks: list[Track] = []
     try:
         for k, overrides in enumerate(configs):
-            config = _config(resolved.base_config, overrides, k, len(configs))
-            _check_pool(config, settings.max_gpu_blocks, f"configs[{k}]." * (len(configs) > 1))
             path = Path(f"{prefix}-{k}.sqlite3")
+            where = f"configs[{k}]." * (len(configs) > 1)
+            if is_pd({**resolved.base_config, **overrides}):
+                given = {**resolved.base_config, **overrides}
+                pools = _pd_pools(given, settings.max_gpu_blocks, where)
+                track, config, fleet = pd_track(k, given, pools, resolved, info, settings,
+                                                path, viewed[k])
+                tracks.append(track)
+                engines.append(_engine(track, config, resolved, overrides, labels, k, fleet))
+                continue
+            config = _config(resolved.base_config, overrides, k, len(configs))
+            _check_pool(config, settings.max_gpu_blocks, where)
             track, config, fleet = (fleet_track(k, config, resolved, info, settings, path,
                                                 viewed[k]) if is_fleet(config) else
                                     (*_track(k, config, resolved, info, settings, path), None))
             tracks.append(track)
-            blocks = config.num_gpu_blocks or 0
-            label = labels[k] if labels else _label(overrides, k)
-            engines.append({"label": label, "config": config.to_dict(),
-                            "num_gpu_blocks": blocks, "block_size": config.block_size,
-                            "num_usable_blocks": max(0, blocks - 1),
-                            "memory_breakdown": _memory_breakdown(track, config),
-                            "not_modelled": _not_modelled(track, config),
-                            "acceptance_source": _acceptance_source(track, config, resolved),
-                            "fleet": fleet})
+            engines.append(_engine(track, config, resolved, overrides, labels, k, fleet))
         fits = [(e["label"], t.engine) for e, t in zip(engines, tracks, strict=True)]
         return Built(workload, "replayed" if resolved.records is not None else "simulated",
                      resolved.preset, engines, tracks, configs=configs, labels=labels,
@@ -105,6 +108,32 @@ def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved:
         for t in tracks:
             t.close()
         raise
+
+
+def _engine(track: Track, config: EngineConfig, resolved: Workload, overrides: dict[str, Any],
+            labels: list[str] | None, k: int, fleet: dict[str, Any] | None) -> dict[str, Any]:
+    """Init's entry for engine k (a fleet's: its viewed replica's config and pool)."""
+    blocks = config.num_gpu_blocks or 0
+    return {"label": labels[k] if labels else _label(overrides, k), "config": config.to_dict(),
+            "num_gpu_blocks": blocks, "block_size": config.block_size,
+            "num_usable_blocks": max(0, blocks - 1),
+            "memory_breakdown": _memory_breakdown(track, config),
+            "not_modelled": _not_modelled(track, config),
+            "acceptance_source": _acceptance_source(track, config, resolved), "fleet": fleet}
+
+
+def _pd_pools(given: dict[str, Any], cap: int, where: str) -> dict[str, list[EngineConfig]]:
+    """A P/D config's pools (core/pd_config.py), each replica's pool within the server's cap."""
+    try:
+        pools = pool_configs(given)
+    except ConfigError as err:
+        raise BuildError(str(err), f"{where}{err.field}", "config") from err
+    except TypeError as err:
+        raise BuildError(f"bad P/D config: {err}", f"{where}prefill", "config") from err
+    for name, configs in pools.items():
+        for config in configs:
+            _check_pool(config, cap, f"{where}{name}.")
+    return pools
 
 
 def _check_replay_configs(base: dict[str, Any], configs: list[dict[str, Any]]) -> None:

@@ -5,6 +5,8 @@ playing if it was."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from servescope.api.errors import SessionError
 from servescope.api.sessions.session import Session
 from servescope.api.wire import protocol as P
@@ -17,13 +19,11 @@ async def view_replica(session: Session, msg: P.ViewReplica) -> None:
         raise SessionError(f"engine {msg.engine} of this session runs no fleet", "engine",
                            "bad_message")
     fleet = built.engines[msg.engine]["fleet"]
-    if msg.replica >= fleet["replicas"]:
-        raise SessionError(f"replica {msg.replica}: this fleet has replicas 0-"
-                           f"{fleet['replicas'] - 1}", "replica", "bad_message")
-    viewed = [e["fleet"]["replica"] if e["fleet"] else 0 for e in built.engines]
-    if viewed[msg.engine] == msg.replica:
+    lane = wanted_lane(fleet, msg)
+    viewed = [lane_of(e["fleet"]) if e["fleet"] else 0 for e in built.engines]
+    if viewed[msg.engine] == lane:
         return
-    viewed[msg.engine] = msg.replica
+    viewed[msg.engine] = lane
     t, playing, speed = session.sim_time, session.playing, session.speed
     configs = built.configs
     again = P.Configure(type="configure", workload=built.workload, labels=built.labels,
@@ -35,3 +35,28 @@ async def view_replica(session: Session, msg: P.ViewReplica) -> None:
         session.play(speed)
     else:
         session.pause()  # tells every viewer where it stands
+
+
+def lane_of(fleet: dict[str, Any]) -> int:
+    """The viewed replica's lane (a P/D fleet's: prefill replicas first, then decode)."""
+    pools = fleet.get("pools")
+    if pools and fleet.get("pool") == "decode":
+        return int(pools["prefill"]["replicas"]) + int(fleet["replica"])
+    return int(fleet["replica"])
+
+
+def wanted_lane(fleet: dict[str, Any], msg: P.ViewReplica) -> int:
+    """The lane a drill-down asks for: replica `replica` (of `pool`, in a P/D fleet)."""
+    pools = fleet.get("pools")
+    if not pools:
+        count, where = fleet["replicas"], "this fleet"
+    elif msg.pool is None:
+        raise SessionError("a P/D fleet's drill-down names the pool (prefill or decode)",
+                           "pool", "bad_message")
+    else:
+        count, where = pools[msg.pool]["replicas"], f"the {msg.pool} pool"
+    if msg.replica >= count:
+        raise SessionError(f"replica {msg.replica}: {where} has replicas 0-{count - 1}",
+                           "replica", "bad_message")
+    offset = pools["prefill"]["replicas"] if pools and msg.pool == "decode" else 0
+    return int(msg.replica) + int(offset)

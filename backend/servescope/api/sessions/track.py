@@ -49,6 +49,7 @@ class Track:
         self._frame = Template(P.Step.model_construct(engine=number), "records")
         self.head = -1  # index of the last stored record
         self.last_start_s = float("-inf")
+        self.fleet_stored_s = float("-inf")  # a fleet's frames' time when records were last stored
         self.last_step = -1
         self.done = False
         self.error: str | None = None  # why the background simulation stopped early
@@ -112,15 +113,18 @@ class Track:
         self._stored = row[0] + 1
         loop = self._loop
         assert loop is not None
-        self._post(loop, row, False, None, None)
+        # a fleet's frames have folded no record past the ones stored now (its source folds the
+        # other replicas' records on the way to the viewed one's, this thread's)
+        fleet_s = self.fleet.last_start_s if self.fleet is not None else None
+        self._post(loop, row, False, None, None, fleet_s)
         leaping = self.leaping
         if leaping is not None and leaping.scout is None and not self._closed:
             leaping.start(lambda msg: self._post_scout(loop, msg))  # the first frame is out
 
     def _post(self, loop: asyncio.AbstractEventLoop, row: Any, done: bool, error: str | None,
-              summary: dict[str, Any] | None) -> None:
+              summary: dict[str, Any] | None, fleet_s: float | None = None) -> None:
         try:
-            loop.call_soon_threadsafe(self._publish, row, done, error, summary)
+            loop.call_soon_threadsafe(self._publish, row, done, error, summary, fleet_s)
         except RuntimeError:  # the loop is closed: nobody is left to tell
             self._closed = True
 
@@ -132,9 +136,11 @@ class Track:
     # -- the event loop --
 
     def _publish(self, row: Any, done: bool, error: str | None,
-                 summary: dict[str, Any] | None) -> None:
+                 summary: dict[str, Any] | None, fleet_s: float | None = None) -> None:
         if row is not None:
             self.head, self.last_step, self.last_start_s = row[0], row[1], row[2]
+        if fleet_s is not None:
+            self.fleet_stored_s = fleet_s
         if done:
             self.done, self.error, self.summary = True, error, summary
         if self.leaping is not None:
@@ -199,8 +205,8 @@ class Track:
     def frontier_s(self, pos: int) -> float:
         """The start of the last stored record from `pos` on (how far a viewer there can play);
         a fleet's: of the last record of any replica (its lanes move while the viewed idles)."""
-        if self.fleet is not None:
-            return self.fleet.last_start_s
+        if self.fleet is not None:  # as far as the viewed replica's stored records are known
+            return self.fleet.last_start_s if self.done else self.fleet_stored_s
         r = self._range(pos)
         end = self.end_of(pos)
         return r.last_start_s if r is not None and end == r.last else self.last_start_s

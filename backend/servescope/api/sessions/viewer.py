@@ -105,8 +105,7 @@ class Viewer:
         after = None if resync or last is None or t < last else last
         self.fleet_sent_s[k] = t
         frame = track.fleet.frame(t, after)
-        return [dump(FleetFrame(engine=k, time_s=max(t, 0.0), replicas=frame["replicas"],
-                                routed=frame["routed"]))]
+        return [dump(FleetFrame(engine=k, **{**frame, "time_s": max(t, 0.0)}))]
 
     async def run(self) -> None:
         """Send what is new each time the session changes, at most `max_fps` frames a second

@@ -138,6 +138,8 @@ class PackedRecord(BaseModel):
     ct: list[Index] | None = None  # num_cached_tokens, flat [index, n, ...]
     rn: list[Index] | None = None  # running
     wt: list[Index] | None = None  # waiting
+    wk: list[Index] | None = None  # waiting_for_kv (P/D decode side: remote KV in flight)
+    ka: list[Index] | None = None  # kv_arrived (P/D decode side: its remote KV came)
     nu: int | None = None  # num_usable_blocks
     ku: float | None = None  # kv_usage
     tb: int | None = None  # token_budget

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from servescope.api.wire.drafts import pack_drafts, unpack_drafts
-from servescope.api.wire.keys import CARRIED, LISTS
+from servescope.api.wire.keys import CARRIED, KV_LISTS, LISTS
 from servescope.api.wire.stream_state import StreamState
 from servescope.core.request import RequestSpec
 from servescope.core.request_table import RequestTable
@@ -18,7 +18,7 @@ KNOWN = frozenset((
     "step", "iter", "time_s", "step_time_ms", "arrivals", "scheduled", "new", "resumed",
     "preempted", "finished", "released", "rejected", "new_blocks", "freed_blocks", "kv_events",
     "num_cached_tokens", "running", "waiting", "num_free_blocks", "num_usable_blocks",
-    "kv_usage", "token_budget", "max_num_seqs", "kv_waste"))
+    "kv_usage", "token_budget", "max_num_seqs", "kv_waste", "waiting_for_kv", "kv_arrived"))
 
 
 def dumps(value: Any) -> str:
@@ -92,8 +92,8 @@ def pack(state: StreamState, rec: dict[str, Any]) -> dict[str, Any]:
                            "nf": rec["num_free_blocks"]}
     if rec["step"] != state.step + 1:
         out["s"] = rec["step"]
-    for key, name in LISTS:
-        if rec[name]:
+    for key, name in (*LISTS, *KV_LISTS):
+        if rec.get(name):
             out[key] = [ref(r) for r in rec[name]]
     if rec["released"] != rec["finished"]:
         out["rl"] = [ref(r) for r in rec["released"]]
@@ -178,6 +178,9 @@ def unpack(state: StreamState, p: dict[str, Any]) -> dict[str, Any]:
                            "step_time_ms": p["ms"]}
     for key, name in LISTS:
         rec[name] = [rid(r) for r in p.get(key, [])]
+    if any(key in p for key, _ in KV_LISTS):  # both, as StepRecord.to_dict() gives them
+        for key, name in KV_LISTS:
+            rec[name] = [rid(r) for r in p.get(key, [])]
     rec["released"] = [rid(r) for r in p["rl"]] if "rl" in p else list(rec["finished"])
     rec["rejected"] = [{"id": rid(r), "reason": why} for r, why in p.get("rj", [])]
     ct = p.get("ct", [])

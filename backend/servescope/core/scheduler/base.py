@@ -87,6 +87,8 @@ class Scheduler:
         self.released: list[str] = []  # whose block tables the last update freed
         self.spec = config.speculative  # None: no speculative decoding
         self.acceptance: Any = None  # the engine's acceptance model (core/acceptance.py)
+        # P/D: a KV connector's scheduler side (core/kv_connector.py); None: no connector
+        self.connector: Any = None
 
     def add_request(self, request: Request) -> None:
         self.requests[request.id] = request
@@ -148,12 +150,22 @@ class Scheduler:
         return True
 
     def _finish(self, finished: list[Request]) -> list[Request]:
-        self.released = [r.id for r in finished]
+        connector = self.connector
+        if connector is not None:  # tables a connector freed at this step's schedule, and
+            # (vLLM Scheduler._free_request) the finished ones it keeps for a transfer
+            self.released = connector.take_freed()
+            kept = {r.id for r in finished if connector.request_finished(r)}
+            self.released += [r.id for r in finished if r.id not in kept]
+        else:
+            kept = set()
+            self.released = [r.id for r in finished]
         if finished:
             requests = self.requests
             for request in finished:
-                del requests[request.id]
                 request.status = RequestStatus.FINISHED
+                if request.id in kept:
+                    continue
+                del requests[request.id]
                 self.kv.free(request)
                 request.block_hashes = []  # a finished request is never looked up again
             self.running.remove_many(finished)

@@ -40,8 +40,18 @@ class VllmV1Scheduler(Scheduler):
         self.requests[request.id] = request
         self._enqueue(request, front=False)
 
+    @property
+    def has_unfinished(self) -> bool:
+        return bool(self.running or self.waiting) or (self.connector is not None
+                                                      and self.connector.waiting_for_kv)
+
+    def wake_s(self) -> float | None:
+        return None if self.connector is None else self.connector.wake_s(self.now_s)
+
     def schedule(self) -> SchedulerOutput:
         output = SchedulerOutput()
+        if self.connector is not None:  # transfers reported done since the last step
+            self.connector.before_schedule(self)
         self._limit_chunks = len(self.running) + len(self.waiting) > 1
         budget = self._schedule_running(output, self.config.max_num_batched_tokens)
         self._num_running_scheduled = len(output.entries)
@@ -186,8 +196,17 @@ class VllmV1Scheduler(Scheduler):
         while (self.waiting and budget > 0 and len(self.running) < config.max_num_seqs
                and self._room(output, budget) > 0):
             request = self.waiting[0]
-            computed = self.kv.get_computed_blocks(request)
-            num_computed = len(computed) * self.kv.block_size
+            connector = self.connector
+            if connector is not None and connector.wants_load(request):  # (kv_connector.py)
+                if not connector.start_load(self, request, output,
+                                           watermark=bool(self.running)):
+                    break
+                continue
+            if request.num_computed_tokens:  # its KV loaded by a connector: no prefix lookup
+                computed, num_computed = [], request.num_computed_tokens
+            else:
+                computed = self.kv.get_computed_blocks(request)
+                num_computed = len(computed) * self.kv.block_size
             room = self._room(output, budget)
             n = request.num_tokens - num_computed
             drafts = self._padding(num_computed, n)
@@ -217,6 +236,7 @@ class VllmV1Scheduler(Scheduler):
         batch, kv, config = self.running, self.kv, self.config
         num_rows = len(batch)
         if (self.spec is not None or self.waiting or not num_rows
+                or (self.connector is not None and self.connector.busy)
                 or num_rows > config.max_num_batched_tokens
                 or not isinstance(kv, PagedKVCacheManager)):
             return 0

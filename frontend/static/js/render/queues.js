@@ -6,6 +6,7 @@ import { cssFor, inkFor } from "../state/palette.js";
 import { sizeGeneration } from "./size.js";
 
 export const MAX_CHIPS = 60;
+const NO_IDS = new Set();
 
 /** How many chips of fixed size fit a lane box, leaving two chips' room for the "+N more" chip
  * when `total` does not fit (pure). */
@@ -62,8 +63,9 @@ export function chipEdits(old, ids) {
   return { remove, insert: insert.reverse() };
 }
 
-/** Bring the lane's chips to the first of `ids` that fit its box, plus a "+N more" chip. */
-export function drawLane(el, ids, run) {
+/** Bring the lane's chips to the first of `ids` that fit its box, plus a "+N more" chip; a chip
+ * whose id is in `kv` (waiting for remote KV, P/D) says so in data-state. */
+export function drawLane(el, ids, run, kv = NO_IDS) {
   const max = chipCapacity(laneBox(el), ids.length);
   const shown = ids.length > max ? ids.slice(0, max) : ids;
   const lane = el.__lane ?? (el.__lane = { ids: [], chips: new Map(), more: null });
@@ -81,6 +83,12 @@ export function drawLane(el, ids, run) {
       el.insertBefore(c, before === null ? lane.more : lane.chips.get(before));
     }
     lane.ids = shown.slice();
+  }
+  for (const [id, c] of lane.chips) {
+    const state = kv.has(id) ? "waiting_for_kv" : "";
+    if ((c.dataset.state ?? "") === state) continue;
+    c.dataset.state = state;
+    c.title = state ? `${id}: waiting for remote KV` : id;
   }
   const more = ids.length > max ? `+${ids.length - max} more` : "";
   if (more && !lane.more) {
@@ -101,7 +109,7 @@ function sameList(a, b) {
 /** Draw all three lanes; `els` = {waiting, running, preempted, counts}. */
 export function drawQueues(els, laneLists, run) {
   for (const name of ["waiting", "running", "preempted"]) {
-    drawLane(els[name], laneLists[name], run);
+    drawLane(els[name], laneLists[name], run, laneLists.waiting_for_kv);
     const count = els[`${name}Count`];
     const text = String(laneLists[name].length);
     if (count && count.textContent !== text) count.textContent = text;

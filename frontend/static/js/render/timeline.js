@@ -8,6 +8,8 @@ import { packedFor, packHex } from "../state/palette.js";
 import { widthOf } from "./size.js";
 
 const LABEL_W = 64;
+// The span kinds drawn in a state's colour (the rest in the request's own colour).
+const STATE_KINDS = { waiting: 1, stalled: 1, preempted: 1, waiting_for_kv: 1 };
 export const MAX_ROWS = 200; // beyond this, the latest arrivals
 export const SCROLL_ROWS = 50;
 const HEADROOM = 1.25; // while playing, the axis spans a quarter more than the history
@@ -93,6 +95,7 @@ export class Timeline {
     const th = opts.theme;
     this.colours = {
       waiting: packHex(th.waiting), stalled: packHex(th.stalled), preempted: packHex(th.preempted),
+      waiting_for_kv: packHex(th.waiting_for_kv),
       selected: packHex(th.selected), edge: packHex(th.chunkEdge),
     };
     this.state = { history, w, h, rowH, ids, capacity, t0, t1, selected: opts.selected, theme: th };
@@ -155,8 +158,7 @@ export class Timeline {
   paintSpan(span, index, a, b, y) {
     const { w, rowH } = this.state;
     const kind = span.kind;
-    const colour = kind === "waiting" || kind === "stalled" || kind === "preempted"
-      ? this.colours[kind] : packedFor(index);
+    const colour = kind in STATE_KINDS ? this.colours[kind] : packedFor(index);
     const pad = rowH >= 6 ? 1 : 0;
     const inset = kind === "waiting" || kind === "stalled" ? Math.floor(rowH / 3) : pad;
     const px = this.pixels;

@@ -3,6 +3,8 @@
 // lately (what the fleet view draws going to their replicas); plus the derived values the view
 // shows (load, imbalance, why a request went where it went).
 
+import { applyPDFrame, createPools } from "./pd.js";
+
 // The routed arrivals the view keeps (the newest; older ones have left the picture).
 export const KEEP_ARRIVALS = 24;
 
@@ -15,8 +17,12 @@ export function createFleet(info) {
     time_s: 0,
     replicas: Array.from({ length: info.replicas }, (_, k) => empty(k)),
     arrivals: [],
+    ...(info.pools ? createPools(info) : {}), // P/D: state/pd.js
   };
 }
+
+// An arrival's key: a P/D request is routed twice, by the decode pool then the prefill pool.
+const arrivalKey = (a) => (a.pool ? `${a.pool}:${a.request_id}` : a.request_id);
 
 /** A `fleet` message: the rows replace the old ones; its arrivals join the kept ones (a frame
  * going back in time, after a seek, starts the list again). */
@@ -24,9 +30,10 @@ export function applyFleetFrame(fleet, msg) {
   if (msg.time_s < fleet.time_s) fleet.arrivals = [];
   fleet.time_s = msg.time_s;
   for (const row of msg.replicas) fleet.replicas[row.replica] = row;
-  const known = new Set(fleet.arrivals.map((a) => a.request_id));
+  if (msg.pools) applyPDFrame(fleet, msg);
+  const known = new Set(fleet.arrivals.map(arrivalKey));
   for (const a of msg.routed) {
-    if (known.has(a.request_id)) continue;
+    if (known.has(arrivalKey(a))) continue;
     fleet.arrivals.push(a);
   }
   if (fleet.arrivals.length > KEEP_ARRIVALS) fleet.arrivals.splice(0, fleet.arrivals.length - KEEP_ARRIVALS);

@@ -69,8 +69,9 @@ function recordSpans(h, rec, i, t1) {
     if (e) pushSpan(h, id, e.kind, i, rec.time_s, t1, e.n);
     else pushSpan(h, id, "stalled", i, rec.time_s, t1, 0);
   }
+  const kv = rec.waiting_for_kv ?? []; // P/D: admitted, its remote KV in flight
   for (const id of rec.waiting) {
-    const kind = h.preempted.has(id) ? "preempted" : "waiting";
+    const kind = h.preempted.has(id) ? "preempted" : kv.includes(id) ? "waiting_for_kv" : "waiting";
     pushSpan(h, id, kind, i, rec.time_s, t1, 0);
   }
 }

@@ -47,7 +47,10 @@ export function lanes(run) {
     const r = run.reqs[run.index.get(id)];
     (r && r.status === "preempted" ? preempted : waiting).push(id);
   }
-  return { waiting, running: run.running.slice(), preempted };
+  // P/D: a decode replica's requests admitted whose remote KV is still in flight (a record's
+  // waiting_for_kv: core/records.py), a state of their own among the waiting
+  const kv = new Set(run.record?.waiting_for_kv ?? []);
+  return { waiting, running: run.running.slice(), preempted, waiting_for_kv: kv };
 }
 
 /** A request's logical-to-physical mapping with each block's fill, or null when it holds none. */

@@ -4,7 +4,7 @@
 // checks the two agree.
 
 import { entryUpdate, unpackDrafts } from "./drafts.js";
-import { CARRIED, LISTS, STATUS } from "./keys.js";
+import { CARRIED, KV_LISTS, LISTS, STATUS } from "./keys.js";
 
 export { STATUS };
 
@@ -170,6 +170,9 @@ export function unpack(state, p) {
   const rid = (r) => state.rid(r);
   const rec = { step: p.s ?? state.step + 1, iter: p.i, time_s: p.t, step_time_ms: p.ms };
   for (const [key, name] of LISTS) rec[name] = (p[key] ?? []).map(rid);
+  if (KV_LISTS.some(([key]) => key in p)) { // P/D: both, as StepRecord.to_dict() gives them
+    for (const [key, name] of KV_LISTS) rec[name] = (p[key] ?? []).map(rid);
+  }
   rec.released = p.rl ? p.rl.map(rid) : rec.finished.slice();
   rec.rejected = (p.rj ?? []).map(([r, reason]) => ({ id: rid(r), reason }));
   const ct = p.ct ?? [];

@@ -3,3 +3,4 @@
 export const STATUS = ["pending", "waiting", "running", "preempted", "finished", "rejected"];
 export const LISTS = [["a", "arrivals"], ["nw", "new"], ["rs", "resumed"], ["pr", "preempted"], ["f", "finished"]];
 export const CARRIED = [["nu", "num_usable_blocks"], ["tb", "token_budget"], ["mx", "max_num_seqs"], ["kw", "kv_waste"]];
+export const KV_LISTS = [["wk", "waiting_for_kv"], ["ka", "kv_arrived"]];

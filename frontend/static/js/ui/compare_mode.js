@@ -19,14 +19,16 @@ export function paneConfigs(scenario) {
   return compareList(scenario).map((c) => ({ ...scenario.config, ...c }));
 }
 
+// A value as a label shows it; an object (a P/D config's `prefill`, `decode`) as its JSON.
+const shown = (v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : String(v));
 const sameConfig = (a, b) => Object.keys(a).length === Object.keys(b).length
-  && Object.entries(a).every(([k, v]) => b[k] === v);
+  && Object.entries(a).every(([k, v]) => k in b && shown(b[k]) === shown(v));
 
 /** A config's plain name when it is one of `named` ([{name, config}]), else its flags. */
 export function labelFor(config, named = LESSON_FOUR) {
   const known = named.find((n) => sameConfig(n.config, config));
   if (known) return known.name;
-  const parts = Object.entries(config).map(([k, v]) => `${k}=${v}`);
+  const parts = Object.entries(config).map(([k, v]) => `${k}=${shown(v)}`);
   return parts.length ? parts.join(", ") : "defaults";
 }
 

@@ -22,9 +22,9 @@ const PROJECTED_CHARTS = ["throughput", "itl", "kv"];
 export function themeColours(dark) {
   return dark
     ? { ink: "#fff", muted: "#ccc", bg: "#000", track: "#222", grid: "#333", waiting: "#666",
-      stalled: "#444", preempted: "#ff6b5e", selected: "#333", cursor: "#ffd000", chunkEdge: "#fff" }
+      stalled: "#444", preempted: "#ff6b5e", waiting_for_kv: "#ee99cc", selected: "#333", cursor: "#ffd000", chunkEdge: "#fff" }
     : { ink: "#1b1f24", muted: "#5b6470", bg: "#f7f8fa", track: "#e3e7eb", grid: "#e3e7eb",
-      waiting: "#b8bec6", stalled: "#dde1e6", preempted: "#d55e00", selected: "#e8eef7",
+      waiting: "#b8bec6", stalled: "#dde1e6", preempted: "#d55e00", waiting_for_kv: "#aa3377", selected: "#e8eef7",
       cursor: "#b3261e", chunkEdge: "#1b1f24" };
 }
 

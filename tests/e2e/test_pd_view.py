@@ -1,0 +1,82 @@
+"""Issue 36's P/D view in a real Chromium at 1280x720: the P/D lesson preset plays in compare
+(colocated | P/D 1:1); the P/D pane draws both pools and a KV transfer; seeking into a transfer
+shows its request waiting for remote KV on the decode side; drill-down on the decode replica
+shows that request's blocks allocated before its KV arrived, and on the prefill replica the
+blocks of a request being prefilled."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+import pytest
+from pagestate import wait_ready
+
+pytestmark = pytest.mark.e2e
+
+PD = "() => window.__servescope.store.panes[1]?.fleet"
+RUN = "() => window.__servescope.store.panes[1].run"
+VARIANTS = [{}, {"prefill": {"replicas": 1}, "decode": {"replicas": 1}}]
+# The longest transfer the P/D pane has seen, to seek into.
+LONGEST = f"""() => {{ const ts = ({PD})().transfers;
+  return ts.reduce((a, t) => (t.done_s - t.start_s > a.done_s - a.start_s ? t : a), ts[0]); }}"""
+
+
+@pytest.fixture
+def small_page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    pg = context.new_page()
+    pg.errors = []
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
+    context.close()
+
+
+def seek(page, time_s: float) -> None:
+    page.evaluate("(t) => window.__servescope.api.send({type: 'seek', time_s: t})", time_s)
+
+
+def click_lane(page, pool: str) -> None:
+    canvas = page.locator('#fleet canvas[data-pane="1"]')
+    box = canvas.bounding_box()
+    x, y = page.evaluate("(pool) => { const c = document.querySelector("
+                         "'#fleet canvas[data-pane=\"1\"]'); const r = devicePixelRatio;"
+                         " const l = c.layout.lanes.find((l) => l.pool === pool);"
+                         " return [(l.textX + 10) / r, (l.y + l.h / 2) / r]; }", pool)
+    page.mouse.click(box["x"] + x, box["y"] + y)
+    page.wait_for_function(f"(pool) => ({PD})()?.info.pool === pool", arg=pool, timeout=60000)
+
+
+def test_the_pd_lesson_plays_and_drills_into_both_pools(small_page, server_url, screenshots):
+    page = small_page
+    page.goto(server_url + "/?preset=lesson-pd&view=compare"
+              f"&compare={quote(json.dumps(VARIANTS))}")
+    wait_ready(page, 1)
+    page.wait_for_function(f"() => ({PD})()?.info.pools?.decode.replicas === 1", timeout=60000)
+    page.evaluate("() => { window.__servescope.api.setSpeed(2); window.__servescope.api.play(); }")
+    page.wait_for_function(f"() => ({PD})().transfers.length >= 2", timeout=60000)
+    page.evaluate("() => window.__servescope.api.pause()")
+    canvas = page.locator('#fleet canvas[data-pane="1"]')
+    pools = page.evaluate("() => document.querySelector('#fleet canvas[data-pane=\"1\"]')"
+                          ".layout.lanes.map((l) => l.pool)")
+    assert pools == ["prefill", "decode"]
+    page.wait_for_function("() => Number(document.querySelector('#fleet canvas[data-pane=\"1\"]')"
+                           ".dataset.transfers) >= 1")
+    # into the middle of the longest transfer: its request waits for its KV on the decode side
+    tr = page.evaluate(LONGEST)
+    seek(page, (tr["start_s"] + tr["done_s"]) / 2)
+    page.wait_for_function(f"(id) => ({PD})().pools.decode[0].waiting_for_kv.includes(id)",
+                           arg=tr["request_id"], timeout=60000)
+    page.screenshot(path=str(screenshots / "pd-view.png"))
+    # drill down on the decode replica: the request holds its blocks, its KV still in flight
+    click_lane(page, "decode")
+    page.wait_for_function(f"(id) => ({RUN})().record?.waiting_for_kv?.includes(id)"
+                           f" && ({RUN})().tables.get(id)?.length > 0",
+                           arg=tr["request_id"], timeout=60000)
+    assert canvas.get_attribute("data-viewed") == "decode 0"
+    # drill down on the prefill replica, just before that request's prefill ended: its blocks
+    click_lane(page, "prefill")
+    seek(page, tr["ready_s"] - 1e-4)
+    page.wait_for_function(f"(id) => ({RUN})().tables.get(id)?.length > 0",
+                           arg=tr["request_id"], timeout=60000)
+    assert not page.errors
