@@ -18,6 +18,11 @@ from servescope.core.request import Request, RequestStatus
 from servescope.core.running_batch import RunningBatch
 from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
 
+# Unlike the synchronous path (vector_decode.MIN_ROWS), a run of even one row is cheaper here
+# than the per-request path: a quiet batch's admitting step took 4.6% less CPU over the whole
+# scout run with 1 than with 8 (bench/async_speed.py --run-ahead 19365, best of 3 each)
+MIN_ROWS = 1
+
 
 def plain_decode_mask(batch: RunningBatch) -> np.ndarray:
     """Rows with exactly one token to schedule whose last token is not already in flight."""
