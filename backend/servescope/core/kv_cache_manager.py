@@ -222,12 +222,37 @@ class PagedKVCacheManager:
         assert not (record and known_lag), "a recorded run caches every token it computes"
         if self.enable_caching and record:
             stored = self._cache_decoded(requests, start, num_steps)
-        elif self.enable_caching:  # the rows that complete a block, without their events
-            ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0
-                    for p in (start - known_lag).tolist()]  # (plain Python: a batch is small)
-            rows_done = [row for row, end in enumerate(ends) if end]
-            self._cache_rows(requests, rows_done, [ends[row] for row in rows_done])
+        elif self.enable_caching:
+            self._cache_decoded_unrecorded(requests, start, num_steps, known_lag)
         return DecodeBlocks(steps, rows, blocks, set(evicted), stored)
+
+    def advance_decodes_unrecorded(self, requests: list[Request], start: np.ndarray,
+                                   num_steps: int, known_lag: int) -> None:
+        """advance_decodes(record=False) with nothing given back (a run ahead keeps neither
+        the blocks nor their events): the same blocks, taken in the same (step, row) order."""
+        bs = self.block_size
+        if num_steps <= bs:  # each row reaches at most one boundary: sort a few Python ints
+            firsts = [-p % bs for p in start.tolist()]
+            order = sorted((f, row) for row, f in enumerate(firsts) if f < num_steps)
+            ids = [requests[row].id for _, row in order]
+        else:
+            ids = [requests[row].id for row in periodic((-start) % bs, bs, num_steps)[1].tolist()]
+        if ids:
+            tables = self.tables
+            for rid, block in zip(ids, self.pool.get_new_blocks(len(ids), []), strict=True):
+                tables[rid].append(block)
+            self.num_table_blocks += len(ids)
+        if self.enable_caching:
+            self._cache_decoded_unrecorded(requests, start, num_steps, known_lag)
+
+    def _cache_decoded_unrecorded(self, requests: list[Request], start: np.ndarray,
+                                  num_steps: int, known_lag: int) -> None:
+        """The rows that complete a block, cached without their events."""
+        bs = self.block_size
+        ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0
+                for p in (start - known_lag).tolist()]  # (plain Python: a batch is small)
+        rows_done = [row for row, end in enumerate(ends) if end]
+        self._cache_rows(requests, rows_done, [ends[row] for row in rows_done])
 
     def _cache_decoded(self, requests: list[Request], start: np.ndarray,
                        num_steps: int) -> list[tuple[int, int, tuple[int, ...]]]:
