@@ -14,7 +14,7 @@ from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.invariants import check_invariants
 from servescope.core.request import RequestSpec
-from servescope.core.scheduler import async_decode, vector_decode
+from servescope.core.scheduler import async_decode
 
 
 def _plan(record) -> list[tuple[str, int]]:
@@ -85,7 +85,7 @@ def test_only_the_v1_policy_schedules_asynchronously(policy: str) -> None:
 
 def _serialized(config: EngineConfig, specs: list[RequestSpec], min_rows: int,
                 monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr(vector_decode, "MIN_ROWS", min_rows)
+    monkeypatch.setattr(async_decode, "MIN_ROWS", min_rows)
     engine = Engine(config, specs)
     lines = []
     for record in engine.run():

@@ -136,7 +136,7 @@ def skip_pairs(engine: Engine, max_pairs: int) -> int:
     n = len(running)
     start = running.num_computed[:n].copy()
     num_free, num_table = kv.num_free_blocks, kv.num_table_blocks
-    kv.advance_decodes(running.requests, start, pairs, record=False, known_lag=1)
+    kv.advance_decodes_unrecorded(running.requests, start, pairs, known_lag=1)
     running.num_computed[:n] += pairs
     assert not running.sample_chunk(0, n, clock.iter, pairs), "quiet pairs finish nobody"
     clock.step_end_s.frombytes(ends.tobytes())
@@ -172,7 +172,7 @@ def finish_pair(engine: Engine) -> bool:
         return False  # a row would find no block: the scheduler preempts
     requests, ids = [running.requests[i] for i in keep.tolist()], running.ids[:n]
     if crossing:  # plan step F + 1 (a row whose known tokens fill its blocks takes a block)
-        kv.advance_decodes(requests, start, 1, record=False, known_lag=1)
+        kv.advance_decodes_unrecorded(requests, start, 1, known_lag=1)
     running.num_computed[keep] += 1
     running.num_placeholders[keep] += 1
     step_ms = float(engine.step_time(np.ones(len(keep), np.int64), start))

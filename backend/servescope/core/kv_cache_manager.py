@@ -208,12 +208,11 @@ class PagedKVCacheManager:
         return int(per_step.cumsum().searchsorted(num_free, "right"))
 
     def advance_decodes(self, requests: list[Request], start: np.ndarray, num_steps: int,
-                        record: bool = True, known_lag: int = 0) -> DecodeBlocks:
+                        record: bool = True) -> DecodeBlocks:
         """The blocks of `num_steps` decode steps (see decode_steps_fit, which must cover them):
         taken from the free queue in (step, row) order, and the blocks those steps complete
         cached. Their events come back as data for the run's records (unless `record` is
-        False: then the pool drops them), not in the pool. `known_lag` (unrecorded only):
-        tokens of each row still in flight, not cached yet (async scheduling: one)."""
+        False: then the pool drops them), not in the pool."""
         bs = self.block_size
         steps, rows = periodic((-start) % bs, bs, num_steps)
         evicted: list[int] = []
@@ -223,15 +222,39 @@ class PagedKVCacheManager:
             tables[requests[row].id].append(block)
         self.num_table_blocks += len(blocks)
         stored: list[tuple[int, int, tuple[int, ...]]] = []
-        assert not (record and known_lag), "a recorded run caches every token it computes"
         if self.enable_caching and record:
             stored = self._cache_decoded(requests, start, num_steps)
-        elif self.enable_caching:  # the rows that complete a block, without their events
-            ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0
-                    for p in (start - known_lag).tolist()]  # (plain Python: a batch is small)
-            rows_done = [row for row, end in enumerate(ends) if end]
-            self._cache_rows(requests, rows_done, [ends[row] for row in rows_done])
+        elif self.enable_caching:
+            self._cache_completed(requests, start, num_steps)
         return DecodeBlocks(steps, rows, blocks, set(evicted), stored)
+
+    def advance_decodes_unrecorded(self, requests: list[Request], start: np.ndarray,
+                                   num_steps: int, known_lag: int) -> None:
+        """advance_decodes(record=False), giving back nothing (a run ahead keeps neither the
+        blocks nor their events); `known_lag`: tokens of each row still in flight, not cached
+        yet (async scheduling: one)."""
+        bs = self.block_size
+        if num_steps <= bs:  # each row reaches at most one boundary: sort a few Python ints
+            order = sorted((f, row) for row, f in enumerate(-p % bs for p in start.tolist())
+                           if f < num_steps)
+            ids = [requests[row].id for _, row in order]
+        else:
+            ids = [requests[row].id for row in periodic((-start) % bs, bs, num_steps)[1].tolist()]
+        for rid, block in zip(ids, self.pool.get_new_blocks(len(ids), []), strict=True):
+            self.tables[rid].append(block)
+        self.num_table_blocks += len(ids)
+        if self.enable_caching:
+            self._cache_completed(requests, start - known_lag, num_steps)
+
+    def _cache_completed(self, requests: list[Request], known: np.ndarray,
+                         num_steps: int) -> None:
+        """Cache the blocks that `num_steps` more known tokens from `known` complete, without
+        their events."""
+        bs = self.block_size
+        ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0
+                for p in known.tolist()]  # (plain Python: a batch is small)
+        rows_done = [row for row, end in enumerate(ends) if end]
+        self._cache_rows(requests, rows_done, [ends[row] for row in rows_done])
 
     def _cache_decoded(self, requests: list[Request], start: np.ndarray,
                        num_steps: int) -> list[tuple[int, int, tuple[int, ...]]]:

@@ -94,9 +94,8 @@ class CountingKVCacheManager(PagedKVCacheManager):
             self.num_cached_blocks[request.id] = num_full
 
     def advance_decodes(self, requests: list[Request], start: np.ndarray, num_steps: int,
-                        record: bool = True, known_lag: int = 0) -> DecodeBlocks:
+                        record: bool = True) -> DecodeBlocks:
         assert not record, "a counting manager has no block ids for records"
-        assert not known_lag, "async scheduling keeps block ids (core/scheduler/make.py)"
         bs, caching = self.block_size, self.enable_caching
         lengths, cached = self.lengths, self.num_cached_blocks
         taken = 0

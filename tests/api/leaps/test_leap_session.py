@@ -194,3 +194,17 @@ def test_a_long_run_that_cannot_leap_says_why_and_one_that_can_says_nothing(tmp_
         registry.close()
 
     run(main)
+
+
+def test_a_seek_holds_the_track_as_long_as_the_server_lets_the_seek_wait(tmp_path):
+    async def main() -> None:  # (a shorter hold would set the track on the scout's CPU)
+        settings = make_settings(tmp_path, leap_min_requests=100, job_timeout_s=345.0)
+        registry = Registry(settings, Store(settings.data_dir))
+        session = await registry.create_configured(P.Configure(
+            type="configure", config={"async_scheduling": True},
+            workload=P.WorkloadSpec(synthetic={"num_requests": 300, "seed": 3})))
+        leaping = session.tracks[0].leaping
+        assert leaping is not None and leaping.max_hold_s == 345.0
+        registry.close()
+
+    run(main)

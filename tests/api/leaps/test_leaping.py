@@ -1,17 +1,17 @@
 """While a seek waits on the scout, the track's own simulation is held (api/leaps/leaping.py):
 released when the leap holds the record asked for, when the scout ends or fails, and past
-MAX_HOLD_S; a track's thread takes no record while it is held."""
+its max_hold_s (the server's job_timeout_s); a track's thread takes no record while it is held."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from servescope.api.leaps import leaping as leaping_module
 from servescope.api.leaps.leaping import Leaping
 from servescope.api.leaps.scout import Job
 from servescope.api.records.track_source import engine_source
@@ -40,8 +40,8 @@ class StubScout:
         pass
 
 
-def leaping_with_stub() -> tuple[Leaping, StubScout]:
-    leaping = Leaping(Job(CONFIG, 0, Path(), 0, 64, 8), [])
+def leaping_with_stub(max_hold_s: float = 120.0) -> tuple[Leaping, StubScout]:
+    leaping = Leaping(Job(CONFIG, 0, Path(), 0, 64, 8), [], max_hold_s)
     stub = StubScout()
     leaping.scout = stub  # type: ignore[assignment]
     return leaping, stub
@@ -71,10 +71,10 @@ def test_a_scout_that_ends_or_fails_lets_the_track_go_and_holds_it_no_more(msg) 
     assert leaping.idle.is_set()
 
 
-def test_a_hold_ends_at_its_deadline_and_a_new_seek_starts_another(monkeypatch) -> None:
-    monkeypatch.setattr(leaping_module, "MAX_HOLD_S", 0.05)
-    leaping, _ = leaping_with_stub()
+def test_a_hold_ends_at_its_deadline_and_a_new_seek_starts_another() -> None:
+    leaping, _ = leaping_with_stub(max_hold_s=0.05)
     leaping.ask(at_time(9.0))
+    assert leaping.hold_until - time.monotonic() <= 0.05
     leaping.hold()  # returns at the deadline although nothing answered
     assert not leaping.idle.is_set() and leaping.waited == at_time(9.0)
     first = leaping.hold_until

@@ -16,8 +16,10 @@ from servescope.api.leaps.scout import LEAP_AHEAD, Job, Message, Scout
 from servescope.api.wire.position import Clock, Position, at_iter
 from servescope.core.request import RequestSpec
 
-# The longest a track holds its own simulation for one seek (a seek's wait ends sooner, at the
-# server's default job_timeout_s of 120 s: api/settings.py)
+# The longest a track holds its own simulation for one seek, unless told its seeks' own wait
+# (the server passes job_timeout_s: a hold shorter than the wait lets the track compete with
+# the scout the seek still waits on); this is the server's default job_timeout_s
+# (api/settings.py)
 MAX_HOLD_S = 120.0
 
 
@@ -33,8 +35,9 @@ class LeapRange:
 
 
 class Leaping:
-    def __init__(self, job: Job, specs: list[RequestSpec]) -> None:
+    def __init__(self, job: Job, specs: list[RequestSpec], max_hold_s: float = MAX_HOLD_S) -> None:
         self.job, self.specs = job, specs
+        self.max_hold_s = max_hold_s  # the longest one seek holds the track (see MAX_HOLD_S)
         self.scout: Scout | None = None
         self.reach = -1  # the scout's last record
         self.reach_s = float("-inf")  # and its start
@@ -82,14 +85,14 @@ class Leaping:
 
     def ask(self, target: Position) -> None:
         """A leap to `target`; until it holds the record there, the track's own simulation
-        is held (at most MAX_HOLD_S for one target)."""
+        is held (at most max_hold_s for one target)."""
         if self.scout is None or self.ended or self.error is not None:
             return
         self.scout.ask(target)
         if self.has(target):
             self._release()
         elif self.waited != target:
-            self.waited, self.hold_until = target, time.monotonic() + MAX_HOLD_S
+            self.waited, self.hold_until = target, time.monotonic() + self.max_hold_s
             self.idle.clear()
 
     def hold(self) -> None:

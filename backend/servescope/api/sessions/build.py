@@ -267,5 +267,5 @@ def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str
     track.no_leap = why_no_leap(engine) if long else None
     if long and track.no_leap is None:
         track.leaping = Leaping(Job(config, len(specs), path, k, config.num_gpu_blocks or 0,
-                                    settings.keyframe_interval), specs)
+                                    settings.keyframe_interval), specs, settings.job_timeout_s)
     return track, config

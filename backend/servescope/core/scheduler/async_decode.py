@@ -18,6 +18,11 @@ from servescope.core.request import Request, RequestStatus
 from servescope.core.running_batch import RunningBatch
 from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
 
+# Unlike the synchronous path (vector_decode.MIN_ROWS), a run of even one row is cheaper here
+# than the per-request path (batches of 5-20 at the Azure trace's load): bench/async_speed.py
+# --run-ahead 19365, async/sync 1.16 and 1.15 with 1 against 1.18 and 1.18 with 8
+MIN_ROWS = 1
+
 
 def plain_decode_mask(batch: RunningBatch) -> np.ndarray:
     """Rows with exactly one token to schedule whose last token is not already in flight."""

@@ -18,7 +18,7 @@ from servescope.core.config import EngineConfig
 from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.records import ScheduledEntry
 from servescope.core.request import Request, RequestStatus
-from servescope.core.scheduler import async_decode, spec_decode, vector_decode
+from servescope.core.scheduler import async_decode, spec_decode
 from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 
@@ -58,7 +58,7 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
                            - request.num_computed_tokens)
 
     def _vector_mask(self) -> np.ndarray | None:
-        if (len(self.running) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs"
+        if (len(self.running) < async_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs"
                 or self.spec is not None):  # speculative decodes are 1 + drafts each
             return None
         return async_decode.plain_decode_mask(self.running)
