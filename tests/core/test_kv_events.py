@@ -85,8 +85,8 @@ def test_the_events_heard_rebuild_each_replicas_cache_map_at_every_scrape(record
     router.kv_events = listen  # type: ignore[method-assign]
 
     class Checked(Fleet):
-        def observe(self, at: float) -> None:
-            super().observe(at)
+        def observe(self, at: float, moved: Sequence[bool]) -> None:
+            super().observe(at, moved)
             for replica, engine in enumerate(self.engines):
                 pool = engine.kv.pool
                 # a planned stretch's evictions before `at` are heard before it is applied:

@@ -144,6 +144,7 @@ class Fleet:
 
     def catch_up(self, at: float | None) -> Iterator[tuple[int, StepRecord]]:
         """Every replica run to the gate at `at` (None: to its end), then scraped."""
+        n = len(self.engines)
         if self.records:
             streams = []
             for replica, engine in enumerate(self.engines):
@@ -151,47 +152,53 @@ class Fleet:
                 streams.append([(r.time_s, replica, r.iter, r) for r in engine.run()])
             for _, replica, _, record in heapq.merge(*streams):
                 yield replica, record
+            moved = [True] * n
         else:
-            for replica in range(len(self.engines)):
-                self.run_unrecorded(replica, at)
+            moved = [self.run_unrecorded(replica, at) for replica in range(n)]
         if at is not None:
             self.scraped_at = at
-            self.observe(at)
+            self.observe(at, moved)
 
-    def run_unrecorded(self, replica: int, at: float | None) -> None:
+    def run_unrecorded(self, replica: int, at: float | None) -> bool:
         """One replica's steps that start before `at` (None: to its end), a quiet stretch
-        that reaches past `at` kept planned (core/planned_stretch.py)."""
+        that reaches past `at` kept planned (core/planned_stretch.py); False when it is still
+        inside the stretch planned before (it finished nothing since)."""
         engine, ahead = self.engines[replica], self.ahead[replica]
         if ahead is not None:
             if at is not None and not ahead.ends_before(at):
                 if self.kv_events:  # its evictions by now: the router hears of them at `at`
                     ahead.tell_evictions_before(at)
-                return  # still inside the stretch: observe reads the replica off its plan
+                return False  # observe reads the replica off its plan
             ahead.apply_before(None)
             self.ahead[replica] = None
         if at is not None:
             self.ahead[replica] = run_until(engine, at, self.kv_events)
-            return
+            return True
         engine.arrivals.drop_gate()
         while engine.advance_unrecorded():
             pass
+        return True
 
-    def observe(self, at: float) -> None:
-        """Scrape every replica and tell the router which requests finished."""
-        states = []
+    def observe(self, at: float, moved: Sequence[bool]) -> None:
+        """Scrape every replica and tell the router which requests finished (on the
+        replicas that `moved`) and its KV events."""
+        states, peaks, router = [], self.kv_usage_peak, self.router
         for replica, engine in enumerate(self.engines):
             ahead = self.ahead[replica]
             state = (ahead.state(replica, at) if ahead is not None
                      else scrape(engine, replica, engine.time_s if engine.step_clock else at))
             states.append(state)
-            self.kv_usage_peak[replica] = max(self.kv_usage_peak[replica] or 0.0, state.kv_usage)
+            peak = peaks[replica]
+            if peak is None or state.kv_usage > peak:
+                peaks[replica] = state.kv_usage
             done = engine.done_requests
-            for request in done[self.num_reported[replica]:]:
-                self.router.finished(request.id, replica, request.finish_time or 0.0)
-            self.num_reported[replica] = len(done)
+            if moved[replica] and len(done) > self.num_reported[replica]:
+                for request in done[self.num_reported[replica]:]:
+                    router.finished(request.id, replica, request.finish_time or 0.0)
+                self.num_reported[replica] = len(done)
             events = engine.kv.pool.take_kv_events() if self.kv_events else []
             if events:
-                self.router.kv_events(replica, events, at)
+                router.kv_events(replica, events, at)
         self.states = states
 
     def route(self, spec: RequestSpec) -> RoutedArrival:
