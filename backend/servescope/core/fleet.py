@@ -30,6 +30,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from servescope.core.arrivals import Arrivals
 from servescope.core.config import SCRAPE_INTERVAL_MS, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.fleet_summary import fleet_summary
@@ -91,14 +92,12 @@ class Fleet:
                  records: bool = True, scrape_interval_ms: float = SCRAPE_INTERVAL_MS) -> None:
         fns = list(step_time_fns or [None] * len(configs))
         # each engine sees the whole workload once (its scheduler's and acceptance's choices),
-        # then holds only what the router sends it
-        self.engines = [Engine(c, specs, fn, records=records)
+        # then holds only what the router sends it; the workload is sorted once, here
+        self.engines = [Engine(c, specs, fn, records=records, queue_requests=False)
                         for c, fn in zip(configs, fns, strict=True)]
-        arrivals = self.engines[0].arrivals
+        arrivals = Arrivals(specs, self.engines[0].step_clock)
         self.specs = list(arrivals.pending)  # in arrival order
         self.key = arrivals.key
-        for engine in self.engines:
-            engine.arrivals.pending.clear()
         self.records = records
         self.router = router
         self.interval_s = scrape_interval_ms / 1000.0
@@ -180,26 +179,33 @@ class Fleet:
         return True
 
     def observe(self, at: float, moved: Sequence[bool]) -> None:
-        """Scrape every replica and tell the router which requests finished (on the
-        replicas that `moved`) and its KV events."""
-        states, peaks, router = [], self.kv_usage_peak, self.router
-        for replica, engine in enumerate(self.engines):
-            ahead = self.ahead[replica]
-            state = (ahead.state(replica, at) if ahead is not None
-                     else scrape(engine, replica, engine.time_s if engine.step_clock else at))
+        """Scrape every replica; tell the router which requests finished on the replicas
+        that `moved` and the KV events of all."""
+        states, peaks, engines, hears = [], self.kv_usage_peak, self.engines, self.kv_events
+        for replica, ahead in enumerate(self.ahead):
+            if ahead is not None:
+                state = ahead.state(replica, at)
+            else:
+                engine = engines[replica]
+                state = scrape(engine, replica, engine.time_s if engine.step_clock else at)
             states.append(state)
             peak = peaks[replica]
             if peak is None or state.kv_usage > peak:
                 peaks[replica] = state.kv_usage
-            done = engine.done_requests
-            if moved[replica] and len(done) > self.num_reported[replica]:
-                for request in done[self.num_reported[replica]:]:
-                    router.finished(request.id, replica, request.finish_time or 0.0)
-                self.num_reported[replica] = len(done)
-            events = engine.kv.pool.take_kv_events() if self.kv_events else []
-            if events:
-                router.kv_events(replica, events, at)
+            if moved[replica] or hears:
+                self.hear(replica, at)
         self.states = states
+
+    def hear(self, replica: int, at: float) -> None:
+        """Tell the router the replica's finishes and KV events since the last scrape."""
+        engine, router = self.engines[replica], self.router
+        done = engine.done_requests
+        for request in done[self.num_reported[replica]:]:
+            router.finished(request.id, replica, request.finish_time or 0.0)
+        self.num_reported[replica] = len(done)
+        events = engine.kv.pool.take_kv_events() if self.kv_events else []
+        if events:
+            router.kv_events(replica, events, at)
 
     def route(self, spec: RequestSpec) -> RoutedArrival:
         now_s = spec.arrival_s if spec.arrival_s is not None else float(spec.arrival_step or 0)

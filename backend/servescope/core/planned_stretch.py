@@ -52,9 +52,11 @@ class PlannedStretch:
         self.chunk = fast_forward.FIRST_CHUNK_STEPS
         self.later: list[int] | None = None  # for blocks_taken
         self.seen = (float("nan"), 0)  # a time asked of, the steps that start before it
-        # what a scrape reads that its steps do not change: running, free and usable blocks
+        # what a scrape reads that its steps do not change: running, free and usable blocks,
+        # block size
         kv = engine.kv
-        self.gauges = (len(running), kv.num_free_blocks, kv.pool.num_usable_blocks)
+        self.gauges = (len(running), kv.num_free_blocks, kv.pool.num_usable_blocks,
+                       engine.config.block_size)
 
     def price_to(self, at_s: float) -> None:
         """Price steps until the next unpriced one would start at or after `at_s`."""
@@ -87,7 +89,7 @@ class PlannedStretch:
         """The free blocks its first `num_steps` steps take: a row at p takes
         ((p - 1) % bs + k) // bs in k steps, so all rows take len * (k // bs) plus one each
         for the rows whose (p - 1) % bs >= bs - k % bs."""
-        bs = self.engine.config.block_size
+        bs = self.gauges[3]
         if self.later is None:  # rows whose (p - 1) % bs is at least r, for each r
             per_residue = np.bincount((self.start - 1) % bs, minlength=bs)
             self.later = per_residue[::-1].cumsum()[::-1].tolist() + [0]
@@ -112,10 +114,10 @@ class PlannedStretch:
 
     def state(self, replica: int, at_s: float) -> ReplicaState:
         """The replica as a scrape at `at_s` sees it: after the steps that start before."""
-        num_running, num_free, usable = self.gauges  # nothing waits in a quiet stretch
+        num_running, num_free, usable, block_size = self.gauges  # nothing waits in a stretch
         free = num_free - self.blocks_taken(self.steps_before(at_s))
         return ReplicaState(replica, num_running, 0, 1.0 - free / usable if usable else 0.0,
-                            free, usable, self.engine.config.block_size, at_s)
+                            free, usable, block_size, at_s)
 
     def apply_before(self, at_s: float | None) -> None:
         """Apply its steps that start before `at_s` (None: all of them)."""
