@@ -165,10 +165,12 @@ class Fleet:
         engine, ahead = self.engines[replica], self.ahead[replica]
         if ahead is not None:
             if at is not None and not ahead.ends_before(at):
-                if self.kv_events:  # its evictions by now: the router hears of them at `at`
+                if not self.kv_events:
+                    return False  # observe reads the replica off its plan
+                if not ahead.stores_before(at):  # its evictions by now: heard at `at`
                     ahead.tell_evictions_before(at)
-                return False  # observe reads the replica off its plan
-            ahead.apply_before(None)
+                    return False
+            ahead.apply_before(at)
             self.ahead[replica] = None
         if at is not None:
             self.ahead[replica] = run_until(engine, at, self.kv_events)

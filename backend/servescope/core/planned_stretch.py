@@ -13,8 +13,11 @@ times accumulate step by step either way). For a router fed KV events, the cache
 steps evict follow from the free queue's order (blocks without a hash first, then the hashed
 oldest first, and nothing else frees or takes one meanwhile): at each scrape the 'removed'
 events of the steps before it are published unapplied (core/block_pool.py tell_evictions),
-as when the replica stops at every scrape. Its 'stored' hashes are its requests' own, which
-the kv_event_queue leaves out.
+as when the replica stops at every scrape. Its 'stored' hashes are mostly its requests' own,
+which the kv_event_queue leaves out; but a block that holds the end of a prompt's shared part
+and then decoded tokens is stored under a shared hash once decoding fills it, so a stretch
+that fills one before a scrape is applied up to that scrape (`stores_before`), as stopping
+there would have.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 
 from servescope.core import fast_forward
 from servescope.core.engine import Engine
+from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.routers.base import ReplicaState
 from servescope.core.step_time import decode_steps_ms
 
@@ -37,9 +41,10 @@ class PlannedStretch:
     dozen steps, and `seen` keeps the last answer (the run and the scrape ask alike)."""
 
     __slots__ = ("chunk", "complete", "due_s", "engine", "gauges", "later", "max_steps",
-                 "num_priced", "parts", "seen", "start", "starts")
+                 "num_priced", "parts", "seen", "shared_store", "start", "starts")
 
-    def __init__(self, engine: Engine, max_steps: int, due_s: float | None) -> None:
+    def __init__(self, engine: Engine, max_steps: int, due_s: float | None,
+                 stores_heard: bool = False) -> None:
         running = engine.scheduler.running
         self.engine = engine
         self.start = running.num_computed[:len(running)].copy()
@@ -52,6 +57,8 @@ class PlannedStretch:
         self.chunk = fast_forward.FIRST_CHUNK_STEPS
         self.later: list[int] | None = None  # for blocks_taken
         self.seen = (float("nan"), 0)  # a time asked of, the steps that start before it
+        # the first step count after which a shared hash is stored (a subscriber hears it)
+        self.shared_store = first_shared_store(engine, self.start) if stores_heard else None
         # what a scrape reads that its steps do not change: running, free and usable blocks,
         # block size
         kv = engine.kv
@@ -103,6 +110,10 @@ class PlannedStretch:
             return False
         return self.steps_before(at_s) == self.num_priced and self.complete
 
+    def stores_before(self, at_s: float) -> bool:
+        """Whether its steps that start before `at_s` store a block under a shared hash."""
+        return self.shared_store is not None and self.steps_before(at_s) >= self.shared_store
+
     def tell_evictions_before(self, at_s: float) -> None:
         """Publish the 'removed' events of the cached blocks its steps that start before
         `at_s` evict, unapplied: they take the free blocks without a hash first, then the
@@ -146,12 +157,36 @@ def run_until(engine: Engine, at_s: float, evictions_heard: bool) -> PlannedStre
         bound = (fast_forward.stretch_bound(engine, past_gate=True)
                  if fast_forward.quiet(engine) and not engine.clock.step_clock else None)
         if bound is not None:
-            ahead = PlannedStretch(engine, *bound)
+            ahead = PlannedStretch(engine, *bound, stores_heard=evictions_heard)
             if ahead.ends_before(at_s):
                 ahead.apply_before(None)
+                continue
+            if ahead.stores_before(at_s):  # its 'stored' event is heard at `at_s`
+                ahead.apply_before(at_s)
                 continue
             if evictions_heard:  # heard at this scrape
                 ahead.tell_evictions_before(at_s)
             return ahead
         if not engine.advance_unrecorded():
             return None
+
+
+def first_shared_store(engine: Engine, start: np.ndarray) -> int | None:
+    """After how many quiet steps from here a row first completes a block with a shared hash
+    (core/prefix.py: a block that starts inside the prompt's shared segments; in a quiet
+    stretch at most the block a row is filling), None if no row does. Block i of a row at
+    position p is cached once the row has crossed a block boundary (core/kv_cache_manager.py
+    advance_decodes) and holds (i + 1) * block_size tokens."""
+    kv = engine.kv
+    assert isinstance(kv, PagedKVCacheManager)
+    bs, num_cached = kv.block_size, kv.num_cached_blocks
+    first = None
+    for request, p in zip(engine.scheduler.running, start.tolist(), strict=True):
+        if not request.spec.prefix:
+            continue
+        shared = min(sum(length for _, length in request.spec.prefix), request.prompt_len)
+        block = num_cached.get(request.id, 0)
+        if block * bs < shared:
+            steps = max((block + 1) * bs - p, bs - p % bs)
+            first = steps if first is None else min(first, steps)
+    return first
