@@ -121,5 +121,7 @@ def best_of(scores: Sequence[float], rng: Any) -> int:
     """The highest score; ties broken at random, as llm-d's max-score picker shuffles the
     candidates before taking the first best (the draw only happens on a tie)."""
     top = max(scores)
+    if scores.count(top) == 1:  # (C-speed: most picks have one best)
+        return scores.index(top)
     tied = [i for i, s in enumerate(scores) if s == top]
-    return tied[0] if len(tied) == 1 else tied[int(rng.integers(len(tied)))]
+    return tied[int(rng.integers(len(tied)))]
