@@ -101,21 +101,23 @@ def test_planning_past_scrapes_changes_no_decision(router: str, config: EngineCo
         assert json.dumps(alone.summary()) == json.dumps(engine.summary())
 
 
+def heard_at_scrapes(kind: type[Fleet]) -> list[tuple[float, list[dict[int, int]]]]:
+    """A prefix-precise router's index of each replica after every scrape (TENANTS)."""
+    router = make_router("prefix-precise", 3, {}, 0, PREFIXED.block_size)
+    snapshots: list[tuple[float, list[dict[int, int]]]] = []
+
+    class Listening(kind):  # type: ignore[valid-type, misc]
+        def observe(self, at: float, moved: Sequence[bool]) -> None:
+            super().observe(at, moved)
+            snapshots.append((at, [dict(c) for c in router.precise.copies]))
+
+    Listening([PREFIXED] * 3, TENANTS, router, records=False).run_to_end()
+    return snapshots
+
+
 def test_a_kv_event_subscriber_hears_at_each_scrape_what_stopping_there_tells() -> None:
     """A multi-turn prompt's shared part ends inside its last block, so decoding fills that
     block and stores it under a shared hash: the router hears it at the first scrape after
     the step that filled it, as when the replica stops there, not when the stretch is applied."""
-    heard = []
-    for kind in (Fleet, Stopping):
-        router = make_router("prefix-precise", 3, {}, 0, PREFIXED.block_size)
-        snapshots: list[tuple[float, list[dict[int, int]]]] = []
-
-        class Listening(kind):  # type: ignore[valid-type, misc]
-            def observe(self, at: float, moved: Sequence[bool]) -> None:
-                super().observe(at, moved)
-                snapshots.append((at, [dict(c) for c in router.precise.copies]))
-
-        Listening([PREFIXED] * 3, TENANTS, router, records=False).run_to_end()
-        heard.append(snapshots)
-    ahead, stopping = heard
+    ahead, stopping = heard_at_scrapes(Fleet), heard_at_scrapes(Stopping)
     assert len(ahead) > 20 and ahead == stopping
