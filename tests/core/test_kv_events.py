@@ -68,8 +68,10 @@ TENANTS = multi_tenant(np.random.default_rng(5), 160, 20.0, num_tenants=6,
                        output_len=(8, 48), think_s=0.5)
 
 
-@pytest.mark.parametrize("records", [True, False])
-def test_the_events_heard_rebuild_each_replicas_cache_map_at_every_scrape(records: bool) -> None:
+@pytest.mark.parametrize(("records", "scrape_interval_ms"),
+                         [(True, 50.0), (False, 50.0), (True, 150.0), (False, 150.0)])
+def test_the_events_heard_rebuild_each_replicas_cache_map_at_every_scrape(
+        records: bool, scrape_interval_ms: float) -> None:
     router = make_router("prefix-precise", 3, {}, 0, 16)
     heard: list[Counter[int]] = [Counter() for _ in range(3)]
     num_removed = [0]
@@ -85,8 +87,8 @@ def test_the_events_heard_rebuild_each_replicas_cache_map_at_every_scrape(record
     router.kv_events = listen  # type: ignore[method-assign]
 
     class Checked(Fleet):
-        def observe(self, at: float) -> None:
-            super().observe(at)
+        def observe(self, at: float, moved: Sequence[bool]) -> None:
+            super().observe(at, moved)
             for replica, engine in enumerate(self.engines):
                 pool = engine.kv.pool
                 # a planned stretch's evictions before `at` are heard before it is applied:
@@ -95,5 +97,6 @@ def test_the_events_heard_rebuild_each_replicas_cache_map_at_every_scrape(record
                 held = {h for h, n in heard[replica].items() if n > 0}
                 assert held == {h for h in pool.cached if h >= 0} - told
 
-    Checked([CONFIG_SMALL] * 3, TENANTS, router, records=records).run_to_end()
+    Checked([CONFIG_SMALL] * 3, TENANTS, router, records=records,
+            scrape_interval_ms=scrape_interval_ms).run_to_end()
     assert num_removed[0] > 50  # the caches were too small: evictions were heard too

@@ -6,6 +6,7 @@ replica runs its share as a single engine would."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -29,7 +30,7 @@ def test_a_scrape_inside_a_stretch_sees_the_blocks_taken_by_then() -> None:
     assert bound is not None
     ahead = PlannedStretch(engine, *bound)
     ahead.price_to(1.0)
-    at_s = float(ahead.clock[5])  # as the sixth step starts
+    at_s = ahead.starts[5]  # as the sixth step starts
     # five decode steps: a writes positions 5..9 (a block starts at 8), b 8..12 (at 8 and 12)
     state = ahead.state(0, at_s)
     assert (state.num_running, state.num_waiting) == (2, 0)
@@ -42,10 +43,11 @@ def test_a_scrape_inside_a_stretch_sees_the_blocks_taken_by_then() -> None:
 class Stopping(Fleet):
     """The fleet without planning ahead: every replica stands at every scrape."""
 
-    def run_unrecorded(self, replica: int, at: float | None) -> None:
+    def run_unrecorded(self, replica: int, at: float | None) -> bool:
         hold(self.engines[replica], at)
         while self.engines[replica].advance_unrecorded():
             pass
+        return True
 
 
 class Counted(Fleet):
@@ -53,9 +55,9 @@ class Counted(Fleet):
 
     num_read_ahead = 0
 
-    def observe(self, at: float) -> None:
+    def observe(self, at: float, moved: Sequence[bool]) -> None:
         self.num_read_ahead += sum(ahead is not None for ahead in self.ahead)
-        super().observe(at)
+        super().observe(at, moved)
 
 
 def poisson(n: int, rate: float, seed: int = 3) -> list[RequestSpec]:
@@ -97,3 +99,25 @@ def test_planning_past_scrapes_changes_no_decision(router: str, config: EngineCo
         alone = Engine(config, share, records=False)
         alone.run_to_end()
         assert json.dumps(alone.summary()) == json.dumps(engine.summary())
+
+
+def heard_at_scrapes(kind: type[Fleet]) -> list[tuple[float, list[dict[int, int]]]]:
+    """A prefix-precise router's index of each replica after every scrape (TENANTS)."""
+    router = make_router("prefix-precise", 3, {}, 0, PREFIXED.block_size)
+    snapshots: list[tuple[float, list[dict[int, int]]]] = []
+
+    class Listening(kind):  # type: ignore[valid-type, misc]
+        def observe(self, at: float, moved: Sequence[bool]) -> None:
+            super().observe(at, moved)
+            snapshots.append((at, [dict(c) for c in router.precise.copies]))
+
+    Listening([PREFIXED] * 3, TENANTS, router, records=False).run_to_end()
+    return snapshots
+
+
+def test_a_kv_event_subscriber_hears_at_each_scrape_what_stopping_there_tells() -> None:
+    """A multi-turn prompt's shared part ends inside its last block, so decoding fills that
+    block and stores it under a shared hash: the router hears it at the first scrape after
+    the step that filled it, as when the replica stops there, not when the stretch is applied."""
+    ahead, stopping = heard_at_scrapes(Fleet), heard_at_scrapes(Stopping)
+    assert len(ahead) > 20 and ahead == stopping

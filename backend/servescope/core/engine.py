@@ -38,7 +38,7 @@ from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
 class Engine:
     def __init__(self, config: EngineConfig, requests: Sequence[RequestSpec],
                  step_time: StepTimeFn | None = None, fast_forward: bool = True,
-                 records: bool = True) -> None:
+                 records: bool = True, queue_requests: bool = True) -> None:
         priced = (config.model or config.model_config) is not None and config.gpu is not None
         if priced:
             config = cost_model.with_derived_blocks(config)
@@ -58,7 +58,9 @@ class Engine:
         self.spec_counters = SpecCounters() if config.speculative is not None else None
         step_clock = all(s.arrival_step is not None for s in requests)
         self.clock = Clock(step_clock)
-        self.arrivals = Arrivals(requests, step_clock)
+        # queue_requests=False: a fleet's replica, which holds only what its router sends it
+        # (the requests still choose the scheduler's KV manager and the acceptance model)
+        self.arrivals = Arrivals(requests if queue_requests else (), step_clock)
         self.done_requests: list[FinishedRequest] = []
         self.rejected: list[tuple[str, str]] = []
         self.num_arrived = 0

@@ -30,6 +30,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from servescope.core.arrivals import Arrivals
 from servescope.core.config import SCRAPE_INTERVAL_MS, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.fleet_summary import fleet_summary
@@ -91,14 +92,12 @@ class Fleet:
                  records: bool = True, scrape_interval_ms: float = SCRAPE_INTERVAL_MS) -> None:
         fns = list(step_time_fns or [None] * len(configs))
         # each engine sees the whole workload once (its scheduler's and acceptance's choices),
-        # then holds only what the router sends it
-        self.engines = [Engine(c, specs, fn, records=records)
+        # then holds only what the router sends it; the workload is sorted once, here
+        self.engines = [Engine(c, specs, fn, records=records, queue_requests=False)
                         for c, fn in zip(configs, fns, strict=True)]
-        arrivals = self.engines[0].arrivals
+        arrivals = Arrivals(specs, self.engines[0].step_clock)
         self.specs = list(arrivals.pending)  # in arrival order
         self.key = arrivals.key
-        for engine in self.engines:
-            engine.arrivals.pending.clear()
         self.records = records
         self.router = router
         self.interval_s = scrape_interval_ms / 1000.0
@@ -144,6 +143,7 @@ class Fleet:
 
     def catch_up(self, at: float | None) -> Iterator[tuple[int, StepRecord]]:
         """Every replica run to the gate at `at` (None: to its end), then scraped."""
+        n = len(self.engines)
         if self.records:
             streams = []
             for replica, engine in enumerate(self.engines):
@@ -151,48 +151,63 @@ class Fleet:
                 streams.append([(r.time_s, replica, r.iter, r) for r in engine.run()])
             for _, replica, _, record in heapq.merge(*streams):
                 yield replica, record
+            moved = [True] * n
         else:
-            for replica in range(len(self.engines)):
-                self.run_unrecorded(replica, at)
+            moved = [self.run_unrecorded(replica, at) for replica in range(n)]
         if at is not None:
             self.scraped_at = at
-            self.observe(at)
+            self.observe(at, moved)
 
-    def run_unrecorded(self, replica: int, at: float | None) -> None:
+    def run_unrecorded(self, replica: int, at: float | None) -> bool:
         """One replica's steps that start before `at` (None: to its end), a quiet stretch
-        that reaches past `at` kept planned (core/planned_stretch.py)."""
+        that reaches past `at` kept planned (core/planned_stretch.py); False when it is still
+        inside the stretch planned before (it finished nothing since)."""
         engine, ahead = self.engines[replica], self.ahead[replica]
         if ahead is not None:
             if at is not None and not ahead.ends_before(at):
-                if self.kv_events:  # its evictions by now: the router hears of them at `at`
+                if not self.kv_events:
+                    return False  # observe reads the replica off its plan
+                if not ahead.stores_before(at):  # its evictions by now: heard at `at`
                     ahead.tell_evictions_before(at)
-                return  # still inside the stretch: observe reads the replica off its plan
-            ahead.apply_before(None)
+                    return False
+            ahead.apply_before(at)
             self.ahead[replica] = None
         if at is not None:
             self.ahead[replica] = run_until(engine, at, self.kv_events)
-            return
+            return True
         engine.arrivals.drop_gate()
         while engine.advance_unrecorded():
             pass
+        return True
 
-    def observe(self, at: float) -> None:
-        """Scrape every replica and tell the router which requests finished."""
-        states = []
-        for replica, engine in enumerate(self.engines):
-            ahead = self.ahead[replica]
-            state = (ahead.state(replica, at) if ahead is not None
-                     else scrape(engine, replica, engine.time_s if engine.step_clock else at))
+    def observe(self, at: float, moved: Sequence[bool]) -> None:
+        """Scrape every replica; tell the router which requests finished on the replicas
+        that `moved` and the KV events of all."""
+        states, peaks, engines, hears = [], self.kv_usage_peak, self.engines, self.kv_events
+        for replica, ahead in enumerate(self.ahead):
+            if ahead is not None:
+                state = ahead.state(replica, at)
+            else:
+                engine = engines[replica]
+                state = scrape(engine, replica, engine.time_s if engine.step_clock else at)
             states.append(state)
-            self.kv_usage_peak[replica] = max(self.kv_usage_peak[replica] or 0.0, state.kv_usage)
-            done = engine.done_requests
-            for request in done[self.num_reported[replica]:]:
-                self.router.finished(request.id, replica, request.finish_time or 0.0)
-            self.num_reported[replica] = len(done)
-            events = engine.kv.pool.take_kv_events() if self.kv_events else []
-            if events:
-                self.router.kv_events(replica, events, at)
+            peak = peaks[replica]
+            if peak is None or state.kv_usage > peak:
+                peaks[replica] = state.kv_usage
+            if moved[replica] or hears:
+                self.hear(replica, at)
         self.states = states
+
+    def hear(self, replica: int, at: float) -> None:
+        """Tell the router the replica's finishes and KV events since the last scrape."""
+        engine, router = self.engines[replica], self.router
+        done = engine.done_requests
+        for request in done[self.num_reported[replica]:]:
+            router.finished(request.id, replica, request.finish_time or 0.0)
+        self.num_reported[replica] = len(done)
+        events = engine.kv.pool.take_kv_events() if self.kv_events else []
+        if events:
+            router.kv_events(replica, events, at)
 
     def route(self, spec: RequestSpec) -> RoutedArrival:
         now_s = spec.arrival_s if spec.arrival_s is not None else float(spec.arrival_step or 0)

@@ -13,8 +13,11 @@ times accumulate step by step either way). For a router fed KV events, the cache
 steps evict follow from the free queue's order (blocks without a hash first, then the hashed
 oldest first, and nothing else frees or takes one meanwhile): at each scrape the 'removed'
 events of the steps before it are published unapplied (core/block_pool.py tell_evictions),
-as when the replica stops at every scrape. Its 'stored' hashes are its requests' own, which
-the kv_event_queue leaves out.
+as when the replica stops at every scrape. Its 'stored' hashes are mostly its requests' own,
+which the kv_event_queue leaves out; but a block that holds the end of a prompt's shared part
+and then decoded tokens is stored under a shared hash once decoding fills it, so a stretch
+that fills one before a scrape is applied up to that scrape (`stores_before`), as stopping
+there would have.
 """
 
 from __future__ import annotations
@@ -25,60 +28,75 @@ import numpy as np
 
 from servescope.core import fast_forward
 from servescope.core.engine import Engine
+from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.routers.base import ReplicaState
 from servescope.core.step_time import decode_steps_ms
 
 
 class PlannedStretch:
-    """The stretch's steps priced so far: step_ms[i] starts at clock[i] and ends at
-    clock[i + 1]; `complete` once its last step is priced. `starts` is clock as a list
-    (a fleet asks where a scrape falls at every replica's every scrape: bisect on a list
-    costs a tenth of numpy's searchsorted on a few dozen steps)."""
+    """The stretch's steps priced so far: step i starts at starts[i] and ends at
+    starts[i + 1], taking the i-th of the step times priced in `parts` (chunks);
+    `complete` once its last step is priced. A fleet asks where a scrape falls at every
+    replica's every scrape: bisect on a list costs a tenth of numpy's searchsorted on a few
+    dozen steps, and `seen` keeps the last answer (the run and the scrape ask alike)."""
 
-    __slots__ = ("chunk", "clock", "complete", "due_s", "engine", "later", "max_steps",
-                 "start", "starts", "step_ms")
+    __slots__ = ("chunk", "complete", "due_s", "engine", "gauges", "later", "max_steps",
+                 "num_priced", "parts", "seen", "shared_store", "start", "starts")
 
-    def __init__(self, engine: Engine, max_steps: int, due_s: float | None) -> None:
+    def __init__(self, engine: Engine, max_steps: int, due_s: float | None,
+                 stores_heard: bool = False) -> None:
         running = engine.scheduler.running
         self.engine = engine
         self.start = running.num_computed[:len(running)].copy()
         self.max_steps = max_steps
         self.due_s = due_s  # the next arrival it holds: no step starts at or after it
-        self.step_ms = np.zeros(0)
-        self.clock = np.array([engine.clock.time_s])
+        self.parts: list[np.ndarray] = []
+        self.num_priced = 0
         self.starts = [engine.clock.time_s]
         self.complete = False
         self.chunk = fast_forward.FIRST_CHUNK_STEPS
         self.later: list[int] | None = None  # for blocks_taken
+        self.seen = (float("nan"), 0)  # a time asked of, the steps that start before it
+        # the first step count after which a shared hash is stored (a subscriber hears it)
+        self.shared_store = first_shared_store(engine, self.start) if stores_heard else None
+        # what a scrape reads that its steps do not change: running, free and usable blocks,
+        # block size
+        kv = engine.kv
+        self.gauges = (len(running), kv.num_free_blocks, kv.pool.num_usable_blocks,
+                       engine.config.block_size)
 
     def price_to(self, at_s: float) -> None:
         """Price steps until the next unpriced one would start at or after `at_s`."""
-        while not self.complete and self.starts[-1] < at_s:
-            priced = len(self.step_ms)
+        starts = self.starts
+        while not self.complete and starts[-1] < at_s:
+            priced = self.num_priced
             part = decode_steps_ms(self.engine.step_time, self.start + priced,
                                    min(self.chunk, self.max_steps - priced))
             self.chunk *= 2
-            ends = np.add.accumulate(np.concatenate((self.clock[-1:], part / 1000.0)))
-            self.step_ms = np.concatenate((self.step_ms, part))
-            self.clock = np.concatenate((self.clock, ends[1:]))
-            self.starts.extend(ends[1:].tolist())
-            num_steps = len(self.step_ms)
+            ends = np.add.accumulate(np.concatenate(((starts[-1],), part / 1000.0)))
+            starts.extend(ends[1:].tolist())
+            self.parts.append(part)
+            self.num_priced = num_steps = priced + len(part)
             self.complete = num_steps == self.max_steps
-            if self.due_s is not None and self.starts[-1] >= self.due_s:
-                num_steps = self.steps_before(self.due_s)
-                self.step_ms, self.clock = self.step_ms[:num_steps], self.clock[:num_steps + 1]
-                del self.starts[num_steps + 1:]
+            if self.due_s is not None and starts[-1] >= self.due_s:
+                self.num_priced = num_steps = bisect_left(starts, self.due_s, 0, num_steps)
+                del starts[num_steps + 1:]
                 self.complete = True
 
     def steps_before(self, at_s: float) -> int:
-        """How many of its priced steps start before `at_s` (price_to(at_s) first)."""
-        return bisect_left(self.starts, at_s, 0, len(self.step_ms))
+        """How many of its steps start before `at_s` (priced as far as that needs)."""
+        seen_s, num_steps = self.seen
+        if seen_s != at_s:
+            self.price_to(at_s)
+            num_steps = bisect_left(self.starts, at_s, 0, self.num_priced)
+            self.seen = (at_s, num_steps)
+        return num_steps
 
     def blocks_taken(self, num_steps: int) -> int:
         """The free blocks its first `num_steps` steps take: a row at p takes
         ((p - 1) % bs + k) // bs in k steps, so all rows take len * (k // bs) plus one each
         for the rows whose (p - 1) % bs >= bs - k % bs."""
-        bs = self.engine.config.block_size
+        bs = self.gauges[3]
         if self.later is None:  # rows whose (p - 1) % bs is at least r, for each r
             per_residue = np.bincount((self.start - 1) % bs, minlength=bs)
             self.later = per_residue[::-1].cumsum()[::-1].tolist() + [0]
@@ -87,36 +105,39 @@ class PlannedStretch:
 
     def ends_before(self, at_s: float) -> bool:
         """Whether every step of the stretch starts before `at_s`."""
-        self.price_to(at_s)
-        return self.complete and self.steps_before(at_s) == len(self.step_ms)
+        num_priced = self.num_priced
+        if num_priced and self.starts[num_priced - 1] >= at_s:  # its last priced step
+            return False
+        return self.steps_before(at_s) == self.num_priced and self.complete
+
+    def stores_before(self, at_s: float) -> bool:
+        """Whether its steps that start before `at_s` store a block under a shared hash."""
+        return self.shared_store is not None and self.steps_before(at_s) >= self.shared_store
 
     def tell_evictions_before(self, at_s: float) -> None:
         """Publish the 'removed' events of the cached blocks its steps that start before
         `at_s` evict, unapplied: they take the free blocks without a hash first, then the
         hashed ones oldest first (core/free_queue.py), and nothing else frees or takes one
         before the stretch is applied (core/block_pool.py tell_evictions)."""
-        self.price_to(at_s)
         pool = self.engine.kv.pool
         taken = self.blocks_taken(self.steps_before(at_s))
         pool.tell_evictions(taken - pool.free_queue.num_unhashed)
 
     def state(self, replica: int, at_s: float) -> ReplicaState:
         """The replica as a scrape at `at_s` sees it: after the steps that start before."""
-        self.price_to(at_s)
-        engine = self.engine
-        kv, scheduler = engine.kv, engine.scheduler
-        usable = kv.pool.num_usable_blocks
-        free = kv.num_free_blocks - self.blocks_taken(self.steps_before(at_s))
-        return ReplicaState(replica, len(scheduler.running), len(scheduler.waiting),
-                            1.0 - free / usable if usable else 0.0, free, usable,
-                            engine.config.block_size, at_s)
+        num_running, num_free, usable, block_size = self.gauges  # nothing waits in a stretch
+        free = num_free - self.blocks_taken(self.steps_before(at_s))
+        return ReplicaState(replica, num_running, 0, 1.0 - free / usable if usable else 0.0,
+                            free, usable, block_size, at_s)
 
     def apply_before(self, at_s: float | None) -> None:
         """Apply its steps that start before `at_s` (None: all of them)."""
-        self.price_to(float("inf") if at_s is None else at_s)
-        num_steps = len(self.step_ms) if at_s is None else self.steps_before(at_s)
+        if at_s is None:
+            self.price_to(float("inf"))
+        num_steps = self.num_priced if at_s is None else self.steps_before(at_s)
         if num_steps:
-            plan = (self.start, self.step_ms[:num_steps], self.clock[:num_steps + 1])
+            step_ms = np.concatenate(self.parts)[:num_steps]
+            plan = (self.start, step_ms, np.array(self.starts[:num_steps + 1]))
             fast_forward.apply_unrecorded(self.engine, plan)
 
 
@@ -136,12 +157,36 @@ def run_until(engine: Engine, at_s: float, evictions_heard: bool) -> PlannedStre
         bound = (fast_forward.stretch_bound(engine, past_gate=True)
                  if fast_forward.quiet(engine) and not engine.clock.step_clock else None)
         if bound is not None:
-            ahead = PlannedStretch(engine, *bound)
+            ahead = PlannedStretch(engine, *bound, stores_heard=evictions_heard)
             if ahead.ends_before(at_s):
                 ahead.apply_before(None)
+                continue
+            if ahead.stores_before(at_s):  # its 'stored' event is heard at `at_s`
+                ahead.apply_before(at_s)
                 continue
             if evictions_heard:  # heard at this scrape
                 ahead.tell_evictions_before(at_s)
             return ahead
         if not engine.advance_unrecorded():
             return None
+
+
+def first_shared_store(engine: Engine, start: np.ndarray) -> int | None:
+    """After how many quiet steps from here a row first completes a block with a shared hash
+    (core/prefix.py: a block that starts inside the prompt's shared segments; in a quiet
+    stretch at most the block a row is filling), None if no row does. Block i of a row at
+    position p is cached once the row has crossed a block boundary (core/kv_cache_manager.py
+    advance_decodes) and holds (i + 1) * block_size tokens."""
+    kv = engine.kv
+    assert isinstance(kv, PagedKVCacheManager)
+    bs, num_cached = kv.block_size, kv.num_cached_blocks
+    first = None
+    for request, p in zip(engine.scheduler.running, start.tolist(), strict=True):
+        if not request.spec.prefix:
+            continue
+        shared = min(sum(length for _, length in request.spec.prefix), request.prompt_len)
+        block = num_cached.get(request.id, 0)
+        if block * bs < shared:
+            steps = max((block + 1) * bs - p, bs - p % bs)
+            first = steps if first is None else min(first, steps)
+    return first

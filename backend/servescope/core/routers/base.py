@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -17,9 +17,10 @@ from servescope.core.config_error import ConfigError
 from servescope.core.request import RequestSpec
 
 
-@dataclass(frozen=True)
-class ReplicaState:
-    """One replica as the router last scraped it (vLLM's /metrics gauges), as of `scraped_s`."""
+class ReplicaState(NamedTuple):
+    """One replica as the router last scraped it (vLLM's /metrics gauges), as of `scraped_s`.
+    (A NamedTuple: a fleet makes one per replica per scrape, at a third of a frozen
+    dataclass's cost.)"""
 
     replica: int
     num_running: int  # vllm:num_requests_running
@@ -120,5 +121,7 @@ def best_of(scores: Sequence[float], rng: Any) -> int:
     """The highest score; ties broken at random, as llm-d's max-score picker shuffles the
     candidates before taking the first best (the draw only happens on a tie)."""
     top = max(scores)
+    if scores.count(top) == 1:  # (C-speed: most picks have one best)
+        return scores.index(top)
     tied = [i for i, s in enumerate(scores) if s == top]
-    return tied[0] if len(tied) == 1 else tied[int(rng.integers(len(tied)))]
+    return tied[int(rng.integers(len(tied)))]

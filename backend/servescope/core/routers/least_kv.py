@@ -19,7 +19,7 @@ class LeastKVRouter(Router):
 
     def pick(self, request: RequestSpec, replicas: Sequence[ReplicaState],
              now_s: float) -> Decision:
-        scores = tuple(1.0 - r.kv_usage for r in replicas)
+        scores = tuple([1.0 - r.kv_usage for r in replicas])
         chosen = best_of(scores, self.rng)
         return Decision(chosen, scores, f"least KV in use: {replicas[chosen].kv_usage:.0%} "
                         f"(scraped at {replicas[chosen].scraped_s:.3f} s)")

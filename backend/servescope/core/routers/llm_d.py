@@ -67,7 +67,7 @@ class LlmDRouter(Router):
         self.precise = EventIndex(num_replicas)
         self.pending: deque[tuple[float, int, Sequence[tuple[str, tuple[int, ...]]]]] = deque()
         self.in_flight = [0] * num_replicas
-        self.num_blocks_of = [0] * num_replicas  # each replica's KV blocks, as last scraped
+        self.replicas: Sequence[ReplicaState] = ()  # as last scraped (their KV blocks)
         self.last: tuple[str, tuple[int, ...]] = ("", ())  # the request picked for, its hashes
         self.matched_blocks = 0  # over the decisions: blocks the picked replica matched
         self.prompt_blocks = 0
@@ -75,7 +75,7 @@ class LlmDRouter(Router):
     def pick(self, request: RequestSpec, replicas: Sequence[ReplicaState],
              now_s: float) -> Decision:
         self._deliver(now_s)
-        self.num_blocks_of = [r.num_usable_blocks for r in replicas]
+        self.replicas = replicas
         hashes = self._hashes(request)
         self.last = (request.id, hashes)
         view = View(replicas, self.in_flight, len(hashes),
@@ -96,7 +96,8 @@ class LlmDRouter(Router):
         rid, hashes = self.last
         if rid != request.id:
             hashes = self._hashes(request)
-        capacity = self.capacity or self.num_blocks_of[replica] or LRU_CAPACITY_PER_SERVER
+        num_blocks = self.replicas[replica].num_usable_blocks if self.replicas else 0
+        capacity = self.capacity or num_blocks or LRU_CAPACITY_PER_SERVER
         self.approx.add(replica, hashes[:self.max_blocks], capacity)
 
     def _hashes(self, request: RequestSpec) -> tuple[int, ...]:
