@@ -64,7 +64,9 @@ def run_pd_export(args: argparse.Namespace, data: dict[str, Any]) -> int:
     requests = [{**row, "replica": k} for k, engine in enumerate(fleet.decode.engines)
                 for row in engine.request_metrics()]
     if args.bench:
-        write_json(args.bench, bench_json(summary, requests, pool_configs(given)["decode"][0]))
+        result = bench_json(summary, requests, pool_configs(given)["decode"][0])
+        result["kv_transfer"] = summary["kv_transfer"]  # (bench_json keeps no kv_* key)
+        write_json(args.bench, result)
     if args.csv:
         write_text(args.csv, requests_csv(requests))
     if args.openmetrics:
