@@ -12,6 +12,9 @@ LABELS = ("model_name", "engine", "session")
 # A fleet's replica index (0-based), last on each of its series: the label a fleet's scraped
 # pods are told apart by (docs/metrics.md says how dashboards map it to `instance` or `pod`).
 REPLICA = "replica"
+# A P/D fleet's pool ("prefill" | "decode"), before `replica` on each of a pool's series
+# (the interface issue #36's engineers agreed: docs/pd.md)
+POOL = "pool"
 
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
                 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
