@@ -9,7 +9,8 @@ from collections import defaultdict
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from servescope.cli.export_pd import fold, pd_meters
+from servescope.api.records.pd_meters import fold, pd_meters
+from servescope.api.wire.serialize import request_info
 from servescope.core.pd_config import pd_fleet_from
 from servescope.core.request import RequestSpec
 from servescope.observability.families import engine_samples
@@ -33,7 +34,7 @@ def scrape(fails: frozenset[str], at_s: float = float("inf")) -> dict[str, dict]
     specs = [RequestSpec(f"q{i}", PROMPT, OUTPUT, arrival_s=0.05 * i) for i in range(N)]
     fleet = pd_fleet_from(CONFIG, specs, records=True)
     fleet.fails = fails
-    meters = pd_meters(fleet, CONFIG, specs)
+    meters = pd_meters(fleet, request_info(specs))
     fold(meters, fleet.run())
     views = pd_views(meters, "m", 0, "pd1", 4096)
     samples = [s for view, pos in zip(views, positions_at(views, at_s), strict=True)

@@ -6,41 +6,20 @@ its `pool` and `replica`, the KV connector's metrics among them (observability/p
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
 from typing import Any
 
-from servescope.api.wire.serialize import normalize, request_info
+from servescope.api.records.pd_meters import fold, pd_meters
+from servescope.api.wire.serialize import request_info
 from servescope.cli import CliError
 from servescope.cli._openmetrics import write_openmetrics
 from servescope.cli._scenario import load_workload
 from servescope.cli._trace import load_trace
 from servescope.core.config_error import ConfigError
-from servescope.core.hardware import resolve
 from servescope.core.pd_config import PD_KEYS, pd_fleet_from, pool_configs
-from servescope.core.pd_events import PDEvent, PoolStep, Transfer
-from servescope.core.pd_fleet import PDFleet
 from servescope.exports import bench_json, requests_csv, write_json, write_text
 from servescope.observability.families import max_model_len, model_name
-from servescope.observability.pd import PDMeters, pd_views
+from servescope.observability.pd import pd_views
 from servescope.vllm_import.engine_config import load_engine_config
-
-
-def fold(meters: PDMeters, events: Iterable[PDEvent]) -> None:
-    """A P/D run's events into its meters: each pool's steps, each transfer (routing aside)."""
-    for event in events:
-        if isinstance(event, PoolStep):
-            meters.observe_step(event.pool, event.replica, normalize(event.record.to_dict()))
-        elif isinstance(event, Transfer):
-            meters.observe_transfer(event.decode_replica, event.start_s, event.done_s,
-                                    event.num_bytes, event.num_blocks, event.failed)
-
-
-def pd_meters(fleet: PDFleet, given: dict[str, Any], specs: Any) -> PDMeters:
-    pools = pool_configs(given)
-    return PDMeters(request_info(specs), {p: [c.to_dict() for c in cs]
-                                          for p, cs in pools.items()},
-                    [resolve(c).model.num_hidden_layers for c in pools["decode"]],
-                    fleet.ready_s)
 
 
 def run_pd_export(args: argparse.Namespace, data: dict[str, Any]) -> int:
@@ -56,7 +35,7 @@ def run_pd_export(args: argparse.Namespace, data: dict[str, Any]) -> int:
     try:
         given = {**load_engine_config(top).given, **{k: data[k] for k in PD_KEYS if k in data}}
         fleet = pd_fleet_from(given, specs, records=bool(args.openmetrics))
-        meters = pd_meters(fleet, given, specs)
+        meters = pd_meters(fleet, request_info(specs))
     except ConfigError as err:
         raise CliError(f"{args.config}: {err}") from err
     fold(meters, fleet.run())

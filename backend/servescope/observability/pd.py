@@ -7,22 +7,46 @@ arrives when its prefill ends, as the proxy sends it on then.
 
 The caller feeds a run's events (core/pd_events.py) in time order:
     PoolStep  -> meters.observe_step(pool, replica, normalized record dict)
-    Transfer  -> meters.observe_transfer(decode_replica, start_s, done_s, num_bytes,
-                                         num_blocks, failed)
-and reads the series through pd_views(...) with families.engine_samples(view, position),
-position = view.meter.index_at_time(t) (`servescope export`: cli/export_pd.py).
+    Transfer  -> meters.observe_transfer(transfer)
+(api/records/pd_meters.py's `fold_event`; `servescope export` and the server's P/D track) and
+reads the series through pd_views(...) with families.engine_samples(view, position),
+position = view.meter.index_at_time(t).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from servescope.observability.families import EngineView, engine_view
 from servescope.observability.meter import Meter, Requests
 from servescope.observability.nixl import ConnectorMeter, num_descriptors
+from servescope.observability.spill import Spill
 
 POOLS = ("prefill", "decode")  # core/pd_config.py POOLS: the label's values
+
+
+class TransferLike(Protocol):
+    """What the meters read of a KV transfer (core/pd_events.py's Transfer; the wing imports
+    no other, so it names only what it needs)."""
+
+    @property
+    def request_id(self) -> str: ...
+    @property
+    def decode_replica(self) -> int: ...
+    @property
+    def num_blocks(self) -> int: ...
+    @property
+    def num_bytes(self) -> int: ...
+    @property
+    def num_tokens(self) -> int: ...
+    @property
+    def start_s(self) -> float: ...
+    @property
+    def done_s(self) -> float: ...
+    @property
+    def failed(self) -> bool: ...
 
 
 class PoolRequests:
@@ -49,13 +73,19 @@ class PDMeters:
     """Every engine's meter and connector meter, by pool and replica."""
 
     def __init__(self, requests: Requests, configs: Mapping[str, Sequence[dict[str, Any]]],
-                 num_layers: Sequence[int], handoff_s: Mapping[str, float]) -> None:
+                 num_layers: Sequence[int], handoff_s: Mapping[str, float],
+                 spill_dir: Path | None = None) -> None:
         """`configs`: each pool's replicas' config dicts; `num_layers`: each decode replica's
-        model's (a read's descriptors); `handoff_s`: the run's prefill ends, as they come."""
+        model's (a read's descriptors); `handoff_s`: the run's prefill ends, as they come;
+        `spill_dir`: where the meters spill their columns (a server's; None: in memory)."""
         self.configs = {pool: list(configs[pool]) for pool in POOLS}
+        # per decode replica: the prompt tokens each request loaded (a failed load: none)
+        self.external: list[dict[str, int]] = [{} for _ in self.configs["decode"]]
         self.meters = {pool: [Meter(PoolRequests(requests, pool, handoff_s),
-                                    bool(config.get("enable_prefix_caching")))
-                              for config in self.configs[pool]] for pool in POOLS}
+                                    bool(config.get("enable_prefix_caching")),
+                                    None if spill_dir is None else Spill(spill_dir),
+                                    self.external[k] if pool == "decode" else None)
+                              for k, config in enumerate(self.configs[pool])] for pool in POOLS}
         self.connectors = {pool: [ConnectorMeter() for _ in self.configs[pool]]
                            for pool in POOLS}
         self.num_layers = list(num_layers)
@@ -63,12 +93,14 @@ class PDMeters:
     def observe_step(self, pool: str, replica: int, record: dict[str, Any]) -> None:
         self.meters[pool][replica].observe(record)
 
-    def observe_transfer(self, decode_replica: int, start_s: float, done_s: float,
-                         num_bytes: int, num_blocks: int, failed: bool) -> None:
-        """A load into `decode_replica` (its connector reads the KV; NIXL's pull mode)."""
-        descriptors = num_descriptors(num_blocks, self.num_layers[decode_replica])
-        self.connectors["decode"][decode_replica].add(start_s, done_s, num_bytes, descriptors,
-                                                     failed)
+    def observe_transfer(self, transfer: TransferLike) -> None:
+        """A load into its decode replica (whose connector reads the KV; NIXL's pull mode),
+        before the step that learns it ended."""
+        k = transfer.decode_replica
+        self.external[k][transfer.request_id] = 0 if transfer.failed else transfer.num_tokens
+        descriptors = num_descriptors(transfer.num_blocks, self.num_layers[k])
+        self.connectors["decode"][k].add(transfer.start_s, transfer.done_s, transfer.num_bytes,
+                                         descriptors, transfer.failed)
 
 
 def pd_views(meters: PDMeters, model_name: str, engine: int, session: str,

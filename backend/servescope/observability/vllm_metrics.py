@@ -78,7 +78,7 @@ COUNTERS = (
     Counter("vllm:num_preemptions", "num_preemptions",
             "Cumulative number of preemption from the engine."),
     Counter("vllm:prompt_tokens", "prompt_tokens", "Number of prefill tokens processed."),
-    Counter("vllm:prompt_tokens_cached", "prompt_tokens_local_cache_hit",
+    Counter("vllm:prompt_tokens_cached", "prompt_tokens_cached",
             "Number of cached prompt tokens (local + external)."),
     Counter("vllm:generation_tokens", "generation_tokens",
             "Number of generation tokens processed."),
@@ -101,7 +101,7 @@ COUNTERS = (
 # vllm:prompt_tokens_by_source{source}: where a request's prompt tokens came from.
 PROMPT_SOURCES = (("local_compute", "prompt_tokens_local_compute"),
                   ("local_cache_hit", "prompt_tokens_local_cache_hit"),
-                  ("external_kv_transfer", None))
+                  ("external_kv_transfer", "prompt_tokens_external_kv_transfer"))
 
 HISTOGRAMS = (
     Histogram("vllm:time_to_first_token_seconds", "time_to_first_token",
