@@ -85,3 +85,9 @@ test("a compare's configure names its panes, and a follower's panes take the ses
   assert.deepEqual(paneLabels(scenario({ view: "compare" }), [{ label: "policy=naive" }, { label: "b" }, {}, {}],
     undefined, "follower"), ["policy=naive", "b", "", ""]);
 });
+
+test("a P/D pane runs without the page's async_scheduling (its pools schedule synchronously)", () => {
+  const pd = { prefill: { replicas: 1 }, decode: { replicas: 1 } };
+  const s = scenario({ view: "compare", config: { async_scheduling: true, max_num_seqs: 8 }, compare: [{}, pd] });
+  assert.deepEqual(paneConfigs(s), [{ async_scheduling: true, max_num_seqs: 8 }, { max_num_seqs: 8, ...pd }]);
+});
