@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from servescope.api.wire.fleet import MAX_VIEW_REPLICAS
 from servescope.api.wire.serialize import normalize
 from servescope.core.metrics import since_arrival_ms
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
-from servescope.api.wire.fleet import MAX_VIEW_REPLICAS
 from servescope.observability.families import EngineView
 from servescope.observability.fleet import replica_views
 from servescope.observability.meter import Meter

@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from servescope.api.wire.serialize import normalize
+from servescope.core.hardware import resolve
 from servescope.core.pd_events import PDEvent, PoolStep, Transfer
 from servescope.core.pd_fleet import PDFleet
-from servescope.core.hardware import resolve
 from servescope.observability.meter import Requests
 from servescope.observability.pd import POOLS, PDMeters
 

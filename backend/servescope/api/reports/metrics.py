@@ -1,7 +1,8 @@
 """What GET /metrics serves: vLLM's metrics of every session at its playback position (what its
 viewers see; an engine that runs a fleet: each replica's series with its `replica` label, a P/D
-fleet's with its `pool` too and the KV connector's, at the session's simulated time), which engines are simulated or replayed, the count of sessions a
-scrape had to skip, and the HTTP metrics vLLM's API server exports."""
+fleet's with its `pool` too and the KV connector's, at the session's simulated time), which
+engines are simulated or replayed, the count of sessions a scrape had to skip, and the HTTP
+metrics vLLM's API server exports."""
 
 from __future__ import annotations
 
