@@ -80,3 +80,33 @@ def test_the_pd_lesson_plays_and_drills_into_both_pools(small_page, server_url, 
     page.wait_for_function(f"(id) => ({RUN})().tables.get(id)?.length > 0",
                            arg=tr["request_id"], timeout=60000)
     assert not page.errors
+
+
+
+def test_a_form_edit_then_the_pd_variant_runs(small_page, server_url):
+    """The page turns async_scheduling on for a model on a GPU (vLLM's default); a P/D pane's
+    pools schedule synchronously, so a config applied in the form and then compared with the
+    P/D variant must not carry it there (the server refuses an async pool, naming
+    prefill.async_scheduling)."""
+    page = small_page
+    page.goto(server_url + "/?preset=lesson-pd")
+    wait_ready(page)
+    page.check("#field-async_scheduling")  # what the page defaults to on a GPU
+    page.fill("#field-max_num_seqs", "64")
+    page.click("#apply")
+    page.wait_for_function("() => window.__servescope.store.panes[0].init?.config"
+                           "?.max_num_seqs === 64", timeout=60000)
+    page.keyboard.press("c")
+    page.wait_for_selector("#compare-these", state="attached")
+    for box in page.locator("#compare-picker input").all():
+        box.uncheck()
+    page.locator("#compare-picker label", has_text="lesson-pd: colocated").locator("input").check()
+    page.locator("#compare-picker label", has_text="lesson-pd: P/D 1:1").locator("input").check()
+    page.click("#compare-these")
+    page.wait_for_function(f"() => ({PD})()?.info.pools?.decode.replicas === 1", timeout=60000)
+    configs = page.evaluate("() => window.__servescope.store.panes.map((p) => p.init.config)")
+    assert [c["max_num_seqs"] for c in configs] == [64, 64]
+    assert configs[0]["async_scheduling"] is True  # the colocated pane keeps the page's
+    assert configs[1]["async_scheduling"] is False  # the P/D pane's viewed replica: a pool
+    assert not page.is_visible("#error")
+    assert not page.errors

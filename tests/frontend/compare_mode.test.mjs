@@ -92,3 +92,9 @@ test("a driver joining a live session never configures it: its engine is the end
   assert.equal(joinPlan({ ...live, source: "simulated" }, scenario({ session: "s1", config: { block_size: 8 } }),
     { first: true }).configure, true);
 });
+
+test("a P/D pane runs without the page's async_scheduling (its pools schedule synchronously)", () => {
+  const pd = { prefill: { replicas: 1 }, decode: { replicas: 1 } };
+  const s = scenario({ view: "compare", config: { async_scheduling: true, max_num_seqs: 8 }, compare: [{}, pd] });
+  assert.deepEqual(paneConfigs(s), [{ async_scheduling: true, max_num_seqs: 8 }, { max_num_seqs: 8, ...pd }]);
+});

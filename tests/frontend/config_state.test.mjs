@@ -43,3 +43,10 @@ test("a priced preset's own num_gpu_blocks stands while its model and GPU stay",
   assert.deepEqual(configOverrides(preset, { ...preset }), {});
   assert.deepEqual(configOverrides(preset, { ...preset, gpu: "H200" }), { gpu: "H200", num_gpu_blocks: null });
 });
+
+test("over a P/D preset the form's changes are sent, its pools kept and no async_scheduling", () => {
+  const base = { model: "m", gpu: "H100", prefill: { replicas: 1 }, decode: { replicas: 2 }, pd_threshold: 0 };
+  const form = { model: "m", gpu: "H100", async_scheduling: true, max_num_seqs: 16 };
+  assert.deepEqual(configOverrides(base, form), { max_num_seqs: 16 });
+  assert.deepEqual(configOverrides({ model: "m", gpu: "H100" }, form), { async_scheduling: true, max_num_seqs: 16 });
+});

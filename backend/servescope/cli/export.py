@@ -13,13 +13,15 @@ from pathlib import Path
 
 from servescope.api.wire.serialize import normalize, request_info
 from servescope.cli import CliError
-from servescope.cli._scenario import add_scenario_options, load_fleet_scenario
+from servescope.cli._openmetrics import write_openmetrics
+from servescope.cli._scenario import add_scenario_options, load_fleet_scenario, read_json
+from servescope.cli.export_pd import run_pd_export
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.fleet import Fleet, make_fleet
+from servescope.core.pd_config import is_pd
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.exports import (
-    atomic_writer,
     bench_json,
     perfetto_trace,
     requests_csv,
@@ -29,7 +31,6 @@ from servescope.exports import (
 from servescope.observability.families import max_model_len, model_name
 from servescope.observability.fleet import replica_meters, replica_views
 from servescope.observability.meter import Meter
-from servescope.observability.openmetrics import ExportError, default_epoch, openmetrics
 from servescope.scenarios.diagnosis_check import prepare
 
 HELP = "export a run as vllm-bench JSON, per-request CSV, a Perfetto trace or OpenMetrics"
@@ -41,7 +42,9 @@ DESCRIPTION = ("Simulate a scenario (a preset, or --workload or --trace with --c
                "(load it with `promtool tsdb create-blocks-from openmetrics FILE DIR`). A "
                "config with `replicas` N > 1 runs a fleet behind its `router`: the JSON gains "
                "the fleet's summary keys, rows their `replica`, the metrics a `replica` label "
-               "and the trace a process per replica.")
+               "and the trace a process per replica. A P/D config (`prefill`/`decode` keys, "
+               "docs/pd.md) writes --bench, --csv and --openmetrics: every engine of both "
+               "pools labelled `pool` and `replica`, with vLLM's NIXL connector metrics.")
 
 
 def epoch(text: str) -> float:
@@ -83,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("name at least one of --bench, --csv, --perfetto, --openmetrics")
     if not args.interval_s > 0:
         raise CliError("--interval-s: interval_s must be > 0")
+    data = read_json(args.config) if args.config and not args.preset else None
+    if isinstance(data, dict) and is_pd(data):
+        return run_pd_export(args, data)
     configs, specs = load_fleet_scenario(args)
     try:
         prepared = [prepare(c) for c in configs]  # KV blocks and step prices, per replica
@@ -129,13 +135,5 @@ def _write_openmetrics(args: argparse.Namespace, configs: list[EngineConfig],
                        specs: list[RequestSpec], meters: list[Meter]) -> None:
     """One engine's series, or each replica's with its `replica` label."""
     data = [c.to_dict() for c in configs]
-    views = replica_views(meters, model_name(data[0]), 0, args.label, data,
-                          max_model_len(data[0], request_info(specs)))
-    start = args.epoch if args.epoch is not None else default_epoch(views)
-    try:
-        chunks = openmetrics(views, start, args.interval_s)
-        with atomic_writer(Path(args.openmetrics)) as out:
-            for chunk in chunks:
-                out.write(chunk)
-    except ExportError as err:
-        raise CliError(f"--{err.field.replace('_', '-')}: {err}") from err
+    write_openmetrics(args, replica_views(meters, model_name(data[0]), 0, args.label, data,
+                                          max_model_len(data[0], request_info(specs))))

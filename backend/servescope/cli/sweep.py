@@ -14,6 +14,7 @@ from typing import Any
 from servescope.cli import CliError
 from servescope.cli._scenario import load_engine_args
 from servescope.cli._trace import add_trace_options, load_trace
+from servescope.cli.sweep_pd import run_pd_sweep
 from servescope.sweep import plan as sweep_plan
 from servescope.sweep.cost import PriceError
 from servescope.sweep.grid import GRID_KEYS, GridError, read_grid
@@ -31,7 +32,9 @@ DESCRIPTION = ("Simulate every config of a grid over one trace, as Ray tasks (Ra
 EPILOG = (f"Grid keys: {', '.join(GRID_KEYS)} (router: a name `servescope sim --router` "
           "takes; router_config: objects of that router's settings). SLO metrics: "
           f"{', '.join(METRICS)}. A fleet point's bottleneck and why-it-fails come from its "
-          "worst replica. docs/sweep.md has the details.")
+          "worst replica. With --pd-gpus N the sweep compares P/D fleets of N GPUs with the "
+          "colocated fleet of N GPUs instead (grid keys pools, colocated, loads). "
+          "docs/sweep.md has the details.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,8 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_trace_options(parser)
     parser.add_argument("--config", required=True, type=Path,
                         help="the base engine config JSON (it must name a model)")
-    parser.add_argument("--grid", required=True, type=Path,
-                        help="JSON or YAML mapping grid keys to lists of values")
+    parser.add_argument("--grid", type=Path,
+                        help="JSON or YAML mapping grid keys to lists of values (required "
+                             "but with --pd-gpus, whose grid keys are pools, colocated, loads)")
     parser.add_argument("--slo", action="append", default=[], metavar="METRIC=MS",
                         help="a latency objective, e.g. p99_ttft_ms=2000 (repeatable)")
     parser.add_argument("--gpu-price", action="append", default=[], metavar="GPU=USD",
@@ -52,9 +56,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-parallel", type=int, help="points running at once (default: "
                                                          "the cluster's CPUs)")
     parser.add_argument("--out", required=True, type=Path, help="write the results JSON here")
+    pd = parser.add_argument_group("P/D against colocated (docs/pd.md, docs/sweep.md)")
+    pd.add_argument("--pd-gpus", type=int, metavar="N",
+                    help="compare every P:D split of N GPUs with the colocated fleet of N GPUs "
+                         "at each load, in this process; the answer says which wins where")
+    pd.add_argument("--pd-metric", default="p99_itl_ms", choices=METRICS, metavar="METRIC",
+                    help="--pd-gpus: the latency compared (default p99_itl_ms)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.pd_gpus is not None:
+        return run_pd_sweep(args)
+    if args.grid is None:
+        raise CliError("--grid: required (but with --pd-gpus)")
     plan, specs = _prepare(args)
     bar = _progress_bar(len(plan.points))
     cancel = threading.Event()

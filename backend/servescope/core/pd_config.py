@@ -1,7 +1,7 @@
 """A P/D config read into its pools: `prefill` and `decode` (each engine-config overrides with
 its own `replicas`, `router`, `router_config` and, for mixed replicas, `replica_configs`, as a
-fleet's config has them), `kv_link` and `pd_threshold`; every other top-level key is both
-pools' default. A bad field raises ConfigError named as the config spells it
+fleet's config has them), `kv_link`, `pd_threshold` and `kv_load_failure_policy`; every other
+top-level key is both pools' default. A bad field raises ConfigError named as the config spells it
 ("prefill.replicas", "decode.tensor_parallel_size", "kv_link.gbps").
 """
 
@@ -12,6 +12,7 @@ from typing import Any
 
 from servescope.core.config import EngineConfig
 from servescope.core.config_error import ConfigError
+from servescope.core.kv_connector import FAILURE_POLICIES
 from servescope.core.kv_link import LinkSpec
 from servescope.core.pd_fleet import PDFleet, check_pool
 from servescope.core.request import RequestSpec
@@ -20,7 +21,9 @@ from servescope.core.routers.base import Router
 from servescope.core.routers.make import make_router
 
 POOLS = ("prefill", "decode")
-PD_KEYS = (*POOLS, "kv_link", "pd_threshold")
+PD_KEYS = (*POOLS, "kv_link", "pd_threshold", "kv_load_failure_policy")
+# vLLM 0.33's KVTransferConfig.kv_load_failure_policy default (vllm/config/kv_transfer.py)
+DEFAULT_FAILURE_POLICY = "fail"
 # The connector rules are vLLM's synchronous scheduler's (core/kv_connector.py): a pool that
 # leaves async_scheduling out schedules synchronously (vLLM would turn it on: core/resolve.py).
 POOL_DEFAULTS: dict[str, Any] = {"async_scheduling": False}
@@ -79,6 +82,16 @@ def pd_threshold(config: Mapping[str, Any]) -> int:
     return value
 
 
+def failure_policy(config: Mapping[str, Any]) -> str:
+    """What a decode replica does with a failed KV load (core/kv_connector.py D5): vLLM's
+    KVTransferConfig.kv_load_failure_policy, "fail" (its default) or "recompute"."""
+    value = config.get("kv_load_failure_policy", DEFAULT_FAILURE_POLICY)
+    if value not in FAILURE_POLICIES:
+        raise ConfigError("kv_load_failure_policy", f"expected one of "
+                          f"{', '.join(FAILURE_POLICIES)}, got {value!r:.40}")
+    return str(value)
+
+
 def pool_router(pool: str, configs: Sequence[EngineConfig], seed: int) -> Router:
     first = configs[0]
     try:
@@ -97,4 +110,4 @@ def pd_fleet_from(config: Mapping[str, Any], specs: Sequence[RequestSpec],
     return PDFleet(pools["prefill"], pools["decode"], specs,
                    pool_router("prefill", pools["prefill"], seed),
                    pool_router("decode", pools["decode"], seed), link, threshold,
-                   records=records)
+                   failure_policy=failure_policy(config), records=records)

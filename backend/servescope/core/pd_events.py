@@ -32,11 +32,13 @@ class Transfer:
     start_s: float  # its bytes started moving (the decode side admitted it, the link free)
     done_s: float  # its KV is on the decode replica
     failed: bool
+    num_tokens: int  # the prompt tokens it loads (vLLM's num_external_computed_tokens)
 
     @classmethod
     def of(cls, load: Load, decode_replica: int, ready_s: float) -> Transfer:
         return cls(load.request_id, load.prefill_replica, decode_replica, load.num_blocks,
-                   load.num_bytes, ready_s, load.start_s, load.done_s, load.failed)
+                   load.num_bytes, ready_s, load.start_s, load.done_s, load.failed,
+                   load.num_tokens)
 
 
 @dataclass(frozen=True)

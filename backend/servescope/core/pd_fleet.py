@@ -27,7 +27,7 @@ from typing import Any
 
 from servescope.core.config import EngineConfig
 from servescope.core.config_error import ConfigError
-from servescope.core.fleet import Fleet, RoutedArrival
+from servescope.core.fleet import Fleet, RoutedArrival, alike_hasher
 from servescope.core.hardware import resolve
 from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.kv_connector import DecodeConnector, PrefillConnector
@@ -82,7 +82,6 @@ class PDFleet:
         self.decode = Fleet(decode_configs, specs, decode_router, records=records,
                             scrape_interval_ms=0)
         self.specs = list(self.decode.specs)
-        per_token = bytes_per_token or handoff_bytes_per_token(decode_configs[0])
         for engine in self.prefill.engines:
             exact_kv(engine)
             engine.scheduler.connector = PrefillConnector()
@@ -92,10 +91,14 @@ class PDFleet:
             links = {p: KVLink(link, min(p_config.tensor_parallel_size,
                                          d_config.tensor_parallel_size))
                      for p, p_config in enumerate(prefill_configs)}
+            # each decode replica's own model geometry and TP (mixed replicas price apart)
+            per_token = bytes_per_token or handoff_bytes_per_token(d_config)
             connector = DecodeConnector(links, per_token, failure_policy)
             connector.records = records
             engine.scheduler.connector = connector
             self.connectors.append(connector)
+        for fleet in (self.prefill, self.decode):  # their KV is exact now: hashers anew
+            fleet.hashers = [alike_hasher(e, fleet.router.block_size) for e in fleet.engines]
         self.threshold = threshold
         self.fails = fails  # request ids whose load fails (tests, what-ifs)
         self.arrival_s = {s.id: s.arrival_s or 0.0 for s in self.specs}
@@ -162,6 +165,7 @@ class PDFleet:
         """llm-d's P/D profile: a decode replica, then (the decider) a prefill replica."""
         now = spec.arrival_s or 0.0
         decode = self.decode.router.pick(spec, self.decode.states, now)
+        give_hashes(self.decode, spec.id, decode.replica)
         self.decode.router.sent(spec, decode.replica, now)
         engine = self.decode.engines[decode.replica]
         non_cached = self.non_cached(spec, engine) if self.threshold > 0 else 0
@@ -175,6 +179,7 @@ class PDFleet:
         yield PoolRouted("decode", RoutedArrival(spec.id, now, decode.replica, decode.scores,
                                                  decode.reason))
         prefill = self.prefill.router.pick(spec, self.prefill.states, now)
+        give_hashes(self.prefill, spec.id, prefill.replica)
         self.prefill.router.sent(spec, prefill.replica, now)
         self.prefill.add_request(prefill.replica, dataclasses.replace(spec, output_len=1))
         self.decode_of[spec.id] = decode.replica
@@ -231,6 +236,14 @@ class PDFleet:
     def summary(self) -> dict[str, Any]:
         assert self.finished, "run_to_end() first"
         return pd_summary(self)
+
+
+def give_hashes(fleet: Fleet, request_id: str, replica: int) -> None:
+    """The prompt hashes the pool's router just computed, to the replica it picked (as
+    Fleet.route does: the replica's prefix cache then need not hash the prompt again)."""
+    hashes, hasher = fleet.router.prompt_hashes(request_id), fleet.hashers[replica]
+    if hashes and hasher is not None:
+        hasher.give(request_id, hashes)
 
 
 def exact_kv(engine: Any) -> None:

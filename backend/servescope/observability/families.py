@@ -1,7 +1,8 @@
 """vLLM's metric families for a set of engines at given playback positions, built with
 prometheus-client: `GET /metrics` takes each session at its position, the OpenMetrics
 export takes one run at every sampling time, stamped with simulated time. A fleet's replica
-adds a `replica` label, last, to each of its samples (a single engine's stay as vLLM's)."""
+adds a `replica` label, last, to each of its samples (a single engine's stay as vLLM's); a P/D
+pool's replica adds `pool` then `replica` (observability/pd.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.utils import floatToGoString
 
+from servescope.observability import nixl as N
 from servescope.observability import spec_decode as S
 from servescope.observability import vllm_metrics as V
 from servescope.observability.meter import HistogramCursor, Meter
@@ -35,6 +37,8 @@ class EngineView:
     cache_info: dict[str, str]
     num_speculative_tokens: int = 0  # K; 0: the engine does not speculate
     replica: int | None = None  # its index in a fleet of several; None: a single engine
+    pool: str | None = None  # a P/D fleet's pool ("prefill" | "decode"); None: no P/D
+    connector: N.ConnectorMeter | None = None  # a P/D engine's KV transfers; None: no connector
     cursors: dict[str, HistogramCursor] = field(default_factory=dict)
     les: dict[str, list[str]] = field(default_factory=dict)  # each histogram's `le` values
 
@@ -63,7 +67,8 @@ def max_model_len(config: dict[str, Any], requests: Sequence[dict[str, Any]]) ->
 
 def engine_view(meter: Meter, model_name: str, engine: int, session: str,
                 config: dict[str, Any], max_model_len: int,
-                replica: int | None = None) -> EngineView:
+                replica: int | None = None, pool: str | None = None,
+                connector: N.ConnectorMeter | None = None) -> EngineView:
     info = {"block_size": config.get("block_size"),
             "cache_dtype": config.get("kv_cache_dtype", "auto"),
             "enable_prefix_caching": config.get("enable_prefix_caching"),
@@ -71,7 +76,7 @@ def engine_view(meter: Meter, model_name: str, engine: int, session: str,
             "num_gpu_blocks": config.get("num_gpu_blocks")}
     return EngineView((model_name, str(engine), session), meter, max_model_len,
                       {k: str(v) for k, v in info.items()}, S.num_speculative_tokens(config),
-                      replica=replica)
+                      replica=replica, pool=pool, connector=connector)
 
 
 Sample = tuple[int, list[str], tuple[Any, ...]]  # (family index, label values, add args)
@@ -131,6 +136,29 @@ def _spec_per_pos(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
             for k in range(view.num_speculative_tokens)]
 
 
+def _at_s(view: EngineView, pos: int) -> float:
+    """When record `pos` started: what the connector had reported by that step's schedule."""
+    return view.meter.start_s[pos] if pos >= 0 else float("-inf")
+
+
+def _nixl_histogram(spec: N.NixlHistogram) -> Filler:
+    def fill(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
+        if view.connector is None:
+            return []
+        return [(list(view.labels), view.connector.histogram(spec, _at_s(view, pos)))]
+    return fill
+
+
+def _nixl_failed(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
+    if view.connector is None:
+        return []
+    return [(list(view.labels), (view.connector.num_failed(_at_s(view, pos)),))]
+
+
+def _nixl_zero(view: EngineView, pos: int, row: dict[str, float]) -> Rows:
+    return [] if view.connector is None else [(list(view.labels), (0.0,))]
+
+
 class Family(NamedTuple):
     """One metric family: its prometheus-client type, name, help, label names (a replica's
     samples add `replica` after them) and how an engine's samples are filled."""
@@ -150,6 +178,14 @@ def _spec_table(labels: tuple[str, ...]) -> list[Family]:
              for c in S.COUNTERS]
     table.append(Family(CounterMetricFamily, *S.PER_POS, (*labels, "position"), _spec_per_pos))
     return table
+
+
+def _nixl_table(labels: tuple[str, ...]) -> list[Family]:
+    table = [Family(HistogramMetricFamily, h.name, h.doc, labels, _nixl_histogram(h))
+             for h in N.HISTOGRAMS]
+    (failed, failed_doc), (notices, notices_doc) = N.COUNTERS
+    return table + [Family(CounterMetricFamily, failed, failed_doc, labels, _nixl_failed),
+                    Family(CounterMetricFamily, notices, notices_doc, labels, _nixl_zero)]
 
 
 def _table() -> list[Family]:
@@ -174,19 +210,23 @@ def _table() -> list[Family]:
     ]
     table += [Family(HistogramMetricFamily, h.name, h.doc, labels, _histogram(h))
               for h in V.HISTOGRAMS]
-    return table + _spec_table(labels)
+    return table + _spec_table(labels) + _nixl_table(labels)
 
 
 TABLE = _table()
-# families shown only where an engine has series (the spec-decode counters, the table's tail)
-OPTIONAL = frozenset(range(len(TABLE) - len(S.COUNTERS) - 1, len(TABLE)))
+# families shown only where an engine has series: the spec-decode counters and the connector's
+# metrics, the table's tail
+OPTIONAL = frozenset(range(len(TABLE) - len(S.COUNTERS) - 1 - len(N.HISTOGRAMS)
+                           - len(N.COUNTERS), len(TABLE)))
 
 
 def label_names(k: int, num_values: int) -> tuple[str, ...]:
     """The label names of a sample of family k with `num_values` label values: the family's,
-    and `replica` when the sample has one more (a fleet's replica)."""
+    then `replica` when the sample has one more (a fleet's replica), `pool` and `replica` when
+    it has two (a P/D pool's replica)."""
     names = TABLE[k].labels
-    return (*names, V.REPLICA) if num_values > len(names) else names
+    extra = ((), (V.REPLICA,), (V.POOL, V.REPLICA))[num_values - len(names)]
+    return (*names, *extra)
 
 
 def engine_samples(view: EngineView, pos: int, only: Sequence[int] | None = None,
@@ -196,6 +236,8 @@ def engine_samples(view: EngineView, pos: int, only: Sequence[int] | None = None
     out: list[Sample] = []
     row = view.meter.row(pos)
     extra = [] if view.replica is None else [str(view.replica)]
+    if view.pool is not None:
+        extra = [view.pool, *extra]
     for k in (range(len(TABLE)) if only is None else only):
         out += [(k, [*labels, *extra], args) for labels, args in TABLE[k].fill(view, pos, row)]
     return out

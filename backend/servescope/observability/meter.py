@@ -7,7 +7,7 @@ hundreds of millions of inter-token latencies. A server's meter spills them to a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any, Protocol
 
@@ -24,7 +24,8 @@ from servescope.observability.spill import Column, Spill
 GAUGES = ("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc")
 COUNTERS = ("num_preemptions", "prompt_tokens", "generation_tokens", "prefix_cache_queries",
             "prefix_cache_hits", "request_success", "prompt_tokens_local_compute",
-            "prompt_tokens_local_cache_hit")
+            "prompt_tokens_local_cache_hit", "prompt_tokens_external_kv_transfer",
+            "prompt_tokens_cached")
 ROW = GAUGES + COUNTERS
 DENSE = "generation_tokens"  # the counter that moves on almost every record: a column
 
@@ -65,8 +66,11 @@ class Requests(Protocol):
 
 class Meter:
     def __init__(self, requests: Requests, enable_prefix_caching: bool,
-                 spill: Spill | None = None) -> None:
+                 spill: Spill | None = None, external: Mapping[str, int] | None = None) -> None:
+        """`external`: the prompt tokens each request loaded through a KV connector (vLLM's
+        num_external_computed_tokens; a P/D decode replica's, observability/pd.py)."""
         self.requests = requests  # shared, not copied
+        self.external: Mapping[str, int] = external if external is not None else {}
         self.enable_prefix_caching = enable_prefix_caching
         self.running = Column("I", spill)  # per record: len(running), len(waiting), kv_usage
         self.waiting = Column("I", spill)
@@ -203,8 +207,8 @@ class Meter:
             if req.first_token_s is None:
                 req.first_token_s = t1
                 num_prompt += req.prompt_len
-                delta["prompt_tokens_local_cache_hit"] += req.cached
-                delta["prompt_tokens_local_compute"] += req.prompt_len - req.cached
+                count_prompt_sources(delta, req.prompt_len, req.cached,
+                                     self.external.get(entry["id"], 0))
                 self._obs("time_to_first_token", it, t1 - req.arrival_s)
             else:
                 self._obs("inter_token_latency", it, t1 - req.last_token_s)
@@ -255,6 +259,20 @@ class Meter:
 
     def index_at_time(self, t: float) -> int:
         return self.start_s.bisect_right(t) - 1
+
+
+def count_prompt_sources(delta: dict[str, float], prompt_len: int, num_cached: int,
+                         num_external: int) -> None:
+    """A request's prompt tokens by source when its prefill ends, as vLLM 0.33's
+    PromptTokenStats.update_from_output counts them (vllm/v1/metrics/stats.py): num_cached is
+    the request's num_cached_tokens (its num_computed_tokens when first scheduled: local hit
+    plus loaded KV, less the one token recomputed when the whole prompt was there), and a
+    prompt cached but for its last token counts that token as a cache hit too (recomputed)."""
+    recomputed = 1 if num_cached + 1 == prompt_len else 0
+    delta["prompt_tokens_local_compute"] += prompt_len - num_cached
+    delta["prompt_tokens_local_cache_hit"] += num_cached + recomputed - num_external
+    delta["prompt_tokens_external_kv_transfer"] += num_external
+    delta["prompt_tokens_cached"] += num_cached
 
 
 def num_running_after(rec: dict[str, Any]) -> int:

@@ -12,6 +12,9 @@ LABELS = ("model_name", "engine", "session")
 # A fleet's replica index (0-based), last on each of its series: the label a fleet's scraped
 # pods are told apart by (docs/metrics.md says how dashboards map it to `instance` or `pod`).
 REPLICA = "replica"
+# A P/D fleet's pool ("prefill" | "decode"), before `replica` on each of a pool's series
+# (the interface issue #36's engineers agreed: docs/pd.md)
+POOL = "pool"
 
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
                 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
@@ -75,7 +78,7 @@ COUNTERS = (
     Counter("vllm:num_preemptions", "num_preemptions",
             "Cumulative number of preemption from the engine."),
     Counter("vllm:prompt_tokens", "prompt_tokens", "Number of prefill tokens processed."),
-    Counter("vllm:prompt_tokens_cached", "prompt_tokens_local_cache_hit",
+    Counter("vllm:prompt_tokens_cached", "prompt_tokens_cached",
             "Number of cached prompt tokens (local + external)."),
     Counter("vllm:generation_tokens", "generation_tokens",
             "Number of generation tokens processed."),
@@ -98,7 +101,7 @@ COUNTERS = (
 # vllm:prompt_tokens_by_source{source}: where a request's prompt tokens came from.
 PROMPT_SOURCES = (("local_compute", "prompt_tokens_local_compute"),
                   ("local_cache_hit", "prompt_tokens_local_cache_hit"),
-                  ("external_kv_transfer", None))
+                  ("external_kv_transfer", "prompt_tokens_external_kv_transfer"))
 
 HISTOGRAMS = (
     Histogram("vllm:time_to_first_token_seconds", "time_to_first_token",

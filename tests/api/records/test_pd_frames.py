@@ -9,17 +9,20 @@ import dataclasses
 from support.factories import make_config
 
 from servescope.api.records.pd_frames import DONE_PER_FRAME, PDFrames, pd_source
+from servescope.api.wire.serialize import request_info
 from servescope.core.engine import Engine
 from servescope.core.pd_events import PoolStep, Transfer
 from servescope.core.request import RequestSpec
+from servescope.observability.pd import PDMeters
 
 
-def frames() -> PDFrames:
-    return PDFrames([], {"prefill": 1, "decode": 2}, [16, 16, 16], [0.0] * 3, [], [{}] * 3)
+def frames(specs: tuple[RequestSpec, ...] = ()) -> PDFrames:
+    meters = PDMeters(request_info(specs), {"prefill": [{}], "decode": [{}, {}]}, [32, 32], {})
+    return PDFrames(list(specs), {"prefill": 1, "decode": 2}, [16, 16, 16], [0.0] * 3, meters)
 
 
 def transfer(rid: str, ready: float, start: float, done: float) -> Transfer:
-    return Transfer(rid, 0, 1, 4, 4096, ready, start, done, False)
+    return Transfer(rid, 0, 1, 4, 4096, ready, start, done, False, 64)
 
 
 def test_a_frame_carries_the_transfers_under_way_then_the_last_done() -> None:
@@ -37,9 +40,10 @@ def test_a_frame_carries_the_transfers_under_way_then_the_last_done() -> None:
 
 
 def test_rows_are_by_pool_and_a_decode_row_lists_its_requests_waiting_for_kv() -> None:
-    engine = Engine(make_config(), [RequestSpec("x", 8, 2, arrival_s=0.0)])
+    specs = (RequestSpec("x", 8, 2, arrival_s=0.0),)
+    engine = Engine(make_config(), list(specs))
     first, second, *_ = list(engine.run())
-    f = frames()
+    f = frames(specs)
     events = iter([PoolStep("prefill", 0, first),
                    PoolStep("decode", 1, dataclasses.replace(first, waiting_for_kv=("x",))),
                    PoolStep("decode", 1, second)])

@@ -14,10 +14,13 @@ from typing import Any
 
 import numpy as np
 
+from servescope.api.wire.fleet import MAX_VIEW_REPLICAS
 from servescope.api.wire.serialize import normalize
 from servescope.core.metrics import since_arrival_ms
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
+from servescope.observability.families import EngineView
+from servescope.observability.fleet import replica_views
 from servescope.observability.meter import Meter
 
 # Cells in a replica's pool thumbnail: a lane 1280 px wide at 720p shows each cell >= 8 px.
@@ -133,6 +136,16 @@ class FleetFrames:
             queries += spec.prompt_len + s.num_output.get(rid, 0)
             hits += int(rec.num_cached_tokens.get(rid, 0))
         return hits, queries
+
+    def has_metrics(self) -> bool:
+        """Whether the replicas are metered (GET /metrics shows their series)."""
+        return bool(self.meters)
+
+    def metric_views(self, model_name: str, engine: int, session: str,
+                     max_model_len: int) -> list[EngineView]:
+        """Each replica's vLLM metrics view, in lane order (as `positions` reads them)."""
+        return replica_views(self.meters[:MAX_VIEW_REPLICAS], model_name, engine, session,
+                             self.configs[:MAX_VIEW_REPLICAS], max_model_len)
 
     def positions(self, t: float) -> list[int]:
         """Each replica's last record starting at or before simulated time t (-1: none yet)."""

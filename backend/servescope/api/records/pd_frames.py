@@ -12,12 +12,14 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from servescope.api.records.fleet_frames import FleetFrames
+from servescope.api.records.pd_meters import fold_event
 from servescope.api.records.track_source import Source
 from servescope.api.wire.pd import MAX_KV_WAIT_IDS, POOLS, TransferRow
 from servescope.core.pd_events import PoolRouted, PoolStep, Transfer
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
-from servescope.observability.meter import Meter
+from servescope.observability.families import EngineView
+from servescope.observability.pd import PDMeters, pd_views
 
 # The transfers a frame carries: those about its time, newest first. A link's queue is rarely
 # deeper than a handful; 32 rows stay readable in the view's link column at 720p.
@@ -35,8 +37,11 @@ class PDFrames(FleetFrames):
 
     def __init__(self, specs: list[RequestSpec], num_replicas: dict[str, int],
                  num_gpu_blocks: list[int], frontend_ms: Sequence[float],
-                 meters: Sequence[Meter], configs: Sequence[dict[str, Any]]) -> None:
-        super().__init__(specs, num_gpu_blocks, frontend_ms, meters, configs)
+                 meters: PDMeters) -> None:
+        """`meters`: every engine's vLLM metrics (GET /metrics), folded from the run's
+        events by `pd_source` before the frames show them."""
+        super().__init__(specs, num_gpu_blocks, frontend_ms)
+        self.pd_meters = meters
         self.num_replicas = dict(num_replicas)
         self.kv_waits: list[list[tuple[str, ...]]] = [[] for _ in num_gpu_blocks]
         self.transfers: list[tuple[float, int, dict[str, Any]]] = []  # (ready_s, seq, row)
@@ -75,6 +80,14 @@ class PDFrames(FleetFrames):
                                     "waiting_for_kv": list(waits[lane][:MAX_KV_WAIT_IDS])})
         return {**base, "replicas": [], "pools": pools, "transfers": transfers}
 
+    def has_metrics(self) -> bool:
+        return True
+
+    def metric_views(self, model_name: str, engine: int, session: str,
+                     max_model_len: int) -> list[EngineView]:
+        """Every engine's view, labelled with its pool and replica, in lane order."""
+        return pd_views(self.pd_meters, model_name, engine, session, max_model_len)
+
     def transfers_at(self, t: float) -> list[dict[str, Any]]:
         """Ready by t and not done (queued or moving), then the few done lately; under the
         lock."""
@@ -98,6 +111,7 @@ def pd_source(events: Iterator[Any], viewed: int, frames: PDFrames) -> Source:
 
     def next_record() -> StepRecord | None:
         for event in events:
+            fold_event(frames.pd_meters, event)  # first: a row the frames show is metered
             if isinstance(event, PoolStep):
                 frames.add_step(event.pool, event.replica, event.record)
                 if frames.lane(event.pool, event.replica) == viewed:

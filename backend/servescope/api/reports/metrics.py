@@ -1,7 +1,8 @@
 """What GET /metrics serves: vLLM's metrics of every session at its playback position (what its
-viewers see; an engine that runs a fleet: each replica's series with its `replica` label, at the
-session's simulated time), which engines are simulated or replayed, the count of sessions a
-scrape had to skip, and the HTTP metrics vLLM's API server exports."""
+viewers see; an engine that runs a fleet: each replica's series with its `replica` label, a P/D
+fleet's with its `pool` too and the KV connector's, at the session's simulated time), which
+engines are simulated or replayed, the count of sessions a scrape had to skip, and the HTTP
+metrics vLLM's API server exports."""
 
 from __future__ import annotations
 
@@ -26,7 +27,6 @@ from servescope.observability.families import (
     max_model_len,
     model_name,
 )
-from servescope.observability.fleet import replica_views
 from servescope.observability.text import render
 
 # vLLM's API server leaves these out of its HTTP metrics (prometheus-fastapi-instrumentator).
@@ -137,10 +137,8 @@ class SessionsCollector:
         for t, e in zip(built.tracks, built.engines, strict=True):
             name, config = short_label(model_name(e["config"])), e["config"]
             longest = max_model_len(config, t.requests)
-            if t.fleet is not None and t.fleet.meters:  # MAX_VIEW_REPLICAS: fleet_track's bound
-                meters = t.fleet.meters[:MAX_VIEW_REPLICAS]
-                out.append(replica_views(meters, name, t.number, label,
-                                         t.fleet.configs[:MAX_VIEW_REPLICAS], longest))
+            if t.fleet is not None and t.fleet.has_metrics():  # a fleet's or a P/D fleet's
+                out.append(t.fleet.metric_views(name, t.number, label, longest))
             else:
                 out.append([engine_view(t.meter, name, t.number, label, config, longest)])
         return out
@@ -150,7 +148,7 @@ def positions(session: Session, k: int) -> list[int]:
     """Where track k's views stand: its playback position, or a fleet's replicas' last
     records at the session's simulated time."""
     track = session.tracks[k]
-    if track.fleet is not None and track.fleet.meters:
+    if track.fleet is not None and track.fleet.has_metrics():
         return track.fleet.positions(session.sim_time)[:MAX_VIEW_REPLICAS]
     return [session.position[k]]
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from servescope.api.errors import BuildError
 from servescope.api.records.pd_frames import PDFrames, pd_source
+from servescope.api.records.pd_meters import pd_meters
 from servescope.api.sessions.fleet_track import FLEET_NO_LEAP
 from servescope.api.sessions.track import Track
 from servescope.api.settings import Settings
@@ -19,8 +20,6 @@ from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.kv_link import LinkSpec
 from servescope.core.pd_config import pd_fleet_from
 from servescope.core.request_table import request_table
-from servescope.observability.meter import Meter
-from servescope.observability.spill import Spill
 from servescope.scenarios.workloads import Workload
 
 
@@ -58,8 +57,7 @@ def pd_track(k: int, config: dict[str, Any], pools: dict[str, list[EngineConfig]
     sizes = {"prefill": len(fleet.prefill.engines), "decode": len(fleet.decode.engines)}
     frames = PDFrames(list(resolved.specs), sizes, blocks,
                       [c.frontend_overhead_ms or 0.0 for c in configs],
-                      [Meter(table, c.enable_prefix_caching, Spill(path.parent))
-                       for c in configs], [c.to_dict() for c in configs])
+                      pd_meters(fleet, table, path.parent))
     engine = engines[viewed]
     track = Track(k, pd_source(fleet.run(), viewed, frames), info, blocks[viewed],
                   settings.keyframe_interval, settings.max_records_per_session, path,

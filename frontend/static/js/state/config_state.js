@@ -13,6 +13,23 @@ export const sizedFromModel = (form, blocksTyped) => !!(form.model && form.gpu) 
  * server resolves them) over a workload with no settings of its own, unless typed. */
 export const RESOLVED = ["max_num_seqs", "max_num_batched_tokens", "async_scheduling"];
 
+/** Whether a config is P/D (core/pd_config.py is_pd): it has a `prefill` or `decode` key. */
+export const isPD = (config) => !!config && ("prefill" in config || "decode" in config);
+
+/** A config as it runs: a P/D config's pools schedule synchronously (the connector rules are
+ * vLLM's synchronous scheduler's; core/pd_fleet.py check_pool refuses async pools), so the
+ * page's own async_scheduling (vLLM's GPU default, on) is not sent over one; a pool that asks
+ * for it in its own object is still refused by the server, naming the key. */
+export function runnable(config) {
+  return isPD(config) ? withoutAsync(config) : config;
+}
+
+function withoutAsync(config) {
+  if (!("async_scheduling" in config)) return config;
+  const { async_scheduling: _, ...rest } = config;
+  return rest;
+}
+
 /** The base config a workload choice runs on: a preset's own; synthetic workloads and
  * uploaded request traces bring none (the server resolves what the form leaves out). */
 export function baseConfig(presets, choice) {
@@ -23,6 +40,11 @@ export function baseConfig(presets, choice) {
  * when the pool is sized from model and GPU (not while a priced base's own stands); over an empty base, RESOLVED keys not in `typed`
  * null (vLLM's default for the GPU and model). */
 export function configOverrides(base, form, { blocksTyped = false, typed = [] } = {}) {
+  const out = overrides(base, form, blocksTyped, typed);
+  return isPD(base) ? withoutAsync(out) : out; // the pools' scheduling: see runnable
+}
+
+function overrides(base, form, blocksTyped, typed) {
   const out = {};
   const own = Object.keys(base).length > 0;
   for (const [key, value] of Object.entries(form)) {

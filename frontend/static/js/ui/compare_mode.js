@@ -4,6 +4,7 @@
 // a page that joins a compare session shows it as a compare, and one that asks for a compare
 // (or another config) reconfigures the session it drives. A follower never reconfigures.
 
+import { runnable } from "../state/config_state.js";
 import { LESSON_MODES } from "./keys.js";
 
 // The lesson's four modes: naive, static, continuous without chunking, continuous with it.
@@ -16,7 +17,7 @@ export const compareList = (scenario) =>
 /** The engine configs to send: one in explore, 2-4 in compare. */
 export function paneConfigs(scenario) {
   if (scenario.view !== "compare") return [scenario.config];
-  return compareList(scenario).map((c) => ({ ...scenario.config, ...c }));
+  return compareList(scenario).map((c) => runnable({ ...scenario.config, ...c }));
 }
 
 // A value as a label shows it; an object (a P/D config's `prefill`, `decode`) as its JSON.
