@@ -1,6 +1,7 @@
-// The request timeline aggregated: how many requests were waiting (for a P/D decode replica's
-// remote KV too), prefilling, decoding, stalled or preempted over time, stacked, one column per time bin of the server's answer
-// (state/timeline_window.js); blank where no step ran. A legend names each state's colour.
+// The request timeline aggregated: how many requests were waiting (or, on a P/D decode replica,
+// waiting for their remote KV), prefilling, decoding, stalled or preempted over time, stacked,
+// one column per time bin of the server's answer (state/timeline_window.js); blank where no
+// step ran. A legend names each state's colour.
 
 import { legendStates, STATES, stackDensity } from "../state/timeline_window.js";
 import { placeCursor } from "./timeline.js";
