@@ -74,3 +74,37 @@ test("drawing shows a moving transfer's bar, a queued one dashed with the link's
   assert.ok(texts.some((t) => t.startsWith("▶D1") === false && t.startsWith("◆1 for KV")));
   assert.ok(texts[0].startsWith("simulated P/D"));
 });
+
+test("a failed transfer's line is drawn in the hot (red) colour once it has failed, and only then", () => {
+  const f = createFleet(info);
+  const row = (replica) => ({ replica, num_running: 0, num_waiting: 0, kv_usage: 0, prefix_cache_hit_rate: null,
+    p99_ttft_ms: null, pool: [] });
+  // x's load to D1 fails at 1.2 s (vLLM's _handle_failed_recving, rule D5); y's to D0 succeeds at 1.3 s
+  const x = { request_id: "x", prefill_replica: 0, decode_replica: 1, num_blocks: 4, num_bytes: 1e6, ready_s: 1.0,
+    start_s: 1.0, done_s: 1.2, failed: true };
+  const y = { ...x, request_id: "y", decode_replica: 0, done_s: 1.3, failed: false };
+  const drawAt = (time_s) => {
+    applyFleetFrame(f, { type: "fleet", v: 1, engine: 0, time_s, replicas: [], routed: [],
+      pools: { prefill: [row(0)], decode: [row(0), row(1)] }, transfers: [x, y] });
+    const ctx = fakeContext();
+    drawPD(ctx, pdLayout(info, 1000, 20), f, theme);
+    // each line: its stroke, with the colour and alpha it was drawn in, and where it ends
+    const strokes = [];
+    ctx.calls.forEach((c, k) => {
+      if (c.m !== "stroke") return;
+      const to = ctx.calls.slice(0, k).reverse().find((p) => p.m === "lineTo");
+      strokes.push({ colour: c.strokeStyle, y1: to.args[1] });
+    });
+    return strokes;
+  };
+  const layout = pdLayout(info, 1000, 20);
+  const toD1 = transferLine(layout, x).y1;
+  const toD0 = transferLine(layout, y).y1;
+  const after = drawAt(1.25); // x failed, y still moving
+  assert.deepEqual(after.filter((s) => s.colour === "hot").map((s) => s.y1), [toD1]);
+  assert.equal(after.find((s) => s.y1 === toD0).colour, "muted");
+  const before = drawAt(1.1); // both moving: nothing failed yet
+  assert.ok(before.every((s) => s.colour !== "hot"));
+  const done = drawAt(1.5); // y done (faint, not red), x still red
+  assert.deepEqual(done.filter((s) => s.colour === "hot").map((s) => s.y1), [toD1]);
+});

@@ -1,7 +1,8 @@
 """The request timeline's spans built twice agree: the page's own (state/history.js, from the
 records it receives) and the server's rows for a window (api/timeline.py, for a page with too
 many requests to keep them all), on the same records of small workloads that preempt, chunk
-prefills, hit the prefix cache and stall, span for span: kind, start and end."""
+prefills, hit the prefix cache and stall, and of a P/D decode replica whose requests wait for
+their remote KV, span for span: kind, start and end."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import pytest
 from servescope.api.reports.timeline import spans_of
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
+from servescope.core.pd_config import pd_fleet_from
+from servescope.core.pd_events import PoolStep
 from servescope.core.request import RequestSpec
 
 SPANS = Path(__file__).with_name("history_spans.mjs")
@@ -42,6 +45,21 @@ WORKLOADS: dict[str, tuple[dict[str, Any], list[RequestSpec], str]] = {
     "idle_gaps": ({"num_gpu_blocks": 64, "block_size": 4},
                   [RequestSpec(f"r{i}", 12, 3, arrival_s=0.5 * i) for i in range(4)], "gaps"),
 }
+
+
+# A P/D fleet over a slow link (a 64-token prompt of Llama 3.1 8B is 8,388,608 KV bytes, 0.84 s at
+# 0.01 GB/s), one link for both decode replicas' requests: while one request decodes, those
+# admitted after it wait for their KV (core/kv_connector.py, rules D1-D3)
+PD = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100", "num_gpu_blocks": 256,
+      "prefill": {"replicas": 1}, "decode": {"replicas": 1},
+      "kv_link": {"kind": "pcie", "gbps": 0.01}}
+
+
+def pd_decode_records() -> list[dict[str, Any]]:
+    """Decode replica 0's records of a P/D run (what the explorer streams when it is viewed)."""
+    specs = [RequestSpec(f"r{k}", 64, 4, arrival_s=0.05 * k) for k in range(4)]
+    return [e.record.to_dict() for e in pd_fleet_from(PD, specs, records=True).run()
+            if isinstance(e, PoolStep) and e.pool == "decode" and e.replica == 0]
 
 
 def shows(records: list[dict[str, Any]], what: str) -> bool:
@@ -123,3 +141,18 @@ def test_a_window_of_the_server_is_the_page_s_spans_cut_at_its_edges(
     assert server and sorted(page) == sorted(server)  # rows: in the order seen in the window
     for rid in page:
         assert page[rid] == server[rid], f"{name}: {rid}'s spans differ"
+
+
+def test_page_and_server_agree_on_a_decode_replica_s_waits_for_remote_kv() -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    records = pd_decode_records()
+    assert any(r.get("waiting_for_kv") and r["running"] for r in records), "waits while one decodes"
+    page = page_spans(records)
+    server = server_spans(records)
+    assert list(page) == list(server), "the rows' order"
+    for rid in page:
+        assert page[rid] == server[rid], f"{rid}'s spans differ"
+    # r1 waits for its KV while r0 decodes: the state is there, on both sides alike
+    assert page["r1"][0][0] == "waiting_for_kv" and page["r1"][0][2] <= page["r1"][1][1]
+    assert "waiting" not in {k for spans in page.values() for k, _, _ in spans}

@@ -2,12 +2,12 @@ import assert from "node:assert/strict";
 import test from "node:test";
 
 import {
-  dragWindow, requestCount, ROW_LIMIT, rowsHistory, stackDensity, STATES, timelineMode, timelineQuery,
+  dragWindow, legendStates, requestCount, ROW_LIMIT, rowsHistory, stackDensity, STATES, timelineMode, timelineQuery,
 } from "../../frontend/static/js/state/timeline_window.js";
 
 const COLUMNS = {
   t_s: [0, 1, 2, 3],
-  waiting: [2, null, 0, 0.5], prefill: [1, null, 0, 0], decode: [3, null, 1, 0],
+  waiting: [2, null, 0, 0.5], waiting_for_kv: [0, null, 0, 0], prefill: [1, null, 0, 0], decode: [3, null, 1, 0],
   stalled: [0, null, 0, 0], preempted: [1, null, 0, 0],
 };
 
@@ -30,9 +30,18 @@ test("states stack in order, bins where nothing ran stay empty, the top is the l
   const { stacks, max } = stackDensity(COLUMNS);
   assert.equal(max, 7);
   assert.equal(stacks[1], null);
-  assert.deepEqual(stacks[0], [[0, 2], [2, 3], [3, 6], [6, 6], [6, 7]]);
-  assert.deepEqual(stacks[3].map(([lo, hi]) => hi - lo), [0.5, 0, 0, 0, 0]);
+  assert.deepEqual(stacks[0], [[0, 2], [2, 2], [2, 3], [3, 6], [6, 6], [6, 7]]);
+  assert.deepEqual(stacks[3].map(([lo, hi]) => hi - lo), [0.5, 0, 0, 0, 0, 0]);
   assert.equal(stacks[0].length, STATES.length);
+  const kv = stackDensity({ ...COLUMNS, waiting_for_kv: [3, null, 0, 0] });
+  assert.deepEqual(kv.stacks[0].slice(0, 3), [[0, 2], [2, 5], [5, 6]]); // over the waiting, under prefill
+  assert.equal(kv.max, 10);
+});
+
+test("the legend names waiting for KV only where some request waits for it", () => {
+  assert.deepEqual(legendStates(COLUMNS), STATES.filter((s) => s !== "waiting_for_kv"));
+  assert.deepEqual(legendStates({ ...COLUMNS, waiting_for_kv: [0, null, 0.2, 0] }), STATES);
+  assert.ok(legendStates({ ...COLUMNS, stalled: [0, null, 0, 0] }).includes("stalled")); // the rest always
 });
 
 test("server rows read as a history: ids in order, spans by id, colour index by id", () => {

@@ -1,38 +1,58 @@
 """GET /api/sessions/{id}/timeline checked against the exported records: the density of each
 state summed here step by step from what the run wrote (not from the store's count columns),
-rows whose time per kind adds up to the records', and bad parameters refused by name."""
+a P/D decode replica's requests waiting for remote KV among them, rows whose time per kind adds
+up to the records', and bad parameters refused by name."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from support.server import receive_until
 
 # one request every 2 s: idle stretches between bursts; few blocks: preemptions
 WORKLOAD = {"synthetic": {"num_requests": 40, "seed": 5, "request_rate": 2.0}}
 CONFIG = {"num_gpu_blocks": 24, "block_size": 16}
+STATES = ["waiting", "waiting_for_kv", "prefill", "decode", "stalled", "preempted"]
+# A P/D fleet over a slow link: a 64-token prompt of Llama 3.1 8B is 8,388,608 KV bytes, 0.84 s
+# at 0.01 GB/s, so each decode replica holds requests admitted and waiting for their KV
+PD = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100", "num_gpu_blocks": 256,
+      "prefill": {"replicas": 1}, "decode": {"replicas": 1},
+      "kv_link": {"kind": "pcie", "gbps": 0.01}}
+PD_REQUESTS = [{"id": f"r{k}", "arrival_s": 0.05 * k, "prompt_len": 64, "output_len": 4}
+               for k in range(4)]
 
 
-def session(client, workload=WORKLOAD, config=CONFIG) -> tuple[str, list[dict]]:
+def session(client, workload=WORKLOAD, config=CONFIG,
+            view: dict | None = None) -> tuple[str, list[dict]]:
+    """A finished session and its records; `view`: the replica a fleet's track streams."""
     r = client.post("/api/sessions", json={"workload": workload, "config": config})
     assert r.status_code == 201, r.text
     sid = r.json()["session_id"]
+    if view is not None:
+        with client.websocket_connect(r.json()["ws_path"]) as ws:
+            receive_until(ws, "status")
+            ws.send_text(json.dumps({"type": "replica", "v": 1, **view}))
+            receive_until(ws, "init")
     client.get(f"/api/sessions/{sid}/summary")  # waits for the simulation to end
     text = client.get(f"/api/sessions/{sid}/export?format=jsonl").text
     return sid, [json.loads(x) for x in text.splitlines()]
 
 
 def states_by_record(records: list[dict]) -> list[dict[str, int]]:
-    """Each record's requests per state, from its lists (preempted until scheduled again)."""
+    """Each record's requests per state, from its lists (preempted until scheduled again; a
+    P/D decode replica's admitted requests waiting for their remote KV apart)."""
     out, preempted = [], set()
     for r in records:
         preempted |= set(r["preempted"])
         preempted -= set(r["resumed"]) | {e["id"] for e in r["scheduled"]}
         kinds = [e["kind"] for e in r["scheduled"]]
+        kv = set(r.get("waiting_for_kv", ())) - preempted
         out.append({"prefill": kinds.count("prefill"), "decode": kinds.count("decode"),
                     "stalled": len(r["running"]) - len(kinds),
                     "preempted": sum(1 for x in r["waiting"] if x in preempted),
-                    "waiting": sum(1 for x in r["waiting"] if x not in preempted)})
+                    "waiting_for_kv": sum(1 for x in r["waiting"] if x in kv),
+                    "waiting": sum(1 for x in r["waiting"] if x not in preempted | kv)})
     return out
 
 
@@ -40,15 +60,13 @@ def overlap(a0: float, a1: float, b0: float, b1: float) -> float:
     return max(0.0, min(a1, b1) - max(a0, b0))
 
 
-def test_density_is_the_time_weighted_count_of_each_state_and_idle_bins_are_gaps(client):
-    sid, records = session(client)
+def check_density(data: dict, records: list[dict], bins: int) -> int:
+    """The answer's columns are the records' time-weighted counts per state (null where no step
+    ran); how many bins are such gaps."""
     counts = states_by_record(records)
-    assert any(c["preempted"] for c in counts), "the workload must preempt"
-    bins = 40
-    data = client.get(f"/api/sessions/{sid}/timeline", params={"bins": bins}).json()
     t0, width = data["start_s"], data["bin_s"]
     assert t0 == pytest.approx(records[0]["time_s"])
-    assert data["states"] == ["waiting", "prefill", "decode", "stalled", "preempted"]
+    assert data["states"] == STATES
     gaps = 0
     for b in range(bins):
         lo, hi = t0 + b * width, t0 + (b + 1) * width
@@ -66,8 +84,30 @@ def test_density_is_the_time_weighted_count_of_each_state_and_idle_bins_are_gaps
             else:
                 assert got == pytest.approx(v, abs=1e-6), (b, k)
         gaps += busy == 0
-    assert gaps > 0  # a request every 0.5 s on a fast engine leaves idle bins
+    return gaps
+
+
+def test_density_is_the_time_weighted_count_of_each_state_and_idle_bins_are_gaps(client):
+    sid, records = session(client)
+    assert any(c["preempted"] for c in states_by_record(records)), "the workload must preempt"
+    bins = 40
+    data = client.get(f"/api/sessions/{sid}/timeline", params={"bins": bins}).json()
+    assert check_density(data, records, bins) > 0  # a request every 0.5 s leaves idle bins
+    assert not any(data["columns"]["waiting_for_kv"])  # a colocated engine: none, ever
     assert data["rows"] is None or len(data["rows"]) <= 200
+
+
+def test_a_decode_replica_s_density_counts_the_requests_waiting_for_remote_kv(client):
+    sid, records = session(client, {"requests": PD_REQUESTS}, PD,
+                           view={"pool": "decode", "replica": 0})
+    assert any(r.get("waiting_for_kv") for r in records), "the decode replica's records"
+    bins = 20
+    data = client.get(f"/api/sessions/{sid}/timeline", params={"bins": bins}).json()
+    check_density(data, records, bins)
+    # each request decodes while the ones after it wait for their KV on the one link: every
+    # waiting request there waits for KV, none plainly
+    assert any(data["columns"]["waiting_for_kv"])
+    assert not any(data["columns"]["waiting"])
 
 
 def test_a_window_with_few_requests_has_rows_whose_time_per_kind_matches_the_records(client):

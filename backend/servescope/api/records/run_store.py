@@ -32,15 +32,16 @@ CREATE TABLE records (iter INTEGER PRIMARY KEY, step INTEGER NOT NULL, start_s R
                       num_scheduled_tokens INTEGER NOT NULL, num_running INTEGER NOT NULL,
                       num_waiting INTEGER NOT NULL, kv_usage REAL NOT NULL,
                       num_prefill INTEGER NOT NULL, num_decode INTEGER NOT NULL,
-                      num_preempted INTEGER NOT NULL);
+                      num_preempted INTEGER NOT NULL, num_waiting_for_kv INTEGER NOT NULL);
 CREATE INDEX records_start ON records(start_s);
 CREATE INDEX records_step ON records(step);
 CREATE TABLE keyframes (iter INTEGER PRIMARY KEY, msg TEXT NOT NULL);
 """
 # iter, step, start_s, end_s, packed, num_scheduled_tokens, num_running, num_waiting, kv_usage,
 # num_prefill, num_decode (requests scheduled a prefill chunk / a decode token), num_preempted
-# (waiting requests that were preempted and not yet resumed)
-Row = tuple[int, int, float, float, str, int, int, int, float, int, int, int]
+# (waiting requests that were preempted and not yet resumed), num_waiting_for_kv (P/D decode side:
+# waiting requests admitted with their remote KV in flight)
+Row = tuple[int, int, float, float, str, int, int, int, float, int, int, int, int]
 CACHE_KIB = 4096  # SQLite page cache per connection: the memory a store holds, whatever its size
 BUSY_MS = 60_000  # how long a writer waits for the other's transaction (a batch takes ms)
 
@@ -98,22 +99,25 @@ class StoreReader:
 
     def state_counts(self, first: int, last: int) -> list[tuple[Any, ...]]:
         """Records first..last in order: (iter, start_s, end_s, num_prefill, num_decode,
-        num_running, num_waiting, num_preempted)."""
+        num_running, num_waiting, num_preempted, num_waiting_for_kv)."""
         return self._reader.execute(
             "SELECT iter, start_s, end_s, num_prefill, num_decode, num_running, num_waiting, "
-            "num_preempted FROM records WHERE iter >= ? AND iter <= ? ORDER BY iter",
+            "num_preempted, num_waiting_for_kv FROM records WHERE iter >= ? AND iter <= ? "
+            "ORDER BY iter",
             (first, last)).fetchall()
 
     def state_bins(self, first: int, last: int, t0: float, width: float,
                    bins: int) -> list[tuple[Any, ...]]:
         """Records first..last grouped by the bin their step starts in: [bin, busy seconds, then
-        num_prefill, num_decode, num_running, num_waiting, num_preempted each times its step's
-        seconds, summed]. Coarse (a step counts whole in its start bin): for long windows."""
+        num_prefill, num_decode, num_running, num_waiting, num_preempted, num_waiting_for_kv each
+        times its step's seconds, summed]. Coarse (a step counts whole in its start bin): for
+        long windows."""
         dt = "(end_s - start_s)"
         return self._reader.execute(
             f"SELECT min(max(CAST((start_s - ?) / ? AS INTEGER), 0), ?) AS bin, sum({dt}), "
             f"sum(num_prefill * {dt}), sum(num_decode * {dt}), sum(num_running * {dt}), "
-            f"sum(num_waiting * {dt}), sum(num_preempted * {dt}) FROM records "
+            f"sum(num_waiting * {dt}), sum(num_preempted * {dt}), "
+            f"sum(num_waiting_for_kv * {dt}) FROM records "
             "WHERE iter >= ? AND iter <= ? GROUP BY bin ORDER BY bin",
             (t0, width, bins - 1, first, last)).fetchall()
 
@@ -201,7 +205,7 @@ class RunStore(StoreReader):
         try:
             db.execute("BEGIN IMMEDIATE")
             db.executemany("INSERT OR REPLACE INTO records VALUES "
-                           "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                           "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             db.executemany("INSERT OR REPLACE INTO keyframes VALUES (?, ?)", keyframes)
             db.execute("COMMIT")
         except (OSError, sqlite3.Error) as err:

@@ -109,12 +109,13 @@ class StretchPack:
         return dict(zip(self.run.kv_waste, self.waste[j], strict=True))
 
     def rows(self, a: int, b: int, num_preempted: int) -> list[Row]:
-        """The store's rows of steps a..b-1 (`num_preempted`: the track's preempted-waiting)."""
+        """The store's rows of steps a..b-1 (`num_preempted`: the track's preempted-waiting;
+        nothing else waits in a stretch, nor for remote KV)."""
         run, num_rows = self.run, len(self.run.ids)
         return list(zip(range(self.n0 + a, self.n0 + b), range(run.step0 + a, run.step0 + b),
                         self.time_s[a:b], self.end_s[a:b], self.texts[a:b], repeat(num_rows),
                         repeat(num_rows), repeat(0), self.kv_usage[a:b], repeat(0),
-                        repeat(num_rows), repeat(num_preempted)))
+                        repeat(num_rows), repeat(num_preempted), repeat(0)))
 
     def observe(self, meter: Meter, num_steps: int) -> None:
         """The meter's observations of the first `num_steps` steps."""

@@ -122,15 +122,17 @@ class Writer:
         self.kf_size = len(kf_text)
         self.last_kf, self.since_kf = n, 0
 
-    def _state_counts(self, rec: dict[str, Any]) -> tuple[int, int, int]:
-        """(num_prefill, num_decode, num_preempted) of a record, for the timeline's density
-        (the stream state has folded it in: a request it preempted after it finished, under
-        async scheduling, is not waiting to resume)."""
+    def _state_counts(self, rec: dict[str, Any]) -> tuple[int, int, int, int]:
+        """(num_prefill, num_decode, num_preempted, num_waiting_for_kv) of a record, for the
+        timeline's density (the stream state has folded it in: a request it preempted after it
+        finished, under async scheduling, is not waiting to resume). A request both preempted
+        and waiting for KV counts as preempted, as the timeline's spans have it."""
         status = self.state.status
         self.preempted.update(rid for rid in rec["preempted"] if status[rid] != FINISHED)
         self.preempted.difference_update(rec["resumed"], rec["new"], rec["finished"])
         decode = sum(1 for e in rec["scheduled"] if e.get("kind") == "decode")
-        return len(rec["scheduled"]) - decode, decode, len(self.preempted)
+        kv = sum(1 for rid in rec.get("waiting_for_kv", ()) if rid not in self.preempted)
+        return len(rec["scheduled"]) - decode, decode, len(self.preempted), kv
 
     def flush_due(self) -> None:
         if len(self.rows) >= BATCH_RECORDS or time.monotonic() - self.flushed >= BATCH_S:

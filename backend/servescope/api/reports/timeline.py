@@ -15,7 +15,9 @@ from servescope.api.records.run_store import StoreReader, open_reader
 from servescope.api.reports.work import records as stored_records
 from servescope.core.request_table import request_table
 
-STATES = ("waiting", "prefill", "decode", "stalled", "preempted")  # the timeline's span kinds
+# The timeline's span kinds, in the order they stack; waiting_for_kv: a P/D decode replica's
+# requests admitted with their remote KV in flight (vLLM's WAITING_FOR_REMOTE_KVS), not waiting
+STATES = ("waiting", "waiting_for_kv", "prefill", "decode", "stalled", "preempted")
 MAX_ROW_RECORDS = 20_000  # records decoded at most for rows; a longer window gets density only
 # Up to this many records a window is binned exactly (each step split across the bins it
 # spans, in numpy); beyond, by SQL sums per start bin (some 50 ms a 100k records, not 0.5 s).
@@ -72,21 +74,27 @@ def coarse_density(binned: list[tuple[Any, ...]], t0: float, width: float,
     in the bin it starts in: bins there hold many steps each)."""
     cols: dict[str, list[float | None]] = {"t_s": [t0 + k * width for k in range(bins)]}
     cols.update({s: [None] * bins for s in STATES})
-    for b, busy, prefill, decode, running, waiting, preempted in binned:
+    for b, busy, *sums in binned:
         if busy > 0:
-            for name, v in (("waiting", waiting - preempted), ("prefill", prefill),
-                            ("decode", decode), ("stalled", running - prefill - decode),
-                            ("preempted", preempted)):
+            for name, v in _by_state(*sums).items():
                 cols[name][b] = v / width
     return cols
 
 
 def state_columns(records: list[tuple[Any, ...]]) -> dict[str, np.ndarray]:
     """Each record's number of requests in each state (the counts the store keeps)."""
-    a = np.asarray([r[3:8] for r in records], dtype=float).reshape(-1, 5)
-    prefill, decode, running, waiting, preempted = a.T
-    return {"waiting": waiting - preempted, "prefill": prefill, "decode": decode,
-            "stalled": running - prefill - decode, "preempted": preempted}
+    a = np.asarray([r[3:9] for r in records], dtype=float).reshape(-1, 6)
+    return _by_state(*a.T)
+
+
+def _by_state(prefill: Any, decode: Any, running: Any, waiting: Any, preempted: Any,
+              waiting_for_kv: Any) -> dict[str, Any]:
+    """The states from the store's count columns (numbers or arrays alike): a waiting request
+    is preempted, waiting for remote KV, or plainly waiting; a running one not scheduled is
+    stalled."""
+    return {"waiting": waiting - preempted - waiting_for_kv, "waiting_for_kv": waiting_for_kv,
+            "prefill": prefill, "decode": decode, "stalled": running - prefill - decode,
+            "preempted": preempted}
 
 
 def density(records: list[tuple[Any, ...]], t0: float, width: float,

@@ -1,8 +1,9 @@
-// The request timeline aggregated: how many requests were waiting, prefilling, decoding,
-// stalled or preempted over time, stacked, one column per time bin of the server's answer
-// (state/timeline_window.js); blank where no step ran. A legend names each state's colour.
+// The request timeline aggregated: how many requests were waiting (or, on a P/D decode replica,
+// waiting for their remote KV), prefilling, decoding, stalled or preempted over time, stacked,
+// one column per time bin of the server's answer (state/timeline_window.js); blank where no
+// step ran. A legend names each state's colour.
 
-import { STATES, stackDensity } from "../state/timeline_window.js";
+import { legendStates, STATES, stackDensity } from "../state/timeline_window.js";
 import { placeCursor } from "./timeline.js";
 import { widthOf } from "./size.js";
 
@@ -15,8 +16,8 @@ const HEIGHT = 200;
 export function stateColours(theme) {
   const dark = !!theme.fontPx;
   return {
-    waiting: theme.waiting, prefill: "#e69f00", decode: dark ? "#56b4e9" : "#0072b2",
-    stalled: dark ? "#999999" : "#8a6fb0", preempted: theme.preempted,
+    waiting: theme.waiting, waiting_for_kv: theme.waiting_for_kv, prefill: "#e69f00",
+    decode: dark ? "#56b4e9" : "#0072b2", stalled: dark ? "#999999" : "#8a6fb0", preempted: theme.preempted,
   };
 }
 
@@ -67,7 +68,7 @@ export class DensityView {
         ctx.fillRect(a, y1, e - a, Math.max(1, Math.round(yOf(lo)) - y1));
       });
     });
-    labels(ctx, { w, max, t0, t1, colours, theme, states });
+    labels(ctx, { w, max, t0, t1, colours, theme, states: legendStates(answer.columns, states) });
     return { mode: "density", xOf, tOf, labelW: LABEL_W, t0, t1, rowH: HEIGHT, ids: [], hidden: 0, max };
   }
 }

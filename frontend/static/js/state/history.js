@@ -152,7 +152,9 @@ export function appendRecord(h, rec, run = null) {
   for (const id of rec.preempted) h.preempted.add(id);
   for (const id of rec.resumed ?? []) h.preempted.delete(id);
   for (const e of rec.scheduled) h.preempted.delete(e.id);
-  recordSpans(h, rec, i, t1);
+  // A step of no time (a P/D decode replica's step that only admits requests whose KV is in
+  // flight) draws no span, as the server's rows have it (api/reports/timeline.py spans_of).
+  if (t1 > rec.time_s) recordSpans(h, rec, i, t1);
   const tokens = recordTokens(h, rec, t1, run);
   const { slots, waste } = wasteOf(rec);
   const tot = h.totals;

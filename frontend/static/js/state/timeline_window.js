@@ -5,8 +5,17 @@
 
 export const ROW_LIMIT = 200; // above this many requests, a row each is a grey staircase
 // The span kinds of state/history.js; the route's answer names them too (`states`), in the
-// order they stack.
-export const STATES = ["waiting", "prefill", "decode", "stalled", "preempted"];
+// order they stack. waiting_for_kv: a P/D decode replica's requests admitted with their remote
+// KV in flight (api/reports/timeline.py STATES).
+export const STATES = ["waiting", "waiting_for_kv", "prefill", "decode", "stalled", "preempted"];
+// States only some engines have (a P/D decode replica): the legend names them when a window holds some.
+const OPTIONAL_STATES = new Set(["waiting_for_kv"]);
+
+/** The states a density's legend names: every one of `states`, but an optional one only where
+ * its column has some requests. */
+export function legendStates(columns, states = STATES) {
+  return states.filter((s) => !OPTIONAL_STATES.has(s) || (columns?.[s] ?? []).some((v) => v > 0));
+}
 
 /** "live" (rows from the page's history), "rows" (the server's rows of a window) or
  * "density". `numRequests`: the run's requests; `answer`: the server's timeline, or null. */
