@@ -11,6 +11,7 @@ so the engine's next step() updates it as if each pair had been taken alone
 
 from __future__ import annotations
 
+from array import array
 from typing import Protocol
 
 import numpy as np
@@ -20,7 +21,7 @@ from servescope.core.batch_queue import BatchQueue, Flight
 from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.running_batch import RunningBatch
 from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
-from servescope.core.step_time import decode_steps_ms
+from servescope.core.step_time import StepTimeFn, decode_steps_ms
 
 # Unlike a synchronous stretch (fast_forward.MIN_RUN_STEPS), one pair taken here costs no more
 # than the async step it replaces (bench/async_speed.py --run-ahead 6000: async/sync 1.55 with
@@ -79,10 +80,10 @@ def quiet_batch(engine: Engine) -> bool:
                 .any())
 
 
-def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.ndarray]:
+def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, float, array[float]]:
     """How many pairs from here (the batch quiet: quiet_batch) are quiet (0 when under
-    MIN_PAIRS), with the plans' step times (ms) and the updated steps' ends (s)."""
-    none = 0, np.zeros(0), np.zeros(0)
+    MIN_PAIRS), with the last plan's step time (ms) and the updated steps' ends (s)."""
+    none = 0, 0.0, array("d")
     queue, running, kv = engine.batch_queue, engine.scheduler.running, engine.kv
     assert queue is not None and queue.in_flight is not None
     assert isinstance(kv, PagedKVCacheManager)
@@ -92,19 +93,41 @@ def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.nda
     pairs = min(max_pairs, int((running.output_len[:n] - output).min()) - 1)
     pairs = kv.decode_steps_fit(computed, max(pairs, 0))
     clock, pending = engine.clock, engine.arrivals.pending
+    arrival_s = None
     if pending and clock.step_clock:  # pair j admits the arrivals due at step_no + j
         pairs = min(pairs, (pending[0].arrival_step or 0) - clock.step_no)
-    if pairs < MIN_PAIRS:
-        return none
-    step_ms = decode_steps_ms(engine.step_time, computed, pairs)
-    ends = np.add.accumulate(np.concatenate(([queue.in_flight.end_s],
-                                             step_ms[:pairs - 1] / 1000.0)))
-    if pending and not clock.step_clock:  # pair j admits those due at the end of step N + j - 1
+    elif pending:  # pair j admits those due at the end of step N + j - 1
         arrival_s = pending[0].arrival_s or 0.0
         if arrival_s <= clock.time_s:
             return none
-        pairs = min(pairs, 1 + int(ends.searchsorted(arrival_s, "left")))
-    return pairs, step_ms[:pairs], ends[:pairs]
+    if pairs < MIN_PAIRS:
+        return none
+    return stretch_times(engine.step_time, computed, pairs, queue.in_flight.end_s, arrival_s)
+
+
+def stretch_times(step_time: StepTimeFn, start: np.ndarray, num_pairs: int, first_end_s: float,
+                  arrival_s: float | None) -> tuple[int, float, array[float]]:
+    """Pair j's plan's step time and the end of the step it updates (the one in flight for
+    j = 0, then pair j - 1's plan), the pairs cut after the first update that ends at or
+    after `arrival_s` (the next plan admits it): (pairs, the last plan's step time in ms, the
+    ends). A cost model's decode_pricer prices pair by pair up to the arrival in plain Python
+    (a few pairs: cheaper than numpy calls over all of them), with the same bits."""
+    pricer = getattr(step_time, "decode_pricer", None)
+    if arrival_s is None or pricer is None:
+        step_ms = decode_steps_ms(step_time, start, num_pairs)
+        ends = np.add.accumulate(np.concatenate(([first_end_s], step_ms[:num_pairs - 1] / 1000.0)))
+        if arrival_s is not None:
+            num_pairs = min(num_pairs, 1 + int(ends.searchsorted(arrival_s, "left")))
+        return num_pairs, float(step_ms[num_pairs - 1]), array("d", ends[:num_pairs].tobytes())
+    price, n, context = pricer(len(start)), len(start), int(start.sum())
+    ends, end_s, step_ms = array("d"), first_end_s, 0.0
+    for j in range(num_pairs):  # (np.add.accumulate adds in this order too)
+        ends.append(end_s)
+        step_ms = price(context + n * j)
+        if end_s >= arrival_s:
+            break
+        end_s += step_ms / 1000.0
+    return len(ends), step_ms, ends
 
 
 def whole(plan: SchedulerOutput, running: RunningBatch) -> bool:
@@ -139,12 +162,12 @@ def skip_pairs(engine: Engine, max_pairs: int) -> int:
     kv.advance_decodes_unrecorded(running.requests, start, pairs, known_lag=1)
     running.num_computed[:n] += pairs
     assert not running.sample_chunk(0, n, clock.iter, pairs), "quiet pairs finish nobody"
-    clock.step_end_s.frombytes(ends.tobytes())
+    clock.step_end_s.extend(ends)
     last = kv.waste(running)
     engine.add_waste(fast_forward.waste_sums(kv, num_free, num_table, start, pairs, last))
-    clock.tick_many(pairs, float(ends[-1]))
+    clock.tick_many(pairs, ends[-1])
     plan = SchedulerOutput(entries=[DecodeChunk(0, n, running.ids[:n], start + pairs - 1)])
-    queue.in_flight = Flight(plan, clock.step_no - 1, float(ends[-1]), float(step_ms[-1]), (),
+    queue.in_flight = Flight(plan, clock.step_no - 1, ends[-1], step_ms, (),
                              (), tuple(running.ids), ())
     return pairs
 
