@@ -11,6 +11,7 @@ so the engine's next step() updates it as if each pair had been taken alone
 
 from __future__ import annotations
 
+import math
 from array import array
 from typing import Protocol
 
@@ -27,6 +28,10 @@ from servescope.core.step_time import StepTimeFn, decode_steps_ms
 # than the async step it replaces (bench/async_speed.py --run-ahead 6000: async/sync 1.55 with
 # 1, 1.58 with 2, interleaved on the 2-core machine)
 MIN_PAIRS = 1
+# Pairs up to which a cost model's decode_pricer prices them one by one in Python even with no
+# arrival to stop at: below where that costs as much as decode_steps_ms's numpy calls (timeit
+# of stretch_times, 12 rows: 2.6 us for 1 pair, 8.4 for 32, 14.5 for 64; numpy ~10 us)
+MAX_PRICED_ONE_BY_ONE = 32
 
 
 class Engine(fast_forward.Engine, Protocol):
@@ -110,10 +115,11 @@ def stretch_times(step_time: StepTimeFn, start: np.ndarray, num_pairs: int, firs
     """Pair j's plan's step time and the end of the step it updates (the one in flight for
     j = 0, then pair j - 1's plan), the pairs cut after the first update that ends at or
     after `arrival_s` (the next plan admits it): (pairs, the last plan's step time in ms, the
-    ends). A cost model's decode_pricer prices pair by pair up to the arrival in plain Python
-    (a few pairs: cheaper than numpy calls over all of them), with the same bits."""
+    ends). A cost model's decode_pricer prices pair by pair up to the arrival (or up to
+    MAX_PRICED_ONE_BY_ONE pairs) in plain Python, cheaper than numpy calls over a few pairs,
+    with the same bits."""
     pricer = getattr(step_time, "decode_pricer", None)
-    if arrival_s is None or pricer is None:
+    if pricer is None or (arrival_s is None and num_pairs > MAX_PRICED_ONE_BY_ONE):
         step_ms = decode_steps_ms(step_time, start, num_pairs)
         ends = np.add.accumulate(np.concatenate(([first_end_s], step_ms[:num_pairs - 1] / 1000.0)))
         if arrival_s is not None:
@@ -121,6 +127,7 @@ def stretch_times(step_time: StepTimeFn, start: np.ndarray, num_pairs: int, firs
         return num_pairs, float(step_ms[num_pairs - 1]), array("d", ends[:num_pairs].tobytes())
     price, n, context = pricer(len(start)), len(start), int(start.sum())
     ends, end_s, step_ms = array("d"), first_end_s, 0.0
+    arrival_s = math.inf if arrival_s is None else arrival_s
     for j in range(num_pairs):  # (np.add.accumulate adds in this order too)
         ends.append(end_s)
         step_ms = price(context + n * j)
@@ -158,12 +165,14 @@ def skip_pairs(engine: Engine, max_pairs: int) -> int:
     running = scheduler.running
     n = len(running)
     start = running.num_computed[:n].copy()
+    context = int(start.sum())
     num_free, num_table = kv.num_free_blocks, kv.num_table_blocks
     kv.advance_decodes_unrecorded(running.requests, start, pairs, known_lag=1)
     running.num_computed[:n] += pairs
     assert not running.sample_chunk(0, n, clock.iter, pairs), "quiet pairs finish nobody"
     clock.step_end_s.extend(ends)
-    last = kv.waste(running)
+    # (kv.waste(running) without summing the batch again: each row computed `pairs` more)
+    last = kv.waste_of(kv.num_table_blocks, context + n * pairs, kv.num_free_blocks)
     engine.add_waste(fast_forward.waste_sums(kv, num_free, num_table, start, pairs, last))
     clock.tick_many(pairs, ends[-1])
     plan = SchedulerOutput(entries=[DecodeChunk(0, n, running.ids[:n], start + pairs - 1)])
@@ -185,20 +194,23 @@ def finish_pair(engine: Engine) -> bool:
     running, flight = scheduler.running, queue.in_flight
     assert flight is not None
     n = len(running)
-    last = running.output_len[:n] - running.num_output[:n] <= 1
-    keep = (~last).nonzero()[0]
-    if not len(keep) or len(keep) == n:
+    # (plain Python: a batch is small, and numpy calls cost more than its rows)
+    left, computed = running.output_len[:n] - running.num_output[:n], running.num_computed.tolist()
+    keep = [row for row, k in enumerate(left.tolist()) if k > 1]
+    if not keep or len(keep) == n:
         return False
-    start = running.num_computed[keep]
-    crossing = int(np.count_nonzero(start % kv.block_size == 0))
+    start_list = [computed[row] for row in keep]
+    size = kv.block_size
+    crossing = sum(1 for p in start_list if p % size == 0)
     if crossing > kv.num_free_blocks:
         return False  # a row would find no block: the scheduler preempts
-    requests, ids = [running.requests[i] for i in keep.tolist()], running.ids[:n]
+    requests, ids = [running.requests[row] for row in keep], running.ids[:n]
+    start = np.array(start_list, np.int64)
     if crossing:  # plan step F + 1 (a row whose known tokens fill its blocks takes a block)
         kv.advance_decodes_unrecorded(requests, start, 1, known_lag=1)
     running.num_computed[keep] += 1
     running.num_placeholders[keep] += 1
-    step_ms = float(engine.step_time(np.ones(len(keep), np.int64), start))
+    step_ms = stretch_times(engine.step_time, start, 1, flight.end_s, None)[1]
     planned = Flight(SchedulerOutput(entries=[DecodeChunk(0, len(keep), [r.id for r in requests],
                                                           start)]),
                      clock.step_no, flight.end_s, step_ms, (), (), tuple(ids), ())
