@@ -120,11 +120,11 @@ def stretch_times(step_time: StepTimeFn, start: np.ndarray, num_pairs: int, firs
     with the same bits."""
     pricer = getattr(step_time, "decode_pricer", None)
     if pricer is None or (arrival_s is None and num_pairs > MAX_PRICED_ONE_BY_ONE):
-        step_ms = decode_steps_ms(step_time, start, num_pairs)
-        ends = np.add.accumulate(np.concatenate(([first_end_s], step_ms[:num_pairs - 1] / 1000.0)))
+        priced = decode_steps_ms(step_time, start, num_pairs)
+        ended = np.add.accumulate(np.concatenate(([first_end_s], priced[:num_pairs - 1] / 1000.0)))
         if arrival_s is not None:
-            num_pairs = min(num_pairs, 1 + int(ends.searchsorted(arrival_s, "left")))
-        return num_pairs, float(step_ms[num_pairs - 1]), array("d", ends[:num_pairs].tobytes())
+            num_pairs = min(num_pairs, 1 + int(ended.searchsorted(arrival_s, "left")))
+        return num_pairs, float(priced[num_pairs - 1]), array("d", ended[:num_pairs].tobytes())
     price, n, context = pricer(len(start)), len(start), int(start.sum())
     ends, end_s, step_ms = array("d"), first_end_s, 0.0
     arrival_s = math.inf if arrival_s is None else arrival_s
