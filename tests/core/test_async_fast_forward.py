@@ -61,24 +61,29 @@ def test_a_leap_gets_to_its_first_record_by_the_quiet_pairs_too() -> None:
     assert engine.iter == 300
 
 
+# priced by the cost model (its decode_pricer takes the quiet pairs up to an arrival pair by
+# pair, async_fast_forward.stretch_times), at TP 1 and with TP 2's all-reduce terms
+LLAMA = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100"}
+priced_st = st.sampled_from([{}, LLAMA, {**LLAMA, "tensor_parallel_size": 2}])
+
 rows_st = st.lists(st.tuples(st.integers(1, 90), st.integers(1, 80), st.integers(0, 40),
                              st.sampled_from([(), (("sys", 32),), (("sys", 20),)])),
                    min_size=8, max_size=30)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rows=rows_st, time_clock=st.booleans(), cut=st.floats(0, 1),
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=rows_st, time_clock=st.booleans(), cut=st.floats(0, 1), priced=priced_st,
        config=st.fixed_dictionaries({
            "block_size": st.sampled_from([1, 4, 16]), "num_gpu_blocks": st.integers(24, 300),
            "max_num_seqs": st.integers(8, 32), "max_num_batched_tokens": st.integers(32, 256),
            "enable_prefix_caching": st.booleans()}))
 def test_any_run_ahead_under_async_records_what_stepping_records(rows: list, time_clock: bool,
-                                                                 cut: float,
+                                                                 cut: float, priced: dict,
                                                                  config: dict) -> None:
     specs = [RequestSpec(f"r{i}", p, o, prefix=pre,
                          **({"arrival_s": a * 0.013} if time_clock else {"arrival_step": a}))
              for i, (p, o, a, pre) in enumerate(rows)]
-    compare(config, specs, cut)
+    compare({**config, **priced}, specs, cut)
 
 
 def finish_pairs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
@@ -119,20 +124,48 @@ burst_st = st.lists(st.tuples(st.integers(1, 60), st.integers(1, 60), st.boolean
                     min_size=6, max_size=30)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=burst_st, time_clock=st.booleans(), cut=st.floats(0.3, 1), gap=st.integers(1, 9),
-       config=st.fixed_dictionaries({
+       priced=priced_st, config=st.fixed_dictionaries({
            "block_size": st.sampled_from([1, 4, 16]), "num_gpu_blocks": st.integers(20, 200),
            "max_num_seqs": st.integers(4, 32), "max_num_batched_tokens": st.integers(64, 256),
            "enable_prefix_caching": st.booleans()}))
 def test_any_burst_run_ahead_finishes_as_stepping_does(rows: list, time_clock: bool, cut: float,
-                                                       gap: int, config: dict) -> None:
+                                                       gap: int, priced: dict,
+                                                       config: dict) -> None:
     """A burst (the rows marked True arrive at once) decoding to many finishes, the others
     arriving one every `gap` steps (or gap * 13 ms) while it decodes; small pools preempt."""
     due = [gap * i * (not burst) for i, (_, _, burst) in enumerate(rows)]
     specs = [RequestSpec(f"r{i}", p, o, **({"arrival_s": 0.013 * at} if time_clock
                                            else {"arrival_step": at}))
              for i, ((p, o, _), at) in enumerate(zip(rows, due, strict=True))]
+    config = {**config, **priced}
     cfg = EngineConfig.from_dict({**config, "async_scheduling": True})
     event("preempts" if any(r.preempted for r in Engine(cfg, specs).run()) else "no preemption")
     compare(config, specs, cut)
+
+
+def test_priced_pairs_stop_at_the_first_update_that_reaches_an_arrival(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pair j's plan admits what is due when it is made, at the end of the step pair j updates
+    (core/batch_queue.py): the pairs run up to and including the first whose update ends at
+    or after the arrival, and the run ahead stays exact."""
+    cuts: list[bool] = []
+    real = async_fast_forward.stretch_times
+
+    def spy(step_time: object, start: object, num_pairs: int, first_end_s: float,
+            arrival_s: float | None) -> tuple:
+        got = real(step_time, start, num_pairs, first_end_s, arrival_s)  # type: ignore[arg-type]
+        pairs, _, ends = got
+        assert len(ends) == pairs and list(ends) == sorted(ends) and ends[0] == first_end_s
+        if arrival_s is not None:
+            assert all(end < arrival_s for end in ends[:-1])
+            assert pairs == num_pairs or ends[-1] >= arrival_s
+            cuts.append(pairs < num_pairs)
+        return got
+
+    monkeypatch.setattr(async_fast_forward, "stretch_times", spy)
+    config = {**LLAMA, "num_gpu_blocks": 2000, "block_size": 16, "max_num_seqs": 64,
+              "max_num_batched_tokens": 512, "enable_prefix_caching": True}
+    compare(config, BURST, 0.9)
+    assert sum(cuts) >= 5  # arrivals cut quiet stretches

@@ -110,6 +110,8 @@ def test_decode_steps_are_priced_with_the_per_step_bits(overrides: dict) -> None
     start = np.array([5, 900, 31, 4000, 77], np.int64)
     per_step = [step_time(np.ones(5, np.int64), start + j) for j in range(300)]
     assert decode_steps_ms(step_time, start, 300).tolist() == per_step
+    price = step_time.decode_pricer(5)  # (the async run-ahead's, pair by pair)
+    assert [price(int(start.sum()) + 5 * j) for j in range(300)] == per_step
 
 
 def test_a_run_stops_before_the_free_blocks_run_out() -> None:

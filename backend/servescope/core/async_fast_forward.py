@@ -11,6 +11,8 @@ so the engine's next step() updates it as if each pair had been taken alone
 
 from __future__ import annotations
 
+import math
+from array import array
 from typing import Protocol
 
 import numpy as np
@@ -20,12 +22,16 @@ from servescope.core.batch_queue import BatchQueue, Flight
 from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.running_batch import RunningBatch
 from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
-from servescope.core.step_time import decode_steps_ms
+from servescope.core.step_time import StepTimeFn, decode_steps_ms
 
 # Unlike a synchronous stretch (fast_forward.MIN_RUN_STEPS), one pair taken here costs no more
 # than the async step it replaces (bench/async_speed.py --run-ahead 6000: async/sync 1.55 with
 # 1, 1.58 with 2, interleaved on the 2-core machine)
 MIN_PAIRS = 1
+# Pairs up to which a cost model's decode_pricer prices them one by one in Python even with no
+# arrival to stop at: below where that costs as much as decode_steps_ms's numpy calls (timeit
+# of stretch_times, 12 rows: 2.6 us for 1 pair, 8.4 for 32, 14.5 for 64; numpy ~10 us)
+MAX_PRICED_ONE_BY_ONE = 32
 
 
 class Engine(fast_forward.Engine, Protocol):
@@ -79,10 +85,10 @@ def quiet_batch(engine: Engine) -> bool:
                 .any())
 
 
-def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.ndarray]:
+def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, float, array[float]]:
     """How many pairs from here (the batch quiet: quiet_batch) are quiet (0 when under
-    MIN_PAIRS), with the plans' step times (ms) and the updated steps' ends (s)."""
-    none = 0, np.zeros(0), np.zeros(0)
+    MIN_PAIRS), with the last plan's step time (ms) and the updated steps' ends (s)."""
+    none = 0, 0.0, array("d")
     queue, running, kv = engine.batch_queue, engine.scheduler.running, engine.kv
     assert queue is not None and queue.in_flight is not None
     assert isinstance(kv, PagedKVCacheManager)
@@ -92,19 +98,43 @@ def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, np.ndarray, np.nda
     pairs = min(max_pairs, int((running.output_len[:n] - output).min()) - 1)
     pairs = kv.decode_steps_fit(computed, max(pairs, 0))
     clock, pending = engine.clock, engine.arrivals.pending
+    arrival_s = None
     if pending and clock.step_clock:  # pair j admits the arrivals due at step_no + j
         pairs = min(pairs, (pending[0].arrival_step or 0) - clock.step_no)
-    if pairs < MIN_PAIRS:
-        return none
-    step_ms = decode_steps_ms(engine.step_time, computed, pairs)
-    ends = np.add.accumulate(np.concatenate(([queue.in_flight.end_s],
-                                             step_ms[:pairs - 1] / 1000.0)))
-    if pending and not clock.step_clock:  # pair j admits those due at the end of step N + j - 1
+    elif pending:  # pair j admits those due at the end of step N + j - 1
         arrival_s = pending[0].arrival_s or 0.0
         if arrival_s <= clock.time_s:
             return none
-        pairs = min(pairs, 1 + int(ends.searchsorted(arrival_s, "left")))
-    return pairs, step_ms[:pairs], ends[:pairs]
+    if pairs < MIN_PAIRS:
+        return none
+    return stretch_times(engine.step_time, computed, pairs, queue.in_flight.end_s, arrival_s)
+
+
+def stretch_times(step_time: StepTimeFn, start: np.ndarray, num_pairs: int, first_end_s: float,
+                  arrival_s: float | None) -> tuple[int, float, array[float]]:
+    """Pair j's plan's step time and the end of the step it updates (the one in flight for
+    j = 0, then pair j - 1's plan), the pairs cut after the first update that ends at or
+    after `arrival_s` (the next plan admits it): (pairs, the last plan's step time in ms, the
+    ends). A cost model's decode_pricer prices pair by pair up to the arrival (or up to
+    MAX_PRICED_ONE_BY_ONE pairs) in plain Python, cheaper than numpy calls over a few pairs,
+    with the same bits."""
+    pricer = getattr(step_time, "decode_pricer", None)
+    if pricer is None or (arrival_s is None and num_pairs > MAX_PRICED_ONE_BY_ONE):
+        priced = decode_steps_ms(step_time, start, num_pairs)
+        ended = np.add.accumulate(np.concatenate(([first_end_s], priced[:num_pairs - 1] / 1000.0)))
+        if arrival_s is not None:
+            num_pairs = min(num_pairs, 1 + int(ended.searchsorted(arrival_s, "left")))
+        return num_pairs, float(priced[num_pairs - 1]), array("d", ended[:num_pairs].tobytes())
+    price, n, context = pricer(len(start)), len(start), int(start.sum())
+    ends, end_s, step_ms = array("d"), first_end_s, 0.0
+    arrival_s = math.inf if arrival_s is None else arrival_s
+    for j in range(num_pairs):  # (np.add.accumulate adds in this order too)
+        ends.append(end_s)
+        step_ms = price(context + n * j)
+        if end_s >= arrival_s:
+            break
+        end_s += step_ms / 1000.0
+    return len(ends), step_ms, ends
 
 
 def whole(plan: SchedulerOutput, running: RunningBatch) -> bool:
@@ -135,16 +165,18 @@ def skip_pairs(engine: Engine, max_pairs: int) -> int:
     running = scheduler.running
     n = len(running)
     start = running.num_computed[:n].copy()
+    context = int(start.sum())
     num_free, num_table = kv.num_free_blocks, kv.num_table_blocks
     kv.advance_decodes_unrecorded(running.requests, start, pairs, known_lag=1)
     running.num_computed[:n] += pairs
     assert not running.sample_chunk(0, n, clock.iter, pairs), "quiet pairs finish nobody"
-    clock.step_end_s.frombytes(ends.tobytes())
-    last = kv.waste(running)
+    clock.step_end_s.extend(ends)
+    # (kv.waste(running) without summing the batch again: each row computed `pairs` more)
+    last = kv.waste_of(kv.num_table_blocks, context + n * pairs, kv.num_free_blocks)
     engine.add_waste(fast_forward.waste_sums(kv, num_free, num_table, start, pairs, last))
-    clock.tick_many(pairs, float(ends[-1]))
+    clock.tick_many(pairs, ends[-1])
     plan = SchedulerOutput(entries=[DecodeChunk(0, n, running.ids[:n], start + pairs - 1)])
-    queue.in_flight = Flight(plan, clock.step_no - 1, float(ends[-1]), float(step_ms[-1]), (),
+    queue.in_flight = Flight(plan, clock.step_no - 1, ends[-1], step_ms, (),
                              (), tuple(running.ids), ())
     return pairs
 
@@ -162,20 +194,23 @@ def finish_pair(engine: Engine) -> bool:
     running, flight = scheduler.running, queue.in_flight
     assert flight is not None
     n = len(running)
-    last = running.output_len[:n] - running.num_output[:n] <= 1
-    keep = (~last).nonzero()[0]
-    if not len(keep) or len(keep) == n:
+    # (plain Python: a batch is small, and numpy calls cost more than its rows)
+    left, computed = running.output_len[:n] - running.num_output[:n], running.num_computed.tolist()
+    keep = [row for row, k in enumerate(left.tolist()) if k > 1]
+    if not keep or len(keep) == n:
         return False
-    start = running.num_computed[keep]
-    crossing = int(np.count_nonzero(start % kv.block_size == 0))
+    start_list = [computed[row] for row in keep]
+    size = kv.block_size
+    crossing = sum(1 for p in start_list if p % size == 0)
     if crossing > kv.num_free_blocks:
         return False  # a row would find no block: the scheduler preempts
-    requests, ids = [running.requests[i] for i in keep.tolist()], running.ids[:n]
+    requests, ids = [running.requests[row] for row in keep], running.ids[:n]
+    start = np.array(start_list, np.int64)
     if crossing:  # plan step F + 1 (a row whose known tokens fill its blocks takes a block)
         kv.advance_decodes_unrecorded(requests, start, 1, known_lag=1)
     running.num_computed[keep] += 1
     running.num_placeholders[keep] += 1
-    step_ms = float(engine.step_time(np.ones(len(keep), np.int64), start))
+    step_ms = stretch_times(engine.step_time, start, 1, flight.end_s, None)[1]
     planned = Flight(SchedulerOutput(entries=[DecodeChunk(0, len(keep), [r.id for r in requests],
                                                           start)]),
                      clock.step_no, flight.end_s, step_ms, (), (), tuple(ids), ())

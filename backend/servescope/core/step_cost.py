@@ -4,6 +4,7 @@ StepTimeFn (the terms are listed in servescope.core.cost_model's docstring)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,15 +120,31 @@ class RooflineStepTime:
         return seconds * 1000.0
 
     def decode_steps_ms(self, num_requests: int, context_sums: np.ndarray) -> np.ndarray:
-        """Each step of `num_requests` one-token decodes whose contexts sum to context_sums[j]."""
+        """Each step of `num_requests` one-token decodes whose contexts sum to context_sums[j]
+        (in place on one array: x + c and c + x are the same bits)."""
         k = self.k
-        seconds = self._fixed_s(num_requests, num_requests) + self.fast_kv * (
-            context_sums.astype(np.float64) + num_requests)
+        seconds = context_sums.astype(np.float64)
+        seconds += num_requests
+        seconds *= self.fast_kv
+        seconds += self._fixed_s(num_requests, num_requests)
         if k.s_allreduce_fixed:
             seconds += k.s_allreduce_fixed + num_requests * k.s_allreduce_per_token
         seconds += k.s_step + num_requests * k.s_per_request
-        out: np.ndarray = seconds * 1000.0
-        return out
+        seconds *= 1000.0
+        return seconds
+
+    def decode_pricer(self, num_requests: int) -> Callable[[int], float]:
+        """One step of decode_steps_ms as a Python float, from its contexts' sum: the same
+        operations in the same order (so the same bits), for runs too short to pay for numpy
+        calls (core/async_fast_forward.py's quiet pairs, cut at the next arrival)."""
+        k, n, fast_kv = self.k, num_requests, self.fast_kv
+        fixed = self._fixed_s(n, n)
+        tail = k.s_step + n * k.s_per_request
+        if k.s_allreduce_fixed:
+            reduce = k.s_allreduce_fixed + n * k.s_allreduce_per_token
+            return lambda context_sum: (fixed + fast_kv * (context_sum + n) + reduce
+                                        + tail) * 1000.0
+        return lambda context_sum: (fixed + fast_kv * (context_sum + n) + tail) * 1000.0
 
 
 def decode_step_ms(config: EngineConfig, batch_size: int, context: int) -> float:

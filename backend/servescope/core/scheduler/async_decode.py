@@ -42,28 +42,29 @@ def schedule_chunk(kv: KVCacheManager, output: SchedulerOutput, running: Running
     count = min(len(tail) if tail.all() else int(np.argmin(tail)), budget)
     if count < 1:
         return 0
-    size = kv.block_size
-    start = running.num_computed[index:index + count].copy()
-    crossing = ((start % size == 0).nonzero()[0] if kv.on_demand
-                else np.zeros(0, np.int64))
+    # (plain Python over the rows: a batch is small, and numpy calls cost more than its rows)
+    size, hi = kv.block_size, index + count
+    start = running.num_computed[index:hi].tolist()
+    crossing = [row for row, p in enumerate(start) if p % size == 0] if kv.on_demand else []
     if len(crossing) > kv.num_free_blocks:  # stop before the first row without a block
-        count = int(crossing[kv.num_free_blocks])
-        crossing, start = crossing[:kv.num_free_blocks], start[:count]
+        count = crossing[kv.num_free_blocks]
+        crossing, hi = crossing[:kv.num_free_blocks], index + count
+        del start[count:]
         if count < 1:
             return 0
-    known = start + 1 - running.num_placeholders[index:index + count]
-    caching = ((known % size == 0).nonzero()[0] if kv.enable_caching
-               else np.zeros(0, np.int64))
-    needs = set(crossing.tolist())
-    for row in sorted(needs | set(caching.tolist())):
+    known = [p + 1 - h for p, h in zip(start, running.num_placeholders[index:hi].tolist(),
+                                       strict=True)]
+    caching = ([row for row, k in enumerate(known) if k % size == 0] if kv.enable_caching
+               else [])
+    needs = set(crossing)
+    for row in sorted(needs.union(caching)):
         request = running.requests[index + row]
         if row in needs:
             output.new_blocks[request.id] = tuple(kv.append_blocks([request.id]))
         if known[row] % size == 0 and kv.enable_caching:
-            kv.cache_full_blocks(request, int(known[row]))
-    running.num_computed[index:index + count] += 1
-    output.entries.append(DecodeChunk(index, index + count, running.ids[index:index + count],
-                                      start))
+            kv.cache_full_blocks(request, known[row])
+    running.num_computed[index:hi] += 1
+    output.entries.append(DecodeChunk(index, hi, running.ids[index:hi], np.array(start, np.int64)))
     return count
 
 
