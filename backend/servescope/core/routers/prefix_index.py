@@ -18,18 +18,22 @@ from __future__ import annotations
 
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Sequence
+from itertools import chain
 
 
 def match_longest_prefix(hashes: Sequence[int], holders: Callable[[int], Collection[int]],
                          num_replicas: int) -> list[int]:
-    """Matched blocks per replica, greedily from the first block (see the module docstring)."""
-    counts = [0] * num_replicas
+    """Matched blocks per replica, greedily from the first block (see the module docstring).
+    (The holders of the matched walk are counted in one Counter pass, at C speed.)"""
+    walk = []
     for block_hash in hashes:
         found = holders(block_hash)
         if not found:
             break
-        for replica in found:
-            counts[replica] += 1
+        walk.append(found)
+    counts = [0] * num_replicas
+    for replica, count in Counter(chain.from_iterable(walk)).items():
+        counts[replica] = count
     return counts
 
 
