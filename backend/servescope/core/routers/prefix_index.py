@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Sequence
-from itertools import chain
+from itertools import chain, repeat
 
 
 def match_longest_prefix(hashes: Sequence[int], holders: Callable[[int], Collection[int]],
@@ -65,14 +65,16 @@ class ApproxIndex:
             cut -= 1
         named = hashes[:cut]
         lru, replicas_of = self.lrus[replica], self.replicas_of
-        new = dict.fromkeys([h for h in named if h not in lru], 0)
+        new = [h for h in named if h not in lru]
         for block_hash in new:
             holders = replicas_of.get(block_hash)
             if holders is None:
                 replicas_of[block_hash] = {replica}
             else:
                 holders.add(replica)
-        lru.update(new)
+        before = len(lru)
+        lru.update(zip(new, repeat(0)))
+        self.sizes[replica] += len(lru) - before  # (a hash sent twice in one prompt: once)
         move = lru.move_to_end
         for block_hash in named:
             move(block_hash)
@@ -80,7 +82,7 @@ class ApproxIndex:
         if own:
             self.num_sends += 1
             lru[("own", self.num_sends)] = own
-        self.sizes[replica] += len(new) + own
+        self.sizes[replica] += own
         if self.sizes[replica] > capacity:
             self._evict(replica, capacity)
 
