@@ -58,6 +58,9 @@ def test_the_default_profile_weighs_prefix_3_queue_2_kv_2():
     (("precise-prefix-cache-scorer", 2.0), ("kv-cache-utilization-scorer", 1.0),
      ("queue-scorer", 1.0)),
     (("prefix-cache-scorer", 0.7), ("active-request-scorer", 1.3), ("load-aware-scorer", 0.1)),
+    # per-scrape scorers before, between and after the prefix scorers (summed in this order)
+    (("load-aware-scorer", 0.3), ("kv-cache-utilization-scorer", 1.1),
+     ("prefix-cache-scorer", 0.9), ("queue-scorer", 1.7), ("precise-prefix-cache-scorer", 0.3)),
 ])
 def test_totals_between_scrapes_are_weighted_to_the_bit(profile):
     """Totals keeps one scrape's scores across requests: each request's totals equal

@@ -41,6 +41,7 @@ from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import ReplicaState, Router
 from servescope.core.routers.make import make_router
+from servescope.core.scheduler.make import Workload
 from servescope.core.step_time import StepTimeFn
 
 
@@ -93,7 +94,8 @@ class Fleet:
         fns = list(step_time_fns or [None] * len(configs))
         # each engine sees the whole workload once (its scheduler's and acceptance's choices),
         # then holds only what the router sends it; the workload is sorted once, here
-        self.engines = [Engine(c, specs, fn, records=records, queue_requests=False)
+        workload = Workload(specs)
+        self.engines = [Engine(c, workload, fn, records=records, queue_requests=False)
                         for c, fn in zip(configs, fns, strict=True)]
         arrivals = Arrivals(specs, self.engines[0].step_clock)
         self.specs = list(arrivals.pending)  # in arrival order

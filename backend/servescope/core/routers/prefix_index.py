@@ -16,20 +16,24 @@ it holds up to there.
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Sequence
+from itertools import chain, repeat
 
 
 def match_longest_prefix(hashes: Sequence[int], holders: Callable[[int], Collection[int]],
                          num_replicas: int) -> list[int]:
-    """Matched blocks per replica, greedily from the first block (see the module docstring)."""
-    counts = [0] * num_replicas
+    """Matched blocks per replica, greedily from the first block (see the module docstring).
+    (The holders of the matched walk are counted in one Counter pass, at C speed.)"""
+    walk = []
     for block_hash in hashes:
         found = holders(block_hash)
         if not found:
             break
-        for replica in found:
-            counts[replica] += 1
+        walk.append(found)
+    counts = [0] * num_replicas
+    for replica, count in Counter(chain.from_iterable(walk)).items():
+        counts[replica] = count
     return counts
 
 
@@ -37,24 +41,19 @@ class ApproxIndex:
     """Per-replica LRUs of the block hashes the router sent there.
 
     An LRU that evicts its oldest after each hash added holds, after a send, the `capacity`
-    most recently sent of its hashes: so a send touches all its hashes at once (C-speed dict
-    updates), then the oldest go. Each hash sent is numbered (its use); a replica's
-    `last_use` maps a hash to its latest use, and `sends` keeps its sends oldest first as
-    (uses, hashes, num_own), `evicted` entries into the oldest already passed: an entry whose
-    hash was sent again since is stale, skipped when evicting. A send's trailing own hashes
-    (negative: core/prefix.py, one request's private tokens) are only counted (`num_own`,
-    their LRU slots, after the send's other hashes): no other prompt holds them, so no walk
-    can reach them and nothing sends them again; they take LRU room all the same."""
+    most recently sent of its hashes: so a send moves all its hashes to the LRU's young end
+    (an OrderedDict per replica: C-speed moves), then the oldest go. A send's trailing own
+    hashes (negative: core/prefix.py, one request's private tokens) are only counted: no
+    other prompt holds them, so no walk can reach them and nothing sends them again; they
+    take LRU room all the same, as one entry after the send's other hashes, keyed
+    ("own", send number) and valued how many of them are left (a named hash's value: 0)."""
 
     def __init__(self, num_replicas: int) -> None:
         self.num_replicas = num_replicas
-        self.last_use: list[dict[int, int]] = [{} for _ in range(num_replicas)]
-        self.sends: list[deque[tuple[Sequence[int], Sequence[int], int]]] = [
-            deque() for _ in range(num_replicas)]
-        self.evicted = [0] * num_replicas
-        self.num_entries = [0] * num_replicas  # named hashes in sends, stale ones included
-        self.num_own = [0] * num_replicas  # own hashes in each LRU
-        self.num_uses = 0
+        self.lrus: list[OrderedDict[int | tuple[str, int], int]] = [
+            OrderedDict() for _ in range(num_replicas)]
+        self.sizes = [0] * num_replicas  # hashes in each LRU, named and own
+        self.num_sends = 0
         self.replicas_of: dict[int, set[int]] = {}
 
     def add(self, replica: int, hashes: Sequence[int], capacity: int) -> None:
@@ -65,59 +64,46 @@ class ApproxIndex:
         while cut and hashes[cut - 1] < 0:
             cut -= 1
         named = hashes[:cut]
-        last_use, replicas_of = self.last_use[replica], self.replicas_of
-        for block_hash in [h for h in named if h not in last_use]:
+        lru, replicas_of = self.lrus[replica], self.replicas_of
+        new = [h for h in named if h not in lru]
+        for block_hash in new:
             holders = replicas_of.get(block_hash)
             if holders is None:
                 replicas_of[block_hash] = {replica}
             else:
                 holders.add(replica)
-        uses = range(self.num_uses, self.num_uses + cut)
-        self.num_uses += cut
-        last_use.update(zip(named, uses, strict=True))
-        self.sends[replica].append((uses, named, len(hashes) - cut))
-        self.num_entries[replica] += cut
-        self.num_own[replica] += len(hashes) - cut
-        if len(last_use) + self.num_own[replica] > capacity:
+        before = len(lru)
+        lru.update(zip(new, repeat(0)))
+        self.sizes[replica] += len(lru) - before  # (a hash sent twice in one prompt: once)
+        move = lru.move_to_end
+        for block_hash in named:
+            move(block_hash)
+        own = len(hashes) - cut
+        if own:
+            self.num_sends += 1
+            lru[("own", self.num_sends)] = own
+        self.sizes[replica] += own
+        if self.sizes[replica] > capacity:
             self._evict(replica, capacity)
-        if self.num_entries[replica] > 2 * len(last_use) + 64:  # mostly stale: compact
-            self._compact(replica)
 
     def _evict(self, replica: int, capacity: int) -> None:
         """The replica's least recently sent hashes, until `capacity` remain."""
-        last_use, sends = self.last_use[replica], self.sends[replica]
-        k, num_own = self.evicted[replica], self.num_own[replica]
-        while len(last_use) + num_own > capacity:
-            uses, hashes, own = sends[0]
-            if k < len(hashes):
-                gone, use = hashes[k], uses[k]
-                k += 1
-                if last_use.get(gone) == use:
-                    del last_use[gone]
-                    forget(self.replicas_of, gone, replica)
-            else:  # own hashes: as many as must go at once
-                taken = min(len(hashes) + own - k, len(last_use) + num_own - capacity)
-                num_own -= taken
-                k += taken
-            if k == len(hashes) + own:
-                sends.popleft()
-                self.num_entries[replica] -= len(hashes)
-                k = 0
-        self.evicted[replica], self.num_own[replica] = k, num_own
-
-    def _compact(self, replica: int) -> None:
-        """The replica's sends without their stale entries (own counts kept in place)."""
-        last_use, k = self.last_use[replica], self.evicted[replica]
-        kept: deque[tuple[Sequence[int], Sequence[int], int]] = deque()
-        for i, (uses, hashes, own) in enumerate(self.sends[replica]):
-            skip = k if i == 0 else 0
-            live = [(u, h) for u, h in zip(uses[skip:], hashes[skip:], strict=True)
-                    if last_use.get(h) == u]
-            own -= max(0, skip - len(hashes))
-            if live or own:
-                kept.append((tuple(u for u, _ in live), tuple(h for _, h in live), own))
-        self.sends[replica], self.evicted[replica] = kept, 0
-        self.num_entries[replica] = len(last_use)
+        lru, size = self.lrus[replica], self.sizes[replica]
+        while size > capacity:
+            oldest = next(iter(lru))
+            own = lru[oldest]
+            if not own:
+                del lru[oldest]
+                size -= 1
+                assert isinstance(oldest, int)
+                forget(self.replicas_of, oldest, replica)
+            elif own > size - capacity:  # own hashes: as many as must go
+                lru[oldest] = own - (size - capacity)
+                size = capacity
+            else:
+                del lru[oldest]
+                size -= own
+        self.sizes[replica] = size
 
     def match(self, hashes: Sequence[int]) -> list[int]:
         return match_longest_prefix(hashes, lambda h: self.replicas_of.get(h, ()),

@@ -101,15 +101,21 @@ class Totals:
     """weighted(), request after request between scrapes: the per-scrape scorers are scored
     once a scrape (a scrape is a new states list: core/fleet.py observe), and a replica whose
     prefix scores are 0 keeps that sum; only the replicas that matched blocks are summed
-    again, in the profile's order, so each total is weighted()'s to the bit. A profile with
-    a scorer of the router's own counts (active-request) is summed whole every time."""
+    again. A sum runs in the profile's order, so each total is weighted()'s to the bit: the
+    scorers before the first prefix scorer are summed once a scrape (`head`), the rest
+    (`tail`) per matched replica. A profile with a scorer of the router's own counts
+    (active-request) is summed whole every time."""
 
     def __init__(self, profile: Sequence[tuple[str, float]]) -> None:
         self.profile = tuple(profile)
         self.whole = any(name not in PER_SCRAPE + PREFIX_SCORERS for name, _ in profile)
+        first = next((k for k, (name, _) in enumerate(self.profile) if name in PREFIX_SCORERS),
+                     len(self.profile))
+        self.split = first
         self.states: Sequence[ReplicaState] | None = None
         self.parts: dict[str, list[float]] = {}
         self.base: list[float] = []
+        self.head: list[float] = []
 
     def of(self, view: View) -> list[float]:
         if self.whole:
@@ -119,18 +125,20 @@ class Totals:
             unmatched = View(view.replicas, view.in_flight, 0, [0] * n, [0] * n)
             self.parts = {name: SCORERS[name](unmatched) for name, _ in self.profile}
             self.base = weighted(self.profile, unmatched)
+            self.head = weighted(self.profile[:self.split], unmatched)
             self.states = view.replicas
         totals = list(self.base)
         num_blocks = view.num_blocks
         if num_blocks <= 0:
             return totals
+        tail, head, parts = self.profile[self.split:], self.head, self.parts
         for i, (approx, precise) in enumerate(zip(view.approx, view.precise, strict=True)):
             if approx or precise:
-                total = 0.0
-                for name, weight in self.profile:
+                total = head[i]
+                for name, weight in tail:
                     score = (approx / num_blocks if name == "prefix-cache-scorer" else
                              precise / num_blocks if name == "precise-prefix-cache-scorer"
-                             else self.parts[name][i])
+                             else parts[name][i])
                     total += weight * score
                 totals[i] = total
         return totals

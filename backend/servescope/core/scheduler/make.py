@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 from servescope.core.config import EngineConfig
 from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
@@ -26,6 +27,19 @@ SCHEDULERS: dict[str, type[Scheduler]] = {
 }
 
 
+class Workload(list[RequestSpec]):
+    """A workload's requests and what make_scheduler asks of them, each answered once (a
+    fleet gives every replica's engine the whole workload: core/fleet.py)."""
+
+    @cached_property
+    def unique_ids(self) -> bool:
+        return len({spec.id for spec in self}) == len(self)
+
+    @cached_property
+    def has_prefix(self) -> bool:
+        return any(spec.prefix for spec in self)
+
+
 def make_scheduler(config: EngineConfig, requests: Sequence[RequestSpec],
                    records: bool = True) -> Scheduler:
     """The policy's scheduler over its KV cache manager; `records=False` (nobody reads block
@@ -36,12 +50,13 @@ def make_scheduler(config: EngineConfig, requests: Sequence[RequestSpec],
     spec = config.speculative
     lookahead = (spec_decode.num_hash_lookahead_tokens(spec, caching),
                  0 if spec is None else spec_decode.num_prefill_lookahead_tokens(spec))
-    unique = len({spec.id for spec in requests}) == len(requests)
+    workload = requests if isinstance(requests, Workload) else Workload(requests)
+    unique = workload.unique_ids
     if config.allocator != "paged":
         kv = ContiguousKVCacheManager(blocks, size, config.allocator, config.max_model_len)
     elif (not records and unique and not config.async_scheduling
           and config.policy == VllmV1Scheduler.policy_name
-          and not (caching and any(spec.prefix for spec in requests))):
+          and not (caching and workload.has_prefix)):
         kv = CountingKVCacheManager(blocks, size, caching, config.watermark, *lookahead)
     else:
         kv = PagedKVCacheManager(blocks, size, caching, config.watermark, *lookahead)
