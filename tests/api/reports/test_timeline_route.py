@@ -62,10 +62,10 @@ def overlap(a0: float, a1: float, b0: float, b1: float) -> float:
 
 
 def segments(records: list[dict]) -> list[tuple[float, float, dict[str, int], bool]]:
-    """(start, end, requests per state, held) of each step, and of each idle time a P/D decode replica
-    spends waiting for remote KV: a record that lists requests waiting for their KV keeps its
-    waiting requests waiting (each in its state) until the next record starts, the one its KV
-    arrived in (a step of no time admits them: docs/pd.md, rule D1')."""
+    """(start, end, requests per state, held) of each step, and of each idle time a P/D decode
+    replica spends waiting for remote KV: a record that lists requests waiting for their KV
+    keeps its waiting requests waiting (each in its state) until the next record starts, the
+    one its KV arrived in (a step of no time admits them: docs/pd.md, rule D1')."""
     out = []
     counts = states_by_record(records)
     for k, (r, c) in enumerate(zip(records, counts, strict=True)):

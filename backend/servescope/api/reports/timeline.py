@@ -190,7 +190,7 @@ def spans_of(records: Iterable[dict[str, Any]], t0: float, t1: float, max_rows: 
         b = min(t1, end)
         kv = rec.get("waiting_for_kv", ())  # P/D: admitted, its remote KV in flight
         held = next_s is not None and any(rid not in preempted for rid in kv)
-        b_waiting = min(t1, max(end, next_s or end)) if held else b
+        b_waiting = min(t1, max(end, next_s)) if held and next_s is not None else b
         if b > a:  # else the step before the window ended before it, or took no time
             kinds = {e["id"]: e.get("kind", "prefill") for e in rec["scheduled"]}
             for rid in rec["running"]:

@@ -82,10 +82,12 @@ function waitingKind(h, kv, id) {
 // (api/reports/timeline.py). A colocated engine never idles with requests waiting.
 function holdWaiting(h, rec, i, t1) {
   const kv = rec.waiting_for_kv ?? []; // P/D: admitted, its remote KV in flight
-  if (t1 > rec.time_s) for (const id of rec.waiting) pushSpan(h, id, waitingKind(h, kv, id), i, rec.time_s, t1, 0);
-  h.hold = kv.some((id) => !h.preempted.has(id))
-    ? { iter: rec.iter, i, t0_s: rec.time_s, t1_s: t1, waiting: rec.waiting.map((id) => [id, waitingKind(h, kv, id)]) }
-    : null;
+  if (t1 > rec.time_s) {
+    for (const id of rec.waiting) pushSpan(h, id, waitingKind(h, kv, id), i, rec.time_s, t1, 0);
+  }
+  const held = kv.some((id) => !h.preempted.has(id));
+  const waiting = held ? rec.waiting.map((id) => [id, waitingKind(h, kv, id)]) : null;
+  h.hold = held ? { iter: rec.iter, i, t0_s: rec.time_s, t1_s: t1, waiting } : null;
 }
 
 // The held record's waiting spans run on to `next`'s start (the record right after it).
