@@ -2,7 +2,8 @@
 records it receives) and the server's rows for a window (api/timeline.py, for a page with too
 many requests to keep them all), on the same records of small workloads that preempt, chunk
 prefills, hit the prefix cache and stall, and of a P/D decode replica whose requests wait for
-their remote KV, span for span: kind, start and end."""
+their remote KV (through the time it idles, till the step their KV arrives in), span for span:
+kind, start and end."""
 
 from __future__ import annotations
 
@@ -156,3 +157,35 @@ def test_page_and_server_agree_on_a_decode_replica_s_waits_for_remote_kv() -> No
     # r1 waits for its KV while r0 decodes: the state is there, on both sides alike
     assert page["r1"][0][0] == "waiting_for_kv" and page["r1"][0][2] <= page["r1"][1][1]
     assert "waiting" not in {k for spans in page.values() for k, _, _ in spans}
+
+
+def kv_waits(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Each request's wait for its remote KV as the records tell it: from the first record that
+    lists it waiting (the step admitting it: docs/pd.md, rules D1 and D1') to the start of the
+    one whose kv_arrived names it (rule D3)."""
+    waits: dict[str, list[Any]] = {}
+    for r in records:
+        for rid in r.get("waiting_for_kv", ()):
+            waits.setdefault(rid, ["waiting_for_kv", r["time_s"], None])
+        for rid in r.get("kv_arrived", ()):
+            waits[rid][2] = r["time_s"]
+    return waits
+
+
+def test_a_wait_for_remote_kv_spans_the_time_the_decode_replica_idles() -> None:
+    """r0 is admitted at 0.007 s and its KV arrives at 0.846 s, with only steps of no time
+    between: one span, on both sides, over the whole run and through a window inside a gap."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    records = pd_decode_records()
+    waits = kv_waits(records)
+    assert waits["r0"][2] - waits["r0"][1] > 0.5 and all(w[2] for w in waits.values()), waits
+    page, server = page_spans(records), server_spans(records)
+    assert page == server
+    for rid, wait in waits.items():
+        assert page[rid][0] == wait, f"{rid}: its wait for KV"
+    k = next(k for k, r in enumerate(records) if r["finished"] and r.get("waiting_for_kv"))
+    window = (end_s(records[k]) + 0.1, records[k + 1]["time_s"] - 0.1)  # r0 done, 3 wait
+    cut = server_spans(records, window)
+    assert cut == clipped(page, *window)
+    assert cut == {rid: [["waiting_for_kv", *window]] for rid in records[k]["waiting_for_kv"]}

@@ -1,7 +1,8 @@
 """GET /api/sessions/{id}/timeline checked against the exported records: the density of each
 state summed here step by step from what the run wrote (not from the store's count columns),
-a P/D decode replica's requests waiting for remote KV among them, rows whose time per kind adds
-up to the records', and bad parameters refused by name."""
+a P/D decode replica's requests waiting for remote KV among them (over the idle time too, till
+the step their KV arrives in), rows whose time per kind adds up to the records', and bad
+parameters refused by name."""
 
 from __future__ import annotations
 
@@ -60,10 +61,26 @@ def overlap(a0: float, a1: float, b0: float, b1: float) -> float:
     return max(0.0, min(a1, b1) - max(a0, b0))
 
 
+def segments(records: list[dict]) -> list[tuple[float, float, dict[str, int], bool]]:
+    """(start, end, requests per state, held) of each step, and of each idle time a P/D decode
+    replica spends waiting for remote KV: a record that lists requests waiting for their KV
+    keeps its waiting requests waiting (each in its state) until the next record starts, the
+    one its KV arrived in (a step of no time admits them: docs/pd.md, rule D1')."""
+    out = []
+    counts = states_by_record(records)
+    for k, (r, c) in enumerate(zip(records, counts, strict=True)):
+        end = r["time_s"] + r["step_time_ms"] / 1000
+        out.append((r["time_s"], end, c, False))
+        if c["waiting_for_kv"] and k + 1 < len(records) and records[k + 1]["time_s"] > end:
+            held = {s: 0 for s in c} | {s: c[s] for s in ("waiting", "waiting_for_kv",
+                                                          "preempted")}
+            out.append((end, records[k + 1]["time_s"], held, True))
+    return out
+
+
 def check_density(data: dict, records: list[dict], bins: int) -> int:
     """The answer's columns are the records' time-weighted counts per state (null where no step
-    ran); how many bins are such gaps."""
-    counts = states_by_record(records)
+    ran and nothing waited for KV); how many bins are such gaps."""
     t0, width = data["start_s"], data["bin_s"]
     assert t0 == pytest.approx(records[0]["time_s"])
     assert data["states"] == STATES
@@ -72,8 +89,8 @@ def check_density(data: dict, records: list[dict], bins: int) -> int:
         lo, hi = t0 + b * width, t0 + (b + 1) * width
         busy = 0.0
         expected = dict.fromkeys(data["states"], 0.0)
-        for r, c in zip(records, counts, strict=True):
-            part = overlap(r["time_s"], r["time_s"] + r["step_time_ms"] / 1000, lo, hi)
+        for a, z, c, _ in segments(records):
+            part = overlap(a, z, lo, hi)
             busy += part
             for k in expected:
                 expected[k] += c[k] * part / width
@@ -108,6 +125,25 @@ def test_a_decode_replica_s_density_counts_the_requests_waiting_for_remote_kv(cl
     # waiting request there waits for KV, none plainly
     assert any(data["columns"]["waiting_for_kv"])
     assert not any(data["columns"]["waiting"])
+
+
+def test_a_window_in_which_a_decode_replica_idles_shows_its_requests_waiting_for_kv(client):
+    """r0 has finished and r1..r3 wait for their KV, with no step for 0.8 s: the window within
+    that idle time shows them waiting_for_kv throughout, in rows and density alike."""
+    sid, records = session(client, {"requests": PD_REQUESTS}, PD,
+                           view={"pool": "decode", "replica": 0})
+    k = next(k for k, r in enumerate(records) if r["finished"] and r.get("waiting_for_kv"))
+    end = records[k]["time_s"] + records[k]["step_time_ms"] / 1000
+    waiting = records[k]["waiting_for_kv"]
+    gap = (end, records[k + 1]["time_s"])
+    assert len(waiting) == 3 and gap[1] - gap[0] > 0.5, (waiting, gap)
+    start, stop = gap[0] + 0.1, gap[1] - 0.1
+    data = client.get(f"/api/sessions/{sid}/timeline",
+                      params={"start_s": start, "end_s": stop, "bins": 8}).json()
+    assert data["columns"]["waiting_for_kv"] == pytest.approx([3.0] * 8)
+    assert all(not any(data["columns"][s]) for s in STATES if s != "waiting_for_kv")
+    rows = {row["id"]: row["spans"] for row in data["rows"]}
+    assert rows == {rid: [["waiting_for_kv", start, stop]] for rid in waiting}
 
 
 def test_a_window_with_few_requests_has_rows_whose_time_per_kind_matches_the_records(client):
@@ -178,27 +214,32 @@ def test_an_unknown_session_is_404(client):
     assert r.status_code == 404 and r.json()["detail"]["field"] == "session_id"
 
 
-def test_a_long_window_is_binned_by_the_bin_each_step_starts_in(client, monkeypatch):
+@pytest.mark.parametrize("kind", ["colocated", "pd"])
+def test_a_long_window_is_binned_by_the_bin_each_step_starts_in(client, monkeypatch, kind):
+    """Steps whole in the bin they start in; a decode replica's idle time waiting for remote KV
+    (few spans, each long) split across the bins it covers."""
     from servescope.api.reports import timeline
     monkeypatch.setattr(timeline, "MAX_EXACT_RECORDS", 1)  # every window is "long"
-    sid, records = session(client)
-    counts = states_by_record(records)
+    sid, records = (session(client) if kind == "colocated" else
+                    session(client, {"requests": PD_REQUESTS}, PD,
+                            view={"pool": "decode", "replica": 0}))
     bins = 30
     data = client.get(f"/api/sessions/{sid}/timeline", params={"bins": bins}).json()
     t0, width = data["start_s"], data["bin_s"]
     assert data["rows"] is None
-    sums: dict[int, dict[str, float]] = {}
-    for r, c in zip(records, counts, strict=True):
-        b = min(bins - 1, int((r["time_s"] - t0) / width))
-        dt = r["step_time_ms"] / 1000
-        per = sums.setdefault(b, dict.fromkeys([*c, "busy"], 0.0))
-        per["busy"] += dt
-        for k, v in c.items():
-            per[k] += v * dt / width
+    sums = {b: dict.fromkeys([*STATES, "busy"], 0.0) for b in range(bins)}
+    for a, z, c, held in segments(records):
+        parts = ({b: overlap(a, z, t0 + b * width, t0 + (b + 1) * width) for b in range(bins)}
+                 if held else {min(bins - 1, int((a - t0) / width)): z - a})
+        for b, dt in parts.items():
+            sums[b]["busy"] += dt
+            for k, v in c.items():
+                sums[b][k] += v * dt / width
+    assert any(sums[b]["waiting_for_kv"] for b in range(bins)) == (kind == "pd")
     for b in range(bins):
         for k in data["states"]:
             got = data["columns"][k][b]
-            if b not in sums or sums[b]["busy"] == 0:  # no step, or only steps of no time
+            if sums[b]["busy"] == 0:  # no step, or only steps of no time, and no KV awaited
                 assert got is None
             else:
                 assert got == pytest.approx(sums[b][k], abs=1e-6), (b, k)

@@ -194,7 +194,7 @@ def test_a_worker_reading_a_removed_track_fails_and_leaves_no_file(tmp_path):
     (a reconfigure, a reap) the read fails instead of creating an empty file in its place."""
     path = tmp_path / "runs" / "s-0.sqlite3"
     store = RunStore(path)
-    store.append([(0, 0, 0.0, 0.01, "{}", 4, 1, 0, 0.1, 1, 0, 0)], [])
+    store.append([(0, 0, 0.0, 0.01, "{}", 4, 1, 0, 0.1, 1, 0, 0, 0)], [])
     with open_reader(path) as reader:
         assert reader.overview_bins(0, 4)[2]  # readable while it exists
     store.remove()
@@ -238,7 +238,7 @@ def test_a_timeline_job_in_a_thread_leaves_the_loops_reads_current(tmp_path):
         t = track.last_start_s
         for n in range(track.head + 1, track.head + 400):
             t += 0.01  # after the run's records: the job's window never reaches them
-            track.store.append([(n, n, t, t + 0.01, "{}", 4, 1, 0, 0.1, 1, 0, 0)], [])
+            track.store.append([(n, n, t, t + 0.01, "{}", 4, 1, 0, 0.1, 1, 0, 0, 0)], [])
             stale += track.store.index_at_time(t, n) != n
     finally:
         stop.set()

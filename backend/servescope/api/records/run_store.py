@@ -121,6 +121,17 @@ class StoreReader:
             "WHERE iter >= ? AND iter <= ? GROUP BY bin ORDER BY bin",
             (t0, width, bins - 1, first, last)).fetchall()
 
+    def kv_holds(self, first: int, last: int, head: int) -> list[tuple[Any, ...]]:
+        """The idle time after records first..last (up to `head`) in which a P/D decode replica's
+        requests wait for their remote KV: a record listing some holds its waiting requests till
+        the next record starts (api/reports/timeline.py). [end_s, the next start_s,
+        num_waiting, num_preempted, num_waiting_for_kv] each, in order."""
+        return self._reader.execute(
+            "SELECT r.end_s, n.start_s, r.num_waiting, r.num_preempted, r.num_waiting_for_kv "
+            "FROM records r JOIN records n ON n.iter = r.iter + 1 WHERE r.iter >= ? AND "
+            "r.iter <= ? AND n.iter <= ? AND r.num_waiting_for_kv > 0 AND n.start_s > r.end_s "
+            "ORDER BY r.iter", (first, last, head)).fetchall()
+
     def span(self, head: int) -> tuple[float, float] | None:
         """(first start, last end) of the records up to `head`; None when there are none."""
         t0, t1 = self._reader.execute("SELECT min(start_s), max(end_s) FROM records WHERE "

@@ -1,10 +1,16 @@
 """The request timeline of a window of the run, for a page that has too many requests to draw a
 row each: how many requests were in each state over time (density by state, from the store's
-count columns), and, when the window holds few enough requests, each one's spans (rows)."""
+count columns), and, when the window holds few enough requests, each one's spans (rows).
+
+A state lasts as long as its record's step, except on a P/D decode replica that idles while
+requests wait for their remote KV (it runs no step till one arrives; admitting them is a step
+of no time: docs/pd.md, rule D1'): a record that lists requests waiting for KV holds its
+waiting requests, each in its state, until the next record starts. A colocated engine never
+idles with requests waiting (an idle engine admits what waits), so nothing else is held."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,27 +63,54 @@ def _timeline(store: StoreReader, run: StoredRun, start_s: float | None, end_s: 
     width = (t1 - t0) / bins
     first, last = store.iter_range(run.head, t0, t1)
     out.update(start_s=t0, end_s=t1, bin_s=width)
+    holds = store.kv_holds(first, last, run.head) if last >= first else []
     if last - first >= MAX_EXACT_RECORDS:
         out["columns"] = coarse_density(store.state_bins(first, last, t0, width, bins),
-                                        t0, width, bins)
+                                        holds, t0, width, bins)
         return out
     records = store.state_counts(first, last) if last >= first else []
-    out["columns"] = density(records, t0, width, bins)
+    out["columns"] = density(records, holds, t0, width, bins)
     if records and last - first < MAX_ROW_RECORDS:
-        out["rows"] = rows(run, first, last, t0, t1, max_rows)
+        after_s = store.start_s(last + 1) if last < run.head else None
+        out["rows"] = rows(run, first, last, (t0, t1), max_rows, after_s)
     return out
 
 
-def coarse_density(binned: list[tuple[Any, ...]], t0: float, width: float,
-                   bins: int) -> dict[str, list[float | None]]:
+def coarse_density(binned: list[tuple[Any, ...]], holds: list[tuple[Any, ...]], t0: float,
+                   width: float, bins: int) -> dict[str, list[float | None]]:
     """`density` for a long window from the store's sums per start bin (a step counts whole
-    in the bin it starts in: bins there hold many steps each)."""
-    cols: dict[str, list[float | None]] = {"t_s": [t0 + k * width for k in range(bins)]}
-    cols.update({s: [None] * bins for s in STATES})
-    for b, busy, *sums in binned:
-        if busy > 0:
-            for name, v in _by_state(*sums).items():
-                cols[name][b] = v / width
+    in the bin it starts in: bins there hold many steps each); the holds, few and each long,
+    split across the bins they cover, as `density` does."""
+    busy = np.zeros(bins)
+    sums = {s: np.zeros(bins) for s in STATES}
+    for b, dt, *counts in binned:
+        busy[b] += dt
+        for name, v in _by_state(*counts).items():
+            sums[name][b] += v
+    _add_holds(busy, sums, holds, t0 + width * np.arange(bins + 1))
+    return _means(busy, sums, t0 + width * np.arange(bins), width)
+
+
+def _add_holds(busy: np.ndarray, sums: dict[str, np.ndarray], holds: list[tuple[Any, ...]],
+               edges: np.ndarray) -> None:
+    """Add the holds (the store's kv_holds: a decode replica's idle time with requests waiting
+    for remote KV, none running) to each bin's busy seconds and per-state request-seconds."""
+    if not holds:
+        return
+    a = np.asarray(holds, dtype=float)
+    start, end, none = a[:, 0], a[:, 1], np.zeros(len(a))
+    busy += _binned(start, end, np.ones_like(start), edges)
+    for name, counts in _by_state(none, none, none, a[:, 2], a[:, 3], a[:, 4]).items():
+        sums[name] += _binned(start, end, counts, edges)
+
+
+def _means(busy: np.ndarray, sums: dict[str, np.ndarray], t_s: np.ndarray,
+           width: float) -> dict[str, list[float | None]]:
+    """The columns: each state's mean number of requests per bin, null where nothing ran."""
+    cols: dict[str, list[float | None]] = {"t_s": t_s.tolist()}
+    for name, total in sums.items():
+        cols[name] = [None if b <= 0 else float(v) for v, b in zip(total / width, busy,
+                                                                   strict=True)]
     return cols
 
 
@@ -97,20 +130,19 @@ def _by_state(prefill: Any, decode: Any, running: Any, waiting: Any, preempted: 
             "preempted": preempted}
 
 
-def density(records: list[tuple[Any, ...]], t0: float, width: float,
-            bins: int) -> dict[str, list[float | None]]:
+def density(records: list[tuple[Any, ...]], holds: list[tuple[Any, ...]], t0: float,
+            width: float, bins: int) -> dict[str, list[float | None]]:
     """Per bin, the mean number of requests in each state over the bin's time (a record counts
-    for the part of its step inside the bin); null in a bin in which no step ran."""
+    for the part of its step inside the bin, and its hold for the part of that); null in a bin
+    in which no step ran and nothing was held."""
     edges = t0 + width * np.arange(bins + 1)
     start = np.asarray([r[1] for r in records], dtype=float)
     end = np.asarray([r[2] for r in records], dtype=float)
     busy = _binned(start, end, np.ones_like(start), edges)
-    idle = busy <= 0
-    cols: dict[str, list[float | None]] = {"t_s": edges[:-1].tolist()}
-    for name, counts in state_columns(records).items():
-        mean = _binned(start, end, counts, edges) / width
-        cols[name] = [None if gap else float(v) for v, gap in zip(mean, idle, strict=True)]
-    return cols
+    sums = {name: _binned(start, end, counts, edges)
+            for name, counts in state_columns(records).items()}
+    _add_holds(busy, sums, holds, edges)
+    return _means(busy, sums, edges[:-1], width)
 
 
 def _binned(start: np.ndarray, end: np.ndarray, value: np.ndarray,
@@ -127,12 +159,14 @@ def _binned(start: np.ndarray, end: np.ndarray, value: np.ndarray,
     return np.diff(area)
 
 
-def rows(run: StoredRun, first: int, last: int, t0: float, t1: float,
-         max_rows: int) -> list[dict[str, Any]] | None:
-    """Each request's spans in [t0, t1], in the order it first appears (the same kinds and
+def rows(run: StoredRun, first: int, last: int, window: tuple[float, float], max_rows: int,
+         after_s: float | None) -> list[dict[str, Any]] | None:
+    """Each request's spans in the window, in the order it first appears (the same kinds and
     merging as the page's own timeline, frontend/static/js/state/history.js); None when more
-    than `max_rows` requests appear."""
-    spans = spans_of(stored_records(run.path, run.requests, last, first), t0, t1, max_rows)
+    than `max_rows` requests appear. `after_s`: when the record after `last` starts (None:
+    there is none yet)."""
+    spans = spans_of(stored_records(run.path, run.requests, last, first), *window, max_rows,
+                     after_s)
     if spans is None:
         return None
     index = request_table(run.requests).positions
@@ -140,30 +174,47 @@ def rows(run: StoredRun, first: int, last: int, t0: float, t1: float,
             for rid, ss in spans.items()]
 
 
-def spans_of(records: Iterable[dict[str, Any]], t0: float, t1: float,
-             max_rows: int) -> dict[str, list[list[Any]]] | None:
+def spans_of(records: Iterable[dict[str, Any]], t0: float, t1: float, max_rows: int,
+             after_s: float | None = None) -> dict[str, list[list[Any]]] | None:
     """Each request's spans in [t0, t1] over `records`, [kind, t0_s, t1_s, last iter] each,
-    in the order it first appears; None when more than `max_rows` requests appear."""
+    in the order it first appears; None when more than `max_rows` requests appear. A record
+    that lists requests waiting for remote KV holds its waiting requests till the next record
+    starts (`after_s` for the last one: None, till its own end)."""
     spans: dict[str, list[list[Any]]] = {}
     preempted: set[str] = set()
-    for rec in records:
+    for rec, next_s in _with_next(records, after_s):
         preempted.update(rec["preempted"])
         preempted.difference_update(rec["resumed"], (e["id"] for e in rec["scheduled"]))
         a = max(t0, rec["time_s"])
-        b = min(t1, rec["time_s"] + rec["step_time_ms"] / 1000.0)
-        if b <= a:  # the step before the window ended before it
-            continue
-        kinds = {e["id"]: e.get("kind", "prefill") for e in rec["scheduled"]}
-        for rid in rec["running"]:
-            _push(spans, rid, kinds.get(rid, "stalled"), a, b, rec["iter"])
+        end = rec["time_s"] + rec["step_time_ms"] / 1000.0
+        b = min(t1, end)
         kv = rec.get("waiting_for_kv", ())  # P/D: admitted, its remote KV in flight
-        for rid in rec["waiting"]:
-            kind = ("preempted" if rid in preempted else "waiting_for_kv" if rid in kv
-                    else "waiting")
-            _push(spans, rid, kind, a, b, rec["iter"])
+        held = next_s is not None and any(rid not in preempted for rid in kv)
+        b_waiting = min(t1, max(end, next_s)) if held and next_s is not None else b
+        if b > a:  # else the step before the window ended before it, or took no time
+            kinds = {e["id"]: e.get("kind", "prefill") for e in rec["scheduled"]}
+            for rid in rec["running"]:
+                _push(spans, rid, kinds.get(rid, "stalled"), a, b, rec["iter"])
+        if b_waiting > a:
+            for rid in rec["waiting"]:
+                kind = ("preempted" if rid in preempted else "waiting_for_kv" if rid in kv
+                        else "waiting")
+                _push(spans, rid, kind, a, b_waiting, rec["iter"])
         if len(spans) > max_rows:
             return None
     return spans
+
+
+def _with_next(records: Iterable[dict[str, Any]],
+               after_s: float | None) -> Iterator[tuple[dict[str, Any], float | None]]:
+    """Each record with the start of the one after it (`after_s` after the last)."""
+    prev = None
+    for rec in records:
+        if prev is not None:
+            yield prev, rec["time_s"]
+        prev = rec
+    if prev is not None:
+        yield prev, after_s
 
 
 def _push(spans: dict[str, list[list[Any]]], rid: str, kind: str, a: float, b: float,

@@ -37,6 +37,7 @@ export function createHistory() {
     lastToken: new Map(), // id -> time of the request's last sampled token, s
     numOutput: new Map(), // id -> output tokens it kept so far (a verify's stop at output_len)
     preempted: new Set(),
+    hold: null, // the last record's waiting requests while it holds them (holdWaiting)
     scratch: new Map(),
     totals: { tokens: 0, ttft_sum_ms: 0, ttft_count: 0, preemptions: 0, waste: 0, slots: 0, finished: 0 },
     t0_s: null,
@@ -69,10 +70,35 @@ function recordSpans(h, rec, i, t1) {
     if (e) pushSpan(h, id, e.kind, i, rec.time_s, t1, e.n);
     else pushSpan(h, id, "stalled", i, rec.time_s, t1, 0);
   }
+}
+
+function waitingKind(h, kv, id) {
+  return h.preempted.has(id) ? "preempted" : kv.includes(id) ? "waiting_for_kv" : "waiting";
+}
+
+// A P/D decode replica idles while its requests wait for their remote KV (admitting them is a
+// step of no time: docs/pd.md, rule D1'): a record that lists requests waiting for KV holds its
+// waiting requests till the next record starts, as the server's rows and density have it
+// (api/reports/timeline.py). A colocated engine never idles with requests waiting.
+function holdWaiting(h, rec, i, t1) {
   const kv = rec.waiting_for_kv ?? []; // P/D: admitted, its remote KV in flight
-  for (const id of rec.waiting) {
-    const kind = h.preempted.has(id) ? "preempted" : kv.includes(id) ? "waiting_for_kv" : "waiting";
-    pushSpan(h, id, kind, i, rec.time_s, t1, 0);
+  if (t1 > rec.time_s) {
+    for (const id of rec.waiting) pushSpan(h, id, waitingKind(h, kv, id), i, rec.time_s, t1, 0);
+  }
+  const held = kv.some((id) => !h.preempted.has(id));
+  const waiting = held ? rec.waiting.map((id) => [id, waitingKind(h, kv, id)]) : null;
+  h.hold = held ? { iter: rec.iter, i, t0_s: rec.time_s, t1_s: t1, waiting } : null;
+}
+
+// The held record's waiting spans run on to `next`'s start (the record right after it).
+function releaseHold(h, next) {
+  const hold = h.hold;
+  h.hold = null;
+  if (!hold || next.iter !== hold.iter + 1 || next.time_s <= hold.t1_s) return;
+  for (const [id, kind] of hold.waiting) {
+    const own = h.spans.get(id);
+    if (hold.t1_s > hold.t0_s) own[own.length - 1].t1_s = next.time_s; // pushed by holdWaiting
+    else pushSpan(h, id, kind, hold.i, hold.t0_s, next.time_s, 0);
   }
 }
 
@@ -153,8 +179,11 @@ export function appendRecord(h, rec, run = null) {
   for (const id of rec.resumed ?? []) h.preempted.delete(id);
   for (const e of rec.scheduled) h.preempted.delete(e.id);
   // A step of no time (a P/D decode replica's step that only admits requests whose KV is in
-  // flight) draws no span, as the server's rows have it (api/reports/timeline.py spans_of).
+  // flight) draws no span of its own, as the server's rows have it (api/reports/timeline.py
+  // spans_of); its waiting requests are held till the next record (holdWaiting).
+  releaseHold(h, rec);
   if (t1 > rec.time_s) recordSpans(h, rec, i, t1);
+  holdWaiting(h, rec, i, t1);
   const tokens = recordTokens(h, rec, t1, run);
   const { slots, waste } = wasteOf(rec);
   const tot = h.totals;
