@@ -119,13 +119,15 @@ def run(points: Sequence[Point], specs: Sequence[RequestSpec], slos: Mapping[str
     in_flight: dict[Any, tuple[Point, int]] = {}
     try:
         while queue or in_flight:
+            # checked before submitting: force-cancelling a task submitted a moment before
+            # once crashed Ray 2.60's driver ("Tried to complete task that was not pending")
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("the sweep was cancelled")
             while queue and len(in_flight) < limit:
                 point = queue.pop(0)
                 attempt = len(errors.get(point.index, [])) + 1
                 in_flight[remote.remote(point, specs_ref, slos, prices)] = (point, attempt)
             ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.25)
-            if cancel is not None and cancel.is_set():
-                raise Cancelled("the sweep was cancelled")
             for ref in ready:
                 point, attempt = in_flight.pop(ref)
                 _collect(ref, point, attempt, queue, errors, reports, on_report)
