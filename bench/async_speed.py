@@ -4,7 +4,10 @@ Under async, runs of plain decodes take core/scheduler/async_decode.py's vector 
 --run-ahead N: instead, CPU microseconds per record of running ahead unrecorded (a scout's
 advance_unrecorded, fast-forward on) over the conversation trace's first N requests in the
 page's default config (scale_server.py's), sync and async interleaved a slice at a time so that
-both see the same load on a shared machine, and their ratio."""
+both see the same load on a shared machine, and their ratio. --summary-sha N: the first 12 hex
+digits of the SHA-1 of the async run's summary (JSON, sorted keys) over those N requests, run to
+its end ahead unrecorded: a speed change that is exact leaves it as it was (19,365 requests:
+d4d711e925c3)."""
 
 from __future__ import annotations
 
@@ -19,21 +22,38 @@ from sim_speed import cases, run_ours  # noqa: E402
 SLICE = 2000  # records each engine runs ahead before the other's turn
 
 
-def run_ahead(num_requests: int) -> None:
-    import time
-
+def page_engines(num_requests: int, modes: tuple[str, ...]) -> dict:
+    """An engine per mode ("sync", "async") on the conversation trace's first requests in the
+    page's default config (scale_server.py's SESSION_CONFIG: vLLM's defaults for the model
+    and GPU)."""
     from trace_scale import CONFIG, CONV
 
     from servescope.core.config import EngineConfig
     from servescope.core.engine import Engine
     from servescope.traces.load import read_requests
 
-    # scale_server.py's SESSION_CONFIG (vLLM's defaults for the model and GPU)
     config = {**CONFIG, "num_gpu_blocks": None, "max_num_seqs": 256,
               "max_num_batched_tokens": 2048}
     specs = read_requests(CONV.resolve())[1][:num_requests]
-    engines = {mode: Engine(EngineConfig.from_dict({**config, "async_scheduling": mode == "async"}),
-                            specs) for mode in ("sync", "async")}
+    return {mode: Engine(EngineConfig.from_dict({**config, "async_scheduling": mode == "async"}),
+                         specs) for mode in modes}
+
+
+def summary_sha(num_requests: int) -> None:
+    import hashlib
+    import json
+
+    engine = page_engines(num_requests, ("async",))["async"]
+    engine.run_to_end()
+    text = json.dumps(engine.summary(), sort_keys=True)
+    print(f"{num_requests} requests, {engine.iter} records: summary sha1 "
+          f"{hashlib.sha1(text.encode()).hexdigest()[:12]}")
+
+
+def run_ahead(num_requests: int) -> None:
+    import time
+
+    engines = page_engines(num_requests, ("sync", "async"))
     cpu, live = dict.fromkeys(engines, 0.0), set(engines)
     while live:
         for mode in sorted(live):
@@ -45,7 +65,8 @@ def run_ahead(num_requests: int) -> None:
                     break
             cpu[mode] += time.process_time() - start
     us = {mode: cpu[mode] / engines[mode].iter * 1e6 for mode in engines}
-    print(f"{len(specs)} requests, {engines['async'].iter} records: run-ahead sync "
+    print(f"{len(engines['async'].done_requests)} requests, {engines['async'].iter} records: "
+          "run-ahead sync "
           f"{us['sync']:.2f} us/record, async {us['async']:.2f} us/record, "
           f"async/sync {us['async'] / us['sync']:.2f}")
 
@@ -55,7 +76,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300, help="decode steps per decode case")
     parser.add_argument("--run-ahead", type=int, metavar="N",
                         help="time running ahead over the conversation trace's first N requests")
+    parser.add_argument("--summary-sha", type=int, metavar="N",
+                        help="the async run's summary digest over the trace's first N requests")
     args = parser.parse_args()
+    if args.summary_sha:
+        summary_sha(args.summary_sha)
+        return
     if args.run_ahead:
         run_ahead(args.run_ahead)
         return

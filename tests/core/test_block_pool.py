@@ -121,3 +121,33 @@ def test_evictions_wait_as_block_ids_until_a_record_takes_them() -> None:
     assert pending[-1] == [3, 2]
     assert block_events(pending) == (BlockEvent("stored", (1, 2, 3), "a"),
                                      BlockEvent("removed", (3,)), BlockEvent("removed", (2,)))
+
+
+def test_a_freed_table_goes_tail_first_and_a_free_hit_is_found_where_it_waits() -> None:
+    """vllm/v1/core/single_type_kv_cache_manager.py free: a table is freed tail first, each
+    block whose ref count drops to 0 queued (block_pool.py BlockPool.free_blocks); here the
+    unhashed ones at the head, the hashed at the tail (core/block_pool.py's queue). A free block
+    with a hash in the map leaves the queue's middle when a prefix hit takes it (touch)."""
+    pool = BlockPool(10, enable_caching=True)
+    pool.defer_own = True
+    own = pool.get_new_blocks(3)  # [1, 2, 3]
+    pool.cache_blocks(own[:2], [-10, -11], "a")  # own hashes: the map stays empty
+    pool.free_blocks(own[::-1])
+    assert list(pool.free_queue) == [3, 4, 5, 6, 7, 8, 9, 2, 1]
+
+    held = pool.get_new_blocks(2)  # [3, 4]
+    pool.cache_blocks(held[:1], [7], "b")  # a shared hash: in the map
+    pool.touch(held[:1])  # block 3 is in a second table too
+    pool.free_blocks(held[::-1])  # [4, 3]: 3 is still held
+    assert (pool.ref_cnt[3], pool.ref_cnt[4]) == (1, 0)
+    assert list(pool.free_queue) == [4, 5, 6, 7, 8, 9, 2, 1]
+    pool.free_blocks([3])
+    assert list(pool.free_queue) == [4, 5, 6, 7, 8, 9, 2, 1, 3]
+    pool.touch([pool.lookup(7)])  # a hit on the free block 3, behind two blocks freed before
+    assert list(pool.free_queue) == [4, 5, 6, 7, 8, 9, 2, 1]
+
+    mixed = pool.get_new_blocks(7)  # [4, 5, 6, 7, 8, 9, 2]: 2 kept its hash until now
+    pool.cache_blocks([5], [-20], "c")
+    pool.free_blocks([5, 4])  # not a table's order (hashed first): split block by block
+    assert list(pool.free_queue) == [4, 1, 5]
+    assert mixed[-1] == 2 and pool.block_hash[2] is None  # evicted when handed out again

@@ -9,7 +9,7 @@ from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.prefix import BlockHasher, prompt_block_hashes
-from servescope.core.request import RequestSpec
+from servescope.core.request import Request, RequestSpec
 
 CONFIG = EngineConfig(num_gpu_blocks=64, block_size=4, enable_prefix_caching=True,
                       max_num_batched_tokens=64)
@@ -60,3 +60,20 @@ def test_lookahead_leaves_out_the_block_whose_next_token_is_output() -> None:
     spec = RequestSpec("a", 8, 2, prefix=(("sys", 8),))
     assert len(prompt_block_hashes(spec, 4, 1)) == 1
     assert len(prompt_block_hashes(spec, 4)) == 2
+
+
+def test_hashes_extended_block_by_block_are_the_ones_hashed_at_once() -> None:
+    """A decode extends a request's hashes a block at a time (vLLM's request block hasher
+    appends each block as it fills, kv_cache_utils.py get_request_block_hasher): the chain
+    is the one hashing every block at once gives, with or without a shared segment, and
+    from a router's hashes of the prompt."""
+    for prefix in ((), (("sys", 6),)):
+        spec = RequestSpec("a", 14, 12, arrival_step=0, prefix=prefix)
+        whole = list(BlockHasher(4).hashes(Request(spec, 0, 0.0), 6))
+        assert len(set(whole)) == 6 and whole[-1] < 0  # own blocks past the shared ones
+        for given in (False, True):
+            hasher, request = BlockHasher(4), Request(spec, 0, 0.0)
+            if given:
+                hasher.give("a", prompt_block_hashes(spec, 4))
+            got = [list(hasher.hashes(request, num)) for num in range(1, 7)]
+            assert got == [whole[:num] for num in range(1, 7)]

@@ -144,15 +144,23 @@ class BlockPool:
         ref_cnt = self.ref_cnt
         for block in ordered:
             ref_cnt[block] -= 1
-        released = [b for b in ordered if not ref_cnt[b] and b != NULL_BLOCK]
+        if NULL_BLOCK in ordered or any(map(ref_cnt.__getitem__, ordered)):
+            released = [b for b in ordered if not ref_cnt[b] and b != NULL_BLOCK]
+        else:
+            released = ordered  # (the common case: no block shared, every one released)
         self.freed += released
-        block_hash = self.block_hash
-        hashed = [b for b in released if block_hash[b] is not None]
-        if not hashed:
-            self.free_queue.push_head(released)
-            return
-        self.free_queue.push_head([b for b in released if block_hash[b] is None])
-        self.free_queue.push_tail(hashed)
+        keys = list(map(self.block_hash.__getitem__, released))
+        num_unhashed = keys.count(None)
+        if keys[:num_unhashed].count(None) == num_unhashed:  # (as a table's, tail first:
+            # its unhashed tail leads; each check and split at C speed)
+            unhashed, hashed = released[:num_unhashed], released[num_unhashed:]
+        else:
+            unhashed = [b for b, key in zip(released, keys, strict=True) if key is None]
+            hashed = [b for b, key in zip(released, keys, strict=True) if key is not None]
+        self.free_queue.push_head(unhashed)
+        # a free block is taken out of the middle only as a prefix-cache hit, found through
+        # the map; with the map empty none of these can be (a hash joins it on a held block)
+        self.free_queue.push_tail(hashed, indexed=bool(self.cached))
 
     def cache_blocks(self, blocks: list[int], hashes: list[BlockHash], request_id: str,
                      emit: bool = True) -> None:

@@ -192,12 +192,13 @@ def waste_sums(kv: PagedKVCacheManager, num_free: int, num_table: int, start: np
     step s counts in the head - s steps s..head - 1."""
     head, bs = num_steps - 1, kv.block_size
     taken = 0
-    for p in start.tolist():
+    starts = start.tolist()  # (plain Python: a batch is small, a numpy sum costs more)
+    for p in starts:
         first = -p % bs
         if first < head:
             m = (head - first - 1) // bs + 1
             taken += m * (head - first) - bs * m * (m - 1) // 2
-    computed = head * int(start.sum()) + len(start) * head * (head + 1) // 2
+    computed = head * sum(starts) + len(starts) * head * (head + 1) // 2
     internal = (head * num_table + taken) * bs - computed
     used = head * (kv.pool.num_usable_blocks - num_free) + taken
     sums = {"token_states": used * bs - internal, "reserved": 0,

@@ -22,8 +22,9 @@ class FreeQueue:
         self._lru_head = 0
         self._lru_base = 0  # position (since the start) of self._lru[0]
         self._lru_gone = 0
-        # each hashed free block's position (stale for the others), indexed by block id: a
-        # flat array of C ints, which a push writes with fewer cache misses than a dict
+        # each hashed free block's position (stale for the others and for blocks pushed
+        # unindexed), indexed by block id: a flat array of C ints, which a push writes with
+        # fewer cache misses than a dict
         self._lru_pos = array("q", bytes(8 * num_gpu_blocks))
         self.num_free = num_gpu_blocks - 1
 
@@ -80,12 +81,14 @@ class FreeQueue:
         self._stack += reversed(blocks)
         self.num_free += len(blocks)
 
-    def push_tail(self, blocks: list[int]) -> None:
-        """Hashed blocks, blocks[-1] becoming the tail."""
+    def push_tail(self, blocks: list[int], indexed: bool = True) -> None:
+        """Hashed blocks, blocks[-1] becoming the tail; `indexed=False` (the caller knows no
+        prefix-cache hit can take them, remove_hashed) leaves their positions stale."""
         lru = self._lru
-        pos = self._lru_pos
-        for at, block in enumerate(blocks, self._lru_base + len(lru)):
-            pos[block] = at
+        if indexed:
+            pos = self._lru_pos
+            for at, block in enumerate(blocks, self._lru_base + len(lru)):
+                pos[block] = at
         lru += blocks
         self.num_free += len(blocks)
 

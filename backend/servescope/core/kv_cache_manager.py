@@ -225,7 +225,7 @@ class PagedKVCacheManager:
         if self.enable_caching and record:
             stored = self._cache_decoded(requests, start, num_steps)
         elif self.enable_caching:
-            self._cache_completed(requests, start, num_steps)
+            self._cache_completed(requests, start.tolist(), num_steps)
         return DecodeBlocks(steps, rows, blocks, set(evicted), stored)
 
     def advance_decodes_unrecorded(self, requests: list[Request], start: np.ndarray,
@@ -234,8 +234,9 @@ class PagedKVCacheManager:
         blocks nor their events); `known_lag`: tokens of each row still in flight, not cached
         yet (async scheduling: one)."""
         bs = self.block_size
+        starts = start.tolist()  # (plain Python: a batch is small)
         if num_steps <= bs:  # each row reaches at most one boundary: sort a few Python ints
-            order = sorted((f, row) for row, f in enumerate(-p % bs for p in start.tolist())
+            order = sorted((f, row) for row, f in enumerate(-p % bs for p in starts)
                            if f < num_steps)
             ids = [requests[row].id for _, row in order]
         else:
@@ -244,15 +245,15 @@ class PagedKVCacheManager:
             self.tables[rid].append(block)
         self.num_table_blocks += len(ids)
         if self.enable_caching:
-            self._cache_completed(requests, start - known_lag, num_steps)
+            self._cache_completed(requests, [p - known_lag for p in starts], num_steps)
 
-    def _cache_completed(self, requests: list[Request], known: np.ndarray,
+    def _cache_completed(self, requests: list[Request], known: list[int],
                          num_steps: int) -> None:
         """Cache the blocks that `num_steps` more known tokens from `known` complete, without
         their events."""
         bs = self.block_size
         ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0
-                for p in known.tolist()]  # (plain Python: a batch is small)
+                for p in known]  # (plain Python: a batch is small)
         rows_done = [row for row, end in enumerate(ends) if end]
         self._cache_rows(requests, rows_done, [ends[row] for row in rows_done])
 

@@ -69,6 +69,10 @@ class BlockHasher:
             hashes.extend(self.given.pop(request.id, ())[:num_blocks])
             if len(hashes) >= num_blocks:
                 return hashes
+        if hashes and hashes[-1] < 0:  # own blocks hashed already (past any shared ones):
+            first, num = hashes[-1] - 1, len(hashes)  # go on from the last (_extend_own)
+            hashes.extend(range(first, first - (num_blocks - num), -1))
+            return hashes
         if not request.spec.prefix:  # no shared segment: every block is the request's own
             return self._extend_own(request, hashes, num_blocks, 0)
         ids, size = self._ids, self.block_size
@@ -93,12 +97,9 @@ class BlockHasher:
         """Own block i of (base, request id) hashes to -(K << 32) - i, K a 62-bit digest of
         (base, request id): negative, so never a shared block's hash, and distinct for
         i < 2**32."""
-        num = len(hashes)
-        if num and hashes[-1] < 0:  # own blocks hashed already: go on from the last
-            first = hashes[-1] - 1
-        else:
-            key = _digest(f"{base}/{request.id}", 62)
-            first = -(key << OWN_SHIFT) - num
+        num = len(hashes)  # (no own block hashed yet: hashes() goes on from one itself)
+        key = _digest(f"{base}/{request.id}", 62)
+        first = -(key << OWN_SHIFT) - num
         hashes.extend(range(first, first - (num_blocks - num), -1))
         return hashes
 

@@ -98,10 +98,11 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
         running, kv, lo, hi = self.running, self.kv, entry.lo, entry.hi
         done = running.sample_chunk(lo, hi, iteration)
         running.num_placeholders[lo:hi] -= 1
-        if kv.enable_caching:
-            requests, start = running.requests, entry.start
-            for row in ((start + 1) % kv.block_size == 0).nonzero()[0].tolist():
-                kv.cache_full_blocks(requests[lo + row], int(start[row]) + 1)
+        if kv.enable_caching:  # (plain Python: a batch is small, numpy calls cost more)
+            requests, size = running.requests, kv.block_size
+            for row, p in enumerate(entry.start.tolist(), lo):
+                if (p + 1) % size == 0:
+                    kv.cache_full_blocks(requests[row], p + 1)
         return done
 
     def _sample_one(self, output: SchedulerOutput, entry: ScheduledEntry,
