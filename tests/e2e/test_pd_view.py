@@ -97,7 +97,9 @@ def test_a_form_edit_then_the_pd_variant_runs(small_page, server_url):
     page.wait_for_function("() => window.__servescope.store.panes[0].init?.config"
                            "?.max_num_seqs === 64", timeout=60000)
     page.keyboard.press("c")
-    page.wait_for_selector("#compare-these", state="attached")
+    # the compare's own init redraws the picker with its panes ticked: tick boxes after it
+    page.wait_for_function("() => document.querySelectorAll('#compare-picker input:checked')"
+                           ".length >= 2", timeout=60000)
     for box in page.locator("#compare-picker input").all():
         box.uncheck()
     page.locator("#compare-picker label", has_text="lesson-pd: colocated").locator("input").check()
