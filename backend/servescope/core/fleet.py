@@ -35,7 +35,7 @@ from servescope.core.config import SCRAPE_INTERVAL_MS, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.fleet_summary import fleet_summary
 from servescope.core.kv_cache_manager import PagedKVCacheManager
-from servescope.core.planned_stretch import PlannedStretch, run_until
+from servescope.core.planned_stretch import PlannedStretch, idle, run_until
 from servescope.core.prefix import BlockHasher
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
@@ -114,6 +114,9 @@ class Fleet:
             engine.kv.pool.kv_event_queue = []
         # each replica's quiet stretch planned past the last scrape, not yet applied
         self.ahead: list[PlannedStretch | None] = [None] * len(self.engines)
+        # replicas found idle at a scrape, sent nothing since: each stands as scraped then, so
+        # a scrape neither runs nor re-reads it (runs without records)
+        self.settled = [False] * len(self.engines)
         # each replica's prefix-cache hasher where it hashes as the router does (it takes the
         # router's prompt hashes), else None
         self.hashers = [alike_hasher(engine, router.block_size) for engine in self.engines]
@@ -165,6 +168,8 @@ class Fleet:
         that reaches past `at` kept planned (core/planned_stretch.py); False when it is still
         inside the stretch planned before (it finished nothing since)."""
         engine, ahead = self.engines[replica], self.ahead[replica]
+        if at is not None and self.settled[replica]:
+            return False
         if ahead is not None:
             if at is not None and not ahead.ends_before(at):
                 if not self.kv_events:
@@ -175,7 +180,8 @@ class Fleet:
             ahead.apply_before(at)
             self.ahead[replica] = None
         if at is not None:
-            self.ahead[replica] = run_until(engine, at, self.kv_events)
+            self.ahead[replica] = ahead = run_until(engine, at, self.kv_events)
+            self.settled[replica] = ahead is None and idle(engine)
             return True
         engine.arrivals.drop_gate()
         while engine.advance_unrecorded():
@@ -184,9 +190,15 @@ class Fleet:
 
     def observe(self, at: float, moved: Sequence[bool]) -> None:
         """Scrape every replica; tell the router which requests finished on the replicas
-        that `moved` and the KV events of all."""
-        states, peaks, engines, hears = [], self.kv_usage_peak, self.engines, self.kv_events
+        that `moved` and the KV events of all (a settled replica has neither)."""
+        states, peaks, engines, settled = [], self.kv_usage_peak, self.engines, self.settled
+        last, hears = self.states, self.kv_events
         for replica, ahead in enumerate(self.ahead):
+            if settled[replica] and not moved[replica]:  # as last scraped, but for the time
+                engine = engines[replica]
+                states.append(ReplicaState(*last[replica][:-1],
+                                           engine.time_s if engine.step_clock else at))
+                continue
             if ahead is not None:
                 state = ahead.state(replica, at)
             else:
@@ -203,13 +215,14 @@ class Fleet:
     def hear(self, replica: int, at: float) -> None:
         """Tell the router the replica's finishes and KV events since the last scrape."""
         engine, router = self.engines[replica], self.router
-        done = engine.done_requests
-        for request in done[self.num_reported[replica]:]:
-            router.finished(request.id, replica, request.finish_time or 0.0)
-        self.num_reported[replica] = len(done)
-        events = engine.kv.pool.take_kv_events() if self.kv_events else []
-        if events:
-            router.kv_events(replica, events, at)
+        done, num_reported = engine.done_requests, self.num_reported[replica]
+        if len(done) > num_reported:
+            for request in done[num_reported:]:
+                router.finished(request.id, replica, request.finish_time or 0.0)
+            self.num_reported[replica] = len(done)
+        pool = engine.kv.pool
+        if pool.kv_event_queue:
+            router.kv_events(replica, pool.take_kv_events(), at)
 
     def route(self, spec: RequestSpec) -> RoutedArrival:
         now_s = spec.arrival_s if spec.arrival_s is not None else float(spec.arrival_step or 0)
@@ -219,6 +232,7 @@ class Fleet:
             ahead.apply_before(self.key(spec))
             self.ahead[decision.replica] = None
         engine.add_request(spec)
+        self.settled[decision.replica] = False
         hashes, hasher = self.router.prompt_hashes(spec.id), self.hashers[decision.replica]
         if hashes and hasher is not None:
             hasher.give(spec.id, hashes)
