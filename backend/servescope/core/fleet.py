@@ -14,7 +14,9 @@ step clock (arrival_step) are routed at each arrival's step, unstale. A router t
 neither states nor finishes (round-robin, random, session) stops no replica when no records are
 wanted: every request is routed, then each replica runs to its end, as a separate engine.
 Without records a replica's quiet stretch also runs past scrapes (core/planned_stretch.py):
-a scrape reads the replica off its plan, and only a request routed to it cuts the stretch.
+a scrape reads the replica off its plan, and only a request routed to it cuts the stretch;
+and a replica found idle at a scrape is settled: until a request is routed to it, scrapes
+read it as it stood then, without running it or telling the router anything of it.
 
 A router that wants KV events (prefix-precise, llm-d's precise scorer) subscribes to each
 replica's block pool (core/block_pool.py kv_event_queue, vLLM's BlockStored / BlockRemoved
