@@ -54,9 +54,11 @@ class Counted(Fleet):
     """The fleet, counting the scrapes that read a replica off a planned stretch."""
 
     num_read_ahead = 0
+    num_read_settled = 0  # scrapes of a replica that stood idle since the last
 
     def observe(self, at: float, moved: Sequence[bool]) -> None:
         self.num_read_ahead += sum(ahead is not None for ahead in self.ahead)
+        self.num_read_settled += sum(s and not m for s, m in zip(self.settled, moved, strict=True))
         super().observe(at, moved)
 
 
@@ -99,6 +101,24 @@ def test_planning_past_scrapes_changes_no_decision(router: str, config: EngineCo
         alone = Engine(config, share, records=False)
         alone.run_to_end()
         assert json.dumps(alone.summary()) == json.dumps(engine.summary())
+
+
+@pytest.mark.parametrize("router", ["least-kv", "prefix-precise"])
+def test_a_replica_left_idle_is_read_as_it_stood_as_stopping_there_reads_it(router: str) -> None:
+    """Sparse arrivals over 4 replicas: a replica often stands idle across scrapes, and a
+    scrape reads it as it stood (settled) instead of running it; the router decides as when
+    every replica stops at every scrape."""
+    specs = poisson(60, 4.0, seed=11)
+    runs = []
+    for kind in (Counted, Stopping):
+        fleet = kind([PREFIXED] * 4, specs, make_router(router, 4, {}, 0, PREFIXED.block_size),
+                     records=False)
+        fleet.run_to_end()
+        runs.append(fleet)
+    settled, stopping = runs
+    assert isinstance(settled, Counted) and settled.num_read_settled > 30
+    assert settled.routed == stopping.routed
+    assert json.dumps(settled.summary()) == json.dumps(stopping.summary())
 
 
 def heard_at_scrapes(kind: type[Fleet]) -> list[tuple[float, list[dict[int, int]]]]:

@@ -14,7 +14,9 @@ step clock (arrival_step) are routed at each arrival's step, unstale. A router t
 neither states nor finishes (round-robin, random, session) stops no replica when no records are
 wanted: every request is routed, then each replica runs to its end, as a separate engine.
 Without records a replica's quiet stretch also runs past scrapes (core/planned_stretch.py):
-a scrape reads the replica off its plan, and only a request routed to it cuts the stretch.
+a scrape reads the replica off its plan, and only a request routed to it cuts the stretch;
+and a replica found idle at a scrape is settled: until a request is routed to it, scrapes
+read it as it stood then, without running it or telling the router anything of it.
 
 A router that wants KV events (prefix-precise, llm-d's precise scorer) subscribes to each
 replica's block pool (core/block_pool.py kv_event_queue, vLLM's BlockStored / BlockRemoved
@@ -35,7 +37,7 @@ from servescope.core.config import SCRAPE_INTERVAL_MS, EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.fleet_summary import fleet_summary
 from servescope.core.kv_cache_manager import PagedKVCacheManager
-from servescope.core.planned_stretch import PlannedStretch, run_until
+from servescope.core.planned_stretch import PlannedStretch, idle, run_until
 from servescope.core.prefix import BlockHasher
 from servescope.core.records import StepRecord
 from servescope.core.request import RequestSpec
@@ -114,6 +116,9 @@ class Fleet:
             engine.kv.pool.kv_event_queue = []
         # each replica's quiet stretch planned past the last scrape, not yet applied
         self.ahead: list[PlannedStretch | None] = [None] * len(self.engines)
+        # replicas found idle at a scrape, sent nothing since: each stands as scraped then, so
+        # a scrape neither runs nor re-reads it (runs without records)
+        self.settled = [False] * len(self.engines)
         # each replica's prefix-cache hasher where it hashes as the router does (it takes the
         # router's prompt hashes), else None
         self.hashers = [alike_hasher(engine, router.block_size) for engine in self.engines]
@@ -165,6 +170,8 @@ class Fleet:
         that reaches past `at` kept planned (core/planned_stretch.py); False when it is still
         inside the stretch planned before (it finished nothing since)."""
         engine, ahead = self.engines[replica], self.ahead[replica]
+        if at is not None and self.settled[replica]:
+            return False
         if ahead is not None:
             if at is not None and not ahead.ends_before(at):
                 if not self.kv_events:
@@ -175,7 +182,8 @@ class Fleet:
             ahead.apply_before(at)
             self.ahead[replica] = None
         if at is not None:
-            self.ahead[replica] = run_until(engine, at, self.kv_events)
+            self.ahead[replica] = ahead = run_until(engine, at, self.kv_events)
+            self.settled[replica] = ahead is None and idle(engine)
             return True
         engine.arrivals.drop_gate()
         while engine.advance_unrecorded():
@@ -184,9 +192,15 @@ class Fleet:
 
     def observe(self, at: float, moved: Sequence[bool]) -> None:
         """Scrape every replica; tell the router which requests finished on the replicas
-        that `moved` and the KV events of all."""
-        states, peaks, engines, hears = [], self.kv_usage_peak, self.engines, self.kv_events
+        that `moved` and the KV events of all (a settled replica has neither)."""
+        states, peaks, engines, settled = [], self.kv_usage_peak, self.engines, self.settled
+        last, hears = self.states, self.kv_events
         for replica, ahead in enumerate(self.ahead):
+            if settled[replica] and not moved[replica]:  # as last scraped, but for the time
+                engine = engines[replica]
+                states.append(ReplicaState(*last[replica][:-1],
+                                           engine.time_s if engine.step_clock else at))
+                continue
             if ahead is not None:
                 state = ahead.state(replica, at)
             else:
@@ -203,13 +217,14 @@ class Fleet:
     def hear(self, replica: int, at: float) -> None:
         """Tell the router the replica's finishes and KV events since the last scrape."""
         engine, router = self.engines[replica], self.router
-        done = engine.done_requests
-        for request in done[self.num_reported[replica]:]:
-            router.finished(request.id, replica, request.finish_time or 0.0)
-        self.num_reported[replica] = len(done)
-        events = engine.kv.pool.take_kv_events() if self.kv_events else []
-        if events:
-            router.kv_events(replica, events, at)
+        done, num_reported = engine.done_requests, self.num_reported[replica]
+        if len(done) > num_reported:
+            for request in done[num_reported:]:
+                router.finished(request.id, replica, request.finish_time or 0.0)
+            self.num_reported[replica] = len(done)
+        pool = engine.kv.pool
+        if pool.kv_event_queue:
+            router.kv_events(replica, pool.take_kv_events(), at)
 
     def route(self, spec: RequestSpec) -> RoutedArrival:
         now_s = spec.arrival_s if spec.arrival_s is not None else float(spec.arrival_step or 0)
@@ -239,6 +254,7 @@ class Fleet:
             ahead.apply_before(self.key(spec))
             self.ahead[replica] = None
         self.engines[replica].add_request(spec)
+        self.settled[replica] = False  # (a P/D handoff too: the replica has work again)
 
     def summary(self) -> dict[str, Any]:
         """The fleet-wide vllm-bench keys, `replicas` (one object each) and `router`."""

@@ -148,11 +148,9 @@ def run_until(engine: Engine, at_s: float, evictions_heard: bool) -> PlannedStre
     after they happen).
     An idle engine with nothing to come but its gate is left as it stands, gate and all:
     it would only pause there."""
-    arrivals = engine.arrivals
-    if (engine.batch_queue is None and not engine.scheduler.has_unfinished
-            and (not arrivals.pending or arrivals.pending[0] is arrivals.gate)):
+    if idle(engine):
         return None
-    arrivals.hold_at(at_s)
+    engine.arrivals.hold_at(at_s)
     while True:
         bound = (fast_forward.stretch_bound(engine, past_gate=True)
                  if fast_forward.quiet(engine) and not engine.clock.step_clock else None)
@@ -171,6 +169,13 @@ def run_until(engine: Engine, at_s: float, evictions_heard: bool) -> PlannedStre
             return None
 
 
+def idle(engine: Engine) -> bool:
+    """Whether the engine has nothing to run and nothing to come but its gate (if any)."""
+    arrivals = engine.arrivals
+    return (engine.batch_queue is None and not engine.scheduler.has_unfinished
+            and (not arrivals.pending or arrivals.pending[0] is arrivals.gate))
+
+
 def first_shared_store(engine: Engine, start: np.ndarray) -> int | None:
     """After how many quiet steps from here a row first completes a block with a shared hash
     (core/prefix.py: a block that starts inside the prompt's shared segments; in a quiet
@@ -182,11 +187,13 @@ def first_shared_store(engine: Engine, start: np.ndarray) -> int | None:
     bs, num_cached = kv.block_size, kv.num_cached_blocks
     first = None
     for request, p in zip(engine.scheduler.running, start.tolist(), strict=True):
-        if not request.spec.prefix:
+        prefix = request.spec.prefix
+        if not prefix:
             continue
-        shared = min(sum(length for _, length in request.spec.prefix), request.prompt_len)
         block = num_cached.get(request.id, 0)
-        if block * bs < shared:
+        if block * bs >= request.prompt_len:  # its whole prompt cached: every shared block
+            continue
+        if block * bs < min(sum(length for _, length in prefix), request.prompt_len):
             steps = max((block + 1) * bs - p, bs - p % bs)
             first = steps if first is None else min(first, steps)
     return first

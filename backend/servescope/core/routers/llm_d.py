@@ -78,8 +78,11 @@ class LlmDRouter(Router):
         self.replicas = replicas
         hashes = self._hashes(request)
         self.last = (request.id, hashes)
+        # an index no scorer of the profile reads stays empty: it matches nothing
+        nothing = [0] * self.num_replicas
         view = View(replicas, self.in_flight, len(hashes),
-                    self.approx.match(hashes[:self.max_blocks]), self.precise.match(hashes))
+                    self.approx.match(hashes[:self.max_blocks]) if self.uses_approx else nothing,
+                    self.precise.match(hashes) if self.wants_kv_events else nothing)
         totals = self.totals_of.of(view)
         best = best_of(totals, self.rng)
         matched = max(view.approx[best], view.precise[best])
