@@ -24,10 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-from local_server import ROOT, START_S, free_port
+from local_server import ROOT, free_port, wait_until_up
 
 sys.path.insert(0, str(ROOT / "backend"))
 from servescope.core.config import EngineConfig  # noqa: E402
@@ -49,16 +48,7 @@ def start(folder: str, port: int) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen([sys.executable, "-m", "servescope.cli", "serve", "--openai",
                              "--config", str(config), "--port", str(port), "--log-level",
                              "warning"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + START_S
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).close()
-            return proc
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise SystemExit("server did not start") from None
-            time.sleep(0.1)
+    return wait_until_up(proc, f"http://127.0.0.1:{port}/health")
 
 
 def baseline(streams: int, output: int) -> tuple[float, float]:

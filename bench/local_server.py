@@ -26,10 +26,16 @@ def start_server(data_dir: str, port: int, tree: Path = ROOT) -> subprocess.Pope
     env = {**os.environ, "SERVESCOPE_DATA_DIR": data_dir, "PYTHONPATH": str(tree / "backend")}
     proc = subprocess.Popen([sys.executable, "-m", "servescope.cli", "serve", "--port", str(port),
                              "--log-level", "warning"], cwd=tree, env=env)
+    return wait_until_up(proc, f"http://127.0.0.1:{port}/healthz")
+
+
+def wait_until_up(proc: subprocess.Popen[bytes], url: str) -> subprocess.Popen[bytes]:
+    """`proc` once `url` answers; it is killed and the bench stops if it exits or takes longer
+    than START_S."""
     deadline = time.monotonic() + START_S
     while True:
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).close()
+            urllib.request.urlopen(url, timeout=1).close()
             return proc
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:

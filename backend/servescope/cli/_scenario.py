@@ -17,6 +17,7 @@ from servescope.core.resolve import resolve_fleet
 from servescope.scenarios.presets import PresetError, load_preset
 from servescope.traces import workload_json
 from servescope.traces.errors import TraceFormatError
+from servescope.traces.recording import atomic_writer
 from servescope.traces.report import TraceReport
 from servescope.vllm_import.engine_config import LoadedConfig, load_engine_config
 
@@ -106,6 +107,16 @@ def load_workload(path: Path) -> list[RequestSpec]:
         raise CliError(f"{path}: {err}") from err
     except OSError as err:
         raise CliError(f"{path}: {err.strerror}") from err
+
+
+def write_summary(path: Path | None, summary: dict[str, Any]) -> None:
+    """A run's summary as JSON: to `path` whole or not at all, else to stdout."""
+    if path:
+        with atomic_writer(path) as out:
+            json.dump(summary, out, indent=1)
+    else:
+        json.dump(summary, sys.stdout, indent=1)
+        print()
 
 
 def read_json(path: Path) -> Any:

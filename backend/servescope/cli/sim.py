@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from servescope.cli import CliError
-from servescope.cli._scenario import load_engine_args, load_workload, print_effective, read_json
+from servescope.cli._scenario import (
+    load_engine_args,
+    load_workload,
+    print_effective,
+    read_json,
+    write_summary,
+)
 from servescope.cli._trace import add_trace_options, load_trace
 from servescope.cli.sim_pd import add_pd_arguments, run_pd, wants_pd
 from servescope.core import cost_model
@@ -25,7 +30,7 @@ from servescope.scenarios.diagnosis_check import prepare, priced
 from servescope.scenarios.spec_speedup import speculation_line, speedup
 from servescope.traces.epp_config import read_router_config
 from servescope.traces.errors import TraceFormatError
-from servescope.traces.recording import atomic_writer, header, write_recording
+from servescope.traces.recording import header, write_recording
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -117,12 +122,7 @@ def run(args: argparse.Namespace) -> int:
         summary["not_modelled"] = unmodelled
     if report is not None and report.meta.get("measured_summary"):
         summary["measured"] = report.meta["measured_summary"]  # beside, never mixed in
-    if args.summary:
-        with atomic_writer(args.summary) as out:
-            json.dump(summary, out, indent=1)
-    else:
-        json.dump(summary, sys.stdout, indent=1)
-        print()
+    write_summary(args.summary, summary)
     return 0
 
 

@@ -4,18 +4,17 @@ or --prefill-replicas / --decode-replicas over a plain config; prints the P/D su
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from servescope.cli import CliError
-from servescope.cli._scenario import load_workload, print_effective, read_json
+from servescope.cli._scenario import load_workload, print_effective, read_json, write_summary
 from servescope.cli._trace import load_trace
 from servescope.core.config_error import ConfigError
 from servescope.core.kv_link import LINK_KINDS
 from servescope.core.pd_config import PD_KEYS, is_pd, pd_fleet_from, pool_configs
 from servescope.core.pd_events import PoolStep
-from servescope.traces.recording import atomic_writer, header, write_recording
+from servescope.traces.recording import header, write_recording
 from servescope.vllm_import.engine_config import load_engine_config
 
 
@@ -78,10 +77,5 @@ def run_pd(args: argparse.Namespace, data: dict[str, Any]) -> int:
     for sentence in loaded.not_modelled:
         print(f"note: {sentence}", file=sys.stderr)
     summary = fleet.summary()
-    if args.summary:
-        with atomic_writer(args.summary) as out:
-            json.dump(summary, out, indent=1)
-    else:
-        json.dump(summary, sys.stdout, indent=1)
-        print()
+    write_summary(args.summary, summary)
     return 0
