@@ -16,6 +16,7 @@ from servescope.api.routes._lookup import BuiltSessionDep, found, http_error
 from servescope.api.sessions import access
 from servescope.api.web.clients import payer_of
 from servescope.api.wire import protocol as P
+from servescope.api.wire.request_page import RequestPage
 from servescope.observability import openmetrics as om
 
 router = APIRouter(prefix="/api", tags=["sessions"])
@@ -67,7 +68,7 @@ def get_session(session: BuiltSessionDep) -> dict[str, Any]:
 MAX_REQUEST_PAGE = 10_000  # requests a page at most (about 0.9 MB of JSON)
 
 
-@router.get("/sessions/{session_id}/requests", response_model=P.RequestPage)
+@router.get("/sessions/{session_id}/requests", response_model=RequestPage)
 def request_page(session: BuiltSessionDep, engine: Annotated[int, Query(ge=0, le=3)] = 0,
                  offset: Annotated[int, Query(ge=0)] = 0,
                  limit: Annotated[int, Query(ge=1, le=MAX_REQUEST_PAGE)] = MAX_REQUEST_PAGE,

@@ -19,25 +19,6 @@ Index = int | str  # a request index into the session's request list (GET .../re
 # --- server to client -----------------------------------------------------------------------
 
 
-class RequestInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    id: str
-    prompt_len: int
-    output_len: int
-    arrival_s: float | None = None
-    arrival_step: int | None = None
-
-
-class RequestPage(BaseModel):
-    """`GET /api/sessions/{id}/requests`: requests offset.. of the session's list (init's order,
-    which packed records and keyframes index), and how many there are in all."""
-
-    model_config = ConfigDict(extra="forbid")
-    total: int
-    offset: int
-    requests: list[RequestInfo]
-
-
 class MemoryBreakdown(BaseModel):
     """How the cost model sized a priced engine's KV pool, per GPU (cost_model.memory_breakdown):
     budget_gib = weights_gib + non_torch_gib + activation_gib + kv_cache_gib, and
