@@ -106,6 +106,17 @@ def page(browser):
     context.close()
 
 
+@pytest.fixture
+def small_page(browser):
+    """A page in a laptop-sized window (the fleet and P/D views' lanes at their tightest)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    pg = context.new_page()
+    pg.errors = []
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
+    context.close()
+
+
 @pytest.fixture(scope="session")
 def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where the e2e tests save their screenshots: docs/screenshots (the README's) only when

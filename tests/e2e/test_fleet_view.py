@@ -12,16 +12,6 @@ pytestmark = pytest.mark.e2e
 FLEET = "() => window.__servescope.store.panes[0].fleet"
 
 
-@pytest.fixture
-def small_page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    pg = context.new_page()
-    pg.errors = []
-    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-    yield pg
-    context.close()
-
-
 def test_the_fleet_plays_and_a_replica_opens_on_click(small_page, server_url, screenshots):
     page = small_page
     page.goto(server_url + "/?replicas=3&router=round-robin&projection=1")

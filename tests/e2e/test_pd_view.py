@@ -22,16 +22,6 @@ LONGEST = f"""() => {{ const ts = ({PD})().transfers;
   return ts.reduce((a, t) => (t.done_s - t.start_s > a.done_s - a.start_s ? t : a), ts[0]); }}"""
 
 
-@pytest.fixture
-def small_page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    pg = context.new_page()
-    pg.errors = []
-    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-    yield pg
-    context.close()
-
-
 def seek(page, time_s: float) -> None:
     page.evaluate("(t) => window.__servescope.api.send({type: 'seek', time_s: t})", time_s)
 
