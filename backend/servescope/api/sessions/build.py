@@ -95,7 +95,8 @@ def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved:
                 continue
             config = _config(resolved.base_config, overrides, k, len(configs))
             _check_pool(config, settings.max_gpu_blocks, where)
-            track, config, fleet = (fleet_track(k, config, resolved, info, settings, path,
+            given = with_pool({**resolved.base_config, **overrides})
+            track, config, fleet = (fleet_track(k, config, given, resolved, info, settings, path,
                                                 viewed[k]) if is_fleet(config) else
                                     (*_track(k, config, resolved, info, settings, path), None))
             tracks.append(track)

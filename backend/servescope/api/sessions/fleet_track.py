@@ -4,6 +4,7 @@ and the routed arrivals fold into the track's fleet frames (api/records/fleet_fr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from servescope.api.wire.fleet import MAX_VIEW_REPLICAS
 from servescope.core.config import ConfigError, EngineConfig
 from servescope.core.fleet import Fleet
 from servescope.core.request_table import request_table
+from servescope.core.resolve import resolve_fleet
 from servescope.core.routers.make import make_router
 from servescope.observability.meter import Meter
 from servescope.observability.spill import Spill
@@ -34,16 +36,18 @@ def is_fleet(config: EngineConfig) -> bool:
     return config.replicas > 1
 
 
-def replica_configs(config: EngineConfig) -> list[EngineConfig]:
-    """Each replica's engine config: the fleet's, under its replica_configs entry if any."""
-    overrides = config.replica_configs or [{}] * config.replicas
-    return [config.replace(**{**o, "replicas": 1, "replica_configs": None}) for o in overrides]
+def replica_configs(given: Mapping[str, Any]) -> list[EngineConfig]:
+    """Each replica's engine config, resolved as every door resolves a fleet's (core/resolve.py
+    resolve_fleet: its replica_configs entry over the fleet's settings); each is one engine
+    (replicas 1), the fleet keys being the fleet's."""
+    return [c.replace(replicas=1, replica_configs=None) for c in resolve_fleet(given)]
 
 
-def fleet_track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str, Any]],
-                settings: Settings, path: Path,
+def fleet_track(k: int, config: EngineConfig, given: Mapping[str, Any], resolved: Workload,
+                info: list[dict[str, Any]], settings: Settings, path: Path,
                 viewed: int) -> tuple[Track, EngineConfig, dict[str, Any]]:
-    """The track of engine k, the viewed replica's config, and init's fleet info."""
+    """The track of engine k, the viewed replica's config, and init's fleet info; `config` is
+    the fleet's settings `given` resolved."""
     if resolved.records is not None:
         raise BuildError("a recorded run replays one engine; a fleet needs a simulated "
                          "workload", "replicas", "config")
@@ -54,7 +58,7 @@ def fleet_track(k: int, config: EngineConfig, resolved: Workload, info: list[dic
         raise BuildError(f"replica {viewed}: this fleet has {config.replicas}", "replica",
                          "config")
     try:
-        prepared = [prepare(c) for c in replica_configs(config)]
+        prepared = [prepare(c) for c in replica_configs(given)]
         router = make_router(config.router, config.replicas, config.router_config,
                              block_size=config.block_size)
         fleet = Fleet([c for c, _ in prepared], resolved.specs, router,
