@@ -5,10 +5,9 @@
     data_dir/tmp/<random>.part  an upload in flight; removed at start-up
 
 A blob is renamed into place inside the transaction that inserts its row, so a crash leaves
-either both or neither; start-up removes what a crash between the two left behind. Each thread
-has its own connection and one lock serialises writers, so transactions never nest or interleave;
-an upload's digest (its bytes, options and owner) makes a retried upload answer with the stored
-row. An upload is only found for its owner (api/uploads/owner.py); a row from before owners has
+either both or neither; start-up removes what a crash between the two left behind. Threads
+share the index as api/uploads/index_db.py shares it. An upload's digest (its bytes, options and
+owner) makes a retried upload answer with the stored row. An upload is only found for its owner (api/uploads/owner.py); a row from before owners has
 none and is found for nobody.
 """
 
@@ -20,15 +19,13 @@ import logging
 import os
 import secrets
 import sqlite3
-import threading
 import time
-import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from servescope.api.errors import SessionError, UploadError
+from servescope.api.uploads.index_db import IndexDb
 from servescope.api.uploads.recent import Recent
 
 log = logging.getLogger(__name__)
@@ -63,66 +60,19 @@ def valid_id(text: str) -> bool:
     return 16 <= len(text) <= 64 and all(c.isalnum() or c in "-_" for c in text)
 
 
-class _Connection(sqlite3.Connection):
-    """A connection a weak reference can name (sqlite3's own cannot be)."""
-
-
-class Store:
+class Store(IndexDb):
     def __init__(self, data_dir: Path) -> None:
         self.root = Path(data_dir)
         self.blobs = self.root / "blobs"
         self.tmp = self.root / "tmp"
         for d in (self.root, self.blobs, self.tmp):
             d.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        # for close(); a thread's own closes when the thread ends (sync routes' threads come
-        # and go: a connection kept for each would hold its files and page cache for good)
-        self._connections: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
-        self._connect_lock = threading.Lock()
-        self._write_lock = threading.Lock()
+        super().__init__(self.root / "index.sqlite3")
         # trace id -> what it loads as (api/uploads/trace_workload.py): at most four traces and a
         # million requests (about 150 B a request spec) beyond the sessions running them
         self.loaded = Recent(4, max_weight=1_000_000)
-        db = self.db
-        db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(SCHEMA)
-        columns = {row[1] for row in db.execute("PRAGMA table_info(traces)")}
-        if "options" not in columns:  # an index from before upload options
-            db.execute("ALTER TABLE traces ADD COLUMN options TEXT NOT NULL DEFAULT '{}'")
-        if "digest" not in columns:  # an index from before idempotent uploads
-            db.execute("ALTER TABLE traces ADD COLUMN digest TEXT")
-        if "owner" not in columns:  # an index from before private uploads
-            db.execute("ALTER TABLE traces ADD COLUMN owner TEXT")
-        if "payer" not in columns:  # an index from before per-client quotas charged payers
-            db.execute("ALTER TABLE traces ADD COLUMN payer TEXT")
-        if "client" in columns:  # its quota key held the raw upload token: the owner instead
-            db.execute("UPDATE traces SET payer = CASE WHEN client LIKE 'upload:%' "
-                       "THEN 'upload:' || owner WHEN client LIKE 'address:%' THEN client "
-                       "END WHERE payer IS NULL")
-            db.execute("ALTER TABLE traces DROP COLUMN client")
-        db.execute("CREATE UNIQUE INDEX IF NOT EXISTS traces_digest ON traces(digest)")
+        _create(self.db)
         self.recover()
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        """This thread's connection (sqlite3 connections must not be shared between threads)."""
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.root / "index.sqlite3", isolation_level=None, timeout=30,
-                                 check_same_thread=False,  # closed by close(), any thread
-                                 factory=_Connection)
-            db.execute("PRAGMA synchronous=FULL")
-            self._local.db = db
-            with self._connect_lock:
-                self._connections.add(db)
-        return db
-
-    def close(self) -> None:
-        with self._connect_lock:
-            for db in list(self._connections):
-                db.close()
-            self._connections.clear()
-        self._local = threading.local()
 
     def recover(self) -> None:
         """Drop in-flight uploads, blobs without a row and rows without a blob."""
@@ -162,7 +112,7 @@ class Store:
                json.dumps(options), digest, owner)
         blob = self.blobs / tid
         try:
-            with self._transaction() as db:
+            with self.transaction() as db:
                 known = db.execute("SELECT id FROM traces WHERE digest = ?",
                                    (digest,)).fetchone()
                 if known is not None:
@@ -201,7 +151,7 @@ class Store:
     def claim(self, tid: str, payer: str) -> None:
         """Charge a stored upload to `payer` (api/web/clients.py's payer_of), unless another
         payer stored the same bytes first."""
-        with self._transaction() as db:
+        with self.transaction() as db:
             db.execute("UPDATE traces SET payer = ? WHERE id = ? AND payer IS NULL",
                        (payer, tid))
 
@@ -217,7 +167,7 @@ class Store:
         old = [r[0] for r in self.db.execute("SELECT id FROM traces WHERE created_s < ?",
                                              (before_s,)) if r[0] not in keep]
         for tid in old:
-            with self._transaction() as db:
+            with self.transaction() as db:
                 db.execute("DELETE FROM traces WHERE id = ?", (tid,))
             (self.blobs / tid).unlink(missing_ok=True)
         return old
@@ -232,7 +182,7 @@ class Store:
         if not writable(answer):
             raise SessionError("the session's config or workload holds text with an unpaired "
                                "surrogate, which no answer can carry", "configs")
-        with self._transaction() as db:
+        with self.transaction() as db:
             db.execute("INSERT INTO scenarios VALUES (?, ?, ?, ?)",
                        (sid, name[:200], json.dumps(body), time.time()))
         return answer
@@ -248,19 +198,6 @@ class Store:
     def scenarios(self) -> list[dict[str, Any]]:
         cur = self.db.execute("SELECT id, name, body FROM scenarios ORDER BY created_s")
         return _listable("scenario", (_scenario_row(r) for r in cur))
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """One writer at a time; a failure rolls back and removes a blob renamed into place."""
-        db = self.db
-        with self._write_lock:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
 
 
 def writable(value: Any) -> bool:
@@ -314,3 +251,24 @@ def _digest(part: Path, options: dict[str, Any], owner: str) -> str:
     h.update(b"\0" + json.dumps(options, sort_keys=True).encode())
     h.update(b"\0" + owner.encode())
     return h.hexdigest()
+
+
+def _create(db: sqlite3.Connection) -> None:
+    """The index's tables, an index from before each column brought up to date."""
+    db.execute("PRAGMA journal_mode=WAL")
+    db.executescript(SCHEMA)
+    columns = {row[1] for row in db.execute("PRAGMA table_info(traces)")}
+    if "options" not in columns:  # an index from before upload options
+        db.execute("ALTER TABLE traces ADD COLUMN options TEXT NOT NULL DEFAULT '{}'")
+    if "digest" not in columns:  # an index from before idempotent uploads
+        db.execute("ALTER TABLE traces ADD COLUMN digest TEXT")
+    if "owner" not in columns:  # an index from before private uploads
+        db.execute("ALTER TABLE traces ADD COLUMN owner TEXT")
+    if "payer" not in columns:  # an index from before per-client quotas charged payers
+        db.execute("ALTER TABLE traces ADD COLUMN payer TEXT")
+    if "client" in columns:  # its quota key held the raw upload token: the owner instead
+        db.execute("UPDATE traces SET payer = CASE WHEN client LIKE 'upload:%' "
+                   "THEN 'upload:' || owner WHEN client LIKE 'address:%' THEN client "
+                   "END WHERE payer IS NULL")
+        db.execute("ALTER TABLE traces DROP COLUMN client")
+    db.execute("CREATE UNIQUE INDEX IF NOT EXISTS traces_digest ON traces(digest)")
