@@ -44,7 +44,7 @@ class LiveTrack(Track):
 
 
 def engine_info(config: EngineConfig, label: str) -> dict[str, object]:
-    """The init's engine entry for a live engine (P.EngineInfo)."""
+    """The init's engine entry for a live engine (api/wire/engine_info.py's EngineInfo)."""
     blocks = config.num_gpu_blocks or 0
     return {"label": label, "config": config.to_dict(), "num_gpu_blocks": blocks,
             "block_size": config.block_size, "num_usable_blocks": max(0, blocks - 1),
