@@ -7,8 +7,8 @@
 A blob is renamed into place inside the transaction that inserts its row, so a crash leaves
 either both or neither; start-up removes what a crash between the two left behind. Threads
 share the index as api/uploads/index_db.py shares it. An upload's digest (its bytes, options and
-owner) makes a retried upload answer with the stored row. An upload is only found for its owner (api/uploads/owner.py); a row from before owners has
-none and is found for nobody.
+owner) makes a retried upload answer with the stored row. An upload is only found for its owner
+(api/uploads/owner.py); a row from before owners has none and is found for nobody.
 """
 
 from __future__ import annotations
