@@ -6,7 +6,7 @@ pool's replica adds `pool` then `replica` (observability/pd.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -261,5 +261,5 @@ class Families:
                 for sample in metric.samples[first:]:  # (each has a label dict of its own)
                     sample.labels.update(extra)
 
-    def __iter__(self) -> Iterable[Metric]:
+    def __iter__(self) -> Iterator[Metric]:
         return iter([m for k, m in self.metrics.items() if m.samples or k not in OPTIONAL])

@@ -10,6 +10,7 @@ kept. A failed computation is not kept: the next request tries again."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ class SharedAnswers:
         kept = self._answers.get(key)
         if kept is None or _stale(kept, version):
             kept = _Answer(version, asyncio.ensure_future(compute()))
-            kept.task.add_done_callback(lambda task, key=key: self._settled(key, task))
+            kept.task.add_done_callback(functools.partial(self._settled, key))
             self.num_computed += 1
             self._answers[key] = kept
             while len(self._answers) > self.max_entries:

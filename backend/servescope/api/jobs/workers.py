@@ -151,7 +151,8 @@ class Worker:
         try:
             kind, payload = self.conn.recv()
         except (EOFError, OSError):
-            code = self.proc.join(5) or self.proc.exitcode
+            self.proc.join(5)
+            code = self.proc.exitcode
             raise WorkerError("died", f"the worker process ended ({code})") from None
         if kind == "error":
             raise WorkerError(*payload)

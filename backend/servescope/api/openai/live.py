@@ -49,6 +49,7 @@ class TokenEvent(NamedTuple):
 @dataclass(eq=False)
 class Stream:
     spec: RequestSpec
+    arrival_s: float  # the spec's (a live request arrives when it is submitted)
     stop_reason: str  # its finish_reason when the engine finishes it: "length" or "stop"
     num_tokens: int = 0
     finish_reason: str | None = None
@@ -93,8 +94,9 @@ class LiveEngine:
                ) -> AsyncIterator[TokenEvent]:
         """Enter `spec` (its id new, its lengths checked) arriving now: its token events."""
         assert spec.id not in self.streams, "the caller refuses an id in use"
-        spec = RequestSpec(spec.id, spec.prompt_len, spec.output_len, arrival_s=self.now_s())
-        stream = Stream(spec, stop_reason)
+        arrival_s = self.now_s()
+        spec = RequestSpec(spec.id, spec.prompt_len, spec.output_len, arrival_s=arrival_s)
+        stream = Stream(spec, arrival_s, stop_reason)
         if self.closed:
             stream.finish_reason = "abort"
         else:
@@ -215,7 +217,7 @@ class LiveEngine:
                 if stream.num_tokens == 0:
                     self.num_prompt_tokens += stream.spec.prompt_len
                 self.num_generation_tokens += count - stream.num_tokens
-                self.latencies.observe(stream.spec.arrival_s, stream.last_token_s, end_s, done)
+                self.latencies.observe(stream.arrival_s, stream.last_token_s, end_s, done)
                 stream.last_token_s = end_s
                 stream.num_tokens = count
                 if done:

@@ -32,29 +32,7 @@ class LiveCollector:
 
     def collect(self) -> Iterable[Metric]:
         keys = ["engine", "model_name"] + ([] if self.first_replica is None else ["replica"])
-        fams = {
-            "running": GaugeMetricFamily("vllm:num_requests_running",
-                                         "Number of requests in model execution batches.",
-                                         labels=keys),
-            "waiting": GaugeMetricFamily("vllm:num_requests_waiting",
-                                         "Number of requests waiting to be processed.",
-                                         labels=keys),
-            "kv": GaugeMetricFamily("vllm:kv_cache_usage_perc",
-                                    "KV-cache usage. 1 means 100 percent usage.", labels=keys),
-            "prompt": CounterMetricFamily("vllm:prompt_tokens", "Number of prefill tokens "
-                                          "processed.", labels=keys),
-            "generation": CounterMetricFamily("vllm:generation_tokens", "Number of generation "
-                                              "tokens processed.", labels=keys),
-            "success": CounterMetricFamily("vllm:request_success", "Count of successfully "
-                                           "processed requests.",
-                                           labels=keys + ["finished_reason"]),
-            "lag": GaugeMetricFamily(LAG, "Wall seconds the latest step's tokens went out after "
-                                     "the simulated step ended (its latest stream's).",
-                                     labels=keys),
-            "lags": HistogramMetricFamily(STREAM_LAG, "Wall seconds a stream's tokens went out "
-                                          "after their simulated step ended (once a stream a "
-                                          "step).", labels=keys),
-        }
+        gauges, counters, lags = _families(keys)
         labelled = []
         for k, live in enumerate(self.engines):
             values = ["0", self.model_name]
@@ -63,23 +41,52 @@ class LiveCollector:
             labelled.append((values, live.latencies))
             scheduler, pool = live.engine.scheduler, live.engine.kv.pool
             usable = pool.num_usable_blocks
-            fams["running"].add_metric(values, len(scheduler.running))
-            fams["waiting"].add_metric(values, len(scheduler.waiting))
-            fams["kv"].add_metric(values, 1.0 - live.engine.kv.num_free_blocks / usable
-                                  if usable else 0.0)
-            fams["prompt"].add_metric(values, live.num_prompt_tokens)
-            fams["generation"].add_metric(values, live.num_generation_tokens)
+            gauges["running"].add_metric(values, len(scheduler.running))
+            gauges["waiting"].add_metric(values, len(scheduler.waiting))
+            gauges["kv"].add_metric(values, 1.0 - live.engine.kv.num_free_blocks / usable
+                                    if usable else 0.0)
+            counters["prompt"].add_metric(values, live.num_prompt_tokens)
+            counters["generation"].add_metric(values, live.num_generation_tokens)
             for reason in FINISH_REASONS:
                 count = live.num_finished.get(reason, 0)
                 if reason == "abort":
                     count = len(live.aborted)
-                fams["success"].add_metric(values + [reason], count)
-            fams["lag"].add_metric(values, live.lag_s)
-            fams["lags"].add_metric(values, live.lags.cumulative(), live.lags.sum)
-        return [*fams.values(), *latency.families(labelled, keys)]
+                counters["success"].add_metric(values + [reason], count)
+            gauges["lag"].add_metric(values, live.lag_s)
+            lags.add_metric(values, live.lags.cumulative(), live.lags.sum)
+        return [gauges["running"], gauges["waiting"], gauges["kv"], *counters.values(),
+                gauges["lag"], lags, *latency.families(labelled, keys)]
+
+
+def _families(keys: list[str]) -> tuple[dict[str, GaugeMetricFamily],
+                                        dict[str, CounterMetricFamily], HistogramMetricFamily]:
+    """The gauges, the counters and the stream lag histogram, labelled by `keys`."""
+    gauges = {
+        "running": GaugeMetricFamily("vllm:num_requests_running",
+                                     "Number of requests in model execution batches.",
+                                     labels=keys),
+        "waiting": GaugeMetricFamily("vllm:num_requests_waiting",
+                                     "Number of requests waiting to be processed.", labels=keys),
+        "kv": GaugeMetricFamily("vllm:kv_cache_usage_perc",
+                                "KV-cache usage. 1 means 100 percent usage.", labels=keys),
+        "lag": GaugeMetricFamily(LAG, "Wall seconds the latest step's tokens went out after "
+                                 "the simulated step ended (its latest stream's).", labels=keys),
+    }
+    counters = {
+        "prompt": CounterMetricFamily("vllm:prompt_tokens", "Number of prefill tokens "
+                                      "processed.", labels=keys),
+        "generation": CounterMetricFamily("vllm:generation_tokens", "Number of generation "
+                                          "tokens processed.", labels=keys),
+        "success": CounterMetricFamily("vllm:request_success", "Count of successfully "
+                                       "processed requests.", labels=keys + ["finished_reason"]),
+    }
+    lags = HistogramMetricFamily(STREAM_LAG, "Wall seconds a stream's tokens went out after "
+                                 "their simulated step ended (once a stream a step).",
+                                 labels=keys)
+    return gauges, counters, lags
 
 
 def exposition(collector: LiveCollector) -> bytes:
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(collector)  # type: ignore[arg-type]
+    registry.register(collector)
     return generate_latest(registry)

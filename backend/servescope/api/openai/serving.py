@@ -10,6 +10,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from typing_extensions import TypeIs  # typing's own from Python 3.13
+
 from servescope.api.openai.chunks import Answer
 from servescope.api.openai.errors import OpenAIError, context_too_long, unknown_model
 from servescope.api.openai.live import LiveEngine
@@ -81,12 +83,12 @@ class Served:
         if isinstance(body, ChatRequest):
             return self.tokens.chat(body.messages)
         prompt = body.prompt
-        if isinstance(prompt, list) and prompt and not isinstance(prompt[0], int):
+        if not (isinstance(prompt, str) or _token_ids(prompt)):  # a batch of prompts
             if len(prompt) != 1:
                 raise OpenAIError(f"one prompt a request is simulated, got {len(prompt)}",
                                   "prompt")
-            prompt = prompt[0]  # type: ignore[assignment]
-        count, source = self.tokens.prompt(prompt)  # type: ignore[arg-type]
+            prompt = prompt[0]
+        count, source = self.tokens.prompt(prompt)
         if count < 1:
             raise OpenAIError("The prompt cannot be empty.", "prompt")
         return count, source
@@ -112,3 +114,9 @@ class Served:
         if max_tokens < 1:
             raise OpenAIError(f"max_tokens must be at least 1, got {max_tokens}.", "max_tokens")
         return max_tokens
+
+
+def _token_ids(prompt: str | list[int] | list[str] | list[list[int]]) -> TypeIs[list[int]]:
+    """Whether a completion's prompt is one prompt's token ids (the request model checked that
+    a list's items are all of one kind)."""
+    return isinstance(prompt, list) and (not prompt or isinstance(prompt[0], int))

@@ -171,8 +171,8 @@ def _pool_cells(used: np.ndarray, rec: StepRecord) -> bytes:
     for blocks in rec.new_blocks.values():
         used[list(blocks)] = True
     for rid in rec.released:
-        blocks = rec.new_blocks.get(rid)
-        if blocks:
-            used[list(blocks)] = False
+        handed = rec.new_blocks.get(rid)
+        if handed:
+            used[list(handed)] = False
     cells = np.array_split(used[1:] if used.size > 1 else used, POOL_CELLS)
     return bytes(int(round(100 * c.mean())) if c.size else 0 for c in cells)

@@ -51,7 +51,8 @@ class StretchPack:
 
     def _events(self) -> dict[int, list[Event]]:
         """Each step's cache events, ordered as DecodeStretch._events orders them."""
-        kv, events = self.run.kv, {}
+        kv = self.run.kv
+        events: dict[int, list[Event]] = {}
         for step, row, block in zip(kv.steps.tolist(), kv.rows.tolist(), kv.blocks, strict=True):
             if block in kv.evicted:
                 events.setdefault(step, []).append((row, 0, (block,)))

@@ -9,6 +9,7 @@ from typing import Any
 from servescope.api.records.fleet_frames import FleetFrames
 from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
+from servescope.core.fleet import RoutedArrival
 from servescope.core.records import StepRecord
 
 Source = Callable[[], dict[str, Any] | StepRecord | DecodeStretch | None]
@@ -31,7 +32,8 @@ def replay_source(records: list[dict[str, Any]]) -> Source:
     return lambda: next(it, None)
 
 
-def fleet_source(items: Iterator[Any], routed: Sequence[Any], viewed: int,
+def fleet_source(items: Iterator[RoutedArrival | tuple[int, StepRecord]],
+                 routed: Sequence[RoutedArrival], viewed: int,
                  frames: FleetFrames) -> Source:
     """The viewed replica's records out of a fleet's run (core/fleet.py's `Fleet.run()`, every
     replica's (replica, record) in time order), folding every replica's records and the routed
@@ -55,7 +57,7 @@ def fleet_source(items: Iterator[Any], routed: Sequence[Any], viewed: int,
     return next_record
 
 
-def _take_routed(routed: Sequence[Any], num_taken: int, frames: FleetFrames) -> int:
+def _take_routed(routed: Sequence[RoutedArrival], num_taken: int, frames: FleetFrames) -> int:
     for r in routed[num_taken:]:
         frames.add_routed(r.request_id, r.arrival_s, r.replica, r.scores, r.reason)
     return len(routed)

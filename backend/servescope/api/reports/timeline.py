@@ -10,7 +10,7 @@ idles with requests waiting (an idle engine admits what waits), so nothing else 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ class StoredRun:
     on a connection of the job's own, up to the head the event loop had published."""
 
     path: Path
-    requests: list[dict[str, Any]]
+    requests: Sequence[dict[str, Any]]
     engine: int
     head: int
     done: bool

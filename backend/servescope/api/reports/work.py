@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ class TooLarge(Exception):
     kind = "too_large"
 
 
-def records(path: Path, requests: list[dict[str, Any]], upto: int,
+def records(path: Path, requests: Sequence[dict[str, Any]], upto: int,
             first: int = 0) -> Iterator[dict[str, Any]]:
     """Records first..upto in to_dict() form, each unpacked against the stream so far: from the
     last keyframe before `first` (the state after its record), one record at a time."""
@@ -112,9 +112,6 @@ def stored_record(row: dict[str, Any]) -> StepRecord:
         np.array([e["start"] for e in sched], np.int64),
         np.array([e["sampled"] for e in sched], bool),
         np.array([e["kind"] == "prefill" for e in sched], bool))
-    lists = {name: tuple(row[name]) for name in (
-        "arrivals", "new", "resumed", "preempted", "finished", "released", "freed_blocks",
-        "running", "waiting")}
     return StepRecord(
         step=row["step"], iter=row["iter"], time_s=float(row["time_s"]),
         step_time_ms=float(row["step_time_ms"]), columns=columns,
@@ -125,4 +122,8 @@ def stored_record(row: dict[str, Any]) -> StepRecord:
                            for ev in row["kv_events"]),
         num_cached_tokens=dict(row["num_cached_tokens"]), kv_waste=dict(row["kv_waste"]),
         num_free_blocks=row["num_free_blocks"], num_usable_blocks=row["num_usable_blocks"],
-        token_budget=row["token_budget"], max_num_seqs=row["max_num_seqs"], **lists)
+        token_budget=row["token_budget"], max_num_seqs=row["max_num_seqs"],
+        arrivals=tuple(row["arrivals"]), new=tuple(row["new"]), resumed=tuple(row["resumed"]),
+        preempted=tuple(row["preempted"]), finished=tuple(row["finished"]),
+        released=tuple(row["released"]), freed_blocks=tuple(row["freed_blocks"]),
+        running=tuple(row["running"]), waiting=tuple(row["waiting"]))

@@ -57,7 +57,7 @@ async def session_socket(socket: WebSocket, session_id: str, registry: RegistryD
         shares.close_socket(payer)
 
 
-async def refuse(socket: WebSocket, message: str, code: str, close: int) -> None:
+async def refuse(socket: WebSocket, message: str, code: P.ErrorCode, close: int) -> None:
     await socket.send_text(dump(P.Error(message=message, code=code)))
     await socket.close(code=close)
 
@@ -68,7 +68,8 @@ async def join(socket: WebSocket, session_id: str, registry: Registry, settings:
     try:
         session = registry.create(payer) if created else registry.get(session_id)
     except SessionError as err:
-        await refuse(socket, str(err), err.code, 4507 if err.code == "storage_full" else 4429)
+        await refuse(socket, str(err), P.error_code(err.code),
+                     4507 if err.code == "storage_full" else 4429)
         return
     if session is None or len(session.viewers) >= settings.max_viewers_per_session:
         await refuse(socket, "no such session" if session is None else

@@ -7,6 +7,8 @@ import secrets
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from servescope.api.wire.protocol import Role
+
 if TYPE_CHECKING:
     from servescope.api.sessions.session import Session
 
@@ -16,7 +18,7 @@ def holds_token(session: Session, token: str | None) -> bool:
     return bool(token) and secrets.compare_digest(session.token.encode(), (token or "").encode())
 
 
-def role_for(session: Session, token: str | None, follow: bool, created: bool) -> str:
+def role_for(session: Session, token: str | None, follow: bool, created: bool) -> Role:
     """`driver` for the connection that created the session or presents its token (and did not
     ask to follow); `follower` for everyone else."""
     if follow:

@@ -4,6 +4,7 @@ engine config over the workload's base config, and start one engine (or a replay
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ from servescope.traces.errors import TraceDependencyError, TraceFormatError, sho
 @dataclass
 class Built:
     workload: P.WorkloadSpec
-    source: str
+    source: P.RunSource
     preset: str | None
     engines: list[dict[str, Any]]
     tracks: list[Track]
@@ -85,6 +86,7 @@ def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved:
         for k, overrides in enumerate(configs):
             path = Path(f"{prefix}-{k}.sqlite3")
             where = f"configs[{k}]." * (len(configs) > 1)
+            fleet: dict[str, Any] | None  # init's fleet entry (None: one engine)
             if is_pd({**resolved.base_config, **overrides}):
                 given = {**resolved.base_config, **overrides}
                 pools = _pd_pools(given, settings.max_gpu_blocks, where)
@@ -242,7 +244,7 @@ def _label(overrides: dict[str, Any], k: int) -> str:
     return ", ".join(f"{key}={value}" for key, value in overrides.items()) or f"engine {k}"
 
 
-def _track(k: int, config: EngineConfig, resolved: Workload, info: list[dict[str, Any]],
+def _track(k: int, config: EngineConfig, resolved: Workload, info: Sequence[dict[str, Any]],
            settings: Settings, path: Path) -> tuple[Track, EngineConfig]:
     """The track and the config it runs (a model and GPU size the pool when blocks are not
     given)."""

@@ -10,9 +10,10 @@ from typing import Any
 from servescope.api.errors import SessionError
 from servescope.api.sessions.session import Session
 from servescope.api.wire import protocol as P
+from servescope.api.wire.fleet import ViewReplica
 
 
-async def view_replica(session: Session, msg: P.ViewReplica) -> None:
+async def view_replica(session: Session, msg: ViewReplica) -> None:
     built = session.built
     assert built is not None
     if msg.engine >= len(built.engines) or built.engines[msg.engine]["fleet"] is None:
@@ -45,7 +46,7 @@ def lane_of(fleet: dict[str, Any]) -> int:
     return int(fleet["replica"])
 
 
-def wanted_lane(fleet: dict[str, Any], msg: P.ViewReplica) -> int:
+def wanted_lane(fleet: dict[str, Any], msg: ViewReplica) -> int:
     """The lane a drill-down asks for: replica `replica` (of `pool`, in a P/D fleet)."""
     pools = fleet.get("pools")
     if not pools:

@@ -4,7 +4,7 @@ and the routed arrivals fold into the track's fleet frames (api/records/fleet_fr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ def replica_configs(given: Mapping[str, Any]) -> list[EngineConfig]:
 
 
 def fleet_track(k: int, config: EngineConfig, given: Mapping[str, Any], resolved: Workload,
-                info: list[dict[str, Any]], settings: Settings, path: Path,
+                info: Sequence[dict[str, Any]], settings: Settings, path: Path,
                 viewed: int) -> tuple[Track, EngineConfig, dict[str, Any]]:
     """The track of engine k, the viewed replica's config, and init's fleet info; `config` is
     the fleet's settings `given` resolved."""

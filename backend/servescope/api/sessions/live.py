@@ -17,7 +17,7 @@ from servescope.api.wire.position import Position
 from servescope.core.config import EngineConfig
 from servescope.core.request import RequestSpec
 
-LIVE_SOURCE = "live"  # init.source and the page's badge, beside simulated and replayed
+LIVE_SOURCE: P.RunSource = "live"  # init.source and the page's badge, beside simulated and replayed
 REFUSED = ("this session watches the live endpoint (servescope serve --openai), whose engine "
            "runs the requests clients send: its config cannot be changed or reset from the "
            "page; restart the server with another --config")

@@ -5,6 +5,7 @@ arrivals and the KV transfers fold into the track's frames (api/records/pd_frame
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ def check_lanes(pools: dict[str, list[EngineConfig]], viewed: int) -> None:
 
 
 def pd_track(k: int, config: dict[str, Any], pools: dict[str, list[EngineConfig]],
-             resolved: Workload, info: list[dict[str, Any]], settings: Settings, path: Path,
+             resolved: Workload, info: Sequence[dict[str, Any]], settings: Settings, path: Path,
              viewed: int) -> tuple[Track, EngineConfig, dict[str, Any]]:
     """The track of engine k (`config`: the P/D config JSON, `pools` its pool_configs), the
     viewed replica's config, and init's fleet info."""

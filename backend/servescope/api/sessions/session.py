@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from servescope.api.errors import JobError, SessionError
 from servescope.api.sessions.build import Built, build
+from servescope.api.sessions.track import Track
 from servescope.api.settings import Settings
 from servescope.api.wire import protocol as P
 from servescope.api.wire.position import at_iter, at_time
@@ -34,7 +35,7 @@ def new_token() -> str:
 class Viewer(Protocol):
     """What a session needs of whoever watches it (api/sessions/viewer.py is the one)."""
 
-    role: str  # driver | follower
+    role: P.Role
 
     def wake(self) -> None: ...
 
@@ -74,7 +75,7 @@ class Session:
         self.live = False
 
     @property
-    def tracks(self) -> list[Any]:
+    def tracks(self) -> list[Track]:
         return self.built.tracks if self.built else []
 
     # -- viewers --

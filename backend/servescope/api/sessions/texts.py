@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from servescope.api.wire import protocol as P
+from servescope.api.wire.engine_info import EngineInfo, TraceInfo
 from servescope.api.wire.text import dump
 
 if TYPE_CHECKING:
     from servescope.api.sessions.session import Session
 
 
-def init_text(session: Session, role: str) -> str:
+def init_text(session: Session, role: P.Role) -> str:
     """The `init` message: what runs, and how many requests (the list is paged over REST)."""
     b, lead = session.built, session.tracks[0]
     assert b is not None
@@ -21,11 +22,11 @@ def init_text(session: Session, role: str) -> str:
         session_id=session.id, role=role, token=session.token if role == "driver" else None,
         source=b.source, preset=b.preset, config=first["config"],
         num_gpu_blocks=first["num_gpu_blocks"], block_size=first["block_size"],
-        engines=b.engines, num_requests=len(lead.requests),
+        engines=[EngineInfo.model_validate(e) for e in b.engines], num_requests=len(lead.requests),
         num_records=lead.head + 1 if lead.done else None,
         keyframe_interval=session.settings.keyframe_interval,
         max_fps=session.settings.max_fps, playing=session.playing, speed=session.speed,
-        trace=b.trace))
+        trace=None if b.trace is None else TraceInfo.model_validate(b.trace)))
 
 
 def status_text(session: Session) -> str:

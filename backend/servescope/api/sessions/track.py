@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ class Track:
     """What the event loop reads (head, last_start_s, last_step, done, error, summary) changes
     only on the loop's thread, in `_publish`, after the batch it describes is committed."""
 
-    def __init__(self, number: int, source: Source, requests: list[dict[str, Any]],
+    def __init__(self, number: int, source: Source, requests: Sequence[dict[str, Any]],
                  num_gpu_blocks: int, keyframe_interval: int, max_records: int, path: Path,
                  summary: Callable[[], dict[str, Any]] | None = None,
                  enable_prefix_caching: bool = True) -> None:

@@ -20,7 +20,7 @@ Send = Callable[[str], Awaitable[None]]
 
 
 class Viewer:
-    def __init__(self, session: Session, send: Send, role: str) -> None:
+    def __init__(self, session: Session, send: Send, role: P.Role) -> None:
         self.session = session
         self.send = send
         self.role = role

@@ -14,6 +14,7 @@ from servescope.api.sessions.session import Session
 from servescope.api.sessions.viewer import Viewer
 from servescope.api.web import edge
 from servescope.api.wire import protocol as P
+from servescope.api.wire.fleet import ViewReplica
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ async def apply(session: Session, viewer: Viewer, msg: object) -> None:
         await session.step(msg.n)
     elif isinstance(msg, P.Seek):
         await session.seek(msg)
-    elif isinstance(msg, P.ViewReplica):
+    elif isinstance(msg, ViewReplica):
         await view_replica(session, msg)
     elif isinstance(msg, P.Reset):
         session.reset()

@@ -11,13 +11,15 @@ import logging
 import math
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from servescope.api.web.origin import cross_site
+
+R = TypeVar("R", bound=Response)
 
 log = logging.getLogger(__name__)
 MAX_NUMBER = 1e15  # no quantity this API takes comes near it; beyond it is an attack or a typo
@@ -124,7 +126,7 @@ def error(status: int, message: str, field: str | None = None, code: str = "bad_
     return secure(JSONResponse({"detail": detail}, status, headers=headers or None))
 
 
-def secure(response: Response, nonce: str | None = None) -> Response:
+def secure(response: R, nonce: str | None = None) -> R:
     response.headers.setdefault(
         "Content-Security-Policy", CSP.format(nonce=f" 'nonce-{nonce}'" if nonce else ""))
     response.headers.setdefault("X-Content-Type-Options", "nosniff")

@@ -42,10 +42,11 @@ def keyframe(state: StreamState, engine: int, num_gpu_blocks: int) -> P.Keyframe
     tables = list(state.tables.values())
     flat = flatten(tables)
     owner, owners, ref_count = block_columns(state, num_gpu_blocks, flat)
+    columns: dict[str, Any] = {name: runs(column) for name, column in final_marked(state).items()}
     return P.Keyframe.model_construct(
         engine=engine, iter=state.iter,
         step=last["step"] if last else 0, time_s=last["time_s"] if last else 0.0,
-        **{name: runs(column) for name, column in final_marked(state).items()},
+        **columns,
         block_owner=labelled_runs(owner, owners), block_ref_count=runs(ref_count),
         tables=list(zip(map(ref, state.tables), ranges_each(tables, flat), strict=True)),
         cached_blocks=ranges(np.sort(np.fromiter(state.cached, np.int64, len(state.cached)))),

@@ -4,7 +4,7 @@ send against them."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator, with_config
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
@@ -15,6 +15,8 @@ from servescope.api.wire.message import Message
 from servescope.api.wire.position import Clock, Position
 
 Index = int | str  # a request index into the session's request list (GET .../requests), else the id
+Role = Literal["driver", "follower"]  # who may drive (api/sessions/access.py)
+RunSource = Literal["simulated", "replayed", "live"]  # live: api/sessions/live.py
 
 
 # --- server to client -----------------------------------------------------------------------
@@ -23,9 +25,9 @@ Index = int | str  # a request index into the session's request list (GET .../re
 class Init(Message):
     type: Literal["init"] = "init"
     session_id: str
-    role: Literal["driver", "follower"]
+    role: Role
     token: str | None = None  # the driver token, sent to drivers only (api/sessions/access.py)
-    source: Literal["simulated", "replayed", "live"]  # live: api/sessions/live.py
+    source: RunSource
     preset: str | None
     config: dict[str, Any]
     num_gpu_blocks: int
@@ -171,6 +173,14 @@ ErrorCode = Literal["bad_message", "config", "workload", "read_only", "limit", "
                     "storage", "storage_full", "too_large", "busy",
                     "memory"]
 
+ERROR_CODES: tuple[ErrorCode, ...] = get_args(ErrorCode)
+
+
+def error_code(code: str) -> ErrorCode:
+    """A SessionError's code as an error message's: its own where the protocol has it (some are
+    REST's alone, as `format`), else bad_message."""
+    return next((known for known in ERROR_CODES if known == code), "bad_message")
+
 
 class Error(Message):
     type: Literal["error"] = "error"
@@ -227,7 +237,8 @@ class Configure(Message):
     def _not_both(self) -> Configure:
         if self.config is not None and self.configs is not None:
             raise ValueError("give config or configs, not both")
-        if self.labels is not None and len(self.labels) != len(self.configs or [self.config]):
+        num_configs = 1 if self.configs is None else len(self.configs)
+        if self.labels is not None and len(self.labels) != num_configs:
             raise ValueError("give one label per config")
         return self
 

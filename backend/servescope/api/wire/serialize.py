@@ -213,7 +213,8 @@ def _event(item: Any) -> list[Any]:
     return [0, [item], None] if isinstance(item, int) else item
 
 
-def _unpack_scheduled(state: StreamState, p: dict[str, Any], rec: dict[str, Any]) -> list[dict]:
+def _unpack_scheduled(state: StreamState, p: dict[str, Any],
+                      rec: dict[str, Any]) -> list[dict[str, Any]]:
     ids = [state.rid(r) for r in p["sc"]] if "sc" in p else rec["running"]
     starts = dict(zip(p.get("ss", [])[::2], p.get("ss", [])[1::2], strict=True))
     ns = dict(zip(p.get("sn", [])[::2], p.get("sn", [])[1::2], strict=True))
