@@ -92,3 +92,9 @@ def test_dump_sends_every_field_with_its_default():
     done = json.loads(dump(P.Done(engine=1, summary={"completed": 3}, num_records=9)))
     assert done == {"type": "done", "v": 1, "engine": 1, "summary": {"completed": 3},
                     "num_records": 9, "error": None}
+
+
+def test_a_session_errors_code_is_sent_as_its_own_or_as_bad_message_when_rest_only():
+    assert P.error_code("storage_full") == "storage_full"
+    assert P.error_code("format") == "bad_message"  # an upload's (HTTP) code, not the socket's
+    P.Error(message="m", code=P.error_code("format"))  # what the socket sends validates
