@@ -75,10 +75,7 @@ def requests_export(done: DoneRequests, fmt: str, summary: dict[str, Any],
     metrics = done.metrics()
     text = exports.requests_csv(metrics) if fmt == "csv" else json.dumps(
         exports.bench_json(summary, metrics, config))
-    if len(text) > limit:
-        raise TooLarge(f"the {fmt} export of this run is {len(text)} bytes, over this "
-                       f"server's max_export_bytes ({limit}); export jsonl, which streams")
-    return chunks(iter([text]))
+    return _whole(text, fmt, limit)
 
 
 def perfetto(path: Path, requests: list[dict[str, Any]], upto: int,
@@ -87,9 +84,13 @@ def perfetto(path: Path, requests: list[dict[str, Any]], upto: int,
     recs = [record_from_dict(r, k + 1) for k, r in enumerate(records(path, requests, upto))]
     # a step-clock workload has no arrival_s: its requests' tracks start at zero
     specs = [{**r, "arrival_s": r["arrival_s"] or 0.0} for r in requests]
-    text = json.dumps(exports.perfetto_trace(recs, specs))
+    return _whole(json.dumps(exports.perfetto_trace(recs, specs)), "perfetto", limit)
+
+
+def _whole(text: str, fmt: str, limit: int) -> Iterator[bytes]:
+    """An export built whole, as its chunks; TooLarge over `limit` characters."""
     if len(text) > limit:
-        raise TooLarge(f"the perfetto export of this run is {len(text)} bytes, over this "
+        raise TooLarge(f"the {fmt} export of this run is {len(text)} bytes, over this "
                        f"server's max_export_bytes ({limit}); export jsonl, which streams")
     return chunks(iter([text]))
 
