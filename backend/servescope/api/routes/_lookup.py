@@ -1,15 +1,17 @@
 """What the routers share: a 404 for an id that names nothing, the built session a path names
-(an Annotated dependency), and build and session errors as HTTP errors."""
+(an Annotated dependency), build and session errors as HTTP errors, and a client's hourly
+share of uploads or sweeps taken or refused."""
 
 from __future__ import annotations
 
 from typing import Annotated, TypeVar
 
-from fastapi import Depends, HTTPException
+from fastapi import Depends, HTTPException, Request
 
 from servescope.api.deps import RegistryDep
 from servescope.api.errors import BuildError, SessionError
 from servescope.api.sessions.session import Session
+from servescope.api.web.clients import Shares
 
 T = TypeVar("T")
 # any other error code is a 400; the data directory full or unwritable is the server's fault
@@ -38,3 +40,12 @@ BuiltSessionDep = Annotated[Session, Depends(built_session)]
 def http_error(err: BuildError | SessionError) -> HTTPException:
     detail = {"message": str(err), "field": err.field, "code": err.code}
     return HTTPException(STATUS.get(err.code, 400), detail)
+
+
+def take_hourly(request: Request, what: str, payer: str, per_hour: int,
+                refusal: dict[str, str], headers: dict[str, str] | None = None) -> None:
+    """Count one `what` (upload, sweep) for `payer` (api/web/clients.py's Shares.take), or
+    refuse it: 429 with `refusal` ({message, field}) and Retry-After, the seconds until it may."""
+    shares: Shares = request.app.state.shares
+    if wait := shares.take(what, payer, per_hour):
+        raise HTTPException(429, refusal, {"Retry-After": str(int(wait)), **(headers or {})})

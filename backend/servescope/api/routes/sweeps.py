@@ -13,9 +13,9 @@ from starlette.requests import HTTPConnection
 from servescope.api.deps import RegistryDep, SettingsDep, StoreDep, UploadOwnerDep
 from servescope.api.errors import JobError, SweepBusy
 from servescope.api.jobs.sweeps import Sweep, Sweeps, base_config
-from servescope.api.routes._lookup import found, http_error
+from servescope.api.routes._lookup import found, http_error, take_hourly
 from servescope.api.uploads.trace_workload import stored_trace
-from servescope.api.web.clients import Shares, payer_of
+from servescope.api.web.clients import payer_of
 from servescope.core.config import ConfigError
 from servescope.scenarios.workloads import Workload, WorkloadError, preset_workload
 from servescope.sweep import plan as sweep_plan
@@ -79,11 +79,9 @@ def start_sweep(request: Request, body: SweepRequest, store: StoreDep, sweeps: S
     except JobError as err:
         raise http_error(err) from err
     payer = payer_of(request.headers, request.client.host if request.client else None)
-    shares: Shares = request.app.state.shares
-    if wait := shares.take("sweep", payer, settings.client_max_sweeps_per_hour):
-        raise HTTPException(429, {"message": "you started the most sweeps one client may in "
-                                  "an hour (client_max_sweeps_per_hour)", "field": "sweep"},
-                            {"Retry-After": str(int(wait))})
+    take_hourly(request, "sweep", payer, settings.client_max_sweeps_per_hour,
+                {"message": "you started the most sweeps one client may in an hour "
+                            "(client_max_sweeps_per_hour)", "field": "sweep"})
     try:
         sweep = sweeps.start(plan, workload.specs, body.workload.model_dump(exclude_none=True),
                              body.max_parallel, payer)

@@ -11,13 +11,13 @@ from fastapi import APIRouter, HTTPException, Request
 from servescope.api.deps import RegistryDep, SettingsDep, StoreDep, UploadOwnerDep, UploadTokenDep
 from servescope.api.errors import JobError, UploadError
 from servescope.api.jobs.pool import Jobs
-from servescope.api.routes._lookup import found, http_error
+from servescope.api.routes._lookup import found, http_error, take_hourly
 from servescope.api.sessions.registry import Registry
 from servescope.api.settings import Settings
 from servescope.api.uploads import owner as owners
 from servescope.api.uploads import receive as uploads
 from servescope.api.uploads.store import Store
-from servescope.api.web.clients import Shares, payer_of
+from servescope.api.web.clients import payer_of
 from servescope.traces import registry
 from servescope.traces.upload_options import FIELDS
 
@@ -99,11 +99,9 @@ def upload_share(request: Request, payer: str, store: Store, registry: Registry,
     """The most bytes this upload may store: the upload limit, or less where the client's
     stored bytes or the data directory near their quotas; refused (429, 507) when nothing is
     left or the client uploaded its most this hour."""
-    shares: Shares = request.app.state.shares
-    if wait := shares.take("upload", payer, settings.client_max_uploads_per_hour):
-        raise HTTPException(429, {"message": "you uploaded the most one client may in an hour "
-                                  "(client_max_uploads_per_hour)", "field": "file"},
-                            {"Retry-After": str(int(wait)), **CLOSE})
+    take_hourly(request, "upload", payer, settings.client_max_uploads_per_hour,
+                {"message": "you uploaded the most one client may in an hour "
+                            "(client_max_uploads_per_hour)", "field": "file"}, CLOSE)
     mine = settings.client_max_stored_mb * MIB - store.stored_bytes(payer)
     free = settings.data_quota_mb * MIB - registry.data_used()
     if mine <= 0:
