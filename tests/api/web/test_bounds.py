@@ -54,6 +54,21 @@ def test_compare_names_the_engine_and_the_cap_is_a_setting(tmp_path):
         assert r.status_code == 201
 
 
+def test_a_fleet_replica_over_the_cap_is_refused_naming_its_entry(tmp_path):
+    app = create_app(make_settings(tmp_path, max_gpu_blocks=300))
+    fleet = {"replicas": 2, "router": "round-robin", "num_gpu_blocks": 200,
+             "replica_configs": [{}, {"num_gpu_blocks": 5_000_000}]}
+    with TestClient(app, headers=ORIGIN) as c:
+        r = c.post("/api/sessions", json={"config": fleet, "workload": {"preset": "demo"}})
+        assert r.status_code == 400, r.text
+        detail = r.json()["detail"]
+        assert detail["field"] == "replica_configs[1].num_gpu_blocks"
+        assert "cap of 300 (max_gpu_blocks)" in detail["message"]
+        fleet["replica_configs"][1] = {"num_gpu_blocks": 250}
+        r = c.post("/api/sessions", json={"config": fleet, "workload": {"preset": "demo"}})
+        assert r.status_code == 201, r.text
+
+
 def test_an_oversized_socket_message_closes_1009_and_the_session_lives_on(tmp_path):
     app = create_app(make_settings(tmp_path, max_message_bytes=10_000))
     with TestClient(app, headers=ORIGIN) as c:

@@ -14,7 +14,7 @@ from servescope.api.leaps.leap import REPLAY_NO_LEAP, why_no_leap
 from servescope.api.leaps.leaping import Leaping
 from servescope.api.leaps.scout import Job
 from servescope.api.records.track_source import engine_source, replay_source
-from servescope.api.sessions.fleet_track import fleet_track, is_fleet
+from servescope.api.sessions.fleet_track import fleet_track, is_fleet, replica_configs
 from servescope.api.sessions.pd_track import pd_track
 from servescope.api.sessions.track import Track
 from servescope.api.settings import Settings
@@ -98,6 +98,8 @@ def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved:
             config = _config(resolved.base_config, overrides, k, len(configs))
             _check_pool(config, settings.max_gpu_blocks, where)
             given = with_pool({**resolved.base_config, **overrides})
+            if is_fleet(config):
+                _check_replica_pools(given, settings.max_gpu_blocks, where)
             track, config, fleet = (fleet_track(k, config, given, resolved, info, settings, path,
                                                 viewed[k]) if is_fleet(config) else
                                     (*_track(k, config, resolved, info, settings, path), None))
@@ -210,6 +212,17 @@ def _not_modelled(track: Track, config: EngineConfig) -> list[str]:
     if track.engine is None or not track.engine.priced:
         return []
     return cost_model.not_modelled(config)
+
+
+def _check_replica_pools(given: dict[str, Any], cap: int, where: str) -> None:
+    """Each replica of a fleet within the server's cap (a replica_configs entry may ask for a
+    pool of its own, given or derived from its own model and GPU)."""
+    try:
+        replicas = replica_configs(given)
+    except (ConfigError, KeyError, ValueError):
+        return  # fleet_track names what is wrong
+    for i, replica in enumerate(replicas):
+        _check_pool(replica, cap, f"{where}replica_configs[{i}].")
 
 
 def _check_pool(config: EngineConfig, cap: int, where: str) -> None:
