@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from servescope.core import acceptance, admit, async_fast_forward, cost_model, fast_forward, metrics
 from servescope.core import arrivals as admission
 from servescope.core.admit import Held
@@ -277,7 +279,11 @@ class Engine:
         if recorded:  # the columns a record reuses
             n, start = output.columns().n, output.columns().start
         else:
-            n, start = output.shape()
+            rows = output.shape()
+            rows_ms = getattr(self.step_time, "rows_ms", None)  # (a cost model's: plain lists)
+            if rows_ms is not None and not output.drafts:
+                return float(rows_ms(*rows))
+            n, start = (np.array(column, np.int64) for column in rows)
         if output.drafts and isinstance(self.step_time, SpeculativeStepTime):
             return float(self.step_time(n, start, sum(output.drafts.values())))
         return float(self.step_time(n, start))
