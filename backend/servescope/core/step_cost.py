@@ -132,12 +132,11 @@ class RooflineStepTime:
         if tokens == num_requests:
             seconds += self.fast_kv * (float(sum(num_context)) + num_requests)
         else:
-            s_pair, s_kv = k.s_per_attention_pair, k.s_per_kv_token
-            terms: list[float] = []
-            for n_, c_ in zip(num_scheduled, num_context, strict=True):
-                n, c = float(n_), float(c_)
-                attend, read = (n * c + n * (n + 1.0) * 0.5) * s_pair, (c + n) * s_kv
-                terms.append(attend if attend >= read else read)  # (np.maximum: no NaN here)
+            # a decode row's term is (c + 1) * fast_kv: n = 1 makes each product and sum of
+            # the general term exact but c + 1, and rounding keeps max(x * a, x * b) = x * max
+            fast_kv, s_pair, s_kv = self.fast_kv, k.s_per_attention_pair, k.s_per_kv_token
+            terms = [(c + 1.0) * fast_kv if n == 1 else attention_term(n, c, s_pair, s_kv)
+                     for n, c in zip(num_scheduled, num_context, strict=True)]
             seconds += numpy_sum(terms, 0, len(terms))
         if k.s_allreduce_fixed:
             seconds += k.s_allreduce_fixed + tokens * k.s_allreduce_per_token
@@ -170,6 +169,13 @@ class RooflineStepTime:
             return lambda context_sum: (fixed + fast_kv * (context_sum + n) + reduce
                                         + tail) * 1000.0
         return lambda context_sum: (fixed + fast_kv * (context_sum + n) + tail) * 1000.0
+
+
+def attention_term(num_scheduled: int, num_context: int, s_pair: float, s_kv: float) -> float:
+    """One request's attention seconds as RooflineStepTime.__call__ computes it in float64."""
+    n, c = float(num_scheduled), float(num_context)
+    attend, read = (n * c + n * (n + 1.0) * 0.5) * s_pair, (c + n) * s_kv
+    return attend if attend >= read else read  # (np.maximum: no NaN here)
 
 
 # numpy's pairwise summation: 8 accumulators up to this many values, halves past it

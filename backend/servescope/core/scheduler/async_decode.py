@@ -40,7 +40,11 @@ def schedule_chunk(kv: KVCacheManager, output: SchedulerOutput, running: Running
                    mask: DecodeMask, index: int, budget: int) -> int:
     """Schedule rows index.. while they are plain decodes; returns how many were taken."""
     end = min(len(running), index + budget)
-    hi = next((row for row in range(index, end) if not mask[row]), end)
+    assert isinstance(mask, list)  # (plain_decode_mask's)
+    try:  # the first row from `index` that is not a plain decode
+        hi = mask.index(False, index, end)
+    except ValueError:
+        hi = end
     if hi <= index:
         return 0
     size = kv.block_size

@@ -130,6 +130,8 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
 
     def _release(self, finished: list[Request]) -> None:
         self.released = [r.id for r in finished]
+        if not finished:  # (most updates)
+            return
         running = [r for r in finished if r.status is RequestStatus.RUNNING]
         for request in finished:
             if request.status is not RequestStatus.RUNNING:
