@@ -79,8 +79,9 @@ def make_step_time(config: EngineConfig, calibration: Calibration | None = None)
 
 
 class RooflineStepTime:
-    """The roofline priced per step; `decode_steps_ms` prices a run of decode-only steps at once,
-    with the same floating-point operations in the same order (so the same bits)."""
+    """The roofline priced per step; `decode_steps_ms` prices a run of decode-only steps at once
+    and `rows_ms` a step from plain lists, each with the same floating-point operations in the
+    same order (so the same bits)."""
 
     def __init__(self, k: _Coefficients) -> None:
         self.k = k
