@@ -32,7 +32,7 @@ from servescope.core.scheduler.make import make_scheduler
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 from servescope.core.scheduler.vllm_v1_async import VllmV1AsyncScheduler
 from servescope.core.spec_metrics import SpecCounters
-from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms
+from servescope.core.step_time import StepTimeFn, placeholder_step_time_ms, rows_step_ms
 
 
 class Engine:
@@ -271,13 +271,12 @@ class Engine:
 
     def price(self, output: SchedulerOutput, recorded: bool = True) -> float:
         """The step's time from its scheduled columns (which a record reuses), or unrecorded
-        from the two it is priced from."""
+        from the two lists it is priced from (core/step_time.py rows_step_ms)."""
         if not output.entries:
             return 0.0
-        if recorded:  # the columns a record reuses
-            n, start = output.columns().n, output.columns().start
-        else:
-            n, start = output.shape()
+        if not recorded and not output.drafts:
+            return rows_step_ms(self.step_time, *output.shape())
+        n, start = output.columns().n, output.columns().start
         if output.drafts and isinstance(self.step_time, SpeculativeStepTime):
             return float(self.step_time(n, start, sum(output.drafts.values())))
         return float(self.step_time(n, start))

@@ -136,7 +136,7 @@ class PagedKVCacheManager:
         num_new_blocks = max(self.blocks_needed(num_computed + num_new_tokens
                                                 + num_lookahead_tokens) - num_held, 0)
         ref_cnt = self.pool.ref_cnt
-        num_evictable = sum(1 for b in computed if ref_cnt[b] == 0)
+        num_evictable = sum(1 for b in computed if ref_cnt[b] == 0) if computed else 0
         needed = num_new_blocks + num_evictable
         if reserve_full:
             full = self.blocks_needed(request.num_tokens) - len(table) - len(computed)

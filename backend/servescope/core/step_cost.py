@@ -79,8 +79,9 @@ def make_step_time(config: EngineConfig, calibration: Calibration | None = None)
 
 
 class RooflineStepTime:
-    """The roofline priced per step; `decode_steps_ms` prices a run of decode-only steps at once,
-    with the same floating-point operations in the same order (so the same bits)."""
+    """The roofline priced per step; `decode_steps_ms` prices a run of decode-only steps at once
+    and `rows_ms` a step from plain lists, each with the same floating-point operations in the
+    same order (so the same bits)."""
 
     def __init__(self, k: _Coefficients) -> None:
         self.k = k
@@ -119,6 +120,30 @@ class RooflineStepTime:
         seconds += k.s_step + num_requests * k.s_per_request
         return seconds * 1000.0
 
+    def rows_ms(self, num_scheduled: list[int], num_context: list[int]) -> float:
+        """__call__ (no drafts) on plain lists: the same floating-point operations in the same
+        order, numpy's pairwise sum included (numpy_sum), so the same bits; cheaper than numpy
+        calls for a step's few rows (the engine's unrecorded steps)."""
+        k = self.k
+        num_requests = len(num_scheduled)
+        if num_requests == 0:
+            return 0.0
+        tokens = sum(num_scheduled)
+        seconds = self._fixed_s(num_requests, tokens)
+        if tokens == num_requests:
+            seconds += self.fast_kv * (float(sum(num_context)) + num_requests)
+        else:
+            # a decode row's term is (c + 1) * fast_kv: n = 1 makes each product and sum of
+            # the general term exact but c + 1, and rounding keeps max(x * a, x * b) = x * max
+            fast_kv, s_pair, s_kv = self.fast_kv, k.s_per_attention_pair, k.s_per_kv_token
+            terms = [(c + 1.0) * fast_kv if n == 1 else attention_term(n, c, s_pair, s_kv)
+                     for n, c in zip(num_scheduled, num_context, strict=True)]
+            seconds += numpy_sum(terms, 0, len(terms))
+        if k.s_allreduce_fixed:
+            seconds += k.s_allreduce_fixed + tokens * k.s_allreduce_per_token
+        seconds += k.s_step + num_requests * k.s_per_request
+        return seconds * 1000.0
+
     def decode_steps_ms(self, num_requests: int, context_sums: np.ndarray) -> np.ndarray:
         """Each step of `num_requests` one-token decodes whose contexts sum to context_sums[j]
         (in place on one array: x + c and c + x are the same bits)."""
@@ -145,6 +170,41 @@ class RooflineStepTime:
             return lambda context_sum: (fixed + fast_kv * (context_sum + n) + reduce
                                         + tail) * 1000.0
         return lambda context_sum: (fixed + fast_kv * (context_sum + n) + tail) * 1000.0
+
+
+def attention_term(num_scheduled: int, num_context: int, s_pair: float, s_kv: float) -> float:
+    """One request's attention seconds as RooflineStepTime.__call__ computes it in float64."""
+    n, c = float(num_scheduled), float(num_context)
+    attend, read = (n * c + n * (n + 1.0) * 0.5) * s_pair, (c + n) * s_kv
+    return attend if attend >= read else read  # (np.maximum: no NaN here)
+
+
+# numpy's pairwise summation: 8 accumulators up to this many values, halves past it
+# (numpy/_core/src/umath/loops_utils.h.src, PW_BLOCKSIZE)
+PAIRWISE_BLOCK = 128
+
+
+def numpy_sum(values: list[float], lo: int, count: int) -> float:
+    """float(np.array(values[lo:lo + count]).sum()) in plain Python, the same bits: numpy sums
+    a float64 array pairwise (loops_utils.h.src pairwise_sum), not left to right."""
+    if count < 8:
+        total = 0.0
+        for i in range(lo, lo + count):
+            total += values[i]
+        return total
+    if count <= PAIRWISE_BLOCK:
+        acc = values[lo:lo + 8]
+        end = lo + count - count % 8
+        for i in range(lo + 8, end, 8):
+            for j in range(8):
+                acc[j] += values[i + j]
+        total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+        for i in range(end, lo + count):
+            total += values[i]
+        return total
+    half = count // 2
+    half -= half % 8
+    return numpy_sum(values, lo, half) + numpy_sum(values, lo + half, count - half)
 
 
 def decode_step_ms(config: EngineConfig, batch_size: int, context: int) -> float:

@@ -21,6 +21,17 @@ def placeholder_step_time_ms(num_scheduled: np.ndarray, num_context: np.ndarray)
     return PLACEHOLDER_BASE_MS + PLACEHOLDER_PER_TOKEN_MS * float(num_scheduled.sum())
 
 
+def rows_step_ms(step_time: StepTimeFn, num_scheduled: list[int], num_context: list[int]
+                 ) -> float:
+    """A step's time from its rows as plain lists: the function's own `rows_ms` where it has
+    one (the cost model's: the same bits as its call on arrays, without numpy's cost per call
+    on a few rows), else its call."""
+    rows_ms = getattr(step_time, "rows_ms", None)
+    if rows_ms is not None:
+        return float(rows_ms(num_scheduled, num_context))
+    return float(step_time(np.array(num_scheduled, np.int64), np.array(num_context, np.int64)))
+
+
 def decode_steps_ms(step_time: StepTimeFn, start: np.ndarray, num_steps: int) -> np.ndarray:
     """Step times of `num_steps` steps in which each row decodes one token, row i from
     position start[i] + j at step j: one call when the function prices runs itself (the cost

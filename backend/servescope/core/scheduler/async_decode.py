@@ -16,7 +16,7 @@ import numpy as np
 from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.request import Request, RequestStatus
 from servescope.core.running_batch import RunningBatch
-from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
+from servescope.core.scheduler.base import DecodeChunk, DecodeMask, SchedulerOutput
 
 # Unlike the synchronous path (vector_decode.MIN_ROWS), a run of even one row is cheaper here
 # than the per-request path (batches of 5-20 at the Azure trace's load): bench/async_speed.py
@@ -24,26 +24,30 @@ from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
 MIN_ROWS = 1
 
 
-def plain_decode_mask(batch: RunningBatch) -> np.ndarray:
-    """Rows with exactly one token to schedule whose last token is not already in flight."""
+def plain_decode_mask(batch: RunningBatch) -> list[bool]:
+    """Rows with exactly one token to schedule whose last token is not already in flight
+    (plain Python: a batch is small, and numpy calls cost more than its rows)."""
     n = len(batch)
-    computed, placeholders = batch.num_computed[:n], batch.num_placeholders[:n]
-    total = batch.prompt_len[:n] + batch.output_len[:n]
-    last_in_flight = (placeholders > 0) & (computed + 2 - placeholders >= total)
-    mask: np.ndarray = ((batch.prompt_len[:n] + batch.num_output[:n] + placeholders - computed
-                         == 1) & ~last_in_flight)
-    return mask
+    rows = zip(batch.prompt_len[:n].tolist(), batch.output_len[:n].tolist(),
+               batch.num_output[:n].tolist(), batch.num_computed[:n].tolist(),
+               batch.num_placeholders[:n].tolist(), strict=True)
+    return [prompt + num_output + held - computed == 1
+            and not (held > 0 and computed + 2 - held >= prompt + output_len)
+            for prompt, output_len, num_output, computed, held in rows]
 
 
 def schedule_chunk(kv: KVCacheManager, output: SchedulerOutput, running: RunningBatch,
-                   mask: np.ndarray, index: int, budget: int) -> int:
+                   mask: DecodeMask, index: int, budget: int) -> int:
     """Schedule rows index.. while they are plain decodes; returns how many were taken."""
-    tail = mask[index:len(running)]
-    count = min(len(tail) if tail.all() else int(np.argmin(tail)), budget)
-    if count < 1:
+    end = min(len(running), index + budget)
+    assert isinstance(mask, list)  # (plain_decode_mask's)
+    try:  # the first row from `index` that is not a plain decode
+        hi = mask.index(False, index, end)
+    except ValueError:
+        hi = end
+    if hi <= index:
         return 0
-    # (plain Python over the rows: a batch is small, and numpy calls cost more than its rows)
-    size, hi = kv.block_size, index + count
+    size = kv.block_size
     start = running.num_computed[index:hi].tolist()
     crossing = [row for row, p in enumerate(start) if p % size == 0] if kv.on_demand else []
     if len(crossing) > kv.num_free_blocks:  # stop before the first row without a block
@@ -52,20 +56,29 @@ def schedule_chunk(kv: KVCacheManager, output: SchedulerOutput, running: Running
         del start[count:]
         if count < 1:
             return 0
-    known = [p + 1 - h for p, h in zip(start, running.num_placeholders[index:hi].tolist(),
-                                       strict=True)]
-    caching = ([row for row, k in enumerate(known) if k % size == 0] if kv.enable_caching
-               else [])
-    needs = set(crossing)
-    for row in sorted(needs.union(caching)):
-        request = running.requests[index + row]
-        if row in needs:
-            output.new_blocks[request.id] = tuple(kv.append_blocks([request.id]))
-        if known[row] % size == 0 and kv.enable_caching:
-            kv.cache_full_blocks(request, known[row])
+    caching = []  # rows whose known tokens (the ones not in flight) fill their last block
+    if kv.enable_caching:
+        held = running.num_placeholders[index:hi].tolist()
+        caching = [(row, p + 1 - h) for row, (p, h) in enumerate(zip(start, held, strict=True))
+                   if (p + 1 - h) % size == 0]
+    if crossing or caching:
+        _allocate_and_cache(kv, output, running.requests[index:hi], crossing, caching)
     running.num_computed[index:hi] += 1
     output.entries.append(DecodeChunk(index, hi, running.ids[index:hi], np.array(start, np.int64)))
-    return count
+    return hi - index
+
+
+def _allocate_and_cache(kv: KVCacheManager, output: SchedulerOutput, requests: list[Request],
+                        crossing: list[int], caching: list[tuple[int, int]]) -> None:
+    """Per row in order: take its new block, then cache the blocks its known tokens fill."""
+    known = dict(caching)
+    needs = set(crossing)
+    for row in sorted(needs.union(known)):
+        request = requests[row]
+        if row in needs:
+            output.new_blocks[request.id] = tuple(kv.append_blocks([request.id]))
+        if row in known:
+            kv.cache_full_blocks(request, known[row])
 
 
 def update_chunk(kv: KVCacheManager, running: RunningBatch, requests: list[Request],

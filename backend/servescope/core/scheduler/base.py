@@ -27,6 +27,10 @@ class DecodeChunk:
     start: np.ndarray
 
 
+# which running rows a step may take as plain decodes (the vector path), by row
+DecodeMask = np.ndarray | list[bool]
+
+
 @dataclass
 class SchedulerOutput:
     """One step's decision: who runs how many tokens, in scheduling order."""
@@ -49,9 +53,9 @@ class SchedulerOutput:
     def total_tokens(self) -> int:
         return int(self.columns().n.sum())
 
-    def shape(self) -> tuple[np.ndarray, np.ndarray]:
+    def shape(self) -> tuple[list[int], list[int]]:
         """Each scheduled request's tokens and start, in order (what the step is priced from):
-        columns() without the ids and flags a record needs."""
+        columns() without the ids and flags a record needs, as plain lists."""
         n: list[int] = []
         start: list[int] = []
         for entry in self.entries:
@@ -61,7 +65,7 @@ class SchedulerOutput:
             else:
                 n.append(entry.n)
                 start.append(entry.start)
-        return np.array(n, np.int64), np.array(start, np.int64)
+        return n, start
 
     def columns(self) -> ScheduledColumns:
         """The plan as columns, chunks and single entries joined in scheduling order."""

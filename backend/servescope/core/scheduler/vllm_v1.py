@@ -19,7 +19,7 @@ from servescope.core.kv_cache_manager import KVCacheManager, PagedKVCacheManager
 from servescope.core.records import ScheduledEntry
 from servescope.core.request import Request
 from servescope.core.scheduler import spec_decode, vector_decode
-from servescope.core.scheduler.base import Scheduler, SchedulerOutput
+from servescope.core.scheduler.base import DecodeMask, Scheduler, SchedulerOutput
 
 
 class VllmV1Scheduler(Scheduler):
@@ -135,9 +135,10 @@ class VllmV1Scheduler(Scheduler):
             request.num_draft_tokens = k
         return self._finish(finished)
 
-    def _schedule_chunk(self, output: SchedulerOutput, mask: np.ndarray, index: int,
+    def _schedule_chunk(self, output: SchedulerOutput, mask: DecodeMask, index: int,
                         budget: int) -> int:
         """Plain decodes from `index` on, as one vector step; how many were taken."""
+        assert isinstance(mask, np.ndarray)  # (this policy's _vector_mask gives numpy's)
         return vector_decode.schedule_chunk(self.kv, output, self.running, mask, index, budget)
 
     def _num_new_tokens(self, request: Request) -> int:
@@ -246,7 +247,7 @@ class VllmV1Scheduler(Scheduler):
         left = int((batch.output_len[:num_rows] - batch.num_output[:num_rows]).min())
         return kv.decode_steps_fit(batch.num_computed[:num_rows], left)
 
-    def _vector_mask(self) -> np.ndarray | None:
+    def _vector_mask(self) -> DecodeMask | None:
         """Plain-decode rows, when this step can take the vector path at all."""
         batch = self.running
         if (len(batch) < vector_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs"

@@ -12,14 +12,12 @@ it drafts as many as the sync scheduler (recordings async_spec_loaded and spec_l
 
 from __future__ import annotations
 
-import numpy as np
-
 from servescope.core.config import EngineConfig
 from servescope.core.kv_cache_manager import KVCacheManager
 from servescope.core.records import ScheduledEntry
 from servescope.core.request import Request, RequestStatus
 from servescope.core.scheduler import async_decode, spec_decode
-from servescope.core.scheduler.base import DecodeChunk, SchedulerOutput
+from servescope.core.scheduler.base import DecodeChunk, DecodeMask, SchedulerOutput
 from servescope.core.scheduler.vllm_v1 import VllmV1Scheduler
 
 
@@ -57,13 +55,13 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
         return self._chunk(request.num_tokens + request.num_draft_tokens + placeholders
                            - request.num_computed_tokens)
 
-    def _vector_mask(self) -> np.ndarray | None:
+    def _vector_mask(self) -> DecodeMask | None:
         if (len(self.running) < async_decode.MIN_ROWS or self.config.scheduling_policy != "fcfs"
                 or self.spec is not None):  # speculative decodes are 1 + drafts each
             return None
         return async_decode.plain_decode_mask(self.running)
 
-    def _schedule_chunk(self, output: SchedulerOutput, mask: np.ndarray, index: int,
+    def _schedule_chunk(self, output: SchedulerOutput, mask: DecodeMask, index: int,
                         budget: int) -> int:
         return async_decode.schedule_chunk(self.kv, output, self.running, mask, index, budget)
 
@@ -132,6 +130,8 @@ class VllmV1AsyncScheduler(VllmV1Scheduler):
 
     def _release(self, finished: list[Request]) -> None:
         self.released = [r.id for r in finished]
+        if not finished:  # (most updates)
+            return
         running = [r for r in finished if r.status is RequestStatus.RUNNING]
         for request in finished:
             if request.status is not RequestStatus.RUNNING:
