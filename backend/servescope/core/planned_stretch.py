@@ -23,6 +23,7 @@ there would have.
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import accumulate
 
 import numpy as np
 
@@ -40,8 +41,8 @@ class PlannedStretch:
     replica's every scrape: bisect on a list costs a tenth of numpy's searchsorted on a few
     dozen steps, and `seen` keeps the last answer (the run and the scrape ask alike)."""
 
-    __slots__ = ("chunk", "complete", "due_s", "engine", "gauges", "later", "max_steps",
-                 "num_priced", "parts", "seen", "shared_store", "start", "starts")
+    __slots__ = ("chunk", "complete", "due_s", "engine", "gauges", "max_steps", "num_priced",
+                 "parts", "residues", "seen", "shared_store", "start", "starts")
 
     def __init__(self, engine: Engine, max_steps: int, due_s: float | None,
                  stores_heard: bool = False) -> None:
@@ -55,7 +56,7 @@ class PlannedStretch:
         self.starts = [engine.clock.time_s]
         self.complete = False
         self.chunk = fast_forward.FIRST_CHUNK_STEPS
-        self.later: list[int] | None = None  # for blocks_taken
+        self.residues: list[int] | None = None  # for blocks_taken
         self.seen = (float("nan"), 0)  # a time asked of, the steps that start before it
         # the first step count after which a shared hash is stored (a subscriber hears it)
         self.shared_store = first_shared_store(engine, self.start) if stores_heard else None
@@ -73,8 +74,9 @@ class PlannedStretch:
             part = decode_steps_ms(self.engine.step_time, self.start + priced,
                                    min(self.chunk, self.max_steps - priced))
             self.chunk *= 2
-            ends = np.add.accumulate(np.concatenate(((starts[-1],), part / 1000.0)))
-            starts.extend(ends[1:].tolist())
+            ends = accumulate((part / 1000.0).tolist(), initial=starts[-1])
+            next(ends)  # (step by step, as np.add.accumulate sums: the same floats)
+            starts.extend(ends)
             self.parts.append(part)
             self.num_priced = num_steps = priced + len(part)
             self.complete = num_steps == self.max_steps
@@ -96,12 +98,13 @@ class PlannedStretch:
         """The free blocks its first `num_steps` steps take: a row at p takes
         ((p - 1) % bs + k) // bs in k steps, so all rows take len * (k // bs) plus one each
         for the rows whose (p - 1) % bs >= bs - k % bs."""
-        bs = self.gauges[3]
-        if self.later is None:  # rows whose (p - 1) % bs is at least r, for each r
-            per_residue = np.bincount((self.start - 1) % bs, minlength=bs)
-            self.later = per_residue[::-1].cumsum()[::-1].tolist() + [0]
+        bs, residues = self.gauges[3], self.residues
+        if residues is None:  # each row's (p - 1) % bs, sorted
+            residues = self.residues = sorted(((self.start - 1) % bs).tolist())
         whole, part = divmod(max(num_steps, 0), bs)
-        return len(self.start) * whole + (self.later[bs - part] if part else 0)
+        num_rows = len(residues)
+        later = num_rows - bisect_left(residues, bs - part) if part else 0
+        return num_rows * whole + later
 
     def ends_before(self, at_s: float) -> bool:
         """Whether every step of the stretch starts before `at_s`."""
