@@ -31,12 +31,13 @@ from servescope.core.config_error import ConfigError
 from servescope.core.prefix import BlockHasher, prompt_block_hashes
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import Decision, ReplicaState, Router, best_of
-from servescope.core.routers.prefix_index import ApproxIndex, EventIndex
+from servescope.core.routers.prefix_index import ApproxIndex, EventIndex, dense
 from servescope.core.routers.scorers import SCORERS, Totals, View
 
 MAX_PREFIX_BLOCKS = 256  # approximateprefix/types.go defaultMaxPrefixBlocks
 LRU_CAPACITY_PER_SERVER = 31250  # its defaultLRUCapacityPerServer: a replica not scraped yet
 Profile = tuple[tuple[str, float], ...]
+NONE: dict[int, int] = {}  # what an index no scorer reads matches (never written)
 
 
 class LlmDRouter(Router):
@@ -79,11 +80,11 @@ class LlmDRouter(Router):
         hashes = self._hashes(request)
         self.last = (request.id, hashes)
         # an index no scorer of the profile reads stays empty: it matches nothing
-        nothing = [0] * self.num_replicas
-        view = View(replicas, self.in_flight, len(hashes),
-                    self.approx.match(hashes[:self.max_blocks]) if self.uses_approx else nothing,
-                    self.precise.match(hashes) if self.wants_kv_events else nothing)
-        totals = self.totals_of.of(view)
+        n = self.num_replicas
+        approx = self.approx.matched(hashes[:self.max_blocks]) if self.uses_approx else NONE
+        precise = self.precise.matched(hashes) if self.wants_kv_events else NONE
+        view = View(replicas, self.in_flight, len(hashes), dense(approx, n), dense(precise, n))
+        totals = self.totals_of.of(view, approx.keys() | precise.keys())
         best = best_of(totals, self.rng)
         matched = max(view.approx[best], view.precise[best])
         self.matched_blocks += matched

@@ -9,7 +9,7 @@ kvblock index, fed by vLLM's KV events as the precise-prefix-cache-scorer subscr
 Dynamo's KV router keeps the same radix of stored blocks): a block is on a replica between its
 BlockStored and BlockRemoved events. Counted, since a replica can hold two copies of a hash.
 
-Both answer `match`, llm-d's matchLongestPrefix (approximateprefix/plugin.go): walk the prompt's
+Both answer `match` (`matched`: only the replicas that matched any), llm-d's matchLongestPrefix (approximateprefix/plugin.go): walk the prompt's
 hashes in order, stop at the first no replica holds, and count for each replica the hashes
 it holds up to there.
 """
@@ -17,22 +17,29 @@ it holds up to there.
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from itertools import chain, repeat
 
 
-def match_longest_prefix(hashes: Sequence[int], holders: Callable[[int], Collection[int]],
-                         num_replicas: int) -> list[int]:
-    """Matched blocks per replica, greedily from the first block (see the module docstring).
-    (The holders of the matched walk are counted in one Counter pass, at C speed.)"""
+def longest_prefix_holders(hashes: Sequence[int],
+                           replicas_of: Mapping[int, Collection[int]]) -> Counter[int]:
+    """Matched blocks per replica that matched any, greedily from the first block (see the
+    module docstring). (The holders of the matched walk are counted in one Counter pass, at C
+    speed.)"""
     walk = []
+    get = replicas_of.get
     for block_hash in hashes:
-        found = holders(block_hash)
+        found = get(block_hash)
         if not found:
             break
         walk.append(found)
+    return Counter(chain.from_iterable(walk))
+
+
+def dense(matched: Mapping[int, int], num_replicas: int) -> list[int]:
+    """Matched blocks for every replica (0 where none)."""
     counts = [0] * num_replicas
-    for replica, count in Counter(chain.from_iterable(walk)).items():
+    for replica, count in matched.items():
         counts[replica] = count
     return counts
 
@@ -106,8 +113,10 @@ class ApproxIndex:
         self.sizes[replica] = size
 
     def match(self, hashes: Sequence[int]) -> list[int]:
-        return match_longest_prefix(hashes, lambda h: self.replicas_of.get(h, ()),
-                                    self.num_replicas)
+        return dense(self.matched(hashes), self.num_replicas)
+
+    def matched(self, hashes: Sequence[int]) -> Counter[int]:
+        return longest_prefix_holders(hashes, self.replicas_of)
 
 
 class EventIndex:
@@ -132,8 +141,10 @@ class EventIndex:
                     forget(self.replicas_of, block_hash, replica)
 
     def match(self, hashes: Sequence[int]) -> list[int]:
-        return match_longest_prefix(hashes, lambda h: self.replicas_of.get(h, ()),
-                                    self.num_replicas)
+        return dense(self.matched(hashes), self.num_replicas)
+
+    def matched(self, hashes: Sequence[int]) -> Counter[int]:
+        return longest_prefix_holders(hashes, self.replicas_of)
 
 
 def forget(replicas_of: dict[int, set[int]], block_hash: int, replica: int) -> None:
