@@ -16,6 +16,7 @@ it holds up to there.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter, OrderedDict
 from collections.abc import Collection, Mapping, Sequence
 from itertools import chain, repeat
@@ -67,9 +68,7 @@ class ApproxIndex:
         """indexer.Add: each hash becomes the replica's most recent; the LRU's oldest go."""
         if not hashes:
             return
-        cut = len(hashes)
-        while cut and hashes[cut - 1] < 0:
-            cut -= 1
+        cut = bisect_left(hashes, True, key=(0).__gt__)  # the first own (h < 0): they trail
         named = hashes[:cut]
         lru, replicas_of = self.lrus[replica], self.replicas_of
         new = [h for h in named if h not in lru]
