@@ -9,9 +9,9 @@ kvblock index, fed by vLLM's KV events as the precise-prefix-cache-scorer subscr
 Dynamo's KV router keeps the same radix of stored blocks): a block is on a replica between its
 BlockStored and BlockRemoved events. Counted, since a replica can hold two copies of a hash.
 
-Both answer `match` (`matched`: only the replicas that matched any), llm-d's matchLongestPrefix (approximateprefix/plugin.go): walk the prompt's
-hashes in order, stop at the first no replica holds, and count for each replica the hashes
-it holds up to there.
+Both answer `match`, llm-d's matchLongestPrefix (approximateprefix/plugin.go): walk the
+prompt's hashes in order, stop at the first no replica holds, and count for each replica the
+hashes it holds up to there (`matched`: the counts of the replicas that hold any).
 """
 
 from __future__ import annotations
