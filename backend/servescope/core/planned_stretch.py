@@ -23,7 +23,7 @@ there would have.
 from __future__ import annotations
 
 from bisect import bisect_left
-from itertools import accumulate
+from itertools import accumulate, repeat
 
 import numpy as np
 
@@ -32,6 +32,8 @@ from servescope.core.engine import Engine
 from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.routers.base import ReplicaState
 from servescope.core.step_time import decode_steps_ms
+
+UNASKED = -1  # a stretch's shared_store not found yet (a step count is never negative)
 
 
 class PlannedStretch:
@@ -58,8 +60,9 @@ class PlannedStretch:
         self.chunk = fast_forward.FIRST_CHUNK_STEPS
         self.residues: list[int] | None = None  # for blocks_taken
         self.seen = (float("nan"), 0)  # a time asked of, the steps that start before it
-        # the first step count after which a shared hash is stored (a subscriber hears it)
-        self.shared_store = first_shared_store(engine, self.start) if stores_heard else None
+        # the first step count after which a shared hash is stored (a subscriber hears it),
+        # found when first asked (a stretch applied whole never is): UNASKED till then
+        self.shared_store: int | None = UNASKED if stores_heard else None
         # what a scrape reads that its steps do not change: running, free and usable blocks,
         # block size
         kv = engine.kv
@@ -115,6 +118,8 @@ class PlannedStretch:
 
     def stores_before(self, at_s: float) -> bool:
         """Whether its steps that start before `at_s` store a block under a shared hash."""
+        if self.shared_store == UNASKED:  # (unapplied: the engine stands as planned from)
+            self.shared_store = first_shared_store(self.engine, self.start)
         return self.shared_store is not None and self.steps_before(at_s) >= self.shared_store
 
     def tell_evictions_before(self, at_s: float) -> None:
@@ -185,18 +190,17 @@ def first_shared_store(engine: Engine, start: np.ndarray) -> int | None:
     stretch at most the block a row is filling), None if no row does. Block i of a row at
     position p is cached once the row has crossed a block boundary (core/kv_cache_manager.py
     advance_decodes) and holds (i + 1) * block_size tokens."""
-    kv = engine.kv
+    kv, running = engine.kv, engine.scheduler.running
     assert isinstance(kv, PagedKVCacheManager)
-    bs, num_cached = kv.block_size, kv.num_cached_blocks
+    bs, n = kv.block_size, len(start)
+    # the rows whose whole prompt is cached (every shared block) drop out at once; most do
+    # (a decoding row's prompt is, but for its first few tokens)
+    cached = np.fromiter(map(kv.num_cached_blocks.get, running.ids, repeat(0, n)), np.int64, n)
     first = None
-    for request, p in zip(engine.scheduler.running, start.tolist(), strict=True):
+    for row in np.flatnonzero(cached * bs < running.prompt_len[:n]).tolist():
+        request, block, p = running[row], int(cached[row]), int(start[row])
         prefix = request.spec.prefix
-        if not prefix:
-            continue
-        block = num_cached.get(request.id, 0)
-        if block * bs >= request.prompt_len:  # its whole prompt cached: every shared block
-            continue
-        if block * bs < min(sum(length for _, length in prefix), request.prompt_len):
+        if prefix and block * bs < min(sum(length for _, length in prefix), request.prompt_len):
             steps = max((block + 1) * bs - p, bs - p % bs)
             first = steps if first is None else min(first, steps)
     return first
