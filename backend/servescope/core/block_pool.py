@@ -29,7 +29,7 @@ each, made into BlockEvents (block_events) only if a record is built (a run ahea
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import cast
 
 from servescope.core.free_queue import FreeQueue
@@ -99,7 +99,8 @@ class BlockPool:
         if self.kv_event_queue is not None:
             told = min(self.num_told, len(blocks))
             self.num_told -= told
-            self._publish("removed", [block_hash[block] for block in blocks[told:]])
+            if told < len(blocks):
+                self._publish("removed", list(map(block_hash.__getitem__, blocks[told:])))
         if cached and not self._num_multi and not self._num_own:
             keys = cast(list[BlockHash], list(map(block_hash.__getitem__, blocks)))
             if self.defer_own:  # own hashes are not in the map
@@ -220,11 +221,13 @@ class BlockPool:
             return []
         return [copies] if isinstance(copies, int) else list(copies)
 
-    def _publish(self, kind: str, hashes: Iterable[BlockHash | None]) -> None:
-        """Queue a KV event of the shared hashes among `hashes` (none: no event)."""
-        shared = tuple(key for key in hashes if key is not None and key >= 0)
-        if shared and self.kv_event_queue is not None:
-            self.kv_event_queue.append((kind, shared))
+    def _publish(self, kind: str, hashes: Sequence[BlockHash | None]) -> None:
+        """Queue a KV event of the shared hashes among `hashes`, hashed blocks' (none: no
+        event). (Most events would be empty, every hash a request's own: one C-speed max
+        tells, before any tuple is built.)"""
+        keys = cast(Sequence[BlockHash], hashes)
+        if keys and max(keys) >= 0 and self.kv_event_queue is not None:
+            self.kv_event_queue.append((kind, tuple(key for key in keys if key >= 0)))
 
     def tell_evictions(self, num_blocks: int) -> None:
         """Publish now the 'removed' events of the first `num_blocks` hashed free blocks (the
@@ -232,7 +235,7 @@ class BlockPool:
         them (core/planned_stretch.py); once evicted they publish nothing more."""
         if num_blocks > self.num_told and self.kv_event_queue is not None:
             blocks = self.free_queue.peek_hashed(self.num_told, num_blocks)
-            self._publish("removed", [self.block_hash[block] for block in blocks])
+            self._publish("removed", list(map(self.block_hash.__getitem__, blocks)))
             self.num_told = num_blocks
 
     def take_kv_events(self) -> list[KVEvent]:

@@ -71,10 +71,10 @@ class FreeQueue:
 
     def peek_hashed(self, first: int, end: int) -> list[int]:
         """The hashed free blocks `first`..`end - 1` from the oldest, left in place."""
-        live = self._lru[self._lru_head:]
-        if self._lru_gone:
-            live = [b for b in live if b != GONE]
-        return live[first:end]
+        head = self._lru_head
+        if not self._lru_gone:  # (no gap: just those, not a copy of every hashed block)
+            return self._lru[head + first:head + end]
+        return [b for b in self._lru[head:] if b != GONE][first:end]
 
     def push_head(self, blocks: list[int]) -> None:
         """Unhashed blocks, blocks[0] becoming the head."""

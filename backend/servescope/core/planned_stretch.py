@@ -23,6 +23,7 @@ there would have.
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import accumulate, repeat
 
 import numpy as np
 
@@ -32,6 +33,8 @@ from servescope.core.kv_cache_manager import PagedKVCacheManager
 from servescope.core.routers.base import ReplicaState
 from servescope.core.step_time import decode_steps_ms
 
+UNASKED = -1  # a stretch's shared_store not found yet (a step count is never negative)
+
 
 class PlannedStretch:
     """The stretch's steps priced so far: step i starts at starts[i] and ends at
@@ -40,8 +43,8 @@ class PlannedStretch:
     replica's every scrape: bisect on a list costs a tenth of numpy's searchsorted on a few
     dozen steps, and `seen` keeps the last answer (the run and the scrape ask alike)."""
 
-    __slots__ = ("chunk", "complete", "due_s", "engine", "gauges", "later", "max_steps",
-                 "num_priced", "parts", "seen", "shared_store", "start", "starts")
+    __slots__ = ("chunk", "complete", "due_s", "engine", "gauges", "max_steps", "num_priced",
+                 "parts", "residues", "seen", "shared_store", "start", "starts")
 
     def __init__(self, engine: Engine, max_steps: int, due_s: float | None,
                  stores_heard: bool = False) -> None:
@@ -55,10 +58,11 @@ class PlannedStretch:
         self.starts = [engine.clock.time_s]
         self.complete = False
         self.chunk = fast_forward.FIRST_CHUNK_STEPS
-        self.later: list[int] | None = None  # for blocks_taken
+        self.residues: list[int] | None = None  # for blocks_taken
         self.seen = (float("nan"), 0)  # a time asked of, the steps that start before it
-        # the first step count after which a shared hash is stored (a subscriber hears it)
-        self.shared_store = first_shared_store(engine, self.start) if stores_heard else None
+        # the first step count after which a shared hash is stored (a subscriber hears it),
+        # found when first asked (a stretch applied whole never is): UNASKED till then
+        self.shared_store: int | None = UNASKED if stores_heard else None
         # what a scrape reads that its steps do not change: running, free and usable blocks,
         # block size
         kv = engine.kv
@@ -73,8 +77,9 @@ class PlannedStretch:
             part = decode_steps_ms(self.engine.step_time, self.start + priced,
                                    min(self.chunk, self.max_steps - priced))
             self.chunk *= 2
-            ends = np.add.accumulate(np.concatenate(((starts[-1],), part / 1000.0)))
-            starts.extend(ends[1:].tolist())
+            ends = accumulate((part / 1000.0).tolist(), initial=starts[-1])
+            next(ends)  # (step by step, as np.add.accumulate sums: the same floats)
+            starts.extend(ends)
             self.parts.append(part)
             self.num_priced = num_steps = priced + len(part)
             self.complete = num_steps == self.max_steps
@@ -96,12 +101,13 @@ class PlannedStretch:
         """The free blocks its first `num_steps` steps take: a row at p takes
         ((p - 1) % bs + k) // bs in k steps, so all rows take len * (k // bs) plus one each
         for the rows whose (p - 1) % bs >= bs - k % bs."""
-        bs = self.gauges[3]
-        if self.later is None:  # rows whose (p - 1) % bs is at least r, for each r
-            per_residue = np.bincount((self.start - 1) % bs, minlength=bs)
-            self.later = per_residue[::-1].cumsum()[::-1].tolist() + [0]
+        bs, residues = self.gauges[3], self.residues
+        if residues is None:  # each row's (p - 1) % bs, sorted
+            residues = self.residues = sorted(((self.start - 1) % bs).tolist())
         whole, part = divmod(max(num_steps, 0), bs)
-        return len(self.start) * whole + (self.later[bs - part] if part else 0)
+        num_rows = len(residues)
+        later = num_rows - bisect_left(residues, bs - part) if part else 0
+        return num_rows * whole + later
 
     def ends_before(self, at_s: float) -> bool:
         """Whether every step of the stretch starts before `at_s`."""
@@ -112,6 +118,8 @@ class PlannedStretch:
 
     def stores_before(self, at_s: float) -> bool:
         """Whether its steps that start before `at_s` store a block under a shared hash."""
+        if self.shared_store == UNASKED:  # (unapplied: the engine stands as planned from)
+            self.shared_store = first_shared_store(self.engine, self.start)
         return self.shared_store is not None and self.steps_before(at_s) >= self.shared_store
 
     def tell_evictions_before(self, at_s: float) -> None:
@@ -182,18 +190,17 @@ def first_shared_store(engine: Engine, start: np.ndarray) -> int | None:
     stretch at most the block a row is filling), None if no row does. Block i of a row at
     position p is cached once the row has crossed a block boundary (core/kv_cache_manager.py
     advance_decodes) and holds (i + 1) * block_size tokens."""
-    kv = engine.kv
+    kv, running = engine.kv, engine.scheduler.running
     assert isinstance(kv, PagedKVCacheManager)
-    bs, num_cached = kv.block_size, kv.num_cached_blocks
+    bs, n = kv.block_size, len(start)
+    # the rows whose whole prompt is cached (every shared block) drop out at once; most do
+    # (a decoding row's prompt is, but for its first few tokens)
+    cached = np.fromiter(map(kv.num_cached_blocks.get, running.ids, repeat(0, n)), np.int64, n)
     first = None
-    for request, p in zip(engine.scheduler.running, start.tolist(), strict=True):
+    for row in np.flatnonzero(cached * bs < running.prompt_len[:n]).tolist():
+        request, block, p = running[row], int(cached[row]), int(start[row])
         prefix = request.spec.prefix
-        if not prefix:
-            continue
-        block = num_cached.get(request.id, 0)
-        if block * bs >= request.prompt_len:  # its whole prompt cached: every shared block
-            continue
-        if block * bs < min(sum(length for _, length in prefix), request.prompt_len):
+        if prefix and block * bs < min(sum(length for _, length in prefix), request.prompt_len):
             steps = max((block + 1) * bs - p, bs - p % bs)
             first = steps if first is None else min(first, steps)
     return first

@@ -18,7 +18,8 @@ router_config:
                            default 256)
   kv_event_delay_ms        how long a replica's KV event takes to reach the precise index
                            (default 0: vLLM publishes a step's events as the step ends)
-The prompt's block hashes are the replica's own (core/prefix.py prompt_block_hashes).
+The prompt's block hashes are the replica's own (core/prefix.py prompt_block_hashes, by
+core/routers/prompt_hashes.py).
 """
 
 from __future__ import annotations
@@ -28,15 +29,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from servescope.core.config_error import ConfigError
-from servescope.core.prefix import BlockHasher, prompt_block_hashes
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import Decision, ReplicaState, Router, best_of
-from servescope.core.routers.prefix_index import ApproxIndex, EventIndex
+from servescope.core.routers.prefix_index import ApproxIndex, EventIndex, dense
+from servescope.core.routers.prompt_hashes import PromptHashes
 from servescope.core.routers.scorers import SCORERS, Totals, View
 
 MAX_PREFIX_BLOCKS = 256  # approximateprefix/types.go defaultMaxPrefixBlocks
 LRU_CAPACITY_PER_SERVER = 31250  # its defaultLRUCapacityPerServer: a replica not scraped yet
 Profile = tuple[tuple[str, float], ...]
+NONE: dict[int, int] = {}  # what an index no scorer reads matches (never written)
 
 
 class LlmDRouter(Router):
@@ -62,7 +64,7 @@ class LlmDRouter(Router):
                               f"expected a number >= 0, got {delay!r:.80}")
         self.delay_s = float(delay) / 1000.0
         self.totals_of = Totals(self.profile)
-        self.hasher = BlockHasher(block_size)  # a memo: shared prefixes are hashed once
+        self.prompt_memo = PromptHashes(block_size)  # shared prefixes hashed once
         self.approx = ApproxIndex(num_replicas)
         self.precise = EventIndex(num_replicas)
         self.pending: deque[tuple[float, int, Sequence[tuple[str, tuple[int, ...]]]]] = deque()
@@ -79,11 +81,11 @@ class LlmDRouter(Router):
         hashes = self._hashes(request)
         self.last = (request.id, hashes)
         # an index no scorer of the profile reads stays empty: it matches nothing
-        nothing = [0] * self.num_replicas
-        view = View(replicas, self.in_flight, len(hashes),
-                    self.approx.match(hashes[:self.max_blocks]) if self.uses_approx else nothing,
-                    self.precise.match(hashes) if self.wants_kv_events else nothing)
-        totals = self.totals_of.of(view)
+        n = self.num_replicas
+        approx = self.approx.matched(hashes[:self.max_blocks]) if self.uses_approx else NONE
+        precise = self.precise.matched(hashes) if self.wants_kv_events else NONE
+        view = View(replicas, self.in_flight, len(hashes), dense(approx, n), dense(precise, n))
+        totals = self.totals_of.of(view, approx.keys() | precise.keys())
         best = best_of(totals, self.rng)
         matched = max(view.approx[best], view.precise[best])
         self.matched_blocks += matched
@@ -107,7 +109,7 @@ class LlmDRouter(Router):
         """The prompt's block hashes, when a scorer of the profile reads them."""
         if not self.uses_prefix:
             return ()
-        return prompt_block_hashes(request, self.block_size, hasher=self.hasher)
+        return self.prompt_memo.of(request)
 
     def prompt_hashes(self, request_id: str) -> tuple[int, ...] | None:
         rid, hashes = self.last

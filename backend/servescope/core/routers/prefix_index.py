@@ -9,30 +9,38 @@ kvblock index, fed by vLLM's KV events as the precise-prefix-cache-scorer subscr
 Dynamo's KV router keeps the same radix of stored blocks): a block is on a replica between its
 BlockStored and BlockRemoved events. Counted, since a replica can hold two copies of a hash.
 
-Both answer `match`, llm-d's matchLongestPrefix (approximateprefix/plugin.go): walk the prompt's
-hashes in order, stop at the first no replica holds, and count for each replica the hashes
-it holds up to there.
+Both answer `match`, llm-d's matchLongestPrefix (approximateprefix/plugin.go): walk the
+prompt's hashes in order, stop at the first no replica holds, and count for each replica the
+hashes it holds up to there (`matched`: the counts of the replicas that hold any).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from itertools import chain, repeat
 
 
-def match_longest_prefix(hashes: Sequence[int], holders: Callable[[int], Collection[int]],
-                         num_replicas: int) -> list[int]:
-    """Matched blocks per replica, greedily from the first block (see the module docstring).
-    (The holders of the matched walk are counted in one Counter pass, at C speed.)"""
+def longest_prefix_holders(hashes: Sequence[int],
+                           replicas_of: Mapping[int, Collection[int]]) -> Counter[int]:
+    """Matched blocks per replica that matched any, greedily from the first block (see the
+    module docstring). (The holders of the matched walk are counted in one Counter pass, at C
+    speed.)"""
     walk = []
+    get = replicas_of.get
     for block_hash in hashes:
-        found = holders(block_hash)
+        found = get(block_hash)
         if not found:
             break
         walk.append(found)
+    return Counter(chain.from_iterable(walk))
+
+
+def dense(matched: Mapping[int, int], num_replicas: int) -> list[int]:
+    """Matched blocks for every replica (0 where none)."""
     counts = [0] * num_replicas
-    for replica, count in Counter(chain.from_iterable(walk)).items():
+    for replica, count in matched.items():
         counts[replica] = count
     return counts
 
@@ -60,9 +68,7 @@ class ApproxIndex:
         """indexer.Add: each hash becomes the replica's most recent; the LRU's oldest go."""
         if not hashes:
             return
-        cut = len(hashes)
-        while cut and hashes[cut - 1] < 0:
-            cut -= 1
+        cut = bisect_left(hashes, True, key=(0).__gt__)  # the first own (h < 0): they trail
         named = hashes[:cut]
         lru, replicas_of = self.lrus[replica], self.replicas_of
         new = [h for h in named if h not in lru]
@@ -106,8 +112,10 @@ class ApproxIndex:
         self.sizes[replica] = size
 
     def match(self, hashes: Sequence[int]) -> list[int]:
-        return match_longest_prefix(hashes, lambda h: self.replicas_of.get(h, ()),
-                                    self.num_replicas)
+        return dense(self.matched(hashes), self.num_replicas)
+
+    def matched(self, hashes: Sequence[int]) -> Counter[int]:
+        return longest_prefix_holders(hashes, self.replicas_of)
 
 
 class EventIndex:
@@ -132,8 +140,10 @@ class EventIndex:
                     forget(self.replicas_of, block_hash, replica)
 
     def match(self, hashes: Sequence[int]) -> list[int]:
-        return match_longest_prefix(hashes, lambda h: self.replicas_of.get(h, ()),
-                                    self.num_replicas)
+        return dense(self.matched(hashes), self.num_replicas)
+
+    def matched(self, hashes: Sequence[int]) -> Counter[int]:
+        return longest_prefix_holders(hashes, self.replicas_of)
 
 
 def forget(replicas_of: dict[int, set[int]], block_hash: int, replica: int) -> None:

@@ -16,7 +16,7 @@ pkg/epp/framework/plugins/scheduling/scorer/):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from servescope.core.routers.base import ReplicaState
@@ -117,7 +117,9 @@ class Totals:
         self.base: list[float] = []
         self.head: list[float] = []
 
-    def of(self, view: View) -> list[float]:
+    def of(self, view: View, matched: Iterable[int] | None = None) -> list[float]:
+        """The totals; `matched`: the replicas whose approx or precise count may be nonzero
+        (None: any)."""
         if self.whole:
             return weighted(self.profile, view)
         if view.replicas is not self.states:
@@ -132,7 +134,9 @@ class Totals:
         if num_blocks <= 0:
             return totals
         tail, head, parts = self.profile[self.split:], self.head, self.parts
-        for i, (approx, precise) in enumerate(zip(view.approx, view.precise, strict=True)):
+        approxs, precises = view.approx, view.precise
+        for i in range(len(totals)) if matched is None else matched:
+            approx, precise = approxs[i], precises[i]
             if approx or precise:
                 total = head[i]
                 for name, weight in tail:
