@@ -235,7 +235,8 @@ class PagedKVCacheManager:
         yet (async scheduling: one). Plain Python: a batch is small, numpy calls cost more."""
         bs = self.block_size
         # periodic()'s (step, row) order: each period's crossings by first boundary, then row
-        order = sorted((-p % bs, row) for row, p in enumerate(starts))
+        order = sorted((first, row) for row, first in enumerate(-p % bs for p in starts)
+                       if first < num_steps)
         rows = [row for base in range(0, num_steps, bs) for first, row in order
                 if first + base < num_steps]
         if rows:
@@ -283,10 +284,11 @@ class PagedKVCacheManager:
         num_cached, tables, hashes = self.num_cached_blocks, self.tables, self.hasher.hashes
         for row, end in zip(rows, ends, strict=True):
             request = requests[row]
-            lo = num_cached.get(request.id, 0)
-            keys += hashes(request, end)[lo:end]
-            blocks += tables[request.id][lo:end]
-            num_cached[request.id] = end
+            rid, known = request.id, request.block_hashes  # (hashed so far: most often enough)
+            lo = num_cached.get(rid, 0)
+            keys += (known if len(known) >= end else hashes(request, end))[lo:end]
+            blocks += tables[rid][lo:end]
+            num_cached[rid] = end
         self.pool.cache_blocks(blocks, keys, "", emit=False)
 
     def reserve(self, request: Request, num_tokens: int) -> list[int] | None:
