@@ -82,9 +82,9 @@ def quiet_batch(engine: Engine) -> bool:
             or not whole(out, running)):
         return False
     # (plain Python: a batch is small, and numpy calls cost more than its rows)
-    return (running.num_placeholders[:n].tolist().count(1) == n
-            and list(map(add, running.prompt_len[:n].tolist(), running.num_output[:n].tolist()))
-            == running.num_computed[:n].tolist())
+    return bool(running.num_placeholders[:n].tolist().count(1) == n
+                and list(map(add, running.prompt_len[:n].tolist(),
+                             running.num_output[:n].tolist())) == running.num_computed[:n].tolist())
 
 
 def quiet_pairs(engine: Engine, starts: list[int],

@@ -200,7 +200,7 @@ class PagedKVCacheManager:
         """How many of `num_steps` decode steps (row i at position start[i] + j at step j) the
         free blocks cover: each block boundary a row reaches takes one free block."""
         bs = self.block_size
-        num_free = self.pool.free_queue.num_free
+        num_free = self.num_free_blocks
         if len(start) * -(-num_steps // bs) <= num_free:
             return num_steps  # no row crosses more boundaries than that
         per_residue = np.bincount(np.asarray(start) % bs, minlength=bs)
@@ -232,11 +232,10 @@ class PagedKVCacheManager:
                                    num_steps: int, known_lag: int) -> None:
         """advance_decodes(record=False), giving back nothing (a run ahead keeps neither the
         blocks nor their events); `known_lag`: tokens of each row still in flight, not cached
-        yet (async scheduling: one). Plain Python: a batch is small, numpy calls cost more."""
-        bs = self.block_size
-        # periodic()'s (step, row) order: each period's crossings by first boundary, then row
+        yet (async scheduling: one)."""
+        bs = self.block_size  # (periodic's (step, row) order, in plain Python: a batch is small)
         order = sorted((first, row) for row, first in enumerate(-p % bs for p in starts)
-                       if first < num_steps)
+                       if first < num_steps)  # a period's crossings by first boundary, then row
         rows = [row for base in range(0, num_steps, bs) for first, row in order
                 if first + base < num_steps]
         if rows:
@@ -252,8 +251,7 @@ class PagedKVCacheManager:
         """Cache the blocks that `num_steps` more known tokens from `known` complete, without
         their events."""
         bs = self.block_size
-        ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0
-                for p in known]  # (plain Python: a batch is small)
+        ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0 for p in known]
         rows_done = [row for row, end in enumerate(ends) if end]
         if rows_done:
             self._cache_rows(requests, rows_done, [ends[row] for row in rows_done])

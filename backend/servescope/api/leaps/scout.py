@@ -1,7 +1,8 @@
 """The scout: a track's engine run ahead without records in a process of its own (the second
-CPU), keeping a checkpoint every second of its time, so that a seek past what the track has
-stored is answered by a leap (api/leaps/leap.py) from the checkpoint before it, written into the
-track's store by this process, instead of waiting for the track's simulation to get there.
+CPU), keeping a checkpoint every second of its time (and more as it nears a seek it is short
+of: _near), so that a seek past what the track has stored is answered by a leap
+(api/leaps/leap.py) from the checkpoint before it, written into the track's store by this
+process, instead of waiting for the track's simulation to get there.
 
 Messages, server to scout: ("leap", position): records from the one at `position` (any of
 the three clocks: api/wire/position.py) on, once the scout is past it, and LEAP_AHEAD more. Scout to
