@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from operator import add, sub
 from typing import Protocol
 
 import numpy as np
@@ -80,23 +81,25 @@ def quiet_batch(engine: Engine) -> bool:
     if (not n or out.preempted or n > engine.config.max_num_batched_tokens
             or not whole(out, running)):
         return False
-    return not ((running.num_placeholders[:n] != 1).any()
-                or (running.prompt_len[:n] + running.num_output[:n] != running.num_computed[:n])
-                .any())
+    # (plain Python: a batch is small, and numpy calls cost more than its rows)
+    return bool(running.num_placeholders[:n].tolist().count(1) == n
+                and list(map(add, running.prompt_len[:n].tolist(),
+                             running.num_output[:n].tolist())) == running.num_computed[:n].tolist())
 
 
-def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, float, array[float]]:
-    """How many pairs from here (the batch quiet: quiet_batch) are quiet (0 when under
-    MIN_PAIRS), with the last plan's step time (ms) and the updated steps' ends (s)."""
+def quiet_pairs(engine: Engine, starts: list[int],
+                max_pairs: int) -> tuple[int, float, array[float]]:
+    """How many pairs from here (the batch quiet: quiet_batch, its rows at `starts`) are quiet
+    (0 when under MIN_PAIRS), with the last plan's step time (ms) and the updated steps' ends
+    (s)."""
     none = 0, 0.0, array("d")
     queue, running, kv = engine.batch_queue, engine.scheduler.running, engine.kv
     assert queue is not None and queue.in_flight is not None
     assert isinstance(kv, PagedKVCacheManager)
-    n = len(running)
-    computed, output = running.num_computed[:n], running.num_output[:n]
+    n = len(starts)
     # row r's last token is planned at pair left - 2 and arrives at update left - 1
-    pairs = min(max_pairs, int((running.output_len[:n] - output).min()) - 1)
-    pairs = kv.decode_steps_fit(computed, max(pairs, 0))
+    left = min(map(sub, running.output_len[:n].tolist(), running.num_output[:n].tolist()))
+    pairs = kv.decode_steps_fit(starts, max(min(max_pairs, left - 1), 0))
     clock, pending = engine.clock, engine.arrivals.pending
     arrival_s = None
     if pending and clock.step_clock:  # pair j admits the arrivals due at step_no + j
@@ -107,10 +110,10 @@ def quiet_pairs(engine: Engine, max_pairs: int) -> tuple[int, float, array[float
             return none
     if pairs < MIN_PAIRS:
         return none
-    return stretch_times(engine.step_time, computed, pairs, queue.in_flight.end_s, arrival_s)
+    return stretch_times(engine.step_time, starts, pairs, queue.in_flight.end_s, arrival_s)
 
 
-def stretch_times(step_time: StepTimeFn, start: np.ndarray, num_pairs: int, first_end_s: float,
+def stretch_times(step_time: StepTimeFn, starts: list[int], num_pairs: int, first_end_s: float,
                   arrival_s: float | None) -> tuple[int, float, array[float]]:
     """Pair j's plan's step time and the end of the step it updates (the one in flight for
     j = 0, then pair j - 1's plan), the pairs cut after the first update that ends at or
@@ -120,12 +123,13 @@ def stretch_times(step_time: StepTimeFn, start: np.ndarray, num_pairs: int, firs
     with the same bits."""
     pricer = getattr(step_time, "decode_pricer", None)
     if pricer is None or (arrival_s is None and num_pairs > MAX_PRICED_ONE_BY_ONE):
-        priced = decode_steps_ms(step_time, start, num_pairs)
+        priced = decode_steps_ms(step_time, np.array(starts, np.int64), num_pairs)
         ended = np.add.accumulate(np.concatenate(([first_end_s], priced[:num_pairs - 1] / 1000.0)))
         if arrival_s is not None:
             num_pairs = min(num_pairs, 1 + int(ended.searchsorted(arrival_s, "left")))
         return num_pairs, float(priced[num_pairs - 1]), array("d", ended[:num_pairs].tobytes())
-    price, n, context = pricer(len(start)), len(start), int(start.sum())
+    n, context = len(starts), sum(starts)
+    price = pricer(n)
     ends, end_s, step_ms = array("d"), first_end_s, 0.0
     arrival_s = math.inf if arrival_s is None else arrival_s
     for j in range(num_pairs):  # (np.add.accumulate adds in this order too)
@@ -157,25 +161,26 @@ def whole(plan: SchedulerOutput, running: RunningBatch) -> bool:
 def skip_pairs(engine: Engine, max_pairs: int) -> int:
     """Apply the quiet pairs from here (the batch quiet) without records or events: how
     many (0: none)."""
-    pairs, step_ms, ends = quiet_pairs(engine, max_pairs)
-    if not pairs:
-        return 0
     scheduler, kv, clock, queue = engine.scheduler, engine.kv, engine.clock, engine.batch_queue
     assert isinstance(kv, PagedKVCacheManager) and queue is not None
     running = scheduler.running
     n = len(running)
-    start = running.num_computed[:n].copy()
-    context = int(start.sum())
+    starts = running.num_computed[:n].tolist()
+    pairs, step_ms, ends = quiet_pairs(engine, starts, max_pairs)
+    if not pairs:
+        return 0
     num_free, num_table = kv.num_free_blocks, kv.num_table_blocks
-    kv.advance_decodes_unrecorded(running.requests, start, pairs, known_lag=1)
-    running.num_computed[:n] += pairs
-    assert not running.sample_chunk(0, n, clock.iter, pairs), "quiet pairs finish nobody"
+    kv.advance_decodes_unrecorded(running.requests, starts, pairs, known_lag=1)
+    computed = running.num_computed[:n]
+    computed += pairs
+    finished = running.sample_chunk(0, n, clock.iter, pairs)
+    assert not finished, "quiet pairs finish nobody"
     clock.step_end_s.extend(ends)
     # (kv.waste(running) without summing the batch again: each row computed `pairs` more)
-    last = kv.waste_of(kv.num_table_blocks, context + n * pairs, kv.num_free_blocks)
-    engine.add_waste(fast_forward.waste_sums(kv, num_free, num_table, start, pairs, last))
+    last = kv.waste_of(kv.num_table_blocks, sum(starts) + n * pairs, kv.num_free_blocks)
+    engine.add_waste(fast_forward.waste_sums(kv, num_free, num_table, starts, pairs, last))
     clock.tick_many(pairs, ends[-1])
-    plan = SchedulerOutput(entries=[DecodeChunk(0, n, running.ids[:n], start + pairs - 1)])
+    plan = SchedulerOutput(entries=[DecodeChunk(0, n, running.ids[:n], computed - 1)])
     queue.in_flight = Flight(plan, clock.step_no - 1, ends[-1], step_ms, (),
                              (), tuple(running.ids), ())
     return pairs
@@ -195,24 +200,24 @@ def finish_pair(engine: Engine) -> bool:
     assert flight is not None
     n = len(running)
     # (plain Python: a batch is small, and numpy calls cost more than its rows)
-    left, computed = running.output_len[:n] - running.num_output[:n], running.num_computed.tolist()
-    keep = [row for row, k in enumerate(left.tolist()) if k > 1]
-    if not keep or len(keep) == n:
+    left = map(sub, running.output_len[:n].tolist(), running.num_output[:n].tolist())
+    ending = [row for row, k in enumerate(left) if k <= 1]
+    if not ending or len(ending) == n:
         return False
-    start_list = [computed[row] for row in keep]
-    size = kv.block_size
-    crossing = sum(1 for p in start_list if p % size == 0)
+    keep = [row for row in range(n) if row not in ending]
+    computed, size = running.num_computed[:n].tolist(), kv.block_size
+    starts = [computed[row] for row in keep]
+    crossing = sum(1 for p in starts if p % size == 0)
     if crossing > kv.num_free_blocks:
         return False  # a row would find no block: the scheduler preempts
     requests, ids = [running.requests[row] for row in keep], running.ids[:n]
-    start = np.array(start_list, np.int64)
     if crossing:  # plan step F + 1 (a row whose known tokens fill its blocks takes a block)
-        kv.advance_decodes_unrecorded(requests, start, 1, known_lag=1)
-    running.num_computed[keep] += 1
-    running.num_placeholders[keep] += 1
-    step_ms = stretch_times(engine.step_time, start, 1, flight.end_s, None)[1]
+        kv.advance_decodes_unrecorded(requests, starts, 1, known_lag=1)
+    bump(running.num_computed, n, ending)
+    bump(running.num_placeholders, n, ending)
+    step_ms = stretch_times(engine.step_time, starts, 1, flight.end_s, None)[1]
     planned = Flight(SchedulerOutput(entries=[DecodeChunk(0, len(keep), [r.id for r in requests],
-                                                          start)]),
+                                                          np.array(starts, np.int64))]),
                      clock.step_no, flight.end_s, step_ms, (), (), tuple(ids), ())
     clock.step_no += 1
     finished = engine.apply_output(flight.output, flight.end_s)  # update step F
@@ -223,6 +228,14 @@ def finish_pair(engine: Engine) -> bool:
     clock.iter += 1
     queue.in_flight = planned
     return True
+
+
+def bump(column: np.ndarray, n: int, skipped: list[int]) -> None:
+    """One more in each of the first n rows of a batch column but the `skipped` rows (a slice
+    and a few scalar writes cost less than indexing the others)."""
+    column[:n] += 1
+    for row in skipped:
+        column[row] -= 1
 
 
 def arrival_due(engine: Engine) -> bool:

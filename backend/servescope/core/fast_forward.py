@@ -165,7 +165,7 @@ def apply_stretch(engine: Engine, plan: Plan, record: bool = True) -> DecodeStre
     assert not events, "a decode stretch raises its events in its records"
     last = kv.waste(scheduler.running)  # the last step's, after finishing
     if not record:
-        engine.add_waste(waste_sums(kv, num_free, num_table, start, num_steps, last))
+        engine.add_waste(waste_sums(kv, num_free, num_table, start.tolist(), num_steps, last))
         engine.clock.tick_many(num_steps, end_s)
         return num_steps
     taken = np.cumsum(np.bincount(blocks.steps, minlength=num_steps))
@@ -184,15 +184,14 @@ def apply_stretch(engine: Engine, plan: Plan, record: bool = True) -> DecodeStre
     return run
 
 
-def waste_sums(kv: PagedKVCacheManager, num_free: int, num_table: int, start: np.ndarray,
-                num_steps: int, last: dict[str, int]) -> dict[str, int]:
+def waste_sums(kv: PagedKVCacheManager, num_free: int, num_table: int, starts: list[int],
+               num_steps: int, last: dict[str, int]) -> dict[str, int]:
     """waste_of summed over the run's steps but the last (whose own value is `last`), in
     closed form: step j has taken the blocks of steps 0..j and computed start + j + 1. A row
     at p takes a block at steps s0 + m * block_size (s0 = -p mod block_size); one taken at
     step s counts in the head - s steps s..head - 1."""
     head, bs = num_steps - 1, kv.block_size
-    taken = 0
-    starts = start.tolist()  # (plain Python: a batch is small, a numpy sum costs more)
+    taken = 0  # (plain Python: a batch is small, a numpy sum costs more)
     for p in starts:
         first = -p % bs
         if first < head:

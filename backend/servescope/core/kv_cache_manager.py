@@ -196,14 +196,14 @@ class PagedKVCacheManager:
         self.pool.cache_blocks(table[done:num_full], hashes[done:num_full], request.id)
         self.num_cached_blocks[request.id] = num_full
 
-    def decode_steps_fit(self, start: np.ndarray, num_steps: int) -> int:
+    def decode_steps_fit(self, start: np.ndarray | list[int], num_steps: int) -> int:
         """How many of `num_steps` decode steps (row i at position start[i] + j at step j) the
         free blocks cover: each block boundary a row reaches takes one free block."""
         bs = self.block_size
         num_free = self.num_free_blocks
         if len(start) * -(-num_steps // bs) <= num_free:
             return num_steps  # no row crosses more boundaries than that
-        per_residue = np.bincount(start % bs, minlength=bs)
+        per_residue = np.bincount(np.asarray(start) % bs, minlength=bs)
         per_step = per_residue[(-np.arange(num_steps)) % bs]
         return int(per_step.cumsum().searchsorted(num_free, "right"))
 
@@ -228,22 +228,21 @@ class PagedKVCacheManager:
             self._cache_completed(requests, start.tolist(), num_steps)
         return DecodeBlocks(steps, rows, blocks, set(evicted), stored)
 
-    def advance_decodes_unrecorded(self, requests: list[Request], start: np.ndarray,
+    def advance_decodes_unrecorded(self, requests: list[Request], starts: list[int],
                                    num_steps: int, known_lag: int) -> None:
         """advance_decodes(record=False), giving back nothing (a run ahead keeps neither the
         blocks nor their events); `known_lag`: tokens of each row still in flight, not cached
         yet (async scheduling: one)."""
-        bs = self.block_size
-        starts = start.tolist()  # (plain Python: a batch is small)
-        if num_steps <= bs:  # each row reaches at most one boundary: sort a few Python ints
-            order = sorted((f, row) for row, f in enumerate(-p % bs for p in starts)
-                           if f < num_steps)
-            ids = [requests[row].id for _, row in order]
-        else:
-            ids = [requests[row].id for row in periodic((-start) % bs, bs, num_steps)[1].tolist()]
-        for rid, block in zip(ids, self.pool.get_new_blocks(len(ids), []), strict=True):
-            self.tables[rid].append(block)
-        self.num_table_blocks += len(ids)
+        bs = self.block_size  # (periodic's (step, row) order, in plain Python: a batch is small)
+        order = sorted((first, row) for row, first in enumerate(-p % bs for p in starts)
+                       if first < num_steps)  # a period's crossings by first boundary, then row
+        rows = [row for base in range(0, num_steps, bs) for first, row in order
+                if first + base < num_steps]
+        if rows:
+            tables = self.tables
+            for row, block in zip(rows, self.pool.get_new_blocks(len(rows), []), strict=True):
+                tables[requests[row].id].append(block)
+            self.num_table_blocks += len(rows)
         if self.enable_caching:
             self._cache_completed(requests, [p - known_lag for p in starts], num_steps)
 
@@ -252,10 +251,10 @@ class PagedKVCacheManager:
         """Cache the blocks that `num_steps` more known tokens from `known` complete, without
         their events."""
         bs = self.block_size
-        ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0
-                for p in known]  # (plain Python: a batch is small)
+        ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0 for p in known]
         rows_done = [row for row, end in enumerate(ends) if end]
-        self._cache_rows(requests, rows_done, [ends[row] for row in rows_done])
+        if rows_done:
+            self._cache_rows(requests, rows_done, [ends[row] for row in rows_done])
 
     def _cache_decoded(self, requests: list[Request], start: np.ndarray,
                        num_steps: int) -> list[tuple[int, int, tuple[int, ...]]]:
@@ -283,10 +282,11 @@ class PagedKVCacheManager:
         num_cached, tables, hashes = self.num_cached_blocks, self.tables, self.hasher.hashes
         for row, end in zip(rows, ends, strict=True):
             request = requests[row]
-            lo = num_cached.get(request.id, 0)
-            keys += hashes(request, end)[lo:end]
-            blocks += tables[request.id][lo:end]
-            num_cached[request.id] = end
+            rid, known = request.id, request.block_hashes  # (hashed so far: most often enough)
+            lo = num_cached.get(rid, 0)
+            keys += (known if len(known) >= end else hashes(request, end))[lo:end]
+            blocks += tables[rid][lo:end]
+            num_cached[rid] = end
         self.pool.cache_blocks(blocks, keys, "", emit=False)
 
     def reserve(self, request: Request, num_tokens: int) -> list[int] | None:

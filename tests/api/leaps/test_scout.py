@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 from support.tracks import run_to_end
 
+from servescope.api.leaps import scout
 from servescope.api.leaps.leaping import Leaping
 from servescope.api.leaps.scout import SCOUT_NICE, Job
+from servescope.api.records.run_store import RunStore
 from servescope.api.records.track_source import engine_source
 from servescope.api.reports.runs import scout_state
 from servescope.api.sessions.track import Track
@@ -185,3 +187,49 @@ def test_the_scout_runs_ahead_at_scout_nice_and_keeps_its_main_thread_for_leaps(
     assert sorted(nices.values()).count(min(base + SCOUT_NICE, 19)) == 1  # the run ahead
     gate.set()
     t.close()
+
+
+class Pipe:
+    """A scout's link with nobody at the other end: its requests, then silence."""
+
+    def __init__(self, specs: list[RequestSpec]) -> None:
+        self.inbox: list[Any] = [specs]
+        self.sent: list[Any] = []
+
+    def poll(self, timeout: float = 0.0) -> bool:
+        return bool(self.inbox)
+
+    def recv(self) -> Any:
+        return self.inbox.pop(0)
+
+    def send(self, msg: Any) -> None:
+        self.sent.append(msg)
+
+
+@pytest.mark.parametrize("async_scheduling", [False, True])
+def test_a_scout_stops_at_the_advance_that_crosses_a_seek_and_leaps_from_a_checkpoint_near_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, async_scheduling: bool) -> None:
+    config = EngineConfig.from_dict({**CONFIG.to_dict(), "async_scheduling": async_scheduling})
+    full = [normalize(r.to_dict()) for r in Engine(config, SPECS).run()]
+    time_s = full[int(len(full) * 0.8)]["time_s"] + 1e-6
+    monkeypatch.setattr(scout, "CHECKPOINT_S", float("inf"))  # only the approach's own
+    monkeypatch.setattr(scout, "MIN_APPROACH_S", 0.0)  # (CPU time: not this test's business)
+    path = tmp_path / "t.sqlite3"
+    RunStore(path).close()
+    scouting = scout.Scouting(Job(config, len(SPECS), path, 0, 400, 8), Pipe(SPECS))
+    scouting.wanted = at_time(time_s)
+    while scouting.wanted is not None:
+        scouting._leap_turn()
+    engine = scouting.engine
+    assert scouting.times[-1] <= time_s < engine.time_s  # no advance past the crossing one
+    first = scouting.first
+    assert full[first]["time_s"] <= time_s  # the leap starts at or before the record sought
+    ahead = [c.iter for c in scouting.checkpoints if c.iter <= first - 1]
+    # checkpoints closer and closer to the target (each nearer it than half the way from the
+    # one before): the leap re-simulates a few advances' records, not the whole way from 0
+    assert len(ahead) > 2 and first - 1 - ahead[-1] < first // 20
+    assert scouting.leap is not None
+    leap_engine = scouting.leap[0]  # (it has written its first records since)
+    at = leap_engine.iter
+    assert at > first and normalize(leap_engine.step().to_dict()) == full[at]
+    scouting.store.close()

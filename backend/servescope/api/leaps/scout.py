@@ -1,7 +1,8 @@
 """The scout: a track's engine run ahead without records in a process of its own (the second
-CPU), keeping a checkpoint every second of its time, so that a seek past what the track has
-stored is answered by a leap (api/leaps/leap.py) from the checkpoint before it, written into the
-track's store by this process, instead of waiting for the track's simulation to get there.
+CPU), keeping a checkpoint every second of its time (and more as it nears a seek it is short
+of: _near), so that a seek past what the track has stored is answered by a leap
+(api/leaps/leap.py) from the checkpoint before it, written into the track's store by this
+process, instead of waiting for the track's simulation to get there.
 
 Messages, server to scout: ("leap", position): records from the one at `position` (any of
 the three clocks: api/wire/position.py) on, once the scout is past it, and LEAP_AHEAD more. Scout to
@@ -38,6 +39,11 @@ from servescope.core.request import RequestSpec
 CHECKPOINT_S = 1.0  # the scout's CPU seconds between checkpoints
 MAX_CHECKPOINT_BYTES = 512 * 1024 * 1024  # past this, every other checkpoint is let go
 LEAP_AHEAD = 20_000  # records a leap writes past the one asked for, before it waits
+# A scout approaching a seek's target takes a checkpoint once the target is nearer than half
+# the way it has come since its last one, if that way took this much CPU at least (each take
+# costs about 14 ms: core/checkpoint.py take, 19,365 requests of the conversation trace at
+# record 200,000): the leap then re-simulates a few tens of ms, not up to CHECKPOINT_S
+MIN_APPROACH_S = 0.05
 REPORT_S = 0.1
 SCOUT_BATCH = 32  # about 2.5 ms of the scout's engine at a time
 SCOUT_NICE = 5  # running ahead: the event loop's process comes first when the CPUs are short
@@ -71,6 +77,7 @@ class Scouting:
         self.requests = request_info(specs)
         self.store = RunStore(job.path, create=False)
         self.checkpoints = [take(self.engine)]
+        self.checkpoint_at = self.position()  # the engine's position at the last checkpoint
         self.iters, self.times, self.steps = array("q"), array("d"), array("q")
         self.since, self.reported = time.process_time(), 0.0
         self.wanted: Position | None = None  # a leap asked for, not started yet
@@ -122,7 +129,7 @@ class Scouting:
                 self.goal = -1  # the leap reached the run's end
                 self._report_leap(True)
         elif self.wanted is not None and not self.engine.done:
-            self._advance()  # short of the target: run ahead here, at the viewer's priority
+            self._advance(self.wanted)  # short of it: run ahead here, at the viewer's priority
 
     @property
     def leap_idle(self) -> bool:
@@ -134,24 +141,42 @@ class Scouting:
             if msg[0] == "leap":
                 self.wanted = msg[1]
 
-    def _advance(self) -> None:
-        """A few advances (SCOUT_BATCH) between looks at the pipe and the clocks."""
+    def _advance(self, target: Position | None = None) -> None:
+        """A few advances (SCOUT_BATCH) between looks at the pipe and the clocks; approaching
+        a seek's `target`, up to the one that crosses it, with a checkpoint taken near it."""
         engine, iters, times, steps = self.engine, self.iters, self.times, self.steps
         for _ in range(SCOUT_BATCH):
+            if target is not None and self._near(target):
+                self._checkpoint()
             iters.append(engine.iter)
             times.append(engine.time_s)
             steps.append(engine.step_no)
-            if not engine.advance_unrecorded():
+            if not engine.advance_unrecorded() or (target is not None
+                                                   and self._first_of(target) is not None):
                 break
         if time.process_time() - self.since >= CHECKPOINT_S and not engine.done:
             self._checkpoint()
-            self.since = time.process_time()
         if engine.done or time.monotonic() - self.reported >= REPORT_S:
             self.reported = time.monotonic()
             self.conn.send(("reach", engine.iter - 1, engine.time_s, engine.done))
 
+    def position(self) -> tuple[int, float, int]:
+        """Where the engine is on each clock (api/wire/position.py): its next record's index,
+        the simulated time and the step count it has reached."""
+        return self.engine.iter, self.engine.time_s, self.engine.step_no
+
+    def _near(self, target: Position) -> bool:
+        """Whether to checkpoint on the way to `target`: nearer than half the way come since
+        the last checkpoint, which took MIN_APPROACH_S of CPU at least."""
+        clock, value = target
+        axis = (Clock.ITER, Clock.TIME, Clock.STEP).index(clock)
+        now, then = self.position()[axis], self.checkpoint_at[axis]
+        return (2 * (value - now) < now - then
+                and time.process_time() - self.since >= MIN_APPROACH_S)
+
     def _checkpoint(self) -> None:
         self.checkpoints.append(take(self.engine))
+        self.checkpoint_at, self.since = self.position(), time.process_time()
         if sum(len(c.blob) for c in self.checkpoints) > MAX_CHECKPOINT_BYTES:
             self.checkpoints = self.checkpoints[:1] + self.checkpoints[2:-1:2] + \
                 self.checkpoints[-1:]
@@ -179,12 +204,14 @@ class Scouting:
 
     def _first_of(self, target: Position) -> int | None:
         """The record a leap to `value` starts at (the advance before the one that starts
-        past it: its last record may be the one asked for); None when the scout is short."""
+        past it, or stops past it: its last record may be the one asked for); None when the
+        scout is short."""
         clock, value = target
         if clock is Clock.ITER:
             return int(value) if value < self.engine.iter else None
         column = self.times if clock is Clock.TIME else self.steps
-        if not self.engine.done and (not column or column[-1] <= value):
+        reached = self.engine.time_s if clock is Clock.TIME else self.engine.step_no
+        if not self.engine.done and (not column or reached <= value):
             return None
         k = bisect.bisect_right(column, value) - 1
         return max(0, self.iters[max(0, k)] - 1)
