@@ -56,8 +56,8 @@ class CountingKVCacheManager(PagedKVCacheManager):
                        ) -> list[int] | None:
         held = self.lengths.get(request.id, 0)
         num_computed = request.num_computed_tokens
-        num_new_blocks = max(cdiv(num_computed + num_new_tokens + num_lookahead_tokens,
-                                  self.block_size) - held, 0)
+        num_new_blocks = max(cdiv(min(num_computed + num_new_tokens + num_lookahead_tokens,
+                                      self.max_slot_tokens), self.block_size) - held, 0)
         needed = num_new_blocks
         if reserve_full:
             needed = max(needed, cdiv(request.num_tokens, self.block_size) - held)
@@ -122,6 +122,7 @@ class CountingKVCacheManager(PagedKVCacheManager):
         kv = PagedKVCacheManager(self.pool.num_gpu_blocks, self.block_size, True, 0.0,
                                  self.num_hash_lookahead_tokens, self.num_prefill_lookahead)
         kv.watermark_blocks, kv.unique_ids = self.watermark_blocks, self.unique_ids
+        kv.max_slot_tokens = self.max_slot_tokens
         kv.pool.record_events = self.pool.record_events
         kv.pool.kv_event_queue = self.pool.kv_event_queue  # a subscriber stays subscribed
         for rid, length in self.lengths.items():

@@ -254,5 +254,6 @@ def exact_kv(engine: Any) -> None:
         paged = PagedKVCacheManager(kv.pool.num_gpu_blocks, kv.block_size, kv.enable_caching,
                                     0.0, kv.num_hash_lookahead_tokens, kv.num_prefill_lookahead)
         paged.watermark_blocks, paged.unique_ids = kv.watermark_blocks, kv.unique_ids
+        paged.max_slot_tokens = kv.max_slot_tokens
         paged.pool.record_events = kv.pool.record_events
         engine.scheduler.kv = paged

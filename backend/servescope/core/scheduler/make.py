@@ -62,6 +62,8 @@ def make_scheduler(config: EngineConfig, requests: Sequence[RequestSpec],
         kv = PagedKVCacheManager(blocks, size, caching, config.watermark, *lookahead)
     if isinstance(kv, PagedKVCacheManager):  # (a later request with an earlier one's id
         kv.unique_ids = unique  # looks up that one's own blocks: then they are kept as they come)
+        if config.max_model_len is not None:
+            kv.max_slot_tokens = min(kv.max_slot_tokens, config.max_model_len)
     if config.async_scheduling:
         return VllmV1AsyncScheduler(config, kv)
     return SCHEDULERS[config.policy](config, kv)
