@@ -76,4 +76,7 @@ def test_hashes_extended_block_by_block_are_the_ones_hashed_at_once() -> None:
             if given:
                 hasher.give("a", prompt_block_hashes(spec, 4))
             got = [list(hasher.hashes(request, num)) for num in range(1, 7)]
-            assert got == [whole[:num] for num in range(1, 7)]
+            # (own hashes come as far as the request's last full block at once: callers slice)
+            assert all(len(hashes) >= num for num, hashes in enumerate(got, 1))
+            assert [hashes[:num] for num, hashes in enumerate(got, 1)] == [
+                whole[:num] for num in range(1, 7)]

@@ -11,7 +11,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from servescope.core.block_pool import BlockHash, BlockPool
+from servescope.core.block_pool import BlockPool
+from servescope.core.decode_caching import cache_completed, cache_decoded
 from servescope.core.decode_stretch import DecodeBlocks, periodic
 from servescope.core.prefix import BlockHasher
 from servescope.core.request import Request, RequestStatus
@@ -114,7 +115,7 @@ class PagedKVCacheManager:
         max_blocks = (request.num_tokens - max(1, self.num_hash_lookahead_tokens)
                       ) // self.block_size
         hits: list[int] = []
-        for block_hash in self.hasher.hashes(request, max_blocks):
+        for block_hash in self.hasher.hashes(request, max_blocks)[:max_blocks]:
             block = self.pool.lookup(block_hash)
             if block is None:
                 break
@@ -229,9 +230,9 @@ class PagedKVCacheManager:
         self.num_table_blocks += len(blocks)
         stored: list[tuple[int, int, tuple[int, ...]]] = []
         if self.enable_caching and record:
-            stored = self._cache_decoded(requests, start, num_steps)
+            stored = cache_decoded(self, requests, start, num_steps)
         elif self.enable_caching:
-            self._cache_completed(requests, start.tolist(), num_steps)
+            cache_completed(self, requests, start.tolist(), num_steps)
         return DecodeBlocks(steps, rows, blocks, set(evicted), stored)
 
     def advance_decodes_unrecorded(self, requests: list[Request], starts: list[int],
@@ -240,60 +241,20 @@ class PagedKVCacheManager:
         blocks nor their events); `known_lag`: tokens of each row still in flight, not cached
         yet (async scheduling: one)."""
         bs = self.block_size  # (periodic's (step, row) order, in plain Python: a batch is small)
-        order = sorted((first, row) for row, first in enumerate(-p % bs for p in starts)
-                       if first < num_steps)  # a period's crossings by first boundary, then row
-        rows = [row for base in range(0, num_steps, bs) for first, row in order
-                if first + base < num_steps]
+        if num_steps == 1:  # (most often: a finishing pair's step, a stretch of one)
+            rows = [row for row, p in enumerate(starts) if not p % bs]
+        else:  # a period's crossings by first boundary, then row
+            order = sorted((first, row) for row, first in enumerate(-p % bs for p in starts)
+                           if first < num_steps)
+            rows = [row for base in range(0, num_steps, bs) for first, row in order
+                    if first + base < num_steps]
         if rows:
             tables = self.tables
             for row, block in zip(rows, self.pool.get_new_blocks(len(rows), []), strict=True):
                 tables[requests[row].id].append(block)
             self.num_table_blocks += len(rows)
         if self.enable_caching:
-            self._cache_completed(requests, [p - known_lag for p in starts], num_steps)
-
-    def _cache_completed(self, requests: list[Request], known: list[int],
-                         num_steps: int) -> None:
-        """Cache the blocks that `num_steps` more known tokens from `known` complete, without
-        their events."""
-        bs = self.block_size
-        ends = [(p + num_steps) // bs if p % bs + num_steps >= bs else 0 for p in known]
-        rows_done = [row for row, end in enumerate(ends) if end]
-        if rows_done:
-            self._cache_rows(requests, rows_done, [ends[row] for row in rows_done])
-
-    def _cache_decoded(self, requests: list[Request], start: np.ndarray,
-                       num_steps: int) -> list[tuple[int, int, tuple[int, ...]]]:
-        """Cache what a run completes; the 'stored' event of each (step, row), in that order."""
-        bs = self.block_size
-        steps, rows = periodic((-(start + 1)) % bs, bs, num_steps)
-        tables = [self.tables[request.id] for request in requests]
-        first_cached = np.array([self.num_cached_blocks.get(request.id, 0)
-                                 for request in requests], np.int64)
-        num_full = (start[rows] + steps + 1) // bs
-        # a row's first completion stores what it has not stored yet, each later one a block
-        first = np.maximum(np.where(steps < bs, 0, num_full - 1), first_cached[rows])
-        keep = num_full > first
-        stored = [(step, row, tuple(tables[row][lo:hi])) for step, row, lo, hi in zip(
-            steps[keep].tolist(), rows[keep].tolist(), first[keep].tolist(),
-            num_full[keep].tolist(), strict=True)]
-        done = sorted(set(rows[keep].tolist()))
-        self._cache_rows(requests, done, [(int(start[row]) + num_steps) // bs for row in done])
-        return stored
-
-    def _cache_rows(self, requests: list[Request], rows: list[int], ends: list[int]) -> None:
-        """Cache each row's full blocks up to its end, in one call to the pool (no events)."""
-        blocks: list[int] = []
-        keys: list[BlockHash] = []
-        num_cached, tables, hashes = self.num_cached_blocks, self.tables, self.hasher.hashes
-        for row, end in zip(rows, ends, strict=True):
-            request = requests[row]
-            rid, known = request.id, request.block_hashes  # (hashed so far: most often enough)
-            lo = num_cached.get(rid, 0)
-            keys += (known if len(known) >= end else hashes(request, end))[lo:end]
-            blocks += tables[rid][lo:end]
-            num_cached[rid] = end
-        self.pool.cache_blocks(blocks, keys, "", emit=False)
+            cache_completed(self, requests, [p - known_lag for p in starts], num_steps)
 
     def reserve(self, request: Request, num_tokens: int) -> list[int] | None:
         """Blocks for `num_tokens` up front (static batching's padded shape)."""

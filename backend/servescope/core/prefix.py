@@ -61,7 +61,9 @@ class BlockHasher:
         self.given[request_id] = hashes
 
     def hashes(self, request: Request, num_blocks: int) -> list[BlockHash]:
-        """The hashes of the request's first `num_blocks` full blocks (extended lazily)."""
+        """The hashes of the request's first `num_blocks` full blocks (extended lazily), and
+        maybe more: own blocks' hashes cost no digest, so they are extended at once up to the
+        request's last full block (callers slice what they need)."""
         hashes = request.block_hashes
         if len(hashes) >= num_blocks:
             return hashes
@@ -71,7 +73,7 @@ class BlockHasher:
                 return hashes
         if hashes and hashes[-1] < 0:  # own blocks hashed already (past any shared ones):
             first, num = hashes[-1] - 1, len(hashes)  # go on from the last (_extend_own)
-            hashes.extend(range(first, first - (num_blocks - num), -1))
+            hashes.extend(range(first, first - (self.own_end(request, num_blocks) - num), -1))
             return hashes
         if not request.spec.prefix:  # no shared segment: every block is the request's own
             return self._extend_own(request, hashes, num_blocks, 0)
@@ -100,8 +102,14 @@ class BlockHasher:
         num = len(hashes)  # (no own block hashed yet: hashes() goes on from one itself)
         key = _digest(f"{base}/{request.id}", 62)
         first = -(key << OWN_SHIFT) - num
-        hashes.extend(range(first, first - (num_blocks - num), -1))
+        hashes.extend(range(first, first - (self.own_end(request, num_blocks) - num), -1))
         return hashes
+
+    def own_end(self, request: Request, num_blocks: int) -> int:
+        """How many hashes an extension of own ones makes: the `num_blocks` asked for, or
+        all of the request's full blocks (prompt and output: a decode asks for one more each
+        block, and each ask costs more than the values)."""
+        return max(num_blocks, (request.prompt_len + request.output_len) // self.block_size)
 
     def shared_base(self, hashes: list[BlockHash], shared: int) -> int:
         """The hash of the last block that holds shared-segment tokens (0: none)."""

@@ -86,6 +86,7 @@ class RooflineStepTime:
     def __init__(self, k: _Coefficients) -> None:
         self.k = k
         self.fast_kv = max(k.s_per_attention_pair, k.s_per_kv_token)
+        self.pricers: dict[int, Callable[[int], float]] = {}  # decode_pricer's, by batch size
 
     def _fixed_s(self, num_requests: int, tokens: int, num_drafts: int = 0) -> float:
         """Linear layers and LM head: everything before attention. The LM head takes one row
@@ -161,7 +162,14 @@ class RooflineStepTime:
     def decode_pricer(self, num_requests: int) -> Callable[[int], float]:
         """One step of decode_steps_ms as a Python float, from its contexts' sum: the same
         operations in the same order (so the same bits), for runs too short to pay for numpy
-        calls (core/async_fast_forward.py's quiet pairs, cut at the next arrival)."""
+        calls (core/async_fast_forward.py's quiet pairs, cut at the next arrival). Made once
+        per batch size (at most max_num_seqs of them)."""
+        pricer = self.pricers.get(num_requests)
+        if pricer is None:
+            pricer = self.pricers[num_requests] = self._decode_pricer(num_requests)
+        return pricer
+
+    def _decode_pricer(self, num_requests: int) -> Callable[[int], float]:
         k, n, fast_kv = self.k, num_requests, self.fast_kv
         fixed = self._fixed_s(n, n)
         tail = k.s_step + n * k.s_per_request
