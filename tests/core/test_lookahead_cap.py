@@ -7,6 +7,7 @@ max_model_len over the pool, so the pool's tokens cap the slots when none is giv
 from __future__ import annotations
 
 import pytest
+from support.factories import run_checked
 
 from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
@@ -38,3 +39,17 @@ def test_lookahead_slots_stop_at_max_model_len():
     for _ in engine.run():
         most = max(most, len(engine.kv.tables.get("r0", ())))
     assert most == 40 // 4  # uncapped: cdiv(39 + 4, 4) = 11 at the last verify
+
+
+@pytest.mark.parametrize("async_scheduling", [False, True])
+def test_the_pool_caps_only_the_lookahead_never_the_tokens_scheduled(async_scheduling):
+    # ngram (no lookahead slots) verifying 3 drafts near the pool's end: its tokens get their
+    # blocks (or it waits), as before there was a cap (a hypothesis example found the cap
+    # taking slots from the tokens themselves)
+    config = EngineConfig(block_size=2, num_gpu_blocks=25, max_num_seqs=1,
+                          max_num_batched_tokens=8, async_scheduling=async_scheduling,
+                          speculative_config={"method": "ngram", "num_speculative_tokens": 3,
+                                              "model": "org/draft"})
+    records = run_checked(config, [RequestSpec("r0", 17, 30, arrival_step=0, spec_accepted=())],
+                          max_steps=500)
+    assert [rid for record in records for rid in record.finished] == ["r0"]

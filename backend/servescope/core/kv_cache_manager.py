@@ -80,11 +80,18 @@ class PagedKVCacheManager:
         self.num_cached_blocks: dict[str, int] = {}
         self.num_table_blocks = 0  # sum of block-table lengths (a shared block counts per table)
         self.watermark_blocks = int(watermark * self.pool.num_usable_blocks)
-        # vLLM caps the slots a request holds at max_model_len (allocate_slots:
-        # num_tokens_need_slot), and refuses to start when max_model_len exceeds the pool
-        # (kv_cache_utils check_enough_kv_cache_memory): the pool's tokens unless a smaller
-        # max_model_len is given (scheduler/make.py); a drafter's lookahead stays within it
+        # the cap on a drafter's lookahead slots (slot_tokens): max_model_len where given
+        # (scheduler/make.py), else the pool's tokens
         self.max_slot_tokens = self.pool.num_usable_blocks * block_size
+
+    def slot_tokens(self, num_tokens: int, num_lookahead_tokens: int) -> int:
+        """The slots a request needs for `num_tokens` and a drafter's lookahead past them:
+        vLLM's allocate_slots caps num_tokens_need_slot at max_model_len, below which its
+        scheduler keeps the tokens themselves (num_new_tokens <= max_model_len - 1 - computed),
+        and refuses to start with a max_model_len over the pool
+        (kv_cache_utils.check_enough_kv_cache_memory): with none given, the pool caps the
+        lookahead, never the tokens."""
+        return max(num_tokens, min(num_tokens + num_lookahead_tokens, self.max_slot_tokens))
 
     @property
     def unique_ids(self) -> bool:
@@ -139,9 +146,8 @@ class PagedKVCacheManager:
         table = self.tables.setdefault(request.id, [])
         num_computed = request.num_computed_tokens + len(computed) * self.block_size
         num_held = len(table) + len(computed)
-        num_new_blocks = max(self.blocks_needed(min(num_computed + num_new_tokens
-                                                    + num_lookahead_tokens,
-                                                    self.max_slot_tokens)) - num_held, 0)
+        num_new_blocks = max(self.blocks_needed(self.slot_tokens(
+            num_computed + num_new_tokens, num_lookahead_tokens)) - num_held, 0)
         ref_cnt = self.pool.ref_cnt
         num_evictable = sum(1 for b in computed if ref_cnt[b] == 0) if computed else 0
         needed = num_new_blocks + num_evictable

@@ -56,8 +56,9 @@ class CountingKVCacheManager(PagedKVCacheManager):
                        ) -> list[int] | None:
         held = self.lengths.get(request.id, 0)
         num_computed = request.num_computed_tokens
-        num_new_blocks = max(cdiv(min(num_computed + num_new_tokens + num_lookahead_tokens,
-                                      self.max_slot_tokens), self.block_size) - held, 0)
+        num_new_blocks = max(cdiv(self.slot_tokens(num_computed + num_new_tokens,
+                                                   num_lookahead_tokens),
+                                  self.block_size) - held, 0)
         needed = num_new_blocks
         if reserve_full:
             needed = max(needed, cdiv(request.num_tokens, self.block_size) - held)
