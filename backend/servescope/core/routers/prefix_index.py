@@ -45,7 +45,20 @@ def dense(matched: Mapping[int, int], num_replicas: int) -> list[int]:
     return counts
 
 
-class ApproxIndex:
+class HolderIndex:
+    """What both indexes answer from which replicas hold each hash (`replicas_of`)."""
+
+    num_replicas: int
+    replicas_of: dict[int, set[int]]
+
+    def match(self, hashes: Sequence[int]) -> list[int]:
+        return dense(self.matched(hashes), self.num_replicas)
+
+    def matched(self, hashes: Sequence[int]) -> Counter[int]:
+        return longest_prefix_holders(hashes, self.replicas_of)
+
+
+class ApproxIndex(HolderIndex):
     """Per-replica LRUs of the block hashes the router sent there.
 
     An LRU that evicts its oldest after each hash added holds, after a send, the `capacity`
@@ -111,14 +124,8 @@ class ApproxIndex:
                 size -= own
         self.sizes[replica] = size
 
-    def match(self, hashes: Sequence[int]) -> list[int]:
-        return dense(self.matched(hashes), self.num_replicas)
 
-    def matched(self, hashes: Sequence[int]) -> Counter[int]:
-        return longest_prefix_holders(hashes, self.replicas_of)
-
-
-class EventIndex:
+class EventIndex(HolderIndex):
     """Per-replica counts of the block hashes its KV events say it holds."""
 
     def __init__(self, num_replicas: int) -> None:
@@ -138,12 +145,6 @@ class EventIndex:
                 if not copies[block_hash]:
                     del copies[block_hash]
                     forget(self.replicas_of, block_hash, replica)
-
-    def match(self, hashes: Sequence[int]) -> list[int]:
-        return dense(self.matched(hashes), self.num_replicas)
-
-    def matched(self, hashes: Sequence[int]) -> Counter[int]:
-        return longest_prefix_holders(hashes, self.replicas_of)
 
 
 def forget(replicas_of: dict[int, set[int]], block_hash: int, replica: int) -> None:
