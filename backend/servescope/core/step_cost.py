@@ -99,6 +99,15 @@ class RooflineStepTime:
         seconds += max((num_requests + num_drafts) * k.s_per_head_row, k.s_head_weights)
         return seconds
 
+    def _with_tail_ms(self, seconds: float, num_requests: int, tokens: int) -> float:
+        """`seconds` (layers and attention) with the all-reduce and the step's own overhead
+        added, in ms (what __call__ and rows_ms end with, in the same order)."""
+        k = self.k
+        if k.s_allreduce_fixed:
+            seconds += k.s_allreduce_fixed + tokens * k.s_allreduce_per_token
+        seconds += k.s_step + num_requests * k.s_per_request
+        return seconds * 1000.0
+
     def __call__(self, num_scheduled: np.ndarray, num_context: np.ndarray,
                  num_drafts: int = 0) -> float:
         """num_drafts: draft tokens among the scheduled ones (a verify pass's extra rows)."""
@@ -116,10 +125,7 @@ class RooflineStepTime:
             pairs = n * c + n * (n + 1.0) * 0.5
             seconds += float(np.maximum(pairs * k.s_per_attention_pair,
                                         (c + n) * k.s_per_kv_token).sum())
-        if k.s_allreduce_fixed:
-            seconds += k.s_allreduce_fixed + tokens * k.s_allreduce_per_token
-        seconds += k.s_step + num_requests * k.s_per_request
-        return seconds * 1000.0
+        return self._with_tail_ms(seconds, num_requests, tokens)
 
     def rows_ms(self, num_scheduled: list[int], num_context: list[int]) -> float:
         """__call__ (no drafts) on plain lists: the same floating-point operations in the same
@@ -140,10 +146,7 @@ class RooflineStepTime:
             terms = [(c + 1.0) * fast_kv if n == 1 else attention_term(n, c, s_pair, s_kv)
                      for n, c in zip(num_scheduled, num_context, strict=True)]
             seconds += numpy_sum(terms, 0, len(terms))
-        if k.s_allreduce_fixed:
-            seconds += k.s_allreduce_fixed + tokens * k.s_allreduce_per_token
-        seconds += k.s_step + num_requests * k.s_per_request
-        return seconds * 1000.0
+        return self._with_tail_ms(seconds, num_requests, tokens)
 
     def decode_steps_ms(self, num_requests: int, context_sums: np.ndarray) -> np.ndarray:
         """Each step of `num_requests` one-token decodes whose contexts sum to context_sums[j]
