@@ -46,6 +46,15 @@ def test_kv_events_store_and_remove_copies():
     assert index.match([9]) == [0, 0]
 
 
+def plain_lru_add(lru: OrderedDict, hashes: list[int], capacity: int) -> None:
+    """The reference: an LRU that adds one hash at a time and evicts its oldest while over."""
+    for h in hashes:
+        lru[h] = None
+        lru.move_to_end(h)
+        while len(lru) > capacity:
+            lru.popitem(last=False)
+
+
 def test_the_index_is_an_lru_evicting_after_each_hash_as_indexer_go_does():
     """Random sends (repeats, hashes sent twice in one prompt, a capacity that changes) held
     against a plain LRU that adds one hash at a time and evicts its oldest while over."""
@@ -55,12 +64,7 @@ def test_the_index_is_an_lru_evicting_after_each_hash_as_indexer_go_does():
         replica, capacity = int(rng.integers(3)), int(rng.integers(1, 40))
         hashes = rng.integers(1, 60, int(rng.integers(0, 25))).tolist()
         index.add(replica, hashes, capacity)
-        lru = lrus[replica]
-        for h in hashes:
-            lru[h] = None
-            lru.move_to_end(h)
-            while len(lru) > capacity:
-                lru.popitem(last=False)
+        plain_lru_add(lrus[replica], hashes, capacity)
         for h in range(1, 60):
             assert index.match([h]) == [int(h in lru) for lru in lrus]
 
@@ -79,11 +83,6 @@ def test_own_hashes_take_lru_room_in_their_place_though_the_index_keeps_no_name_
             hashes.append(fresh)
             fresh -= 1
         index.add(replica, hashes, capacity)
-        lru = lrus[replica]
-        for h in hashes:
-            lru[h] = None
-            lru.move_to_end(h)
-            while len(lru) > capacity:
-                lru.popitem(last=False)
+        plain_lru_add(lrus[replica], hashes, capacity)
         for h in range(1, 40):
             assert index.match([h]) == [int(h in lru) for lru in lrus]

@@ -95,12 +95,18 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1500, "height": 1000})
+def new_page(browser, width: int, height: int):
+    """A page in its own context whose script errors gather in `page.errors`."""
+    context = browser.new_context(viewport={"width": width, "height": height})
     pg = context.new_page()
     pg.errors = []
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    return context, pg
+
+
+@pytest.fixture
+def page(browser):
+    context, pg = new_page(browser, 1500, 1000)
     pg.on("dialog", lambda d: (pg.errors.append(f"dialog: {d.message}"), d.dismiss()))
     yield pg
     context.close()
@@ -109,10 +115,7 @@ def page(browser):
 @pytest.fixture
 def small_page(browser):
     """A page in a laptop-sized window (the fleet and P/D views' lanes at their tightest)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    pg = context.new_page()
-    pg.errors = []
-    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    context, pg = new_page(browser, 1280, 720)
     yield pg
     context.close()
 
