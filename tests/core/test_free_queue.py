@@ -60,6 +60,8 @@ def test_the_free_queue_is_one_ordered_queue(ops: list, num_gpu_blocks: int) -> 
             held.append(block)
         assert list(queue) == list(reference.queue)
         assert len(queue) == len(reference.queue)
+        in_lru = [b for b in reference.queue if b in hashed]  # oldest first, past the gaps
+        assert queue.peek_hashed(n // 4, n) == in_lru[n // 4:n]
 
 
 def test_a_contiguous_reservation_takes_blocks_from_the_stack() -> None:
