@@ -14,7 +14,8 @@ from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
 from servescope.observability import columns as meter_columns
 from servescope.observability.columns import PerRecord
-from servescope.observability.meter import COUNTERS, HistogramCursor, Meter
+from servescope.observability.histogram_cursor import HistogramCursor
+from servescope.observability.meter import COUNTERS, Meter
 from servescope.observability.spill import Spill
 from servescope.scenarios.diagnosis_check import prepare
 from servescope.scenarios.presets import load_preset

@@ -21,7 +21,8 @@ from prometheus_client.utils import floatToGoString
 from servescope.observability import nixl as N
 from servescope.observability import spec_decode as S
 from servescope.observability import vllm_metrics as V
-from servescope.observability.meter import HistogramCursor, Meter
+from servescope.observability.histogram_cursor import HistogramCursor
+from servescope.observability.meter import Meter
 
 CACHE_INFO_KEYS = ("block_size", "cache_dtype", "enable_prefix_caching",
                    "gpu_memory_utilization", "num_gpu_blocks")
