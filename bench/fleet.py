@@ -8,13 +8,19 @@ llm-d) run on the same arrivals with prefix caching on and each prompt opening w
 tenants' system prompts (workload "tenants"), so their indexes and KV events have work; the
 others on prompts that share nothing ("plain"). Sized for a 2-core machine: seconds, not
 minutes. Times are this process's CPU seconds (time.process_time): on a shared machine wall
-time counts the other tenants' work too; `--repeat` keeps each side's fastest of several runs."""
+time counts the other tenants' work too; `--repeat` keeps each side's fastest of several runs.
+
+`--decompose` says where a fleet's time goes: besides the separate engines and the fleet, it times
+the fleet replaying the routing it chose with a router that reads nothing (the cost of holding the
+replicas in one clock and routing) and the same replay stopping and reading every replica at every
+scrape (the cost of the scrapes); what is left is the router's own rule."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import time
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -22,6 +28,7 @@ from servescope.core.config import EngineConfig
 from servescope.core.engine import Engine
 from servescope.core.fleet import Fleet
 from servescope.core.request import RequestSpec
+from servescope.core.routers.base import Decision, ReplicaState, Router
 from servescope.core.routers.make import make_router
 
 SIZES = (1, 4, 16, 64)
@@ -54,11 +61,27 @@ def workload(num_replicas: int, per_replica: int, rate_per_replica: float, seed:
             for i, (t, p, o) in enumerate(zip(arrivals, prompts, outputs, strict=True))]
 
 
-def timed_fleet(specs: list[RequestSpec], n: int, router: str,
+class Replay(Router):
+    """The routing a fleet chose, replayed: `reads_replicas` False, the fleet stops no replica
+    at scrapes; True, it stops and reads every replica at every scrape as for a real router."""
+
+    name = "replay"
+
+    def __init__(self, replica_of: dict[str, int], num_replicas: int, reads: bool) -> None:
+        super().__init__(num_replicas, {}, 0, 16)
+        self.replica_of = replica_of
+        self.reads_replicas = reads
+
+    def pick(self, request: RequestSpec, replicas: Sequence[ReplicaState],
+             now_s: float) -> Decision:
+        return Decision(self.replica_of[request.id], (), "replayed")
+
+
+def timed_fleet(specs: list[RequestSpec], n: int, router: str | Router,
                 config: EngineConfig) -> tuple[float, Fleet]:
     start = time.process_time()
-    fleet = Fleet([config] * n, specs, make_router(router, n, seed=0, block_size=16),
-                  [step_time_ms] * n, records=False)
+    rule = make_router(router, n, seed=0, block_size=16) if isinstance(router, str) else router
+    fleet = Fleet([config] * n, specs, rule, [step_time_ms] * n, records=False)
     fleet.run_to_end()
     return time.process_time() - start, fleet
 
@@ -89,6 +112,27 @@ def measure(router: str, n: int, args: argparse.Namespace) -> str:
             f"{fleet_s / separate_s:>6.2f}")
 
 
+def decompose(router: str, n: int, args: argparse.Namespace) -> str:
+    """One row of the decomposition: each run's fastest of `args.repeat`, over the separate
+    engines' (the replays route as the fleet did)."""
+    tenants = router in PREFIX_ROUTERS
+    config = CACHING if tenants else CONFIG
+    specs = workload(n, args.per_replica, args.rate, tenants=tenants)
+    fleet = timed_fleet(specs, n, router, config)[1]
+    runs: dict[str, Callable[[], float]] = {
+        "separate": lambda: timed_separate(specs, fleet, config),
+        "replay": lambda: timed_fleet(specs, n, Replay(fleet.replica_of, n, False), config)[0],
+        "scrapes": lambda: timed_fleet(specs, n, Replay(fleet.replica_of, n, True), config)[0],
+        "router": lambda: timed_fleet(specs, n, router, config)[0]}
+    best = {name: float("inf") for name in runs}
+    for _ in range(args.repeat):
+        for name, run in runs.items():
+            best[name] = min(best[name], run())
+    base = best["separate"]
+    return (f"{router:>14} {n:>8} {base * 1000:>12.0f} " +
+            " ".join(f"{best[name] / base:>9.2f}" for name in ("replay", "scrapes", "router")))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--per-replica", type=int, default=60, help="requests per replica")
@@ -97,12 +141,18 @@ def main() -> None:
                         help="routers to time (default: all of " + ", ".join(ROUTERS) + ")")
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs of each side, the fastest kept (a busy machine is noisy)")
+    parser.add_argument("--decompose", action="store_true",
+                        help="where the fleet's time goes: each run over the separate engines'")
     args = parser.parse_args()
-    print(f"{'router':>14} {'workload':>8} {'replicas':>8} {'requests':>8} "
-          f"{'fleet req/s':>12} {'separate req/s':>15} {'ratio':>6}")
+    if args.decompose:
+        print(f"{'router':>14} {'replicas':>8} {'separate ms':>12} {'replay':>9} {'scrapes':>9} "
+              f"{'router':>9}")
+    else:
+        print(f"{'router':>14} {'workload':>8} {'replicas':>8} {'requests':>8} "
+              f"{'fleet req/s':>12} {'separate req/s':>15} {'ratio':>6}")
     for router in args.router or ROUTERS:
         for n in SIZES:
-            print(measure(router, n, args), flush=True)
+            print((decompose if args.decompose else measure)(router, n, args), flush=True)
 
 
 if __name__ == "__main__":
