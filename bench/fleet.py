@@ -42,7 +42,8 @@ SYSTEM_PROMPT_LEN = 256
 
 
 def step_time_ms(num_scheduled: np.ndarray, num_context: np.ndarray) -> float:
-    """A plain linear step cost (ms), so a replica holds a few dozen requests at this rate."""
+    """A plain linear step cost (ms): at the default 4 requests/s a replica holds about five at a
+    time (a request lives ~1.2 s: ~140 output tokens at ~8.5 ms a step)."""
     return 8.0 + 0.02 * float(num_scheduled.sum())
 
 
