@@ -102,8 +102,8 @@ class PlannedStretch:
         ((p - 1) % bs + k) // bs in k steps, so all rows take len * (k // bs) plus one each
         for the rows whose (p - 1) % bs >= bs - k % bs."""
         bs, residues = self.gauges[3], self.residues
-        if residues is None:  # each row's (p - 1) % bs, sorted
-            residues = self.residues = sorted(((self.start - 1) % bs).tolist())
+        if residues is None:  # each row's (p - 1) % bs, sorted (plain: a few rows)
+            residues = self.residues = sorted([(p - 1) % bs for p in self.start.tolist()])
         whole, part = divmod(max(num_steps, 0), bs)
         num_rows = len(residues)
         later = num_rows - bisect_left(residues, bs - part) if part else 0
@@ -144,7 +144,8 @@ class PlannedStretch:
             self.price_to(float("inf"))
         num_steps = self.num_priced if at_s is None else self.steps_before(at_s)
         if num_steps:
-            step_ms = np.concatenate(self.parts)[:num_steps]
+            parts = self.parts
+            step_ms = (parts[0] if len(parts) == 1 else np.concatenate(parts))[:num_steps]
             plan = (self.start, step_ms, np.array(self.starts[:num_steps + 1]))
             fast_forward.apply_unrecorded(self.engine, plan)
 
@@ -193,12 +194,15 @@ def first_shared_store(engine: Engine, start: np.ndarray) -> int | None:
     kv, running = engine.kv, engine.scheduler.running
     assert isinstance(kv, PagedKVCacheManager)
     bs, n = kv.block_size, len(start)
-    # the rows whose whole prompt is cached (every shared block) drop out at once; most do
-    # (a decoding row's prompt is, but for its first few tokens)
-    cached = np.fromiter(map(kv.num_cached_blocks.get, running.ids, repeat(0, n)), np.int64, n)
+    # the rows whose whole prompt is cached (every shared block) drop out first; most do (a
+    # decoding row's prompt is, but for its first few tokens). Plain Python: a few rows.
+    cached = map(kv.num_cached_blocks.get, running.ids, repeat(0, n))
     first = None
-    for row in np.flatnonzero(cached * bs < running.prompt_len[:n]).tolist():
-        request, block, p = running[row], int(cached[row]), int(start[row])
+    rows = zip(cached, running.prompt_len[:n].tolist(), start.tolist(), strict=True)
+    for row, (block, prompt_len, p) in enumerate(rows):
+        if block * bs >= prompt_len:
+            continue
+        request = running[row]
         prefix = request.spec.prefix
         if prefix and block * bs < min(sum(length for _, length in prefix), request.prompt_len):
             steps = max((block + 1) * bs - p, bs - p % bs)
