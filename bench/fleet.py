@@ -69,7 +69,7 @@ class Replay(Router):
     name = "replay"
 
     def __init__(self, replica_of: dict[str, int], num_replicas: int, reads: bool) -> None:
-        super().__init__(num_replicas, {}, 0, 16)
+        super().__init__(num_replicas, {}, 0, CONFIG.block_size)
         self.replica_of = replica_of
         self.reads_replicas = reads
 
@@ -81,7 +81,8 @@ class Replay(Router):
 def timed_fleet(specs: list[RequestSpec], n: int, router: str | Router,
                 config: EngineConfig) -> tuple[float, Fleet]:
     start = time.process_time()
-    rule = make_router(router, n, seed=0, block_size=16) if isinstance(router, str) else router
+    rule = (make_router(router, n, seed=0, block_size=CONFIG.block_size)
+            if isinstance(router, str) else router)
     fleet = Fleet([config] * n, specs, rule, [step_time_ms] * n, records=False)
     fleet.run_to_end()
     return time.process_time() - start, fleet
@@ -97,18 +98,25 @@ def timed_separate(specs: list[RequestSpec], fleet: Fleet, config: EngineConfig)
     return time.process_time() - start
 
 
+def setup(router: str, n: int, args: argparse.Namespace) -> tuple[EngineConfig, list[RequestSpec]]:
+    """The config and workload a router is timed on: the prefix-aware ones on tenants' prompts
+    with prefix caching on, the others on prompts that share nothing."""
+    tenants = router in PREFIX_ROUTERS
+    return (CACHING if tenants else CONFIG,
+            workload(n, args.per_replica, args.rate, tenants=tenants))
+
+
 def measure(router: str, n: int, args: argparse.Namespace) -> str:
     """One row of the table: the fastest of `args.repeat` runs on each side."""
-    tenants = router in PREFIX_ROUTERS
-    config = CACHING if tenants else CONFIG
-    specs = workload(n, args.per_replica, args.rate, tenants=tenants)
+    config, specs = setup(router, n, args)
     fleet_s = separate_s = float("inf")
     for _ in range(args.repeat):
         seconds, fleet = timed_fleet(specs, n, router, config)
         assert len(fleet.done_requests) == len(specs)
         fleet_s = min(fleet_s, seconds)
         separate_s = min(separate_s, timed_separate(specs, fleet, config))
-    return (f"{router:>14} {'tenants' if tenants else 'plain':>8} {n:>8} {len(specs):>8} "
+    workload_name = 'tenants' if router in PREFIX_ROUTERS else 'plain'
+    return (f"{router:>14} {workload_name:>8} {n:>8} {len(specs):>8} "
             f"{len(specs) / fleet_s:>12.0f} {len(specs) / separate_s:>15.0f} "
             f"{fleet_s / separate_s:>6.2f}")
 
@@ -116,9 +124,7 @@ def measure(router: str, n: int, args: argparse.Namespace) -> str:
 def decompose(router: str, n: int, args: argparse.Namespace) -> str:
     """One row of the decomposition: each run's fastest of `args.repeat`, over the separate
     engines' (the replays route as the fleet did)."""
-    tenants = router in PREFIX_ROUTERS
-    config = CACHING if tenants else CONFIG
-    specs = workload(n, args.per_replica, args.rate, tenants=tenants)
+    config, specs = setup(router, n, args)
     fleet = timed_fleet(specs, n, router, config)[1]
     runs: dict[str, Callable[[], float]] = {
         "separate": lambda: timed_separate(specs, fleet, config),
