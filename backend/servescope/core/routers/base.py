@@ -117,11 +117,18 @@ def decide(values: Sequence[float], start: int, what: str) -> Decision:
                     f"least {what}: {values[best]:g} (fleet's most: {max(values):g})")
 
 
+def sole_best(scores: Sequence[float]) -> int | None:
+    """The replica with the highest score if no other has it, else None."""
+    top = max(scores)
+    return scores.index(top) if scores.count(top) == 1 else None
+
+
 def best_of(scores: Sequence[float], rng: Any) -> int:
     """The highest score; ties broken at random, as llm-d's max-score picker shuffles the
     candidates before taking the first best (the draw only happens on a tie)."""
+    sole = sole_best(scores)  # (C-speed: most picks have one best)
+    if sole is not None:
+        return sole
     top = max(scores)
-    if scores.count(top) == 1:  # (C-speed: most picks have one best)
-        return scores.index(top)
     tied = [i for i, s in enumerate(scores) if s == top]
     return tied[int(rng.integers(len(tied)))]
