@@ -10,12 +10,20 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 from servescope.core.config import EngineConfig
 from servescope.core.kv_cache_manager import KVCacheManager, cdiv
 from servescope.core.request import RequestSpec
 
 GATE_ID = "<gate>"  # the gate's id: never admitted, never in a record
+
+
+@lru_cache(maxsize=1, typed=True)
+def gate_at(key: float, step_clock: bool) -> RequestSpec:
+    """The gate at `key`: one for all of a fleet's replicas, held at the same scrape."""
+    return (RequestSpec(GATE_ID, 1, 1, arrival_step=int(key)) if step_clock
+            else RequestSpec(GATE_ID, 1, 1, arrival_s=key))
 
 
 class Arrivals:
@@ -37,8 +45,7 @@ class Arrivals:
         """Admit nothing due at or after `key` (on the workload's clock) until moved on."""
         self.drop_gate()
         assert not self.pending or self.key(self.pending[-1]) <= key
-        self.gate = (RequestSpec(GATE_ID, 1, 1, arrival_step=int(key)) if self.step_clock
-                     else RequestSpec(GATE_ID, 1, 1, arrival_s=key))
+        self.gate = gate_at(key, self.step_clock)
         self.pending.append(self.gate)
 
     def drop_gate(self) -> None:
