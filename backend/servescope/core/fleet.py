@@ -173,7 +173,11 @@ class Fleet:
         if at is not None and self.settled[replica]:
             return False
         if ahead is not None:
-            if at is not None and not ahead.ends_before(at):
+            # still inside it at `at` (asked of every replica at every scrape: a step priced
+            # at or after `at` answers without a call)
+            num_priced = ahead.num_priced
+            if at is not None and (num_priced and ahead.starts[num_priced - 1] >= at
+                                   or not ahead.ends_before(at)):
                 if not self.kv_events:
                     return False  # observe reads the replica off its plan
                 if not ahead.stores_before(at):  # its evictions by now: heard at `at`

@@ -58,7 +58,7 @@ class PlannedStretch:
         self.starts = [engine.clock.time_s]
         self.complete = False
         self.chunk = fast_forward.FIRST_CHUNK_STEPS
-        self.residues: list[int] | None = None  # for blocks_taken
+        self.residues: list[int] = []  # for blocks_taken, once asked (sorted_residues)
         self.seen = (float("nan"), 0)  # a time asked of, the steps that start before it
         # the first step count after which a shared hash is stored (a subscriber hears it),
         # found when first asked (a stretch applied whole never is): UNASKED till then
@@ -92,7 +92,8 @@ class PlannedStretch:
         """How many of its steps start before `at_s` (priced as far as that needs)."""
         seen_s, num_steps = self.seen
         if seen_s != at_s:
-            self.price_to(at_s)
+            if not self.complete and self.starts[-1] < at_s:
+                self.price_to(at_s)
             num_steps = bisect_left(self.starts, at_s, 0, self.num_priced)
             self.seen = (at_s, num_steps)
         return num_steps
@@ -100,14 +101,18 @@ class PlannedStretch:
     def blocks_taken(self, num_steps: int) -> int:
         """The free blocks its first `num_steps` steps take: a row at p takes
         ((p - 1) % bs + k) // bs in k steps, so all rows take len * (k // bs) plus one each
-        for the rows whose (p - 1) % bs >= bs - k % bs."""
-        bs, residues = self.gauges[3], self.residues
-        if residues is None:  # each row's (p - 1) % bs, sorted (plain: a few rows)
-            residues = self.residues = sorted([(p - 1) % bs for p in self.start.tolist()])
+        for the rows whose (p - 1) % bs >= bs - k % bs. (`state` counts alike, inline.)"""
+        bs, residues = self.gauges[3], self.residues or self.sorted_residues()
         whole, part = divmod(max(num_steps, 0), bs)
         num_rows = len(residues)
         later = num_rows - bisect_left(residues, bs - part) if part else 0
         return num_rows * whole + later
+
+    def sorted_residues(self) -> list[int]:
+        """Each row's (p - 1) % bs, sorted (plain Python: a few rows), kept for blocks_taken."""
+        bs = self.gauges[3]
+        self.residues = sorted([(p - 1) % bs for p in self.start.tolist()])
+        return self.residues
 
     def ends_before(self, at_s: float) -> bool:
         """Whether every step of the stretch starts before `at_s`."""
@@ -132,11 +137,21 @@ class PlannedStretch:
         pool.tell_evictions(taken - pool.free_queue.num_unhashed)
 
     def state(self, replica: int, at_s: float) -> ReplicaState:
-        """The replica as a scrape at `at_s` sees it: after the steps that start before."""
-        num_running, num_free, usable, block_size = self.gauges  # nothing waits in a stretch
-        free = num_free - self.blocks_taken(self.steps_before(at_s))
-        return ReplicaState(replica, num_running, 0, 1.0 - free / usable if usable else 0.0,
-                            free, usable, block_size, at_s)
+        """The replica as a scrape at `at_s` sees it: after the steps that start before. (A
+        fleet reads every replica at every scrape: blocks_taken inline, the tuple made without
+        the NamedTuple's Python-level __new__.)"""
+        seen_s, num_steps = self.seen
+        if seen_s != at_s:
+            num_steps = self.steps_before(at_s)
+        num_running, num_free, usable, bs = self.gauges  # nothing waits in a stretch
+        residues = self.residues or self.sorted_residues()
+        whole, part = divmod(num_steps, bs)
+        num_rows = len(residues)
+        free = num_free - num_rows * whole - (
+            num_rows - bisect_left(residues, bs - part) if part else 0)
+        return tuple.__new__(ReplicaState, (replica, num_running, 0,
+                                            1.0 - free / usable if usable else 0.0, free,
+                                            usable, bs, at_s))
 
     def apply_before(self, at_s: float | None) -> None:
         """Apply its steps that start before `at_s` (None: all of them)."""
