@@ -225,7 +225,9 @@ class BlockPool:
         """Queue a KV event of the shared hashes among `hashes`, hashed blocks' (none: no
         event). (Most events would be empty, every hash a request's own: one C-speed max
         tells, before any tuple is built.)"""
-        keys = cast(Sequence[BlockHash], hashes)
+        # (hashed blocks' keys: no None. Not typing.cast: a Python call, on every block
+        # cached or evicted while someone subscribes)
+        keys: Sequence[BlockHash] = hashes  # type: ignore[assignment]
         if keys and max(keys) >= 0 and self.kv_event_queue is not None:
             self.kv_event_queue.append((kind, tuple(key for key in keys if key >= 0)))
 

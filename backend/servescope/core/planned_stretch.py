@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import accumulate, repeat
+from operator import itemgetter
 
 import numpy as np
 
@@ -219,7 +220,7 @@ def first_shared_store(engine: Engine, start: np.ndarray) -> int | None:
             continue
         request = running[row]
         prefix = request.spec.prefix
-        if prefix and block * bs < min(sum(length for _, length in prefix), request.prompt_len):
+        if prefix and block * bs < min(sum(map(itemgetter(1), prefix)), request.prompt_len):
             steps = max((block + 1) * bs - p, bs - p % bs)
             first = steps if first is None else min(first, steps)
     return first
