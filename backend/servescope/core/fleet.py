@@ -178,10 +178,9 @@ class Fleet:
             num_priced = ahead.num_priced
             if at is not None and (num_priced and ahead.starts[num_priced - 1] >= at
                                    or not ahead.ends_before(at)):
-                if not self.kv_events:
-                    return False  # observe reads the replica off its plan
-                if not ahead.stores_before(at):  # its evictions by now: heard at `at`
-                    ahead.tell_evictions_before(at)
+                # observe reads the replica off its plan (a subscriber hears of its evictions by
+                # now, unless a shared block is stored by now: then it is applied to `at`)
+                if not self.kv_events or ahead.heard_until(at):
                     return False
             ahead.apply_before(at)
             self.ahead[replica] = None

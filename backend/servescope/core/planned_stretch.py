@@ -16,7 +16,7 @@ events of the steps before it are published unapplied (core/block_pool.py tell_e
 as when the replica stops at every scrape. Its 'stored' hashes are mostly its requests' own,
 which the kv_event_queue leaves out; but a block that holds the end of a prompt's shared part
 and then decoded tokens is stored under a shared hash once decoding fills it, so a stretch
-that fills one before a scrape is applied up to that scrape (`stores_before`), as stopping
+that fills one before a scrape is applied up to that scrape (`heard_until`), as stopping
 there would have.
 """
 
@@ -47,8 +47,7 @@ class PlannedStretch:
     __slots__ = ("chunk", "complete", "due_s", "engine", "gauges", "max_steps", "num_priced",
                  "parts", "residues", "seen", "shared_store", "start", "starts")
 
-    def __init__(self, engine: Engine, max_steps: int, due_s: float | None,
-                 stores_heard: bool = False) -> None:
+    def __init__(self, engine: Engine, max_steps: int, due_s: float | None) -> None:
         running = engine.scheduler.running
         self.engine = engine
         self.start = running.num_computed[:len(running)].copy()
@@ -62,8 +61,8 @@ class PlannedStretch:
         self.residues: list[int] = []  # for blocks_taken, once asked (sorted_residues)
         self.seen = (float("nan"), 0)  # a time asked of, the steps that start before it
         # the first step count after which a shared hash is stored (a subscriber hears it),
-        # found when first asked (a stretch applied whole never is): UNASKED till then
-        self.shared_store: int | None = UNASKED if stores_heard else None
+        # found when a subscriber first asks (heard_until): UNASKED till then
+        self.shared_store: int | None = UNASKED
         # what a scrape reads that its steps do not change: running, free and usable blocks,
         # block size
         kv = engine.kv
@@ -122,20 +121,21 @@ class PlannedStretch:
             return False
         return self.steps_before(at_s) == self.num_priced and self.complete
 
-    def stores_before(self, at_s: float) -> bool:
-        """Whether its steps that start before `at_s` store a block under a shared hash."""
+    def heard_until(self, at_s: float) -> bool:
+        """For a KV-event subscriber that hears of its steps that start before `at_s` there:
+        False when one of them stores a block under a shared hash (it is applied up to `at_s`,
+        as stopping there would have); else True, once the 'removed' events of the cached
+        blocks they evict are published, unapplied: they take the free blocks without a hash
+        first, then the hashed ones oldest first (core/free_queue.py), and nothing else frees
+        or takes one before the stretch is applied (core/block_pool.py tell_evictions)."""
+        num_steps = self.steps_before(at_s)
         if self.shared_store == UNASKED:  # (unapplied: the engine stands as planned from)
             self.shared_store = first_shared_store(self.engine, self.start)
-        return self.shared_store is not None and self.steps_before(at_s) >= self.shared_store
-
-    def tell_evictions_before(self, at_s: float) -> None:
-        """Publish the 'removed' events of the cached blocks its steps that start before
-        `at_s` evict, unapplied: they take the free blocks without a hash first, then the
-        hashed ones oldest first (core/free_queue.py), and nothing else frees or takes one
-        before the stretch is applied (core/block_pool.py tell_evictions)."""
+        if self.shared_store is not None and num_steps >= self.shared_store:
+            return False
         pool = self.engine.kv.pool
-        taken = self.blocks_taken(self.steps_before(at_s))
-        pool.tell_evictions(taken - pool.free_queue.num_unhashed)
+        pool.tell_evictions(self.blocks_taken(num_steps) - pool.free_queue.num_unhashed)
+        return True
 
     def state(self, replica: int, at_s: float) -> ReplicaState:
         """The replica as a scrape at `at_s` sees it: after the steps that start before. (A
@@ -180,15 +180,13 @@ def run_until(engine: Engine, at_s: float, evictions_heard: bool) -> PlannedStre
         bound = (fast_forward.stretch_bound(engine, past_gate=True)
                  if fast_forward.quiet(engine) and not engine.clock.step_clock else None)
         if bound is not None:
-            ahead = PlannedStretch(engine, *bound, stores_heard=evictions_heard)
+            ahead = PlannedStretch(engine, *bound)
             if ahead.ends_before(at_s):
                 ahead.apply_before(None)
                 continue
-            if ahead.stores_before(at_s):  # its 'stored' event is heard at `at_s`
+            if evictions_heard and not ahead.heard_until(at_s):  # a 'stored' heard at `at_s`
                 ahead.apply_before(at_s)
                 continue
-            if evictions_heard:  # heard at this scrape
-                ahead.tell_evictions_before(at_s)
             return ahead
         if not engine.advance_unrecorded():
             return None
