@@ -79,6 +79,18 @@ def test_least_kv_picks_the_lowest_scraped_usage() -> None:
     assert decision.scores == pytest.approx((0.3, 0.8, 0.5))  # llm-d: 1 - usage
 
 
+def test_least_kv_scores_each_scrape_and_draws_each_tied_pick() -> None:
+    # the fleet passes one states list per scrape; a new list is a new scrape
+    router = make.make_router("least-kv", 3, seed=1)
+    first = [state(0, kv=0.7), state(1, kv=0.2), state(2, kv=0.5)]
+    assert [router.pick(spec(), first, 0.0).replica for _ in range(3)] == [1, 1, 1]
+    later = [state(0, kv=0.7), state(1, kv=0.9), state(2, kv=0.5, at=0.05)]
+    decision = router.pick(spec(), later, 0.06)
+    assert decision.replica == 2 and "scraped at 0.050 s" in decision.reason
+    tied = [state(0, kv=0.4), state(1, kv=0.4), state(2, kv=0.9)]
+    assert {router.pick(spec(), tied, 0.1).replica for _ in range(30)} == {0, 1}
+
+
 def test_shortest_queue_reads_the_scraped_waiting_count() -> None:
     router = make.make_router("shortest-queue", 3)
     states = [state(0, running=1, waiting=4), state(1, running=40, waiting=2), state(2, waiting=6)]
