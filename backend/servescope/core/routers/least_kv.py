@@ -35,7 +35,9 @@ class LeastKVRouter(Router):
             best = sole_best(scores)
             sole = None if best is None else self.decision(best, scores, replicas)
             self.scored = (replicas, scores, sole)
-        return sole or self.decision(best_of(scores, self.rng), scores, replicas)
+        if sole is not None:
+            return sole
+        return self.decision(best_of(scores, self.rng), scores, replicas)
 
     @staticmethod
     def decision(chosen: int, scores: tuple[float, ...],
