@@ -8,7 +8,7 @@ llm-d) run on the same arrivals with prefix caching on and each prompt opening w
 tenants' system prompts (workload "tenants"), so their indexes and KV events have work; the
 others on prompts that share nothing ("plain"). Sized for a 2-core machine: seconds, not
 minutes. Times are this process's CPU seconds (time.process_time): on a shared machine wall
-time counts the other tenants' work too; `--repeat` keeps each side's fastest of several runs.
+time counts the other tenants' work too; each side's fastest of `--repeat` runs (3) is kept.
 
 `--decompose` says where a fleet's time goes: besides the separate engines and the fleet, it times
 the separate engines advanced together a scrape interval at a time with no router ("interleaved":
@@ -174,8 +174,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=4.0, help="requests/s per replica")
     parser.add_argument("--router", action="append", choices=ROUTERS,
                         help="routers to time (default: all of " + ", ".join(ROUTERS) + ")")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="runs of each side, the fastest kept (a busy machine is noisy)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs of each side, the fastest kept (default 3: on a shared "
+                             "machine one run of each moves by +-0.05 in the ratio)")
     parser.add_argument("--decompose", action="store_true",
                         help="where the fleet's time goes: each run over the separate engines'")
     args = parser.parse_args()
