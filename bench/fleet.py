@@ -32,6 +32,8 @@ from servescope.core.fleet import Fleet
 from servescope.core.request import RequestSpec
 from servescope.core.routers.base import Decision, ReplicaState, Router
 from servescope.core.routers.make import make_router
+from servescope.core.step_time import StepTimeFn
+from servescope.scenarios.diagnosis_check import prepare
 
 SIZES = (1, 4, 16, 64)
 CONFIG = EngineConfig(block_size=16, num_gpu_blocks=2048, max_num_seqs=64,
@@ -41,6 +43,8 @@ PREFIX_ROUTERS = ("prefix-approx", "prefix-precise", "llm-d")
 ROUTERS = ("round-robin", "least-kv", *PREFIX_ROUTERS)
 NUM_TENANTS = 8  # system prompts of 256 tokens (16 blocks) each: a few per replica's cache
 SYSTEM_PROMPT_LEN = 256
+# --priced: a model and GPU the cost model prices (its catalogs), the pool kept at CONFIG's size
+PRICED = {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100", "max_model_len": 8192}
 
 
 def step_time_ms(num_scheduled: np.ndarray, num_context: np.ndarray) -> float:
@@ -80,36 +84,48 @@ class Replay(Router):
         return Decision(self.replica_of[request.id], (), "replayed")
 
 
-def timed_fleet(specs: list[RequestSpec], n: int, router: str | Router,
-                config: EngineConfig) -> tuple[float, Fleet]:
+@dataclasses.dataclass(frozen=True)
+class Timed:
+    """What a router is timed on: the replicas' config, the workload and the steps' pricing."""
+
+    config: EngineConfig
+    specs: list[RequestSpec]
+    step_time: StepTimeFn
+
+
+def timed_fleet(timed: Timed, n: int, router: str | Router) -> tuple[float, Fleet]:
     start = time.process_time()
     rule = (make_router(router, n, seed=0, block_size=CONFIG.block_size)
             if isinstance(router, str) else router)
-    fleet = Fleet([config] * n, specs, rule, [step_time_ms] * n, records=False)
+    fleet = Fleet([timed.config] * n, timed.specs, rule, [timed.step_time] * n, records=False)
     fleet.run_to_end()
     return time.process_time() - start, fleet
 
 
-def timed_separate(specs: list[RequestSpec], fleet: Fleet, config: EngineConfig) -> float:
-    shares: list[list[RequestSpec]] = [[] for _ in fleet.engines]
-    for spec in specs:
-        shares[fleet.replica_of[spec.id]].append(spec)
+def shares(timed: Timed, fleet: Fleet) -> list[list[RequestSpec]]:
+    """Each replica's requests, as the fleet routed them."""
+    routed: list[list[RequestSpec]] = [[] for _ in fleet.engines]
+    for spec in timed.specs:
+        routed[fleet.replica_of[spec.id]].append(spec)
+    return routed
+
+
+def timed_separate(timed: Timed, fleet: Fleet) -> float:
+    requests = shares(timed, fleet)
     start = time.process_time()
-    for share in shares:
-        Engine(config, share, step_time_ms, records=False).run_to_end()
+    for share in requests:
+        Engine(timed.config, share, timed.step_time, records=False).run_to_end()
     return time.process_time() - start
 
 
-def timed_interleaved(specs: list[RequestSpec], fleet: Fleet, config: EngineConfig) -> float:
+def timed_interleaved(timed: Timed, fleet: Fleet) -> float:
     """The separate engines advanced together, a scrape interval at a time (each runs its
     steps, or whole quiet stretches, that start before the next multiple), as one clock would:
     no router, nothing read. What this costs over running them one after another is the cost
     of their work interleaved in time alone (each engine's data cold when its turn comes)."""
-    shares: list[list[RequestSpec]] = [[] for _ in fleet.engines]
-    for spec in specs:
-        shares[fleet.replica_of[spec.id]].append(spec)
+    requests = shares(timed, fleet)
     start = time.process_time()
-    live = [Engine(config, share, step_time_ms, records=False) for share in shares]
+    live = [Engine(timed.config, share, timed.step_time, records=False) for share in requests]
     interval_s, turn = SCRAPE_INTERVAL_MS / 1000.0, 1
     while live:
         live = [engine for engine in live if run_before(engine, turn * interval_s)]
@@ -125,40 +141,46 @@ def run_before(engine: Engine, until_s: float) -> bool:
     return True
 
 
-def setup(router: str, n: int, args: argparse.Namespace) -> tuple[EngineConfig, list[RequestSpec]]:
+def setup(router: str, n: int, args: argparse.Namespace) -> Timed:
     """The config and workload a router is timed on: the prefix-aware ones on tenants' prompts
-    with prefix caching on, the others on prompts that share nothing."""
+    with prefix caching on, the others on prompts that share nothing; steps priced by the plain
+    linear cost, or (`--priced`) by the cost model as `servescope sim` prices them."""
     tenants = router in PREFIX_ROUTERS
-    return (CACHING if tenants else CONFIG,
-            workload(n, args.per_replica, args.rate, tenants=tenants))
+    config = CACHING if tenants else CONFIG
+    step_time: StepTimeFn | None = step_time_ms
+    if args.priced:
+        config, step_time = prepare(dataclasses.replace(config, **PRICED))
+    assert step_time is not None
+    return Timed(config, workload(n, args.per_replica, args.rate, tenants=tenants), step_time)
 
 
 def measure(router: str, n: int, args: argparse.Namespace) -> str:
     """One row of the table: the fastest of `args.repeat` runs on each side."""
-    config, specs = setup(router, n, args)
+    timed = setup(router, n, args)
     fleet_s = separate_s = float("inf")
     for _ in range(args.repeat):
-        seconds, fleet = timed_fleet(specs, n, router, config)
-        assert len(fleet.done_requests) == len(specs)
+        seconds, fleet = timed_fleet(timed, n, router)
+        assert len(fleet.done_requests) == len(timed.specs)
         fleet_s = min(fleet_s, seconds)
-        separate_s = min(separate_s, timed_separate(specs, fleet, config))
+        separate_s = min(separate_s, timed_separate(timed, fleet))
     workload_name = 'tenants' if router in PREFIX_ROUTERS else 'plain'
-    return (f"{router:>14} {workload_name:>8} {n:>8} {len(specs):>8} "
-            f"{len(specs) / fleet_s:>12.0f} {len(specs) / separate_s:>15.0f} "
+    num_requests = len(timed.specs)
+    return (f"{router:>14} {workload_name:>8} {n:>8} {num_requests:>8} "
+            f"{num_requests / fleet_s:>12.0f} {num_requests / separate_s:>15.0f} "
             f"{fleet_s / separate_s:>6.2f}")
 
 
 def decompose(router: str, n: int, args: argparse.Namespace) -> str:
     """One row of the decomposition: each run's fastest of `args.repeat`, over the separate
     engines' (the replays route as the fleet did)."""
-    config, specs = setup(router, n, args)
-    fleet = timed_fleet(specs, n, router, config)[1]
+    timed = setup(router, n, args)
+    fleet = timed_fleet(timed, n, router)[1]
     runs: dict[str, Callable[[], float]] = {
-        "separate": lambda: timed_separate(specs, fleet, config),
-        "interleaved": lambda: timed_interleaved(specs, fleet, config),
-        "replay": lambda: timed_fleet(specs, n, Replay(fleet.replica_of, n, False), config)[0],
-        "scrapes": lambda: timed_fleet(specs, n, Replay(fleet.replica_of, n, True), config)[0],
-        "router": lambda: timed_fleet(specs, n, router, config)[0]}
+        "separate": lambda: timed_separate(timed, fleet),
+        "interleaved": lambda: timed_interleaved(timed, fleet),
+        "replay": lambda: timed_fleet(timed, n, Replay(fleet.replica_of, n, False))[0],
+        "scrapes": lambda: timed_fleet(timed, n, Replay(fleet.replica_of, n, True))[0],
+        "router": lambda: timed_fleet(timed, n, router)[0]}
     best = {name: float("inf") for name in runs}
     for _ in range(args.repeat):
         for name, run in runs.items():
@@ -177,6 +199,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs of each side, the fastest kept (default 3: on a shared "
                              "machine one run of each moves by +-0.05 in the ratio)")
+    parser.add_argument("--priced", action="store_true",
+                        help="price steps with the cost model (Llama-3.1-8B-Instruct on an H100, "
+                             "as servescope sim does) instead of the plain linear cost")
     parser.add_argument("--decompose", action="store_true",
                         help="where the fleet's time goes: each run over the separate engines'")
     args = parser.parse_args()
