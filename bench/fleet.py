@@ -6,9 +6,12 @@ Both run without records (run_to_end: fast-forward and the counting KV manager),
 `servescope sim` does for a summary. The prefix-aware routers (prefix-approx, prefix-precise,
 llm-d) run on the same arrivals with prefix caching on and each prompt opening with one of 8
 tenants' system prompts (workload "tenants"), so their indexes and KV events have work; the
-others on prompts that share nothing ("plain"). Sized for a 2-core machine: seconds, not
-minutes. Times are this process's CPU seconds (time.process_time): on a shared machine wall
-time counts the other tenants' work too; each side's fastest of `--repeat` runs (3) is kept.
+others on prompts that share nothing ("plain"). Steps cost a plain linear function of the batch
+(step_time_ms); `--priced` prices them with the cost model instead, as `servescope sim` does,
+which simulates a replica's own work faster and so weighs the fleet's more. Sized for a 2-core
+machine: seconds, not minutes. Times are this process's CPU seconds (time.process_time): on a
+shared machine wall time counts the other tenants' work too; each side's fastest of `--repeat`
+runs (3) is kept.
 
 `--decompose` says where a fleet's time goes: besides the separate engines and the fleet, it times
 the separate engines advanced together a scrape interval at a time with no router ("interleaved":
