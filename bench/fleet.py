@@ -7,8 +7,9 @@ Both run without records (run_to_end: fast-forward and the counting KV manager),
 llm-d) run on the same arrivals with prefix caching on and each prompt opening with one of 8
 tenants' system prompts (workload "tenants"), so their indexes and KV events have work; the
 others on prompts that share nothing ("plain"). Steps cost a plain linear function of the batch
-(step_time_ms); `--priced` prices them with the cost model instead, as `servescope sim` does,
-which simulates a replica's own work faster and so weighs the fleet's more. Sized for a 2-core
+(step_time_ms, a call a step); `--priced` prices them with the cost model instead, as
+`servescope sim` does (a quiet stretch's steps in one call: the engines' own work is cheaper,
+and what the fleet adds weighs more). Sized for a 2-core
 machine: seconds, not minutes. Times are this process's CPU seconds (time.process_time): on a
 shared machine wall time counts the other tenants' work too; each side's fastest of `--repeat`
 runs (3) is kept.
