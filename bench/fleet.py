@@ -9,10 +9,9 @@ tenants' system prompts (workload "tenants"), so their indexes and KV events hav
 others on prompts that share nothing ("plain"). Steps cost a plain linear function of the batch
 (step_time_ms, a call a step); `--priced` prices them with the cost model instead, as
 `servescope sim` does (a quiet stretch's steps in one call: the engines' own work is cheaper,
-and what the fleet adds weighs more). Sized for a 2-core
-machine: seconds, not minutes. Times are this process's CPU seconds (time.process_time): on a
-shared machine wall time counts the other tenants' work too; each side's fastest of `--repeat`
-runs (3) is kept.
+and what the fleet adds weighs more). Sized for a 2-core machine: seconds, not minutes. Times
+are this process's CPU seconds (time.process_time): on a shared machine wall time counts the
+other tenants' work too; each side's fastest of `--repeat` runs (3) is kept.
 
 `--decompose` says where a fleet's time goes: besides the separate engines and the fleet, it times
 the separate engines advanced together a scrape interval at a time with no router ("interleaved":
