@@ -173,11 +173,7 @@ class Fleet:
         if at is not None and self.settled[replica]:
             return False
         if ahead is not None:
-            # still inside it at `at` (asked of every replica at every scrape: a step priced
-            # at or after `at` answers without a call)
-            num_priced = ahead.num_priced
-            if at is not None and (num_priced and ahead.starts[num_priced - 1] >= at
-                                   or not ahead.ends_before(at)):
+            if at is not None and not ahead.ends_before(at):
                 # observe reads the replica off its plan (a subscriber hears of its evictions by
                 # now, unless a shared block is stored by now: then it is applied to `at`)
                 if not self.kv_events or ahead.heard_until(at):

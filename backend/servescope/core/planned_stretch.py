@@ -92,8 +92,7 @@ class PlannedStretch:
         """How many of its steps start before `at_s` (priced as far as that needs)."""
         seen_s, num_steps = self.seen
         if seen_s != at_s:
-            if not self.complete and self.starts[-1] < at_s:
-                self.price_to(at_s)
+            self.price_to(at_s)
             num_steps = bisect_left(self.starts, at_s, 0, self.num_priced)
             self.seen = (at_s, num_steps)
         return num_steps
@@ -101,7 +100,7 @@ class PlannedStretch:
     def blocks_taken(self, num_steps: int) -> int:
         """The free blocks its first `num_steps` steps take: a row at p takes
         ((p - 1) % bs + k) // bs in k steps, so all rows take len * (k // bs) plus one each
-        for the rows whose (p - 1) % bs >= bs - k % bs. (`state` counts alike, inline.)"""
+        for the rows whose (p - 1) % bs >= bs - k % bs."""
         bs, residues = self.gauges[3], self.residues or self.sorted_residues()
         whole, part = divmod(max(num_steps, 0), bs)
         num_rows = len(residues)
@@ -139,17 +138,10 @@ class PlannedStretch:
 
     def state(self, replica: int, at_s: float) -> ReplicaState:
         """The replica as a scrape at `at_s` sees it: after the steps that start before. (A
-        fleet reads every replica at every scrape: blocks_taken inline, the tuple made without
-        the NamedTuple's Python-level __new__.)"""
-        seen_s, num_steps = self.seen
-        if seen_s != at_s:
-            num_steps = self.steps_before(at_s)
+        fleet reads every replica at every scrape: the tuple made without the NamedTuple's
+        Python-level __new__.)"""
         num_running, num_free, usable, bs = self.gauges  # nothing waits in a stretch
-        residues = self.residues or self.sorted_residues()
-        whole, part = divmod(num_steps, bs)
-        num_rows = len(residues)
-        free = num_free - num_rows * whole - (
-            num_rows - bisect_left(residues, bs - part) if part else 0)
+        free = num_free - self.blocks_taken(self.steps_before(at_s))
         return tuple.__new__(ReplicaState, (replica, num_running, 0,
                                             1.0 - free / usable if usable else 0.0, free,
                                             usable, bs, at_s))
