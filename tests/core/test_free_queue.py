@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections import OrderedDict
 
 from hypothesis import given, settings
@@ -9,7 +10,7 @@ from hypothesis import strategies as st
 
 from servescope.core.free_queue import FreeQueue
 
-ops_st = st.lists(st.tuples(st.sampled_from(["pop", "free", "hit"]), st.integers(0, 40),
+ops_st = st.lists(st.tuples(st.sampled_from(["pop", "free", "hit", "reserve"]), st.integers(0, 40),
                             st.booleans()), max_size=120)
 
 
@@ -58,6 +59,13 @@ def test_the_free_queue_is_one_ordered_queue(ops: list, num_gpu_blocks: int) -> 
             del reference.queue[block]
             hashed.discard(block)
             held.append(block)
+        elif op == "reserve":  # a contiguous reservation: unhashed free blocks, never taken or not
+            unhashed = [b for b in reference.queue if b not in hashed]
+            taken = set(unhashed[n // 2::max(1, n // 4)][:n])
+            queue.remove_unhashed(taken)
+            for block in taken:
+                del reference.queue[block]
+            held += sorted(taken)
         assert list(queue) == list(reference.queue)
         assert len(queue) == len(reference.queue)
         in_lru = [b for b in reference.queue if b in hashed]  # oldest first, past the gaps
@@ -69,6 +77,19 @@ def test_a_contiguous_reservation_takes_blocks_from_the_stack() -> None:
     queue.remove_unhashed({3, 4, 5})
     assert list(queue) == [1, 2, 6, 7, 8, 9] and len(queue) == 6
     assert queue.pop(3) == ([1, 2, 6], 3)
+
+
+def test_blocks_never_taken_cost_no_list() -> None:
+    """A pool's blocks never taken are a range: a pool holds a list item per block it has
+    used (Python's collector visits every item of every list it walks)."""
+    queue = FreeQueue(1 << 20)
+    blocks, num_unhashed = queue.pop(5)
+    assert blocks == [1, 2, 3, 4, 5] and num_unhashed == 5
+    queue.push_head(blocks[:2])
+    assert queue.pop(4) == ([1, 2, 6, 7], 4)
+    assert queue.num_unhashed == (1 << 20) - 1 - 7
+    lists = [o for o in gc.get_referents(queue) if isinstance(o, list)]
+    assert lists and sum(map(len, lists)) < 10
 
 
 def test_the_hashed_list_compacts_and_keeps_its_order() -> None:

@@ -1,10 +1,15 @@
-"""The block pool's free queue, kept as two lists so blocks come and go by the slice:
+"""The block pool's free queue, kept as two lists and a range so blocks come and go by the slice:
 
-    head -> [unhashed blocks: a stack, last freed first] [hashed blocks: oldest first] <- tail
+    head -> [unhashed: a stack, last freed first] [never taken: fresh..N-1] [hashed: oldest
+    first] <- tail
 
 A block without a hash is pushed at the head (reused first), one with a hash at the tail
 (evicted last). Free blocks never gain a hash, so every unhashed free block stays ahead of
 every hashed one. A hashed block taken out of the middle (a prefix-cache hit) leaves a -1.
+The blocks never taken since the start lie under the stack in the pool's initial order; they
+are a range, not a list, so a pool costs memory for the blocks it has used, and Python's
+cyclic collector, which visits every item of a list, never walks a large pool's unused part
+(a fleet holds dozens of pools at once).
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ GONE = -1  # the place of a block taken out of the middle
 
 class FreeQueue:
     def __init__(self, num_gpu_blocks: int) -> None:
-        self._stack = list(range(num_gpu_blocks - 1, 0, -1))  # block 1 on top (the head)
+        self._stack: list[int] = []  # freed unhashed blocks, the head at the end
+        self._fresh = 1  # the first block never taken: blocks fresh..N-1 lie under the stack
+        self._num_gpu_blocks = num_gpu_blocks
         self._lru: list[int] = []  # hashed, oldest at self._lru_head
         self._lru_head = 0
         self._lru_base = 0  # position (since the start) of self._lru[0]
@@ -32,7 +39,7 @@ class FreeQueue:
     @property
     def num_unhashed(self) -> int:
         """Free blocks without a hash: taken before any cached block is evicted."""
-        return len(self._stack)
+        return len(self._stack) + self._num_gpu_blocks - self._fresh
 
     def __len__(self) -> int:
         return self.num_free  # (callers on a hot path read num_free itself)
@@ -40,6 +47,7 @@ class FreeQueue:
     def __iter__(self) -> Iterator[int]:
         """Head to tail."""
         yield from reversed(self._stack)
+        yield from range(self._fresh, self._num_gpu_blocks)
         yield from (b for b in self._lru[self._lru_head:] if b != GONE)
 
     def pop(self, n: int) -> tuple[list[int], int]:
@@ -50,6 +58,12 @@ class FreeQueue:
         k = min(n, len(stack))
         blocks = stack[:-k - 1:-1] if k else []
         del stack[len(stack) - k:]
+        fresh = self._fresh
+        if n > k and fresh < self._num_gpu_blocks:
+            m = min(n - k, self._num_gpu_blocks - fresh)
+            blocks += range(fresh, fresh + m)
+            self._fresh = fresh + m
+            k += m
         if n > k:
             blocks += self._pop_lru(n - k)
         return blocks, k
@@ -101,5 +115,8 @@ class FreeQueue:
 
     def remove_unhashed(self, blocks: set[int]) -> None:
         """Take these blocks out of the stack (one pass, whatever their number)."""
+        if max(blocks, default=0) >= self._fresh:  # some never taken: the range made a list
+            self._stack[:0] = range(self._num_gpu_blocks - 1, self._fresh - 1, -1)
+            self._fresh = self._num_gpu_blocks
         self._stack = [b for b in self._stack if b not in blocks]
         self.num_free -= len(blocks)
