@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from servescope.core.config import ROUTERS, ConfigError
 from servescope.core.request import RequestSpec
-from servescope.core.routers import make
+from servescope.core.routers import base, make
 from servescope.core.routers.base import ReplicaState
 from servescope.core.routers.data_parallel import DataParallelRouter
 from servescope.core.routers.session import SessionRouter
@@ -89,6 +90,14 @@ def test_least_kv_scores_each_scrape_and_draws_each_tied_pick() -> None:
     assert decision.replica == 2 and "scraped at 0.050 s" in decision.reason
     tied = [state(0, kv=0.4), state(1, kv=0.4), state(2, kv=0.9)]
     assert {router.pick(spec(), tied, 0.1).replica for _ in range(30)} == {0, 1}
+
+
+def test_the_tied_best_are_every_replica_at_the_top_score() -> None:
+    assert base.tied_best([0.5, 2, 2.0, 1.5, 2.0]) == [1, 2, 4]  # an int ties its float
+    assert base.tied_best([0.0]) == [0]
+    rng = np.random.default_rng(3)
+    assert {base.best_of([0.1, 0.9, 0.9, 0.2], rng) for _ in range(40)} == {1, 2}
+    assert base.best_of([0.1, 0.9, 0.3], rng) == 1
 
 
 def test_shortest_queue_reads_the_scraped_waiting_count() -> None:

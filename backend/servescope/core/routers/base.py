@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import eq
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -123,12 +125,20 @@ def sole_best(scores: Sequence[float]) -> int | None:
     return scores.index(top) if scores.count(top) == 1 else None
 
 
-def best_of(scores: Sequence[float], rng: Any) -> int:
-    """The highest score; ties broken at random, as llm-d's max-score picker shuffles the
-    candidates before taking the first best (the draw only happens on a tie)."""
-    sole = sole_best(scores)  # (C-speed: most picks have one best)
-    if sole is not None:
-        return sole
+def tied_best(scores: Sequence[float]) -> list[int]:
+    """The replicas with the highest score, in order (at C speed: a fleet of dozens of idle
+    replicas ties at every pick)."""
     top = max(scores)
-    tied = [i for i, s in enumerate(scores) if s == top]
+    return list(compress(range(len(scores)), map(eq, scores, repeat(top))))
+
+
+def draw(tied: Sequence[int], rng: Any) -> int:
+    """One of the tied replicas at random, as llm-d's max-score picker shuffles the candidates
+    before taking the first best."""
     return tied[int(rng.integers(len(tied)))]
+
+
+def best_of(scores: Sequence[float], rng: Any) -> int:
+    """The highest score; ties broken at random (`draw`: the draw only happens on a tie)."""
+    sole = sole_best(scores)  # (C-speed: most picks have one best)
+    return draw(tied_best(scores), rng) if sole is None else sole

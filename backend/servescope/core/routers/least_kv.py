@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from servescope.core.request import RequestSpec
-from servescope.core.routers.base import Decision, ReplicaState, Router, best_of, sole_best
+from servescope.core.routers.base import Decision, ReplicaState, Router, draw, tied_best
 
 
 class LeastKVRouter(Router):
@@ -22,22 +22,24 @@ class LeastKVRouter(Router):
                  block_size: int) -> None:
         super().__init__(num_replicas, config, seed, block_size)
         # the states last picked from (a fleet passes the same list until its next scrape:
-        # core/fleet.py observe), their scores, and the decision when one replica scores best
-        # (every pick until the next scrape makes it; a tie draws each time)
+        # core/fleet.py observe), their scores, and the best: the decision when one replica
+        # scores best (every pick until the next scrape makes it), else the tied replicas
+        # (a tie draws each time)
         self.scored: tuple[Sequence[ReplicaState] | None, tuple[float, ...],
-                           Decision | None] = (None, (), None)
+                           Decision | list[int]] = (None, (), [])
 
     def pick(self, request: RequestSpec, replicas: Sequence[ReplicaState],
              now_s: float) -> Decision:
-        states, scores, sole = self.scored
+        states, scores, best = self.scored
         if replicas is not states:
             scores = tuple([1.0 - r.kv_usage for r in replicas])
-            best = sole_best(scores)
-            sole = None if best is None else self.decision(best, scores, replicas)
-            self.scored = (replicas, scores, sole)
-        if sole is not None:
-            return sole
-        return self.decision(best_of(scores, self.rng), scores, replicas)
+            best = tied_best(scores)
+            if len(best) == 1:
+                best = self.decision(best[0], scores, replicas)
+            self.scored = (replicas, scores, best)
+        if isinstance(best, Decision):
+            return best
+        return self.decision(draw(best, self.rng), scores, replicas)
 
     @staticmethod
     def decision(chosen: int, scores: tuple[float, ...],
