@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import accumulate, repeat
-from operator import itemgetter
+from operator import add, itemgetter, mod
 
 import numpy as np
 
@@ -108,9 +108,11 @@ class PlannedStretch:
         return num_rows * whole + later
 
     def sorted_residues(self) -> list[int]:
-        """Each row's (p - 1) % bs, sorted (plain Python: a few rows), kept for blocks_taken."""
+        """Each row's (p - 1) % bs, sorted (plain Python, at C speed: a few rows), kept for
+        blocks_taken."""
         bs = self.gauges[3]
-        self.residues = sorted([(p - 1) % bs for p in self.start.tolist()])
+        self.residues = sorted(map(mod, map(add, self.start.tolist(), repeat(bs - 1)),
+                                   repeat(bs)))
         return self.residues
 
     def ends_before(self, at_s: float) -> bool:

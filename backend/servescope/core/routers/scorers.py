@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import add, mul
 
 from servescope.core.routers.base import ReplicaState
 
@@ -85,10 +87,15 @@ SCORERS: dict[str, Callable[[View], list[float]]] = {
 
 def weighted(profile: Sequence[tuple[str, float]], view: View) -> list[float]:
     """Each replica's sum of weight x score over the profile's scorers."""
-    totals = [0.0] * len(view.replicas)
-    for name, weight in profile:
-        for i, score in enumerate(SCORERS[name](view)):
-            totals[i] += weight * score
+    return add_weighted([0.0] * len(view.replicas),
+                        [(weight, SCORERS[name](view)) for name, weight in profile])
+
+
+def add_weighted(totals: list[float], terms: Sequence[tuple[float, Sequence[float]]]
+                 ) -> list[float]:
+    """`totals` plus weight x score for each term in order, replica by replica (at C speed)."""
+    for weight, scores in terms:
+        totals = list(map(add, totals, map(mul, repeat(weight), scores)))
     return totals
 
 
@@ -126,8 +133,9 @@ class Totals:
             n = len(view.replicas)
             unmatched = View(view.replicas, view.in_flight, 0, [0] * n, [0] * n)
             self.parts = {name: SCORERS[name](unmatched) for name, _ in self.profile}
-            self.base = weighted(self.profile, unmatched)
-            self.head = weighted(self.profile[:self.split], unmatched)
+            terms = [(weight, self.parts[name]) for name, weight in self.profile]
+            self.head = add_weighted([0.0] * n, terms[:self.split])
+            self.base = add_weighted(self.head, terms[self.split:])  # (weighted()'s order)
             self.states = view.replicas
         totals = list(self.base)
         num_blocks = view.num_blocks
