@@ -23,8 +23,8 @@ there would have.
 from __future__ import annotations
 
 from bisect import bisect_left
-from itertools import accumulate, repeat
-from operator import add, itemgetter, mod
+from itertools import accumulate, compress, repeat
+from operator import add, itemgetter, lt, mod, mul
 
 import numpy as np
 
@@ -202,15 +202,13 @@ def first_shared_store(engine: Engine, start: np.ndarray) -> int | None:
     kv, running = engine.kv, engine.scheduler.running
     assert isinstance(kv, PagedKVCacheManager)
     bs, n = kv.block_size, len(start)
-    # the rows whose whole prompt is cached (every shared block) drop out first; most do (a
-    # decoding row's prompt is, but for its first few tokens). Plain Python: a few rows.
-    cached = map(kv.num_cached_blocks.get, running.ids, repeat(0, n))
+    # the rows whose whole prompt is cached (every shared block) drop out first, at C speed:
+    # most do (a decoding row's prompt is, but for its first few tokens)
+    ids, num_cached = running.ids, kv.num_cached_blocks
+    held = map(mul, map(num_cached.get, ids, repeat(0, n)), repeat(bs))
     first = None
-    rows = zip(cached, running.prompt_len[:n].tolist(), start.tolist(), strict=True)
-    for row, (block, prompt_len, p) in enumerate(rows):
-        if block * bs >= prompt_len:
-            continue
-        request = running[row]
+    for row in compress(range(n), map(lt, held, running.prompt_len[:n].tolist())):
+        request, block, p = running[row], num_cached.get(ids[row], 0), int(start[row])
         prefix = request.spec.prefix
         if prefix and block * bs < min(sum(map(itemgetter(1), prefix)), request.prompt_len):
             steps = max((block + 1) * bs - p, bs - p % bs)
