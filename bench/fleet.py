@@ -11,7 +11,8 @@ others on prompts that share nothing ("plain"). Steps cost a plain linear functi
 `servescope sim` does (a quiet stretch's steps in one call: the engines' own work is cheaper,
 and what the fleet adds weighs more). Sized for a 2-core machine: seconds, not minutes. Times
 are this process's CPU seconds (time.process_time): on a shared machine wall time counts the
-other tenants' work too; each side's fastest of `--repeat` runs (3) is kept.
+other tenants' work too; each side's fastest of `--repeat` runs (5, the sides in alternating
+order) is kept.
 
 `--decompose` says where a fleet's time goes: besides the separate engines and the fleet, it times
 the separate engines advanced together a scrape interval at a time with no router ("interleaved":
@@ -158,14 +159,18 @@ def setup(router: str, n: int, args: argparse.Namespace) -> Timed:
 
 
 def measure(router: str, n: int, args: argparse.Namespace) -> str:
-    """One row of the table: the fastest of `args.repeat` runs on each side."""
+    """One row of the table: the fastest of `args.repeat` runs on each side, the sides taken
+    in turn and in alternating order (a shared machine's slow spells fall on both)."""
     timed = setup(router, n, args)
+    fleet = timed_fleet(timed, n, router)[1]
+    assert len(fleet.done_requests) == len(timed.specs)
     fleet_s = separate_s = float("inf")
-    for _ in range(args.repeat):
-        seconds, fleet = timed_fleet(timed, n, router)
-        assert len(fleet.done_requests) == len(timed.specs)
-        fleet_s = min(fleet_s, seconds)
-        separate_s = min(separate_s, timed_separate(timed, fleet))
+    for turn in range(args.repeat):
+        if turn % 2:
+            separate_s = min(separate_s, timed_separate(timed, fleet))
+        fleet_s = min(fleet_s, timed_fleet(timed, n, router)[0])
+        if not turn % 2:
+            separate_s = min(separate_s, timed_separate(timed, fleet))
     workload_name = 'tenants' if router in PREFIX_ROUTERS else 'plain'
     num_requests = len(timed.specs)
     return (f"{router:>14} {workload_name:>8} {n:>8} {num_requests:>8} "
@@ -199,9 +204,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=4.0, help="requests/s per replica")
     parser.add_argument("--router", action="append", choices=ROUTERS,
                         help="routers to time (default: all of " + ", ".join(ROUTERS) + ")")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="runs of each side, the fastest kept (default 3: on a shared "
-                             "machine one run of each moves by +-0.05 in the ratio)")
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="runs of each side, the fastest kept (default 5: on a shared "
+                             "machine one run of each moves by +-0.05 in the ratio, or more)")
     parser.add_argument("--priced", action="store_true",
                         help="price steps with the cost model (Llama-3.1-8B-Instruct on an H100, "
                              "as servescope sim does) instead of the plain linear cost")
