@@ -108,7 +108,7 @@ class PlannedStretch:
         return num_rows * whole + later
 
     def sorted_residues(self) -> list[int]:
-        """Each row's (p - 1) % bs, sorted (plain Python, at C speed: a few rows), kept for
+        """Each row's (p - 1) % bs, sorted (plain Python at C speed: a few rows), kept for
         blocks_taken."""
         bs = self.gauges[3]
         self.residues = sorted(map(mod, map(add, self.start.tolist(), repeat(bs - 1)),
