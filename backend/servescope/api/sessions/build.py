@@ -14,7 +14,12 @@ from servescope.api.leaps.leap import REPLAY_NO_LEAP, why_no_leap
 from servescope.api.leaps.leaping import Leaping
 from servescope.api.leaps.scout import Job
 from servescope.api.records.track_source import engine_source, replay_source
-from servescope.api.sessions.fleet_track import fleet_track, is_fleet, replica_configs
+from servescope.api.sessions.fleet_track import (
+    check_fleet_size,
+    fleet_track,
+    is_fleet,
+    replica_configs,
+)
 from servescope.api.sessions.pd_track import pd_track
 from servescope.api.sessions.track import Track
 from servescope.api.settings import Settings
@@ -99,6 +104,7 @@ def _assemble(configs: list[dict[str, Any]], workload: P.WorkloadSpec, resolved:
             _check_pool(config, settings.max_gpu_blocks, where)
             given = with_pool({**resolved.base_config, **overrides})
             if is_fleet(config):
+                check_fleet_size(config)
                 _check_replica_pools(given, settings.max_gpu_blocks, where)
             track, config, fleet = (fleet_track(k, config, given, resolved, info, settings, path,
                                                 viewed[k]) if is_fleet(config) else

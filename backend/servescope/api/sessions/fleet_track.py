@@ -36,6 +36,14 @@ def is_fleet(config: EngineConfig) -> bool:
     return config.replicas > 1
 
 
+def check_fleet_size(config: EngineConfig) -> None:
+    """The fleet fits a session's view: asked before any replica's own config is made (a
+    million replicas would take a minute to refuse)."""
+    if config.replicas > MAX_VIEW_REPLICAS:
+        raise BuildError(f"replicas {config.replicas}: a session's fleet view shows at most "
+                         f"{MAX_VIEW_REPLICAS}", "replicas", "limit")
+
+
 def replica_configs(given: Mapping[str, Any]) -> list[EngineConfig]:
     """Each replica's engine config, resolved as every door resolves a fleet's (core/resolve.py
     resolve_fleet: its replica_configs entry over the fleet's settings); each is one engine
@@ -51,9 +59,7 @@ def fleet_track(k: int, config: EngineConfig, given: Mapping[str, Any], resolved
     if resolved.records is not None:
         raise BuildError("a recorded run replays one engine; a fleet needs a simulated "
                          "workload", "replicas", "config")
-    if config.replicas > MAX_VIEW_REPLICAS:
-        raise BuildError(f"replicas {config.replicas}: a session's fleet view shows at most "
-                         f"{MAX_VIEW_REPLICAS}", "replicas", "limit")
+    check_fleet_size(config)
     if viewed >= config.replicas:
         raise BuildError(f"replica {viewed}: this fleet has {config.replicas}", "replica",
                          "config")
