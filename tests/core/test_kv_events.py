@@ -10,10 +10,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from support.factories import routed_of
 
 from servescope.core.block_pool import BlockPool
 from servescope.core.config import EngineConfig
-from servescope.core.fleet import Fleet
+from servescope.core.fleet import Fleet, RoutedArrival
 from servescope.core.prefix import prompt_block_hashes
 from servescope.core.request import RequestSpec
 from servescope.core.routers.make import make_router
@@ -39,16 +40,15 @@ SPECS = [RequestSpec("a", 16, 2, arrival_s=0.0, prefix=(("sys", 12),)),
          RequestSpec("b", 16, 2, arrival_s=1.0, prefix=(("sys", 12),))]
 
 
-def routed(delay_ms: float) -> Fleet:
+def routed(delay_ms: float) -> tuple[Fleet, list[RoutedArrival]]:
+    """The fleet run to its end, and its decisions."""
     router = make_router("prefix-precise", 2, {"kv_event_delay_ms": delay_ms}, 0, 4)
     fleet = Fleet([CONFIG] * 2, SPECS, router, scrape_interval_ms=0.0)
-    fleet.run_to_end()
-    return fleet
+    return fleet, routed_of(fleet)
 
 
 def test_b_goes_where_as_blocks_are_cached() -> None:
-    fleet = routed(0.0)
-    first, second = fleet.routed
+    fleet, (first, second) = routed(0.0)
     assert second.replica == first.replica
     assert "3/4 prompt blocks cached" in second.reason
     index = fleet.router.precise  # type: ignore[attr-defined]
@@ -56,7 +56,7 @@ def test_b_goes_where_as_blocks_are_cached() -> None:
 
 
 def test_events_later_than_the_arrival_are_not_known_yet() -> None:
-    second = routed(2000.0).routed[1]  # a's blocks reach the router 2 s after they are stored
+    second = routed(2000.0)[1][1]  # a's blocks reach the router 2 s after they are stored
     assert "0/4 prompt blocks cached" in second.reason
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.factories import routed_of
 
 from servescope.core.config_error import ConfigError
 from servescope.core.fleet import Fleet
@@ -90,8 +91,7 @@ def test_a_prefix_router_in_the_decode_pool_routes_as_in_a_plain_fleet(
     plain_configs = pool_configs({**config, "decode": decode})["decode"]
     plain = Fleet(plain_configs, specs, make_router("prefix-approx", 3, PREFIX_ONLY, 0, 16),
                   records=False)
-    plain.run_to_end()
-    assert routed == [(r.request_id, r.replica) for r in plain.routed]
+    assert routed == [(r.request_id, r.replica) for r in routed_of(plain)]
     assert len({replica for _, replica in routed}) > 1  # the tenants spread
     # the router's prompt hashes reached the decode replicas' prefix caches (Fleet.route's
     # hasher.give), each taken by the request's first lookup there

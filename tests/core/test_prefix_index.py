@@ -86,3 +86,48 @@ def test_own_hashes_take_lru_room_in_their_place_though_the_index_keeps_no_name_
         plain_lru_add(lrus[replica], hashes, capacity)
         for h in range(1, 40):
             assert index.match([h]) == [int(h in lru) for lru in lrus]
+
+
+def plain_walk(hashes: list[int], holders: dict[int, set[int]]) -> dict[int, int]:
+    """The reference matchLongestPrefix: walk until a block nobody holds, count each holder."""
+    counts: dict[int, int] = {}
+    for h in hashes:
+        if not holders.get(h):
+            break
+        for replica in holders[h]:
+            counts[replica] = counts.get(replica, 0) + 1
+    return counts
+
+
+def test_the_walk_over_holder_masks_counts_as_the_plain_walk_on_any_fleet_size():
+    """Random KV events on fleets past a machine word (replica 100 is bit 100 of its hash's
+    mask), walks whose blocks have the same holders all the way and walks whose holders
+    change, against the plain walk over sets."""
+    rng = np.random.default_rng(13)
+    for num_replicas in (1, 3, 64, 130):
+        index, holders = EventIndex(num_replicas), {}
+        for _ in range(300):
+            replica, kind = int(rng.integers(num_replicas)), ("stored", "removed")[
+                int(rng.integers(2))]
+            hashes = tuple(rng.integers(1, 12, int(rng.integers(1, 6))).tolist())
+            index.apply(replica, kind, hashes)
+            copies = index.copies[replica]
+            for h in hashes:  # who holds what, from the index's own copy counts
+                holders.setdefault(h, set()).discard(replica)
+                if copies[h]:
+                    holders[h].add(replica)
+            walk = rng.integers(1, 12, int(rng.integers(0, 8))).tolist()
+            assert index.matched(walk) == plain_walk(walk, holders)
+            assert index.match(walk) == [plain_walk(walk, holders).get(r, 0)
+                                         for r in range(num_replicas)]
+
+
+def test_a_walk_of_one_holder_set_and_one_that_changes_holders():
+    index = EventIndex(100)
+    for replica in (3, 70, 99):
+        index.apply(replica, "stored", (1, 2, 3))
+    assert index.matched([1, 2, 3, 4]) == {3: 3, 70: 3, 99: 3}
+    index.apply(70, "removed", (3,))
+    assert index.matched([1, 2, 3]) == {3: 3, 70: 2, 99: 3}
+    index.apply(3, "removed", (1,))  # held by 70 and 99 still: the walk goes on
+    assert index.matched([1, 2, 3]) == {3: 2, 70: 2, 99: 3}

@@ -11,6 +11,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+from support.factories import routed_of
 
 from servescope.core.fleet import make_fleet
 from servescope.scenarios import presets
@@ -31,11 +32,11 @@ def runs() -> dict[str, dict[str, Any]]:
         priced, step_time = prepare(config)
         fleet = make_fleet([priced] * config.replicas, specs, [step_time] * config.replicas,
                            records=False)
-        fleet.run_to_end()
+        decisions = routed_of(fleet)
         done = fleet.done_requests
         assert len(done) == len(specs)
         where: dict[str, set[int]] = defaultdict(set)
-        for routed in fleet.routed:
+        for routed in decisions:
             where[tenant_of[routed.request_id]].add(routed.replica)
         out[variant] = {
             "hit_rate": sum(max(r.num_cached_tokens, 0) for r in done)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from servescope.core.config import EngineConfig
 from servescope.core.decode_stretch import DecodeStretch
 from servescope.core.engine import Engine
+from servescope.core.fleet import Fleet, RoutedArrival
 from servescope.core.invariants import check_invariants
 from servescope.core.records import BlockTables, StepRecord
 from servescope.core.request import RequestSpec
@@ -90,3 +91,8 @@ def _with_in_flight(engine: Engine, folded: BlockTables) -> dict[str, list[int]]
     for rid, blocks in flight.output.new_blocks.items():
         tables.setdefault(rid, []).extend(blocks)
     return {k: v for k, v in tables.items() if k not in folded.held}
+
+
+def routed_of(fleet: Fleet) -> list[RoutedArrival]:
+    """The fleet run to its end; its routing decisions in order (Fleet.run yields them)."""
+    return [item for item in fleet.run() if isinstance(item, RoutedArrival)]

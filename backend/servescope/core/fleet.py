@@ -47,7 +47,7 @@ from servescope.core.scheduler.make import Workload
 from servescope.core.step_time import StepTimeFn
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one a request, kept for the run: no __dict__ each
 class RoutedArrival:
     """One routing decision, as the view draws it."""
 
@@ -105,7 +105,6 @@ class Fleet:
         self.records = records
         self.router = router
         self.interval_s = scrape_interval_ms / 1000.0
-        self.routed: list[RoutedArrival] = []
         self.replica_of: dict[str, int] = {}
         self.num_reported = [0] * len(self.engines)  # done requests the router has heard of
         self.kv_usage_peak: list[float | None] = [None] * len(self.engines)  # as scraped
@@ -128,7 +127,9 @@ class Fleet:
         return [r for engine in self.engines for r in engine.done_requests]
 
     def run(self) -> Iterator[RoutedArrival | tuple[int, StepRecord]]:
-        """Routing decisions and (replica, record) pairs in time order."""
+        """Routing decisions and (replica, record) pairs in time order. (The fleet keeps no
+        log of its decisions: who wants them takes them here; `replica_of` says where each
+        request went.)"""
         scrapes = self.records or self.router.reads_replicas
         for spec in self.specs:
             at = self.scrape_time(spec)
@@ -196,9 +197,9 @@ class Fleet:
         last, hears = self.states, self.kv_events
         for replica, ahead in enumerate(self.ahead):
             if settled[replica] and not moved[replica]:  # as last scraped, but for the time
-                engine = engines[replica]
-                states.append(ReplicaState(*last[replica][:-1],
-                                           engine.time_s if engine.step_clock else at))
+                engine = engines[replica]  # (made as PlannedStretch.state makes one)
+                states.append(tuple.__new__(ReplicaState, (
+                    *last[replica][:-1], engine.time_s if engine.step_clock else at)))
                 continue
             if ahead is not None:
                 state = ahead.state(replica, at)
@@ -234,9 +235,7 @@ class Fleet:
             hasher.give(spec.id, hashes)
         self.router.sent(spec, decision.replica, now_s)
         self.replica_of[spec.id] = decision.replica
-        routed = RoutedArrival(spec.id, now_s, decision.replica, decision.scores, decision.reason)
-        self.routed.append(routed)
-        return routed
+        return RoutedArrival(spec.id, now_s, decision.replica, decision.scores, decision.reason)
 
     def settle(self, at: float) -> None:
         """Apply every replica's planned steps that start before `at` (its done requests then

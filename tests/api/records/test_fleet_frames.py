@@ -24,7 +24,7 @@ def run_fleet(parts: list[list[RequestSpec]], viewed: int, **config: object):
               for k, part in enumerate(parts) for s in part]
     routed.sort(key=lambda r: r.arrival_s)
     frames = FleetFrames([s for p in parts for s in p], [e.config.num_gpu_blocks for e in engines])
-    source = fleet_source(iter([(k, rec) for _, k, rec in items]), routed, viewed, frames)
+    source = fleet_source(iter([*routed, *((k, rec) for _, k, rec in items)]), viewed, frames)
     mine = list(iter(source, None))
     return frames, mine, [rec for _, k, rec in items], engines
 

@@ -33,7 +33,7 @@ def fleet_frames() -> tuple[FleetFrames, float]:
     routed = [SimpleNamespace(request_id=s.id, arrival_s=s.arrival_s, replica=i % 2,
                               scores=(0.5, 0.25), reason="its turn") for i, s in enumerate(specs)]
     frames = FleetFrames(specs, [16, 16])
-    list(iter(fleet_source(iter([(k, r) for _, k, r in items]), routed, 0, frames), None))
+    list(iter(fleet_source(iter([*routed, *((k, r) for _, k, r in items)]), 0, frames), None))
     return frames, items[-1][0]
 
 

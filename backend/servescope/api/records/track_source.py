@@ -3,7 +3,7 @@ as to_dict(), an engine's as its StepRecord), or a decode stretch of many, and N
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from servescope.api.records.fleet_frames import FleetFrames
@@ -32,32 +32,23 @@ def replay_source(records: list[dict[str, Any]]) -> Source:
     return lambda: next(it, None)
 
 
-def fleet_source(items: Iterator[RoutedArrival | tuple[int, StepRecord]],
-                 routed: Sequence[RoutedArrival], viewed: int,
+def fleet_source(items: Iterator[RoutedArrival | tuple[int, StepRecord]], viewed: int,
                  frames: FleetFrames) -> Source:
-    """The viewed replica's records out of a fleet's run (core/fleet.py's `Fleet.run()`, every
-    replica's (replica, record) in time order), folding every replica's records and the routed
-    arrivals (`Fleet.routed`, growing as it runs) into `frames` on the way; None once the
-    whole fleet has run, so the frames cover every replica to its end."""
-    num_routed = 0
+    """The viewed replica's records out of a fleet's run (core/fleet.py's `Fleet.run()`: its
+    routing decisions and every replica's (replica, record) in time order), folding every
+    replica's records and the routed arrivals into `frames` on the way; None once the whole
+    fleet has run, so the frames cover every replica to its end."""
 
     def next_record() -> StepRecord | None:
-        nonlocal num_routed
         for item in items:
-            num_routed = _take_routed(routed, num_routed, frames)
-            if not isinstance(item, tuple):
-                continue  # a fleet event (a routing, a scrape): the routed list says it
+            if not isinstance(item, tuple):  # a routing decision
+                frames.add_routed(item.request_id, item.arrival_s, item.replica, item.scores,
+                                  item.reason)
+                continue
             replica, record = item
             frames.add_record(replica, record)
             if replica == viewed:
                 return record
-        num_routed = _take_routed(routed, num_routed, frames)
         return None
 
     return next_record
-
-
-def _take_routed(routed: Sequence[RoutedArrival], num_taken: int, frames: FleetFrames) -> int:
-    for r in routed[num_taken:]:
-        frames.add_routed(r.request_id, r.arrival_s, r.replica, r.scores, r.reason)
-    return len(routed)

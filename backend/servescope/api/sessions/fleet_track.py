@@ -81,7 +81,7 @@ def fleet_track(k: int, config: EngineConfig, given: Mapping[str, Any], resolved
                          [c.frontend_overhead_ms or 0.0 for c in configs],
                          [Meter(table, c.enable_prefix_caching, Spill(path.parent))
                           for c in configs], [c.to_dict() for c in configs])
-    track = Track(k, fleet_source(fleet.run(), fleet.routed, viewed, frames), info,
+    track = Track(k, fleet_source(fleet.run(), viewed, frames), info,
                   blocks[viewed], settings.keyframe_interval, settings.max_records_per_session,
                   path, summary=fleet.summary,
                   enable_prefix_caching=engine.config.enable_prefix_caching)

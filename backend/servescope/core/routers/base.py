@@ -8,7 +8,6 @@ cites where it comes from.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import eq
 from typing import Any, NamedTuple
@@ -34,9 +33,9 @@ class ReplicaState(NamedTuple):
     scraped_s: float
 
 
-@dataclass(frozen=True)
-class Decision:
-    """The replica picked, each replica's score (higher = preferred), and why in one line."""
+class Decision(NamedTuple):
+    """The replica picked, each replica's score (higher = preferred), and why in one line.
+    (A NamedTuple, as ReplicaState: one a request.)"""
 
     replica: int
     scores: tuple[float, ...]

@@ -17,31 +17,39 @@ hashes it holds up to there (`matched`: the counts of the replicas that hold any
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections import Counter, OrderedDict
-from collections.abc import Collection, Mapping, Sequence
-from itertools import chain, filterfalse, repeat
+from collections import Counter, OrderedDict, deque
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from itertools import chain, compress, count, filterfalse, repeat, takewhile
+from operator import eq, or_
 
 
-def longest_prefix_holders(hashes: Sequence[int],
-                           replicas_of: Mapping[int, Collection[int]]) -> Counter[int]:
+@lru_cache(maxsize=1024)
+def members(holders: int) -> tuple[int, ...]:
+    """The replicas in a holder mask (bit r: replica r holds the hash), lowest first. (A
+    fleet's masks repeat: the few sets of replicas holding each tenant's prompt.)"""
+    bits = bin(holders)[:1:-1]  # bit 0 first
+    return tuple(compress(count(), map(eq, bits, repeat("1"))))
+
+
+def longest_prefix_holders(hashes: Sequence[int], replicas_of: Mapping[int, int]
+                           ) -> dict[int, int]:
     """Matched blocks per replica that matched any, greedily from the first block (see the
-    module docstring). (The holders of the matched walk are counted in one Counter pass, at C
-    speed.)"""
-    walk = []
-    get = replicas_of.get
-    for block_hash in hashes:
-        found = get(block_hash)
-        if not found:
-            break
-        walk.append(found)
-    return Counter(chain.from_iterable(walk))
+    module docstring), from each hash's holder mask. (At C speed: most walks meet one mask
+    all the way, a tenant's prompt on the replicas that hold it whole.)"""
+    walk = list(takewhile(bool, map(replicas_of.get, hashes)))
+    if not walk:
+        return {}
+    if walk.count(walk[0]) == len(walk):
+        return dict.fromkeys(members(walk[0]), len(walk))
+    return Counter(chain.from_iterable(map(members, walk)))
 
 
 def dense(matched: Mapping[int, int], num_replicas: int) -> list[int]:
     """Matched blocks for every replica (0 where none)."""
     counts = [0] * num_replicas
-    for replica, count in matched.items():
-        counts[replica] = count
+    for replica, num in matched.items():
+        counts[replica] = num
     return counts
 
 
@@ -49,12 +57,12 @@ class HolderIndex:
     """What both indexes answer from which replicas hold each hash (`replicas_of`)."""
 
     num_replicas: int
-    replicas_of: dict[int, set[int]]
+    replicas_of: dict[int, int]  # hash -> its holders' mask (bit r: replica r)
 
     def match(self, hashes: Sequence[int]) -> list[int]:
         return dense(self.matched(hashes), self.num_replicas)
 
-    def matched(self, hashes: Sequence[int]) -> Counter[int]:
+    def matched(self, hashes: Sequence[int]) -> dict[int, int]:
         return longest_prefix_holders(hashes, self.replicas_of)
 
 
@@ -75,7 +83,7 @@ class ApproxIndex(HolderIndex):
             OrderedDict() for _ in range(num_replicas)]
         self.sizes = [0] * num_replicas  # hashes in each LRU, named and own
         self.num_sends = 0
-        self.replicas_of: dict[int, set[int]] = {}
+        self.replicas_of: dict[int, int] = {}
 
     def add(self, replica: int, hashes: Sequence[int], capacity: int) -> None:
         """indexer.Add: each hash becomes the replica's most recent; the LRU's oldest go."""
@@ -84,19 +92,13 @@ class ApproxIndex(HolderIndex):
         cut = bisect_left(hashes, True, key=(0).__gt__)  # the first own (h < 0): they trail
         named = hashes[:cut]
         lru, replicas_of = self.lrus[replica], self.replicas_of
-        new = list(filterfalse(lru.__contains__, named))  # (at C speed)
-        for block_hash in new:
-            holders = replicas_of.get(block_hash)
-            if holders is None:
-                replicas_of[block_hash] = {replica}
-            else:
-                holders.add(replica)
+        new = list(filterfalse(lru.__contains__, named))  # (at C speed, as the masks:)
+        holders = map(or_, map(replicas_of.get, new, repeat(0)), repeat(1 << replica))
+        replicas_of.update(zip(new, holders, strict=True))
         before = len(lru)
         lru.update(zip(new, repeat(0)))
         self.sizes[replica] += len(lru) - before  # (a hash sent twice in one prompt: once)
-        move = lru.move_to_end
-        for block_hash in named:
-            move(block_hash)
+        deque(map(lru.move_to_end, named), 0)  # (in order, at C speed)
         own = len(hashes) - cut
         if own:
             self.num_sends += 1
@@ -131,15 +133,15 @@ class EventIndex(HolderIndex):
     def __init__(self, num_replicas: int) -> None:
         self.num_replicas = num_replicas
         self.copies: list[Counter[int]] = [Counter() for _ in range(num_replicas)]
-        self.replicas_of: dict[int, set[int]] = {}
+        self.replicas_of: dict[int, int] = {}
 
     def apply(self, replica: int, kind: str, hashes: Sequence[int]) -> None:
         """One event: "stored" adds a copy of each hash, "removed" takes one away."""
-        copies = self.copies[replica]
+        copies, replicas_of, bit = self.copies[replica], self.replicas_of, 1 << replica
         for block_hash in hashes:
             if kind == "stored":
                 copies[block_hash] += 1
-                self.replicas_of.setdefault(block_hash, set()).add(replica)
+                replicas_of[block_hash] = replicas_of.get(block_hash, 0) | bit
             elif copies[block_hash] > 0:  # a removal of a block stored before we listened
                 copies[block_hash] -= 1
                 if not copies[block_hash]:
@@ -147,9 +149,10 @@ class EventIndex(HolderIndex):
                     forget(self.replicas_of, block_hash, replica)
 
 
-def forget(replicas_of: dict[int, set[int]], block_hash: int, replica: int) -> None:
+def forget(replicas_of: dict[int, int], block_hash: int, replica: int) -> None:
     """`replica` no longer holds `block_hash` (the hash leaves the index with its last holder)."""
-    holders = replicas_of[block_hash]
-    holders.discard(replica)
-    if not holders:
+    holders = replicas_of[block_hash] & ~(1 << replica)
+    if holders:
+        replicas_of[block_hash] = holders
+    else:
         del replicas_of[block_hash]
