@@ -11,8 +11,10 @@ others on prompts that share nothing ("plain"). Steps cost a plain linear functi
 `servescope sim` does (a quiet stretch's steps in one call: the engines' own work is cheaper,
 and what the fleet adds weighs more). Sized for a 2-core machine: seconds, not minutes. Times
 are this process's CPU seconds (time.process_time): on a shared machine wall time counts the
-other tenants' work too; each side's fastest of `--repeat` runs (5, the sides in alternating
-order) is kept.
+other tenants' work too. Each side runs `--repeat` times (7), the two in turn and in alternating
+order: the ratio is the median of the turns' ratios (each turn's two runs a few seconds apart,
+so a slow spell of the machine that spans both cancels, and one that falls on a single run is
+outvoted), printed with the lowest and highest turn; the requests/s are each side's fastest.
 
 `--decompose` says where a fleet's time goes: besides the separate engines and the fleet, it times
 the separate engines advanced together a scrape interval at a time with no router ("interleaved":
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import statistics
 import time
 from collections.abc import Callable, Sequence
 
@@ -159,23 +162,27 @@ def setup(router: str, n: int, args: argparse.Namespace) -> Timed:
 
 
 def measure(router: str, n: int, args: argparse.Namespace) -> str:
-    """One row of the table: the fastest of `args.repeat` runs on each side, the sides taken
-    in turn and in alternating order (a shared machine's slow spells fall on both)."""
+    """One row of the table: `args.repeat` turns, each a run of either side (in alternating
+    order: a shared machine's slow spells fall on both); the median turn's ratio and the
+    range, each side's fastest run."""
     timed = setup(router, n, args)
     fleet = timed_fleet(timed, n, router)[1]
     assert len(fleet.done_requests) == len(timed.specs)
-    fleet_s = separate_s = float("inf")
+    fleet_runs: list[float] = []
+    separate_runs: list[float] = []
     for turn in range(args.repeat):
         if turn % 2:
-            separate_s = min(separate_s, timed_separate(timed, fleet))
-        fleet_s = min(fleet_s, timed_fleet(timed, n, router)[0])
+            separate_runs.append(timed_separate(timed, fleet))
+        fleet_runs.append(timed_fleet(timed, n, router)[0])
         if not turn % 2:
-            separate_s = min(separate_s, timed_separate(timed, fleet))
+            separate_runs.append(timed_separate(timed, fleet))
+    ratios = sorted(f / s for f, s in zip(fleet_runs, separate_runs, strict=True))
     workload_name = 'tenants' if router in PREFIX_ROUTERS else 'plain'
     num_requests = len(timed.specs)
     return (f"{router:>14} {workload_name:>8} {n:>8} {num_requests:>8} "
-            f"{num_requests / fleet_s:>12.0f} {num_requests / separate_s:>15.0f} "
-            f"{fleet_s / separate_s:>6.2f}")
+            f"{num_requests / min(fleet_runs):>12.0f} "
+            f"{num_requests / min(separate_runs):>15.0f} "
+            f"{statistics.median(ratios):>6.2f} {ratios[0]:>5.2f}-{ratios[-1]:.2f}")
 
 
 def decompose(router: str, n: int, args: argparse.Namespace) -> str:
@@ -204,9 +211,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=4.0, help="requests/s per replica")
     parser.add_argument("--router", action="append", choices=ROUTERS,
                         help="routers to time (default: all of " + ", ".join(ROUTERS) + ")")
-    parser.add_argument("--repeat", type=int, default=5,
-                        help="runs of each side, the fastest kept (default 5: on a shared "
-                             "machine one run of each moves by +-0.05 in the ratio, or more)")
+    parser.add_argument("--repeat", type=int, default=7,
+                        help="turns, a run of each side a turn (default 7: on a shared "
+                             "machine one turn's ratio moves by +-0.1, or more)")
     parser.add_argument("--priced", action="store_true",
                         help="price steps with the cost model (Llama-3.1-8B-Instruct on an H100, "
                              "as servescope sim does) instead of the plain linear cost")
@@ -218,7 +225,7 @@ def main() -> None:
               f"{'replay':>11} {'scrapes':>11} {'router':>11}")
     else:
         print(f"{'router':>14} {'workload':>8} {'replicas':>8} {'requests':>8} "
-              f"{'fleet req/s':>12} {'separate req/s':>15} {'ratio':>6}")
+              f"{'fleet req/s':>12} {'separate req/s':>15} {'ratio':>6} {'range':>9}")
     for router in args.router or ROUTERS:
         for n in SIZES:
             print((decompose if args.decompose else measure)(router, n, args), flush=True)

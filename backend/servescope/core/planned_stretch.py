@@ -92,7 +92,8 @@ class PlannedStretch:
         """How many of its steps start before `at_s` (priced as far as that needs)."""
         seen_s, num_steps = self.seen
         if seen_s != at_s:
-            self.price_to(at_s)
+            if self.starts[-1] < at_s:
+                self.price_to(at_s)
             num_steps = bisect_left(self.starts, at_s, 0, self.num_priced)
             self.seen = (at_s, num_steps)
         return num_steps

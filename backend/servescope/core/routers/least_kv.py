@@ -9,6 +9,8 @@ taking the first best: ties are broken by the router's seeded generator.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
+from operator import attrgetter, sub
 from typing import Any
 
 from servescope.core.request import RequestSpec
@@ -32,7 +34,7 @@ class LeastKVRouter(Router):
              now_s: float) -> Decision:
         states, scores, best = self.scored
         if replicas is not states:
-            scores = tuple([1.0 - r.kv_usage for r in replicas])
+            scores = tuple(map(sub, repeat(1.0), map(attrgetter("kv_usage"), replicas)))
             best = tied_best(scores)
             if len(best) == 1:
                 best = self.decision(best[0], scores, replicas)
