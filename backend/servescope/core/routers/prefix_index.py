@@ -92,7 +92,8 @@ class ApproxIndex(HolderIndex):
         cut = bisect_left(hashes, True, key=(0).__gt__)  # the first own (h < 0): they trail
         named = hashes[:cut]
         lru, replicas_of = self.lrus[replica], self.replicas_of
-        new = list(filterfalse(lru.__contains__, named))  # (at C speed, as the masks:)
+        # the hashes new to this replica, and their holders' masks with it (at C speed)
+        new = list(filterfalse(lru.__contains__, named))
         holders = map(or_, map(replicas_of.get, new, repeat(0)), repeat(1 << replica))
         replicas_of.update(zip(new, holders, strict=True))
         before = len(lru)
@@ -146,7 +147,7 @@ class EventIndex(HolderIndex):
                 copies[block_hash] -= 1
                 if not copies[block_hash]:
                     del copies[block_hash]
-                    forget(self.replicas_of, block_hash, replica)
+                    forget(replicas_of, block_hash, replica)
 
 
 def forget(replicas_of: dict[int, int], block_hash: int, replica: int) -> None:
