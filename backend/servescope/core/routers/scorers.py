@@ -125,7 +125,6 @@ class Totals:
                      len(self.profile))
         self.split = first
         self.states: Sequence[ReplicaState] | None = None
-        self.parts: dict[str, list[float]] = {}
         self.base: list[float] = []
         self.head: list[float] = []
         # the tail's terms as a matched row reads them: (weight, the scrape's scores or None
@@ -140,11 +139,11 @@ class Totals:
         if view.replicas is not self.states:
             n = len(view.replicas)
             unmatched = View(view.replicas, view.in_flight, 0, [0] * n, [0] * n)
-            self.parts = {name: SCORERS[name](unmatched) for name, _ in self.profile}
-            terms = [(weight, self.parts[name]) for name, weight in self.profile]
+            parts = {name: SCORERS[name](unmatched) for name, _ in self.profile}
+            terms = [(weight, parts[name]) for name, weight in self.profile]
             self.head = add_weighted([0.0] * n, terms[:self.split])
             self.base = add_weighted(self.head, terms[self.split:])  # (weighted()'s order)
-            self.tail = [(weight, None if name in PREFIX_SCORERS else self.parts[name],
+            self.tail = [(weight, None if name in PREFIX_SCORERS else parts[name],
                           name == "prefix-cache-scorer")
                          for name, weight in self.profile[self.split:]]
             self.states = view.replicas
