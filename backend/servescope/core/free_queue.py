@@ -89,8 +89,11 @@ class FreeQueue:
         head = self._lru_head
         if not self._lru_gone:  # (no gap: just those, not a copy of every hashed block)
             return self._lru[head + first:head + end]
-        # the gaps skipped at C speed, and no further than the end asked for
-        return list(islice(filter(GONE.__ne__, islice(self._lru, head, None)), first, end))
+        # the gaps skipped at C speed, from the head (islice would step through the `head`
+        # places before it, thousands between compactions) and no further than the end asked for
+        lru = self._lru
+        kept = filter(GONE.__ne__, map(lru.__getitem__, range(head, len(lru))))
+        return list(islice(kept, first, end))
 
     def push_head(self, blocks: list[int]) -> None:
         """Unhashed blocks, blocks[0] becoming the head."""
