@@ -47,7 +47,7 @@ from servescope.core.scheduler.make import Workload
 from servescope.core.step_time import StepTimeFn
 
 
-@dataclass(frozen=True, slots=True)  # one a request, kept for the run: no __dict__ each
+@dataclass(frozen=True, slots=True)  # one a request: no __dict__ each
 class RoutedArrival:
     """One routing decision, as the view draws it."""
 
